@@ -1,0 +1,50 @@
+CREATE TABLE `jobs` (
+	`id` binary(16) NOT NULL,
+	`posting_id` varchar(64),
+	`title` varchar(200) NOT NULL,
+	`department` varchar(100) NOT NULL,
+	`location` varchar(200) NOT NULL DEFAULT '',
+	`workplace` enum('on-site','hybrid','remote'),
+	`state` char(2),
+	`type` enum('full-time','part-time','contract','contract-to-hire','direct-hire','managed-teams') NOT NULL,
+	`description` mediumtext NOT NULL,
+	`requirements` mediumtext NOT NULL,
+	`responsibilities` mediumtext NOT NULL,
+	`salary_min` decimal(12,2),
+	`salary_max` decimal(12,2),
+	`salary_currency` char(3),
+	`status` enum('draft','active','open','paused','closed') NOT NULL DEFAULT 'draft',
+	`submission_due_date` datetime(3),
+	`client_name` varchar(200),
+	`vendor_name` varchar(200),
+	`posted_by_name` varchar(200),
+	`created_at` datetime(3) NOT NULL,
+	`updated_at` datetime(3),
+	`salary_disclosed` boolean NOT NULL DEFAULT false,
+	`client_name_disclosed` boolean NOT NULL DEFAULT false,
+	`vendor_name_disclosed` boolean NOT NULL DEFAULT false,
+	`pay_rate` decimal(12,2),
+	`bill_rate` decimal(12,2),
+	`margin_pct` decimal(5,2),
+	`billing_code` varchar(32),
+	`recruiter_id` varchar(64),
+	`recruiter_email` varchar(254),
+	`recruiter_phone` varchar(32),
+	`client_contact_name` varchar(200),
+	`client_contact_email` varchar(254),
+	`client_contact_phone` varchar(32),
+	`vendor_contact_name` varchar(200),
+	`vendor_contact_email` varchar(254),
+	`internal_notes` text,
+	`created_by_consumer` varchar(64),
+	`deleted_at` datetime(3),
+	`listed` boolean GENERATED ALWAYS AS ((`status` in ('active', 'open') and `deleted_at` is null)) STORED,
+	`department_key` varchar(100) GENERATED ALWAYS AS ((lower(trim(`department`)))) STORED,
+	CONSTRAINT `jobs_id` PRIMARY KEY(`id`)
+);
+--> statement-breakpoint
+CREATE INDEX `jobs_listed_created_idx` ON `jobs` (`listed`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_status_created_idx` ON `jobs` (`status`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_type_created_idx` ON `jobs` (`type`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_department_created_idx` ON `jobs` (`department_key`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_workplace_created_idx` ON `jobs` (`workplace`,`created_at`,`id`);

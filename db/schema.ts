@@ -1,0 +1,129 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  char,
+  customType,
+  datetime,
+  decimal,
+  index,
+  mediumtext,
+  mysqlEnum,
+  mysqlTable,
+  text,
+  varchar,
+} from 'drizzle-orm/mysql-core';
+import { formatUuid, uuidToBuffer } from './uuid';
+
+export const JOB_STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;
+export const JOB_TYPES = [
+  'full-time',
+  'part-time',
+  'contract',
+  'contract-to-hire',
+  'direct-hire',
+  'managed-teams',
+] as const;
+export const WORKPLACES = ['on-site', 'hybrid', 'remote'] as const;
+
+/**
+ * Ids are time-ordered UUIDs (v7, db/uuid.ts) in BINARY(16): 16 bytes instead of 36 in the
+ * clustered index and in every secondary index (InnoDB copies the primary key into each), and
+ * new rows append at the end of the B-tree instead of splitting pages at random.
+ */
+const uuidBinary = customType<{ data: string; driverData: Buffer }>({
+  dataType: () => 'binary(16)',
+  toDriver: (value) => uuidToBuffer(value),
+  fromDriver: (value) => formatUuid(value),
+});
+
+/**
+ * Lists of strings kept as JSON text. MariaDB reports JSON columns as LONGTEXT, so mysql2 would
+ * hand back a string there and an object on MySQL 8; a text column parsed here behaves the same
+ * on both.
+ */
+const stringList = customType<{ data: string[]; driverData: string }>({
+  dataType: () => 'mediumtext',
+  toDriver: (value) => JSON.stringify(value),
+  fromDriver: (value) => JSON.parse(value) as string[],
+});
+
+/** Timestamps are UTC with milliseconds; the pool runs every session in UTC (db/client.ts). */
+const timestamp = (name: string) => datetime(name, { mode: 'date', fsp: 3 });
+const money = (name: string) => decimal(name, { precision: 12, scale: 2, mode: 'number' });
+
+export const jobs = mysqlTable(
+  'jobs',
+  {
+    id: uuidBinary('id').primaryKey(),
+
+    // Public fields: the spec's Job object, projected by service/jobs/project.ts.
+    postingId: varchar('posting_id', { length: 64 }),
+    title: varchar('title', { length: 200 }).notNull(),
+    department: varchar('department', { length: 100 }).notNull(),
+    location: varchar('location', { length: 200 }).notNull().default(''),
+    workplace: mysqlEnum('workplace', WORKPLACES),
+    state: char('state', { length: 2 }),
+    type: mysqlEnum('type', JOB_TYPES).notNull(),
+    description: mediumtext('description').notNull(),
+    requirements: stringList('requirements').notNull(),
+    responsibilities: stringList('responsibilities').notNull(),
+    salaryMin: money('salary_min'),
+    salaryMax: money('salary_max'),
+    salaryCurrency: char('salary_currency', { length: 3 }),
+    status: mysqlEnum('status', JOB_STATUSES).notNull().default('draft'),
+    submissionDueDate: timestamp('submission_due_date'),
+    clientName: varchar('client_name', { length: 200 }),
+    vendorName: varchar('vendor_name', { length: 200 }),
+    postedByName: varchar('posted_by_name', { length: 200 }),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at'),
+
+    // Disclosure flags: salary and client/vendor names are public only when disclosed.
+    salaryDisclosed: boolean('salary_disclosed').notNull().default(false),
+    clientNameDisclosed: boolean('client_name_disclosed').notNull().default(false),
+    vendorNameDisclosed: boolean('vendor_name_disclosed').notNull().default(false),
+
+    // Internal columns: never selected by the API (see service/jobs/columns.ts).
+    payRate: money('pay_rate'),
+    billRate: money('bill_rate'),
+    marginPct: decimal('margin_pct', { precision: 5, scale: 2, mode: 'number' }),
+    billingCode: varchar('billing_code', { length: 32 }),
+    recruiterId: varchar('recruiter_id', { length: 64 }),
+    recruiterEmail: varchar('recruiter_email', { length: 254 }),
+    recruiterPhone: varchar('recruiter_phone', { length: 32 }),
+    clientContactName: varchar('client_contact_name', { length: 200 }),
+    clientContactEmail: varchar('client_contact_email', { length: 254 }),
+    clientContactPhone: varchar('client_contact_phone', { length: 32 }),
+    vendorContactName: varchar('vendor_contact_name', { length: 200 }),
+    vendorContactEmail: varchar('vendor_contact_email', { length: 254 }),
+    internalNotes: text('internal_notes'),
+    createdByConsumer: varchar('created_by_consumer', { length: 64 }),
+    deletedAt: timestamp('deleted_at'),
+
+    // Derived columns that let the listing filters use an index in the listing's own order.
+    // listed: what GET /jobs shows by default (active or open, not soft-deleted).
+    listed: boolean('listed').generatedAlwaysAs(
+      sql`(\`status\` in ('active', 'open') and \`deleted_at\` is null)`,
+      { mode: 'stored' },
+    ),
+    // department_key: the department filter is exact but case-insensitive and ignores
+    // surrounding spaces; the table's collation is binary (see the 0001 migration), so this
+    // column is the one place that folds case.
+    departmentKey: varchar('department_key', { length: 100 }).generatedAlwaysAs(
+      sql`(lower(trim(\`department\`)))`,
+      { mode: 'stored' },
+    ),
+  },
+  (t) => [
+    // Each index ends in (created_at, id), the listing order, so a filtered page is read from
+    // the index already sorted: no filesort, and LIMIT stops the scan early.
+    index('jobs_listed_created_idx').on(t.listed, t.createdAt, t.id),
+    index('jobs_status_created_idx').on(t.status, t.createdAt, t.id),
+    index('jobs_type_created_idx').on(t.type, t.createdAt, t.id),
+    index('jobs_department_created_idx').on(t.departmentKey, t.createdAt, t.id),
+    index('jobs_workplace_created_idx').on(t.workplace, t.createdAt, t.id),
+  ],
+);
+
+export type JobRow = typeof jobs.$inferSelect;
+export type NewJobRow = typeof jobs.$inferInsert;

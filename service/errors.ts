@@ -1,0 +1,22 @@
+/** A failure the client caused or may retry; the error middleware turns it into JSON. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+export const badRequest = (message: string) => new HttpError(400, message);
+export const validationFailed = (details: FieldProblem[]) =>
+  new HttpError(400, 'Validation failed', { details });
+export const jobNotFound = () => new HttpError(404, 'Job not found');

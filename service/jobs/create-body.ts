@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import { JOB_STATUSES, JOB_TYPES, WORKPLACES } from '../../db/schema';
+import { badRequest, validationFailed, type FieldProblem } from '../errors';
+
+const text = (field: string, max: number) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} must be at most ${max} characters`);
+
+const bulletList = (field: string) =>
+  z
+    .array(text(`each item of ${field}`, 1000), { error: `${field} must be an array of strings` })
+    .max(100, `${field} may hold at most 100 items`)
+    .default([]);
+
+const amount = (field: string) =>
+  z
+    .number({ error: `${field} must be a number or null` })
+    .nonnegative(`${field} must not be negative`)
+    .max(99_999_999, `${field} must be at most 99999999`)
+    .refine((value) => Math.abs(value * 100 - Math.round(value * 100)) < 1e-6, `${field} may have at most 2 decimal places`)
+    .nullable()
+    .default(null);
+
+const SalaryInput = z
+  .strictObject(
+    {
+      min: amount('salary.min'),
+      max: amount('salary.max'),
+      currency: z
+        .string({ error: 'salary.currency must be a string' })
+        .regex(/^[A-Z]{3}$/, 'salary.currency must be an ISO 4217 code of 3 upper-case letters, e.g. USD'),
+    },
+    { error: 'salary must be an object with min, max and currency, or null' },
+  )
+  .superRefine((salary, ctx) => {
+    if (salary.min === null && salary.max === null) {
+      ctx.addIssue({ code: 'custom', path: ['min'], message: 'salary needs min or max; send null when it is not disclosed' });
+    } else if (salary.min !== null && salary.max !== null && salary.min > salary.max) {
+      ctx.addIssue({ code: 'custom', path: ['min'], message: 'salary.min must not be greater than salary.max' });
+    }
+  });
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A calendar date (midnight UTC) or a date-time with an explicit offset; nothing ambiguous. */
+const dueDate = z
+  .string({ error: 'submissionDueDate must be a string' })
+  .refine((value) => DATE.test(value) || DATE_TIME.test(value), {
+    message: 'submissionDueDate must be an ISO 8601 date (2026-12-31) or date-time with a time zone (2026-12-31T17:00:00Z)',
+  })
+  .transform((value, ctx) => {
+    const date = new Date(DATE.test(value) ? `${value}T00:00:00Z` : value);
+    // Date accepts 2026-02-31 and rolls it over; the calendar part must survive the round trip.
+    if (Number.isNaN(date.getTime()) || (DATE.test(value) && date.toISOString().slice(0, 10) !== value)) {
+      ctx.addIssue({ code: 'custom', message: 'submissionDueDate is not a real calendar date' });
+      return z.NEVER;
+    }
+    return date;
+  });
+
+/** POST /api/v1/jobs's body: every settable field (decisions.md). */
+export const CreateJobBody = z.object({
+  title: text('title', 200),
+  department: text('department', 100),
+  type: z.enum(JOB_TYPES, {
+    error: (issue) =>
+      issue.input === undefined
+        ? 'type is required'
+        : issue.input === 'remote'
+          ? 'remote is not a job type; send workplace: "remote" and one of the types'
+          : `type must be one of ${JOB_TYPES.join(', ')}`,
+  }),
+  description: text('description', 20_000),
+  postingId: text('postingId', 64).nullable().optional(),
+  location: z
+    .string({ error: 'location must be a string' })
+    .trim()
+    .max(200, 'location must be at most 200 characters')
+    .default(''),
+  workplace: z.enum(WORKPLACES, { error: `workplace must be one of ${WORKPLACES.join(', ')}` }).nullable().optional(),
+  state: z
+    .string({ error: 'state must be a string' })
+    .regex(/^[A-Z]{2}$/, 'state must be a two-letter upper-case code, e.g. TX')
+    .nullable()
+    .optional(),
+  requirements: bulletList('requirements'),
+  responsibilities: bulletList('responsibilities'),
+  salary: SalaryInput.nullable().optional(),
+  submissionDueDate: dueDate.nullable().optional(),
+  status: z
+    .enum(JOB_STATUSES, { error: `status must be one of ${JOB_STATUSES.join(', ')}` })
+    .default('draft'),
+});
+export type CreateJobBody = z.infer<typeof CreateJobBody>;
+
+const SETTABLE = new Set(Object.keys(CreateJobBody.shape));
+
+// Fields of the Job object, or internal ones, that exist but belong to the organisation.
+const NOT_SETTABLE = new Set(['id', 'createdAt', 'updatedAt', 'clientName', 'vendorName', 'postedByName']);
+const INTERNAL_HINT = /rate|bill|margin|recruit|client|vendor|contact|internal|consumer|created|deleted|posted/i;
+
+function fieldProblems(body: Record<string, unknown>): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const field of Object.keys(body)) {
+    if (SETTABLE.has(field)) continue;
+    const name = field.length > 64 ? `${field.slice(0, 64)}…` : field;
+    problems.push({
+      field: name,
+      message:
+        NOT_SETTABLE.has(field) || INTERNAL_HINT.test(field)
+          ? `${name} cannot be set through the API`
+          : `${name} is not a known field`,
+    });
+  }
+  return problems;
+}
+
+/** Checks a parsed JSON body; throws 400 with every problem at once. */
+export function parseCreateJobBody(body: unknown): CreateJobBody {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest('Request body must be a JSON object');
+  }
+  const problems = fieldProblems(body as Record<string, unknown>);
+  const parsed = CreateJobBody.safeParse(body);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const field = issue.path.map(String).join('.');
+      if (!problems.some((problem) => problem.field === field)) {
+        problems.push({ field, message: issue.message });
+      }
+    }
+  }
+  if (problems.length > 0 || !parsed.success) throw validationFailed(problems);
+  return parsed.data;
+}

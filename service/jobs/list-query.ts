@@ -1,0 +1,85 @@
+import type { ParsedUrlQuery } from 'node:querystring';
+import { z } from 'zod';
+import { JOB_TYPES, WORKPLACES } from '../../db/schema';
+import { badRequest } from '../errors';
+
+export const LISTED_STATUSES = ['active', 'open', 'paused', 'closed'] as const;
+export const DEFAULT_STATUSES = ['active', 'open'] as const;
+
+/**
+ * A comma list of allowed values, e.g. `status=active,paused`. Each value may appear once;
+ * an empty item (`a,,b`) is an error rather than something to guess about.
+ */
+function commaList<T extends string>(name: string, allowed: readonly T[], explain?: (value: string) => string | undefined) {
+  return z.string().transform((raw, ctx) => {
+    const values = raw.split(',').map((value) => value.trim());
+    for (const value of values) {
+      if (!(allowed as readonly string[]).includes(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            explain?.(value) ??
+            `${name} must be one of ${allowed.join(', ')} (or a comma-separated list of them); got "${clip(value)}"`,
+        });
+        return z.NEVER;
+      }
+    }
+    return [...new Set(values)] as T[];
+  });
+}
+
+function boundedInteger(min: number, max: number, fallback: number, message: string) {
+  return z
+    .string()
+    .regex(/^\d{1,16}$/, message)
+    .transform(Number)
+    .pipe(z.number().int().min(min, message).max(max, message))
+    .default(fallback);
+}
+
+const ListQuery = z.object({
+  status: commaList('status', LISTED_STATUSES, (value) =>
+    value === 'draft'
+      ? 'status=draft is not available: drafts are never listed (fetch your own draft by id)'
+      : undefined,
+  ).optional(),
+  type: commaList('type', JOB_TYPES, (value) =>
+    value === 'remote' ? 'remote is not a job type; to find remote roles filter on workplace=remote' : undefined,
+  ).optional(),
+  workplace: commaList('workplace', WORKPLACES).optional(),
+  department: z
+    .string()
+    .trim()
+    .min(1, 'department must not be empty')
+    .max(100, 'department must be at most 100 characters')
+    .optional(),
+  page: boundedInteger(1, Number.MAX_SAFE_INTEGER, 1, 'page must be a whole number, 1 or more'),
+  limit: boundedInteger(1, 100, 20, 'limit must be an integer from 1 to 100'),
+});
+export type ListQuery = z.infer<typeof ListQuery>;
+
+// api_key is the gateway's business (and never reaches us through it); tolerated, never echoed.
+const TOLERATED = new Set(['api_key']);
+const ALLOWED = Object.keys(ListQuery.shape);
+
+const clip = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+
+/** Validates GET /api/v1/jobs's query string; throws a 400 naming the first problem. */
+export function parseListQuery(query: ParsedUrlQuery): ListQuery {
+  const input: Record<string, string> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (TOLERATED.has(name)) continue;
+    if (!ALLOWED.includes(name)) {
+      throw badRequest(`Unknown query parameter "${clip(name)}". Allowed: ${ALLOWED.join(', ')}`);
+    }
+    if (Array.isArray(value)) {
+      throw badRequest(`Query parameter "${name}" was given more than once; send one value (a comma-separated list where allowed)`);
+    }
+    input[name] = value ?? '';
+  }
+  const parsed = ListQuery.safeParse(input);
+  if (!parsed.success) {
+    throw badRequest(parsed.error.issues[0]!.message);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,73 @@
+import { and, count, desc, eq, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { jobs, type NewJobRow } from '../../db/schema';
+
+import { publicColumns, type PublicJobRow } from './columns';
+import type { ListQuery } from './list-query';
+
+function listConditions(query: ListQuery): SQL | undefined {
+  return and(
+    // Without a status filter the default listing is exactly the generated `listed` column,
+    // which has its own index in listing order.
+    query.status ? and(inArray(jobs.status, query.status), isNull(jobs.deletedAt)) : eq(jobs.listed, true),
+    query.type ? inArray(jobs.type, query.type) : undefined,
+    query.workplace ? inArray(jobs.workplace, query.workplace) : undefined,
+    // Folded by the database on both sides, so the match is exactly the column's definition.
+    query.department ? eq(jobs.departmentKey, sql`lower(${query.department})`) : undefined,
+  );
+}
+
+export interface JobPage {
+  rows: PublicJobRow[];
+  total: number;
+}
+
+export async function listJobs(db: Database, query: ListQuery): Promise<JobPage> {
+  const where = listConditions(query);
+  const offset = (query.page - 1) * query.limit;
+  const countQuery = db.select({ total: count() }).from(jobs).where(where);
+  const pageQuery = () =>
+    db
+      .select(publicColumns)
+      .from(jobs)
+      .where(where)
+      .orderBy(desc(jobs.createdAt), desc(jobs.id))
+      .limit(query.limit)
+      .offset(offset) as Promise<PublicJobRow[]>;
+
+  if (offset === 0) {
+    // First page: both queries at once.
+    const [[counted], rows] = await Promise.all([countQuery, pageQuery()]);
+    return { rows, total: counted?.total ?? 0 };
+  }
+  // Later pages: skip the page query when it is past the end, where OFFSET would still scan.
+  const [counted] = await countQuery;
+  const total = counted?.total ?? 0;
+  return { rows: offset >= total ? [] : await pageQuery(), total };
+}
+
+/**
+ * One job as its reader may see it: never soft-deleted, and a draft only by the consumer that
+ * created it (compared in SQL, so the creator column is never read out).
+ */
+export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<PublicJobRow | undefined> {
+  const [row] = await db
+    .select(publicColumns)
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.id, id),
+        isNull(jobs.deletedAt),
+        consumerId === undefined
+          ? ne(jobs.status, 'draft')
+          : or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, consumerId)),
+      ),
+    )
+    .limit(1);
+  return row as PublicJobRow | undefined;
+}
+
+export async function insertJob(db: Database, row: NewJobRow): Promise<void> {
+  await db.insert(jobs).values(row);
+}
+

@@ -1,0 +1,87 @@
+import type { Server } from 'node:http';
+import { createDatabase, describeDatabaseUrl } from '../db/client';
+import { migrateDatabase, startupDatabaseError } from '../db/migrate';
+import { seedIfEmpty } from '../db/seed';
+import { createApp } from './app';
+import { ConfigError, loadConfig, type Config } from './config';
+import { createLogger } from './logger';
+
+export interface RunningService {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Stops accepting, lets in-flight requests finish, then closes idle keep-alive sockets. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeIdleConnections();
+  });
+}
+
+/**
+ * Migrates (creating the database), seeds the demo set into an empty table, and listens.
+ * Throws a one-line Error when the database cannot be used.
+ */
+export async function runService(overrides: Partial<Config> = {}): Promise<RunningService> {
+  const config = loadConfig(process.env, overrides);
+  const logger = createLogger(config.logLevel);
+  try {
+    await migrateDatabase(config.databaseUrl);
+  } catch (error) {
+    throw new Error(startupDatabaseError(config.databaseUrl, error));
+  }
+  const database = createDatabase(config.databaseUrl, { connectionLimit: config.dbPoolSize });
+  const seeded = await seedIfEmpty(database.db).catch(async (error: unknown) => {
+    await database.close();
+    throw new Error(startupDatabaseError(config.databaseUrl, error));
+  });
+  if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
+
+  const app = createApp({ db: database.db, config, logger });
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  }).catch(async (error: NodeJS.ErrnoException) => {
+    await database.close();
+    throw new Error(`Cannot listen on ${config.host}:${config.port} (${error.code ?? error.message})`);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host}:${port}`;
+  logger.info({ url, database: describeDatabaseUrl(config.databaseUrl), gatewaySecret: Boolean(config.gatewaySecret) }, 'jobs service listening');
+
+  return {
+    url,
+    async stop() {
+      await closeServer(server);
+      await database.close();
+      logger.info('jobs service stopped');
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let service: RunningService;
+  try {
+    service = await runService();
+  } catch (error) {
+    console.error(error instanceof ConfigError || error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  }
+  console.log(`Jobs service listening on ${service.url} (no gateway in front: send X-Consumer-* headers yourself)`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    service.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+if (require.main === module) void main();
