@@ -1,0 +1,67 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Writable } from 'node:stream';
+import { insertInBatches } from '../../db/seed';
+import { demoJobs } from '../../db/seed-data';
+import { createApp } from '../../service/app';
+import { createLogger } from '../../service/logger';
+import { freshDatabase, type TestDatabase } from './database';
+import { serve } from './http';
+
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+}
+
+export interface TestService {
+  url: string;
+  port: number;
+  database: TestDatabase;
+  /** Every request the service received, as it arrived (before the app saw it). */
+  received: ReceivedRequest[];
+  /** Every log line the service wrote. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** Captures pino's output in memory, so tests can read what would have been logged. */
+export function memoryLog(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+}
+
+/**
+ * The real app on a fresh database `jobs_test_<name>` (migrated, demo set loaded when `seed`),
+ * served on an ephemeral loopback port.
+ */
+export async function startTestService(opts: { name: string; gatewaySecret?: string; seed?: boolean }): Promise<TestService> {
+  const database = await freshDatabase(opts.name);
+  if (opts.seed) await insertInBatches(database.db, demoJobs());
+  const logs: string[] = [];
+  const app = createApp({
+    db: database.db,
+    config: { gatewaySecret: opts.gatewaySecret },
+    logger: createLogger('info', memoryLog(logs)),
+  });
+  const received: ReceivedRequest[] = [];
+  const handle = app.callback();
+  const served = await serve((req, res) => {
+    received.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers } });
+    void handle(req, res);
+  });
+  return {
+    url: served.url,
+    port: served.port,
+    database,
+    received,
+    logs,
+    async close() {
+      await served.close();
+      await database.close();
+    },
+  };
+}
