@@ -1,0 +1,231 @@
+-- job-scopes: turns key-auth's verdict into the API's own answers and enforces the route's scope.
+--
+-- Runs after key-auth (1250) and before request-size-limiting (951) and rate-limiting (910), so a
+-- request is authenticated and authorised before its size or rate is looked at. Answers, first
+-- failure wins (api-spec.md section 5, decisions.md "Authentication"):
+--
+--   1. no key                       401 {"error":"Missing API key. Pass your key in the X-API-Key header."}
+--   2. unknown or duplicated key    401 {"error":"Invalid API key"}
+--   3. consumer in group "disabled" 403 {"error":"API key disabled"}
+--   4. consumer lacks the scope     403 {"error":"Missing scope jobs:write","requiredScope":"jobs:write"}
+--
+-- Identity comes from kong.client (what key-auth authenticated), never from request headers.
+--
+-- Why key-auth runs with hide_credentials = false (kong.yaml): with anonymous set, key-auth turns a
+-- missing, an unknown and a duplicated key alike into the anonymous consumer with no credential.
+-- Telling them apart means looking at the key the way key-auth did. With hide_credentials = true
+-- key-auth removes a string key from the request before validating it (kong/plugins/key-auth/
+-- handler.lua, do_authentication), and kong.request.get_headers()/get_query() read the live
+-- request (ngx.req.get_headers / ngx.req.get_uri_args, which reflect ngx.req.clear_header and
+-- ngx.req.set_uri_args; kong/pdk/request.lua, kong/pdk/service/request.lua), so an unknown key
+-- would then look like no key at all. The only untouched copies are ngx.var.request_uri
+-- (kong.request.get_path_with_query) and ngx.req.raw_header(), and raw_header() raises
+-- "http2 requests not supported yet" on HTTP/2 (Kong's default 8443 listener is http2), besides
+-- needing a second header parser. So key-auth leaves the key in place, this plugin repeats
+-- key-auth's search on the very same PDK tables (same lookup rules by construction), and then
+-- strips every configured key name from the upstream headers AND query itself, which is stricter
+-- than hide_credentials: key-auth only strips the one name it found, so a key sent in the header
+-- and again in ?api_key= would have reached the service.
+
+local groups = require "kong.plugins.acl.groups"
+
+
+local kong = kong
+local type = type
+local sort = table.sort
+local concat = table.concat
+local gsub = string.gsub
+local sub = string.sub
+
+
+-- Same realm key-auth announces ('Key realm="' .. _KONG._NAME .. '"').
+local REALM = 'Key realm="kong"'
+
+local CONSUMER_GROUPS = "X-Consumer-Groups"
+local GATEWAY_SECRET = "X-Gateway-Secret"
+
+local GROUP_DISABLED = "disabled"
+local SCOPE_PREFIX = "jobs:"
+
+-- What the client sent, as key-auth sees it.
+local KEY_MISSING = "missing"
+local KEY_SENT = "sent"
+local KEY_DUPLICATE = "duplicate"
+
+local AUTH_HEADERS = { ["WWW-Authenticate"] = REALM }
+
+local ERR_MISSING = {
+  status = 401,
+  body = { error = "Missing API key. Pass your key in the X-API-Key header." },
+  headers = AUTH_HEADERS,
+}
+local ERR_INVALID = { status = 401, body = { error = "Invalid API key" }, headers = AUTH_HEADERS }
+local ERR_DISABLED = { status = 403, body = { error = "API key disabled" } }
+local ERR_INTERNAL = { status = 500, body = { error = "Internal server error" } }
+
+local scope_errors = {}
+
+
+local JobScopesHandler = {
+  VERSION = "1.0.0",
+  PRIORITY = 990,
+}
+
+
+local function scope_error(scope)
+  local err = scope_errors[scope]
+  if not err then
+    err = {
+      status = 403,
+      body = { error = "Missing scope " .. scope, requiredScope = scope },
+    }
+    scope_errors[scope] = err
+  end
+
+  return err
+end
+
+
+-- key-auth's search, step for step: for each key name, the header (looked up in ngx's header
+-- table: case-insensitive, and "_" in the name also matches "-"), then the query argument of
+-- exactly that name. The first string ends the search, even an empty one (which key-auth treats
+-- as no key); a table means the name was sent twice, which key-auth rejects as a duplicate. A
+-- bare "?api_key" is the boolean true and is skipped, like key-auth does.
+local function find_key(key_names, headers, query)
+  for i = 1, #key_names do
+    local name = key_names[i]
+    local v = headers[name]
+    if not v then
+      v = query[name]
+    end
+
+    if type(v) == "string" then
+      if v == "" then
+        return KEY_MISSING
+      end
+
+      return KEY_SENT
+
+    elseif type(v) == "table" then
+      return KEY_DUPLICATE
+    end
+  end
+
+  return KEY_MISSING
+end
+
+
+-- The key never reaches the service, whatever name or spelling carried it. ngx.req.clear_header
+-- matches names case-insensitively but literally, while the header lookup above also maps "_" to
+-- "-" (so key-auth accepts an "Api-Key" header for "api_key"): clear every spelling.
+local function strip_keys(key_names, query)
+  local clear_header = kong.service.request.clear_header
+  local query_changed = false
+
+  for i = 1, #key_names do
+    local name = key_names[i]
+    clear_header(name)
+
+    local dashed = gsub(name, "_", "-")
+    if dashed ~= name then
+      clear_header(dashed)
+    end
+
+    local underscored = gsub(name, "-", "_")
+    if underscored ~= name then
+      clear_header(underscored)
+    end
+
+    if query[name] ~= nil then
+      query[name] = nil
+      query_changed = true
+    end
+  end
+
+  -- Only rewrite the query when it held a key, so other parameters reach the service untouched.
+  if query_changed then
+    kong.service.request.set_query(query)
+  end
+end
+
+
+-- The consumer's jobs:* groups, sorted, in the ACL plugin's header format ("a, b").
+local function scopes_header(consumer_groups)
+  local scopes = {}
+  for i = 1, #consumer_groups do
+    local group = consumer_groups[i]
+    if sub(group, 1, #SCOPE_PREFIX) == SCOPE_PREFIX then
+      scopes[#scopes + 1] = group
+    end
+  end
+
+  sort(scopes)
+  return concat(scopes, ", ")
+end
+
+
+-- Returns the X-Consumer-Groups value for an authorised request, or nil and the error to answer.
+local function authorize(conf, key_state)
+  local consumer = kong.client.get_consumer()
+  local credential = kong.client.get_credential()
+
+  -- key-auth authenticates with a credential; its anonymous fallback sets a consumer without one.
+  if not credential or not consumer or not consumer.id then
+    if key_state == KEY_MISSING then
+      return nil, ERR_MISSING
+    end
+
+    return nil, ERR_INVALID
+  end
+
+  -- The consumer's own groups, through the ACL plugin's cached loader (invalidated when an ACL
+  -- changes). Not groups.get_authenticated_groups(): key-auth sets none, and groups another auth
+  -- plugin might assert must not grant scopes here.
+  local consumer_groups, err = groups.get_consumer_groups(consumer.id)
+  if not consumer_groups then
+    kong.log.err("job-scopes: cannot load the groups of consumer ", consumer.id, ": ", err)
+    return nil, ERR_INTERNAL
+  end
+
+  if consumer_groups[GROUP_DISABLED] then
+    return nil, ERR_DISABLED
+  end
+
+  local scope = conf.required_scope
+  if not consumer_groups[scope] then
+    return nil, scope_error(scope)
+  end
+
+  return scopes_header(consumer_groups)
+end
+
+
+function JobScopesHandler:access(conf)
+  local query = kong.request.get_query()
+  local key_state = find_key(conf.key_names, kong.request.get_headers(), query)
+
+  -- Before answering, so a rejected key does not linger in the request either (log serializers
+  -- read it).
+  strip_keys(conf.key_names, query)
+
+  local request = kong.service.request
+  request.clear_header(CONSUMER_GROUPS)
+  request.clear_header(GATEWAY_SECRET)
+
+  local scopes, err = authorize(conf, key_state)
+  if not scopes then
+    return kong.response.exit(err.status, err.body, err.headers)
+  end
+
+  if scopes ~= "" then
+    request.set_header(CONSUMER_GROUPS, scopes)
+  end
+
+  local secret = conf.gateway_secret
+  if type(secret) == "string" and secret ~= "" then
+    request.set_header(GATEWAY_SECRET, secret)
+  end
+end
+
+
+return JobScopesHandler
