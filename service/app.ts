@@ -1,7 +1,6 @@
 import Koa from 'koa';
 import type { Database } from '../db/client';
 import type { Config } from './config';
-import { HttpError } from './errors';
 import { healthRouter } from './health';
 import { jobsRouter } from './jobs/routes';
 import type { Logger } from './logger';
@@ -16,8 +15,6 @@ export interface AppDependencies {
   logger: Logger;
 }
 
-const methodNotAllowed = () => new HttpError(405, 'Method not allowed');
-const allowedMethodsOptions = { throw: true, methodNotAllowed, notImplemented: methodNotAllowed };
 
 /** Builds the Koa app; server.ts listens, tests drive app.callback() in-process. */
 export function createApp({ db, config, logger }: AppDependencies): Koa {
@@ -31,10 +28,11 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
   app.use(errorHandler(logger));
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(health.routes());
-  app.use(health.allowedMethods(allowedMethodsOptions));
+  app.use(health.allowedMethods());
   app.use(requireGatewaySecret(config.gatewaySecret));
   app.use(identity());
   app.use(jobs.routes());
-  app.use(jobs.allowedMethods(allowedMethodsOptions));
+  // Sets 405 + Allow for a known path with another method; the error middleware adds the body.
+  app.use(jobs.allowedMethods());
   return app;
 }

@@ -79,8 +79,10 @@ export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body == null) {
-        throw new HttpError(404, 'Not found');
+      if (ctx.body == null) {
+        // Nothing answered (404), or a router set 405/501 with its Allow header and no body.
+        if (ctx.status === 404) throw new HttpError(404, 'Not found');
+        if (ctx.status === 405 || ctx.status === 501) throw new HttpError(405, 'Method not allowed');
       }
     } catch (error) {
       const response = toErrorResponse(error);

@@ -1,0 +1,145 @@
+import net from 'node:net';
+import { createDatabase } from '../db/client';
+import { createApp } from '../service/app';
+import { createLogger } from '../service/logger';
+import { call, serve, type Served } from './helpers/http';
+import { reader } from './helpers/consumers';
+import { freshDatabase, type TestDatabase } from './helpers/database';
+import { memoryLog, startTestService, type TestService } from './helpers/service';
+
+describe('paths and methods', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService({ name: 'errors_paths' });
+  });
+  afterAll(() => service.close());
+
+  test('an unknown path is a JSON 404', async () => {
+    for (const path of ['/api/v1/nope', '/api/v2/jobs', '/', '/api/v1/jobs/a/b']) {
+      const res = await call(`${service.url}${path}`, { headers: reader });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Not found' });
+    }
+  });
+
+  test('a known path with the wrong method is a 405 with Allow', async () => {
+    const list = await call(`${service.url}/api/v1/jobs`, { method: 'DELETE', headers: reader });
+    expect(list.status).toBe(405);
+    expect(list.body).toEqual({ error: 'Method not allowed' });
+    expect(list.headers.get('allow')).toBe('HEAD, GET, POST');
+    const one = await call(`${service.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { method: 'PUT', headers: reader });
+    expect(one.status).toBe(405);
+    expect(one.headers.get('allow')).toBe('HEAD, GET');
+  });
+
+  test('health probes', async () => {
+    expect(await call(`${service.url}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await call(`${service.url}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });
+  });
+});
+
+describe('gateway secret', () => {
+  let served: Served;
+  const secret = 'a-gateway-secret-of-32-characters';
+  // The pool points at a port nothing listens on: any query would fail with a 503, so a 401
+  // proves the request was refused before the database was touched.
+  const unreachable = createDatabase('mysql://root@127.0.0.1:9/jobs', { connectTimeoutMs: 500 });
+  beforeAll(async () => {
+    served = await serve(createApp({ db: unreachable.db, config: { gatewaySecret: secret }, logger: createLogger('silent') }).callback());
+  });
+  afterAll(async () => {
+    await served.close();
+    await unreachable.close();
+  });
+
+  test.each([
+    ['no secret', {}],
+    ['a wrong secret', { 'X-Gateway-Secret': 'guess' }],
+    ['a secret with a matching prefix', { 'X-Gateway-Secret': secret.slice(0, -1) }],
+  ])('%s: 401 before any query', async (_label, headers) => {
+    const res = await call(`${served.url}/api/v1/jobs`, { headers: { ...reader, ...headers } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'Requests must come through the API gateway' });
+  });
+
+  test('the right secret gets through to the database (here: unreachable, so 503)', async () => {
+    const res = await call(`${served.url}/api/v1/jobs`, { headers: { ...reader, 'X-Gateway-Secret': secret } });
+    expect(res.status).toBe(503);
+  });
+});
+
+/** A TCP relay to MariaDB that the test can cut and restore, like a database going away. */
+function relay(target: number) {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | undefined;
+  const port = { value: 0 };
+  const start = () =>
+    new Promise<void>((resolve) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(target, '127.0.0.1');
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => s.destroy());
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port.value, '127.0.0.1', () => {
+        port.value = (server!.address() as net.AddressInfo).port;
+        resolve();
+      });
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server!.close(() => resolve());
+    });
+  return { start, stop, port };
+}
+
+describe('database outage', () => {
+  let database: TestDatabase;
+  let served: Served;
+  let proxy: ReturnType<typeof relay>;
+  let app: { close(): Promise<void> };
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    database = await freshDatabase('errors_outage');
+    proxy = relay(3306);
+    await proxy.start();
+    const viaProxy = createDatabase(database.url.replace(':3306/', `:${proxy.port.value}/`), { connectTimeoutMs: 1000 });
+    app = viaProxy;
+    served = await serve(createApp({ db: viaProxy.db, config: {}, logger: createLogger('info', memoryLog(logs)) }).callback());
+  });
+  afterAll(async () => {
+    await served.close();
+    await app.close();
+    await proxy.stop().catch(() => undefined);
+    await database.close();
+  });
+
+  test('503 with Retry-After while the database is gone, and service resumes when it is back', async () => {
+    expect((await call(`${served.url}/api/v1/jobs`, { headers: reader })).status).toBe(200);
+
+    await proxy.stop();
+    for (const path of ['/api/v1/jobs', '/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000', '/readyz']) {
+      const res = await call(`${served.url}${path}`, { headers: reader });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(res.body).toEqual({ error: 'Service temporarily unavailable. Retry in a few seconds.' });
+    }
+    // The process is still serving what needs no database.
+    expect((await call(`${served.url}/healthz`)).status).toBe(200);
+
+    await proxy.start();
+    let status = 0;
+    for (let attempt = 0; attempt < 5 && status !== 200; attempt++) {
+      status = (await call(`${served.url}/api/v1/jobs`, { headers: reader })).status;
+    }
+    expect(status).toBe(200);
+    // Logged as a failure, without driver messages (they quote SQL and values).
+    expect(logs.some((line) => line.includes('"request failed"'))).toBe(true);
+    expect(logs.join('\n')).not.toMatch(/select|from `jobs`/i);
+  });
+});
