@@ -1,0 +1,66 @@
+import net from 'node:net';
+import { ConfigError, loadConfig } from '../service/config';
+import { runService } from '../service/server';
+import { call } from './helpers/http';
+import { freshDatabase } from './helpers/database';
+import { json, writer } from './helpers/consumers';
+
+describe('configuration', () => {
+  test('defaults', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: 'mysql://root@127.0.0.1:3306/jobs',
+      dbPoolSize: 10,
+      logLevel: 'info',
+    });
+  });
+
+  test('every bad variable is named in one error', () => {
+    const load = () =>
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'postgres://x/y', GATEWAY_SECRET: 'short', LOG_LEVEL: 'loud' });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(/PORT .*; DATABASE_URL must look like mysql:\/\/.*; GATEWAY_SECRET must be at least 16 characters; .*LOG_LEVEL/);
+  });
+});
+
+describe('runService', () => {
+  test('an unreachable database is one clear line', async () => {
+    await expect(runService({ databaseUrl: 'mysql://root@127.0.0.1:9/jobs', port: 0, logLevel: 'silent' })).rejects.toThrow(
+      'Cannot reach MySQL at 127.0.0.1:9/jobs (ECONNREFUSED). Is it running? Set DATABASE_URL to point elsewhere.',
+    );
+  });
+
+  test('creates and migrates the database, seeds an empty table, serves, and drains on stop', async () => {
+    const database = await freshDatabase('startup');
+    await database.query('drop database ' + database.name);
+    await database.close();
+
+    const service = await runService({ databaseUrl: database.url, port: 0, logLevel: 'silent' });
+    const listed = await call(`${service.url}/api/v1/jobs?status=active,open,paused,closed&limit=1`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.meta.total).toBeGreaterThanOrEqual(40);
+
+    // A request whose body is still arriving when stop() is called is finished, not dropped.
+    const { port } = new URL(service.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const body = JSON.stringify({ title: 'In flight', department: 'Ops', type: 'contract', description: 'x' });
+    const head = Object.entries({ ...writer, ...json, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n');
+    socket.write(`POST /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\n${head}\r\n\r\n${body.slice(0, 10)}`);
+    let response = '';
+    socket.on('data', (chunk) => (response += chunk));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const stopped = service.stop();
+    socket.write(body.slice(10));
+    await closed;
+    await stopped;
+    expect(response).toMatch(/^HTTP\/1\.1 201 Created/);
+    // Nothing listens any more.
+    await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
+  });
+});
