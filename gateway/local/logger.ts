@@ -1,0 +1,25 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * JSON log lines on stderr. Level from Kong's own setting, KONG_LOG_LEVEL (Kong's names: debug,
+ * info, notice, warn, error, crit, alert, emerg; Kong's default is notice).
+ */
+const LEVELS: Record<string, string> = {
+  debug: 'debug',
+  info: 'info',
+  notice: 'info',
+  warn: 'warn',
+  error: 'error',
+  crit: 'fatal',
+  alert: 'fatal',
+  emerg: 'fatal',
+};
+
+export function createGatewayLogger(env: NodeJS.ProcessEnv): Logger {
+  const level = LEVELS[(env.KONG_LOG_LEVEL ?? 'notice').toLowerCase()] ?? 'info';
+  return pino({ level, base: { component: 'local-gateway' } }, pino.destination(2));
+}
+
+export const silentLogger: Logger = pino({ level: 'silent' });

@@ -1,0 +1,171 @@
+/**
+ * rate-limiting as in Kong 3.9 with `policy: local` (kong/plugins/rate-limiting/handler.lua and
+ * policies/init.lua):
+ * - fixed windows aligned to the clock in UTC (second, minute, hour, day, month, year), time taken
+ *   in whole seconds; one counter per plugin instance (its route/service), identifier and window;
+ * - a request is refused when any window has no requests left; otherwise it counts in every window;
+ * - X-RateLimit-Limit-<Window> and X-RateLimit-Remaining-<Window> for each configured window;
+ *   RateLimit-Limit/-Remaining/-Reset describe the window with the fewest requests left (ties go
+ *   to the longer window); Reset is the seconds until that window ends (at least 1);
+ * - over the limit: error_code with error_message through the error template, plus Retry-After
+ *   (the same value as RateLimit-Reset).
+ */
+import type { RequestContext } from '../request-context';
+import { definePlugin, oneOf, optBool, optNumber, optString, type Exit } from './definition';
+
+export const PERIODS = ['second', 'minute', 'hour', 'day', 'month', 'year'] as const;
+export type Period = (typeof PERIODS)[number];
+
+/** kong/plugins/rate-limiting/expiration.lua */
+const EXPIRATION: Record<Period, number> = {
+  second: 1,
+  minute: 60,
+  hour: 3600,
+  day: 86400,
+  month: 2592000,
+  year: 31536000,
+};
+
+const TITLE: Record<Period, string> = {
+  second: 'Second',
+  minute: 'Minute',
+  hour: 'Hour',
+  day: 'Day',
+  month: 'Month',
+  year: 'Year',
+};
+
+export interface RateLimitingConfig {
+  limits: Array<[Period, number]>;
+  limitBy: 'consumer' | 'credential' | 'ip' | 'service';
+  errorCode: number;
+  errorMessage: string;
+  hideClientHeaders: boolean;
+}
+
+/** kong.tools.timestamp.get_timestamps: the start (ms, UTC) of each window containing `nowMs`. */
+export function windowStarts(nowMs: number): Record<Period, number> {
+  const d = new Date(nowMs);
+  const y = d.getUTCFullYear();
+  const m = d.getUTCMonth();
+  return {
+    second: Math.floor(nowMs / 1000) * 1000,
+    minute: Date.UTC(y, m, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes()),
+    hour: Date.UTC(y, m, d.getUTCDate(), d.getUTCHours()),
+    day: Date.UTC(y, m, d.getUTCDate()),
+    month: Date.UTC(y, m, 1),
+    year: Date.UTC(y, 0, 1),
+  };
+}
+
+/** The counters of a running gateway. They survive configuration reloads, as Kong's shm does. */
+export class RateLimitCounters {
+  private readonly counts = new Map<string, { value: number; expiresAt: number }>();
+  constructor(private readonly now: () => number = Date.now) {}
+
+  nowSeconds(): number {
+    return Math.floor(this.now() / 1000) * 1000;
+  }
+
+  get(key: string): number {
+    const entry = this.counts.get(key);
+    if (!entry || entry.expiresAt <= this.now()) return 0;
+    return entry.value;
+  }
+
+  increment(key: string, ttlSeconds: number): void {
+    const now = this.now();
+    const entry = this.counts.get(key);
+    if (!entry || entry.expiresAt <= now) this.counts.set(key, { value: 1, expiresAt: now + ttlSeconds * 1000 });
+    else entry.value += 1;
+    if (this.counts.size > 10000) {
+      for (const [k, e] of this.counts) if (e.expiresAt <= now) this.counts.delete(k);
+    }
+  }
+}
+
+const EMPTY_UUID = '00000000-0000-0000-0000-000000000000';
+
+function identifier(ctx: RequestContext, conf: RateLimitingConfig): string {
+  const ip = ctx.req.socket.remoteAddress ?? '';
+  switch (conf.limitBy) {
+    case 'consumer':
+      return ctx.consumer?.id ?? ctx.credential?.id ?? ip;
+    case 'credential':
+      return ctx.credential?.id ?? ip;
+    case 'service':
+      return ctx.route.service.id;
+    default:
+      return ip;
+  }
+}
+
+export function rateLimitingPlugin(counters: RateLimitCounters) {
+  return definePlugin<RateLimitingConfig>({
+    name: 'rate-limiting',
+    priority: 910,
+    parseConfig(raw) {
+      const limits: Array<[Period, number]> = [];
+      for (const period of PERIODS) {
+        const limit = optNumber(raw, period, null);
+        if (limit !== null) limits.push([period, limit]);
+      }
+      if (limits.length === 0) throw new Error('at least one of second, minute, hour, day, month or year is required');
+      const policy = optString(raw, 'policy', 'local');
+      oneOf(policy, 'policy', ['local'] as const, 'is not reproduced by the local gateway');
+      return {
+        limits,
+        limitBy: oneOf(optString(raw, 'limit_by', 'consumer'), 'limit_by', ['consumer', 'credential', 'ip', 'service'] as const, 'is not reproduced by the local gateway'),
+        errorCode: optNumber(raw, 'error_code', 429) ?? 429,
+        errorMessage: optString(raw, 'error_message', 'API rate limit exceeded') ?? 'API rate limit exceeded',
+        hideClientHeaders: optBool(raw, 'hide_client_headers', false),
+      };
+    },
+    access(ctx, conf, scope): Exit | undefined {
+      const now = counters.nowSeconds();
+      const starts = windowStarts(now);
+      const id = identifier(ctx, conf);
+      const keyOf = (period: Period): string =>
+        `ratelimit:${scope.routeId ?? EMPTY_UUID}:${scope.serviceId ?? EMPTY_UUID}:${id}:${starts[period]}:${period}`;
+
+      let stop: Period | null = null;
+      const usage = conf.limits.map(([period, limit]) => {
+        const remaining = limit - counters.get(keyOf(period));
+        if (remaining <= 0) stop = period;
+        return { period, limit, remaining };
+      });
+
+      const headers: Record<string, string> = {};
+      let reset = 0;
+      if (!conf.hideClientHeaders) {
+        let chosen: { limit: number; window: number; remaining: number } | null = null;
+        for (const u of usage) {
+          let remaining = u.remaining;
+          if (stop === null || stop === u.period) remaining -= 1;
+          remaining = Math.max(0, remaining);
+          const window = EXPIRATION[u.period];
+          if (!chosen || remaining < chosen.remaining || (remaining === chosen.remaining && window > chosen.window)) {
+            chosen = { limit: u.limit, window, remaining };
+            reset = Math.max(1, window - Math.floor((now - starts[u.period]) / 1000));
+          }
+          headers[`X-RateLimit-Limit-${TITLE[u.period]}`] = String(u.limit);
+          headers[`X-RateLimit-Remaining-${TITLE[u.period]}`] = String(remaining);
+        }
+        if (chosen) {
+          headers['RateLimit-Limit'] = String(chosen.limit);
+          headers['RateLimit-Remaining'] = String(chosen.remaining);
+          headers['RateLimit-Reset'] = String(reset);
+        }
+      }
+
+      if (stop !== null) {
+        // Kong sets Retry-After from `reset`, which is only computed when client headers are shown.
+        if (!conf.hideClientHeaders) headers['Retry-After'] = String(reset);
+        return ctx.error(conf.errorCode, conf.errorMessage, headers);
+      }
+      for (const [name, value] of Object.entries(headers)) ctx.responseHeaders.set(name, value);
+      for (const [period] of conf.limits) counters.increment(keyOf(period), EXPIRATION[period]);
+      return undefined;
+    },
+  });
+}
