@@ -31,6 +31,8 @@ export interface LocalGateway {
   port: number;
   /** Loads kong.yaml again; an invalid file is refused and the running configuration kept. */
   reload(): ReloadResult;
+  /** The literal demo keys of kong.yaml (prefix "demo-"), for start-up banners. */
+  demoKeys(): Array<{ username: string; key: string; groups: string[] }>;
   close(): Promise<void>;
 }
 
@@ -105,6 +107,14 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     url: `http://${displayHost}:${listenPort}`,
     port: listenPort,
     reload,
+    demoKeys: () =>
+      [...current.config.credentialsByKey]
+        .filter(([key]) => key.startsWith('demo-'))
+        .map(([key, credential]) => ({
+          username: credential.consumer.username ?? credential.consumer.id,
+          key,
+          groups: [...credential.consumer.groups],
+        })),
     close: () =>
       new Promise<void>((resolve) => {
         if (debounce) clearTimeout(debounce);

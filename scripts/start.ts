@@ -1,0 +1,81 @@
+/**
+ * npm start: the whole API on this machine, no Docker needed.
+ *   1. the service: migrate (creating the database), seed the demo jobs into an empty table, listen;
+ *   2. the local gateway (gateway/local, a Kong stand-in) in front of it, serving kong.yaml.
+ * Both sides get the same gateway secret: GATEWAY_SECRET, or a random one for this run.
+ * LOCAL_GATEWAY=off starts the service alone, for when a real Kong fronts it.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { startLocalGateway, type LocalGateway } from '../gateway/local';
+import { runService, type RunningService } from '../service/server';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function banner(gateway: LocalGateway): string {
+  const keys = gateway.demoKeys();
+  const width = Math.max(...keys.map((k) => k.username.length), 8);
+  const keyWidth = Math.max(...keys.map((k) => k.key.length), 8);
+  const lines = keys.map((k) => `  ${k.username.padEnd(width)}  ${k.key.padEnd(keyWidth)}  ${k.groups.join(', ')}`);
+  const reader = keys.find((k) => k.groups.includes('jobs:read') && !k.groups.includes('jobs:write') && !k.groups.includes('disabled'));
+  return [
+    `Job Listings API on ${gateway.url} (local gateway serving kong.yaml; production uses Kong)`,
+    'Demo keys (send them in the X-API-Key header):',
+    ...lines,
+    ...(reader ? ['Try:', `  curl -s -H 'X-API-Key: ${reader.key}' '${gateway.url}/api/v1/jobs?limit=2'`] : []),
+    'Ctrl-C stops both; kong.yaml is reloaded when it changes (or on SIGHUP).',
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const withGateway = (process.env.LOCAL_GATEWAY ?? 'on').toLowerCase() !== 'off';
+  const gatewaySecret = process.env.GATEWAY_SECRET || (withGateway ? randomBytes(32).toString('hex') : undefined);
+
+  let service: RunningService;
+  try {
+    service = await runService(gatewaySecret ? { gatewaySecret } : {});
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(1);
+  }
+
+  let gateway: LocalGateway | null = null;
+  if (withGateway) {
+    try {
+      gateway = await startLocalGateway({
+        configPath: path.join(ROOT, 'kong.yaml'),
+        env: {
+          ...process.env,
+          // {vault://env/jobs-gateway-secret} in kong.yaml
+          JOBS_GATEWAY_SECRET: gatewaySecret,
+          // kong.yaml's service host, jobs-service, is this machine
+          KONG_DNS_HOSTSFILE: process.env.KONG_DNS_HOSTSFILE ?? path.join(ROOT, 'gateway/local/hosts'),
+          KONG_ERROR_TEMPLATE_JSON: process.env.KONG_ERROR_TEMPLATE_JSON ?? path.join(ROOT, 'gateway/kong/error-template.json'),
+        },
+      });
+    } catch (err) {
+      console.error(`local gateway: ${(err as Error).message}`);
+      await service.stop();
+      process.exit(1);
+    }
+    console.log(banner(gateway));
+  } else {
+    console.log(`Jobs service on ${service.url}, LOCAL_GATEWAY=off: put Kong in front of it (see README).`);
+    if (!gatewaySecret) console.log('GATEWAY_SECRET is not set: the service accepts identity headers from anyone who can reach it.');
+  }
+
+  process.on('SIGHUP', () => gateway?.reload());
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    Promise.all([gateway?.close(), service.stop()]).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+void main();
