@@ -39,12 +39,13 @@ CREATE TABLE `jobs` (
 	`created_by_consumer` varchar(64),
 	`deleted_at` datetime(3),
 	`listed` boolean GENERATED ALWAYS AS ((`status` in ('active', 'open') and `deleted_at` is null)) STORED,
+	`visible_status` enum('draft','active','open','paused','closed') GENERATED ALWAYS AS ((if(`deleted_at` is null, `status`, null))) STORED,
 	`department_key` varchar(100) GENERATED ALWAYS AS ((lower(trim(`department`)))) STORED,
 	CONSTRAINT `jobs_id` PRIMARY KEY(`id`)
 );
 --> statement-breakpoint
-CREATE INDEX `jobs_listed_created_idx` ON `jobs` (`listed`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `jobs_status_created_idx` ON `jobs` (`status`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `jobs_type_created_idx` ON `jobs` (`type`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `jobs_department_created_idx` ON `jobs` (`department_key`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `jobs_workplace_created_idx` ON `jobs` (`workplace`,`created_at`,`id`);
+CREATE INDEX `jobs_listed_idx` ON `jobs` (`listed`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_listed_type_idx` ON `jobs` (`listed`,`type`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_listed_department_idx` ON `jobs` (`listed`,`department_key`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_listed_workplace_idx` ON `jobs` (`listed`,`workplace`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_visible_status_idx` ON `jobs` (`visible_status`,`created_at`,`id`);

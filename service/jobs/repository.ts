@@ -9,7 +9,7 @@ function listConditions(query: ListQuery): SQL | undefined {
   return and(
     // Without a status filter the default listing is exactly the generated `listed` column,
     // which has its own index in listing order.
-    query.status ? and(inArray(jobs.status, query.status), isNull(jobs.deletedAt)) : eq(jobs.listed, true),
+    query.status ? inArray(jobs.visibleStatus, query.status) : eq(jobs.listed, true),
     query.type ? inArray(jobs.type, query.type) : undefined,
     query.workplace ? inArray(jobs.workplace, query.workplace) : undefined,
     // Folded by the database on both sides, so the match is exactly the column's definition.
@@ -22,28 +22,34 @@ export interface JobPage {
   total: number;
 }
 
-export async function listJobs(db: Database, query: ListQuery): Promise<JobPage> {
+/** The two queries behind a listing page (exported so the benchmark can EXPLAIN them). */
+export function listQueries(db: Database, query: ListQuery) {
   const where = listConditions(query);
-  const offset = (query.page - 1) * query.limit;
-  const countQuery = db.select({ total: count() }).from(jobs).where(where);
-  const pageQuery = () =>
-    db
+  return {
+    offset: (query.page - 1) * query.limit,
+    count: db.select({ total: count() }).from(jobs).where(where),
+    page: db
       .select(publicColumns)
       .from(jobs)
       .where(where)
       .orderBy(desc(jobs.createdAt), desc(jobs.id))
       .limit(query.limit)
-      .offset(offset) as Promise<PublicJobRow[]>;
+      .offset((query.page - 1) * query.limit),
+  };
+}
 
-  if (offset === 0) {
+export async function listJobs(db: Database, query: ListQuery): Promise<JobPage> {
+  const queries = listQueries(db, query);
+  const page = () => queries.page as unknown as Promise<PublicJobRow[]>;
+  if (queries.offset === 0) {
     // First page: both queries at once.
-    const [[counted], rows] = await Promise.all([countQuery, pageQuery()]);
+    const [[counted], rows] = await Promise.all([queries.count, page()]);
     return { rows, total: counted?.total ?? 0 };
   }
   // Later pages: skip the page query when it is past the end, where OFFSET would still scan.
-  const [counted] = await countQuery;
+  const [counted] = await queries.count;
   const total = counted?.total ?? 0;
-  return { rows: offset >= total ? [] : await pageQuery(), total };
+  return { rows: queries.offset >= total ? [] : await page(), total };
 }
 
 /**
