@@ -1,0 +1,124 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { renderDeckTemplate } from '../../gateway/local/config/deck-template';
+import { loadGateway } from '../../gateway/local/config/load';
+import { envVaultVariable, resolveVaultReference } from '../../gateway/local/config/vault-env';
+import { jobScopes } from '../../gateway/local/plugins/job-scopes';
+import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
+import { pluginRegistry } from '../../gateway/local/plugins/registry';
+import { DEMO, KONG_YAML, ROOT, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
+
+const plugins = pluginRegistry(new RateLimitCounters());
+
+describe('decK environment references', () => {
+  test('${{ env "DECK_..." }} is replaced by the variable, wherever it is in the text', () => {
+    const text = 'key: \'${{ env "DECK_ACME_KEY" }}\'\n# ${{ env "DECK_OTHER" }}\n';
+    expect(renderDeckTemplate(text, { DECK_ACME_KEY: 'acme-123', DECK_OTHER: 'x' })).toBe("key: 'acme-123'\n# x\n");
+  });
+
+  test('an unset variable fails with decK\'s message, naming it and its position', () => {
+    const text = 'consumers:\n  - key: ${{ env "DECK_ACME_KEY" }}\n';
+    expect(() => renderDeckTemplate(text, {})).toThrow(
+      'template: state:2:13: executing "state" at <env "DECK_ACME_KEY">: error calling env: ' +
+        "environment variable 'DECK_ACME_KEY' present in state file but not set",
+    );
+  });
+
+  test('only DECK_-prefixed names may be read', () => {
+    expect(() => renderDeckTemplate('a: ${{ env "HOME" }}', { HOME: '/root' })).toThrow(
+      "environment variables in the state file must be prefixed with 'DECK_', found: 'HOME'",
+    );
+  });
+
+  test('a reference inside a YAML comment is rendered too, so an unset one fails the whole file', () => {
+    expect(() => renderDeckTemplate('# e.g. ${{ env "DECK_EXAMPLE" }}\na: 1\n', {})).toThrow(
+      "environment variable 'DECK_EXAMPLE' present in state file but not set",
+    );
+  });
+
+  test('a key from the environment authenticates through the gateway; unset, the file is refused', async () => {
+    const upstream = await stubUpstream();
+    const cf = configFile(upstream.port);
+    const text = stringify(cf.state).replace(DEMO.reader, '${{ env "DECK_READER_KEY" }}');
+    cf.writeRaw(text);
+    await expect(startGateway(cf.path, gatewayEnv('s3cret-s3cret-s3cret'))).rejects.toThrow(
+      "environment variable 'DECK_READER_KEY' present in state file but not set",
+    );
+    const gateway = await startGateway(cf.path, gatewayEnv('s3cret-s3cret-s3cret', { DECK_READER_KEY: 'partner-key-from-env' }));
+    try {
+      const ok = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': 'partner-key-from-env' } });
+      expect(ok.status).toBe(200);
+      expect(upstream.received.at(-1)?.headers['x-consumer-username']).toBe('demo-reader');
+      const old = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+      expect(old.status).toBe(401);
+    } finally {
+      await gateway.close();
+      await upstream.close();
+      cf.remove();
+    }
+  });
+
+  test("the repository's kong.yaml loads the way decK loads it (every DECK_ reference resolvable without partner secrets)", () => {
+    const env = gatewayEnv('s3cret-s3cret-s3cret');
+    const loaded = loadGateway(KONG_YAML, env, plugins, () => undefined);
+    expect(loaded.config.routes.map((r) => r.name)).toEqual(['jobs-read', 'jobs-write', 'jobs-other-methods']);
+    expect(loaded.config.credentialsByKey.get(DEMO.writer)?.consumer.groups).toEqual(['jobs:read', 'jobs:write']);
+  });
+});
+
+describe('Kong env vault references', () => {
+  test('the variable is the resource upper-cased with dashes turned into underscores', () => {
+    expect(envVaultVariable('jobs-gateway-secret')).toBe('JOBS_GATEWAY_SECRET');
+    expect(resolveVaultReference('{vault://env/jobs-gateway-secret}', { JOBS_GATEWAY_SECRET: 'abc' })).toEqual({ value: 'abc' });
+    expect(resolveVaultReference('{vault://env/jobs-gateway-secret}', { 'jobs-gateway-secret': 'abc' })).toHaveProperty('error');
+    expect(resolveVaultReference('{vault://env/creds/token}', { CREDS: '{"token":"t1"}' })).toEqual({ value: 't1' });
+  });
+
+  test('kong.yaml\'s gateway_secret reaches the service as X-Gateway-Secret; unresolvable, no secret is sent', async () => {
+    const upstream = await stubUpstream();
+    const cf = configFile(upstream.port);
+    const withSecret = await startGateway(cf.path, gatewayEnv('from-the-env-vault-123'));
+    const without = await startGateway(cf.path, gatewayEnv(undefined));
+    try {
+      await send(withSecret.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+      expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBe('from-the-env-vault-123');
+      const res = await send(without.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'X-Gateway-Secret': 'forged' } });
+      expect(res.status).toBe(200);
+      expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBeUndefined();
+      expect(without.rawLogs.some((l) => l.includes('unable to resolve reference {vault://env/jobs-gateway-secret}'))).toBe(true);
+    } finally {
+      await withSecret.close();
+      await without.close();
+      await upstream.close();
+      cf.remove();
+    }
+  });
+});
+
+describe('what the local gateway refuses instead of ignoring', () => {
+  const cases: Array<[string, (s: any) => void, string]> = [
+    ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],
+    ['routing on hosts', (s) => (s.services[0].routes[0].hosts = ['api.example.com']), 'routing on hosts is not reproduced'],
+    ['a rate-limiting policy other than local', (s) => (s.services[0].routes[0].plugins[1].config.policy = 'redis'), 'policy: "redis" is not reproduced'],
+    ['an unknown scope', (s) => (s.services[0].routes[0].plugins[0].config.required_scope = 'jobs:admin'), 'required_scope'],
+    ['a key used twice', (s) => s.consumers[1].keyauth_credentials.push({ key: DEMO.writer }), 'the same key is used twice'],
+    ['upstreams', (s) => (s.upstreams = [{ name: 'x' }]), 'upstreams: not reproduced'],
+  ];
+  test.each(cases)('%s', (_name, edit, message) => {
+    const cf = configFile(3000, edit);
+    try {
+      expect(() => loadGateway(cf.path, gatewayEnv('x'), plugins, () => undefined)).toThrow(message);
+    } finally {
+      cf.remove();
+    }
+  });
+});
+
+test("job-scopes runs at the PRIORITY of the Lua plugin, between key-auth and request-size-limiting", () => {
+  const lua = readFileSync(path.join(ROOT, 'gateway/plugins/job-scopes/handler.lua'), 'utf8');
+  const priority = Number(/PRIORITY\s*=\s*(\d+)/.exec(lua)?.[1]);
+  expect(jobScopes.priority).toBe(priority);
+  const order = [...plugins.values()].sort((a, b) => b.priority - a.priority).map((p) => p.name);
+  expect(order).toEqual(['correlation-id', 'key-auth', 'job-scopes', 'request-size-limiting', 'rate-limiting']);
+});

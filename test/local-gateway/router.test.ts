@@ -1,0 +1,74 @@
+import { normalizePath, Router, compileRoutePath } from '../../gateway/local/router';
+import type { Route, Service } from '../../gateway/local/types';
+import { DEMO, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
+
+const service = {} as Service;
+
+function route(name: string, paths: string[], methods: string[] | null = null, regexPriority = 0): Route {
+  return { id: name, name, methods, paths: paths.map(compileRoutePath), regexPriority, preserveHost: false, service, plugins: [] };
+}
+
+describe('route matching (Kong 3.9 traditional_compatible priorities)', () => {
+  test('a regex path is anchored at the start, not at the end', () => {
+    const router = new Router([route('r', ['~/api/v1/jobs'])]);
+    expect(router.match('GET', '/api/v1/jobs/anything')?.name).toBe('r');
+    expect(router.match('GET', '/prefix/api/v1/jobs')).toBeNull();
+  });
+
+  test('regex paths are tried before prefix paths, whatever their length', () => {
+    const router = new Router([route('prefix', ['/api/v1/jobs/special']), route('regex', ['~/api/v1/jobs/[^/]+$'])]);
+    expect(router.match('GET', '/api/v1/jobs/special')?.name).toBe('regex');
+  });
+
+  test('among regex paths, higher regex_priority wins; among prefixes, the longest', () => {
+    const regexes = new Router([route('low', ['~/a/.*'], null, 0), route('high', ['~/a/b'], null, 5)]);
+    expect(regexes.match('GET', '/a/b')?.name).toBe('high');
+    const prefixes = new Router([route('short', ['/a']), route('long', ['/a/b'])]);
+    expect(prefixes.match('GET', '/a/b/c')?.name).toBe('long');
+    expect(prefixes.match('GET', '/a/x')?.name).toBe('short');
+  });
+
+  test('a route with methods outranks one without; a method outside the list does not match', () => {
+    const router = new Router([route('any', ['~/x$']), route('get', ['~/x$'], ['GET'])]);
+    expect(router.match('GET', '/x')?.name).toBe('get');
+    expect(router.match('POST', '/x')?.name).toBe('any');
+    expect(new Router([route('get', ['/x'], ['GET'])]).match('OPTIONS', '/x')).toBeNull();
+  });
+
+  test('paths are normalized before matching', () => {
+    expect(normalizePath('/api/v1/%6aobs')).toBe('/api/v1/jobs');
+    expect(normalizePath('/api//v1/./x/../jobs')).toBe('/api/v1/jobs');
+    expect(normalizePath('/api/v1/jobs%2Fx')).toBe('/api/v1/jobs%2Fx');
+  });
+});
+
+describe("kong.yaml's routes through the gateway", () => {
+  test('no route: 404 with Kong\'s message in the error template, and the request never reaches the service', async () => {
+    const upstream = await stubUpstream();
+    const cf = configFile(upstream.port);
+    const gateway = await startGateway(cf.path, gatewayEnv('x'));
+    try {
+      for (const [method, path] of [
+        ['GET', '/api/v1/unknown'],
+        ['GET', '/api/v2/jobs'],
+        ['GET', '/api/v1/jobs/a/b'],
+        ['OPTIONS', '/api/v1/jobs'],
+        ['GET', '/'],
+      ] as const) {
+        const res = await send(gateway.url, { method, path, headers: { 'X-API-Key': DEMO.reader } });
+        expect([method, path, res.status]).toEqual([method, path, 404]);
+        expect(res.json).toEqual({ error: 'no Route matched with those values', request_id: res.headers['x-kong-request-id'] });
+        expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      }
+      expect(upstream.received).toHaveLength(0);
+
+      const encoded = await send(gateway.url, { path: '/api/v1/%6aobs/', headers: { 'X-API-Key': DEMO.reader } });
+      expect(encoded.status).toBe(200);
+      expect(upstream.received[0]?.url).toBe('/api/v1/jobs/');
+    } finally {
+      await gateway.close();
+      await upstream.close();
+      cf.remove();
+    }
+  });
+});
