@@ -6,6 +6,7 @@
  * app in-process over loopback and prints latency percentiles and memory. It prints figures; it
  * asserts nothing, so no test depends on the speed of the machine.
  */
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createDatabase } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
@@ -14,7 +15,6 @@ import { createApp } from '../service/app';
 import { parseListQuery } from '../service/jobs/list-query';
 import { listQueries } from '../service/jobs/repository';
 import { createLogger } from '../service/logger';
-import { serve } from '../test/helpers/http';
 
 const SHAPES = [
   '',
@@ -63,7 +63,9 @@ async function main() {
   }
 
   const app = createApp({ db: database.db, config: {}, logger: createLogger('silent') });
-  const served = await serve(app.callback());
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const served = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
   const concurrency = 8;
   const perShape = 200;
   console.log(`\nlatency over loopback, ${perShape} requests per shape, ${concurrency} at a time:`);
@@ -90,7 +92,8 @@ async function main() {
   }
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
   console.log(`\nmemory: rss ${mb(process.memoryUsage().rss)} (was ${mb(rssBefore)} before the load), heap used ${mb(process.memoryUsage().heapUsed)}`);
-  await served.close();
+  server.close();
+  server.closeIdleConnections();
   await database.close();
 }
 
