@@ -1,0 +1,173 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseHostsFile } from '../../gateway/local/upstream/resolve';
+import { parseProxyListen } from '../../gateway/local';
+import { DEMO, configFile, gatewayEnv, send, startGateway, stubUpstream, type ConfigFile, type StubUpstream, type TestGateway } from './support';
+
+describe('reloading kong.yaml', () => {
+  let upstream: StubUpstream;
+  let cf: ConfigFile;
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await stubUpstream();
+    cf = configFile(upstream.port);
+    gateway = await startGateway(cf.path, gatewayEnv('x'));
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+    cf.remove();
+  });
+
+  const post = (key: string) => send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': key }, body: '{}' });
+
+  test('an edited file is picked up without a restart: a scope granted to the same key', async () => {
+    expect((await post(DEMO.reader)).status).toBe(403);
+    const reloaded = gateway.nextReload();
+    cf.write((s) => s.consumers.find((c: any) => c.username === 'demo-reader').acls.push({ group: 'jobs:write' }));
+    expect(await reloaded).toEqual({ ok: true });
+    expect((await post(DEMO.reader)).status).toBe(200);
+    expect(upstream.received.at(-1)?.headers['x-consumer-groups']).toBe('jobs:read, jobs:write');
+  });
+
+  test('an invalid file is refused with a log line, and the previous configuration keeps serving', async () => {
+    const reloaded = gateway.nextReload();
+    cf.writeRaw('_format_version: "3.0"\nservices: [\n');
+    const result = await reloaded;
+    expect(result.ok).toBe(false);
+    expect(gateway.rawLogs.some((l) => l.includes('configuration refused, still serving the previous one'))).toBe(true);
+    expect((await post(DEMO.reader)).status).toBe(200);
+
+    const unset = gateway.nextReload();
+    cf.writeRaw(`${'#'} partner: \${{ env "DECK_NOT_SET" }}\n_format_version: "3.0"\n`);
+    const refused = await unset;
+    expect(refused).toEqual({ ok: false, error: expect.stringContaining("environment variable 'DECK_NOT_SET' present in state file but not set") });
+    expect((await post(DEMO.reader)).status).toBe(200);
+  });
+
+  test('reload() (what SIGHUP calls) applies a valid file; rate-limit counters survive it', async () => {
+    cf.write((s) => {
+      s.consumers.find((c: any) => c.username === 'demo-reader').acls = [{ group: 'jobs:read' }];
+    });
+    expect(gateway.reload()).toEqual({ ok: true });
+    const before = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
+    expect(gateway.reload()).toEqual({ ok: true });
+    const after = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
+    expect(Number(after.headers['x-ratelimit-remaining-hour'])).toBe(Number(before.headers['x-ratelimit-remaining-hour']) - 1);
+    expect((await post(DEMO.reader)).status).toBe(403);
+  });
+});
+
+describe('proxying', () => {
+  let upstream: StubUpstream;
+  let cf: ConfigFile;
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    upstream = await stubUpstream();
+    cf = configFile(upstream.port);
+    gateway = await startGateway(cf.path, gatewayEnv('x'));
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+    cf.remove();
+  });
+
+  test('status, headers and body come back from the service; hop-by-hop headers do not pass either way', async () => {
+    upstream.respond = (_req, res) => {
+      res.writeHead(405, { 'Content-Type': 'application/json', Allow: 'GET, HEAD, POST', 'X-Custom': 'kept', 'Keep-Alive': 'timeout=1', Connection: 'X-Drop, keep-alive', 'X-Drop': 'no' });
+      res.end('{"error":"Method not allowed"}');
+    };
+    try {
+      const res = await send(gateway.url, {
+        method: 'DELETE',
+        path: '/api/v1/jobs/1',
+        headers: { 'X-API-Key': DEMO.writer, Connection: 'X-Hop', 'X-Hop': 'secret', TE: 'trailers' },
+      });
+      expect(res.status).toBe(405);
+      expect(res.json).toEqual({ error: 'Method not allowed' });
+      expect(res.headers.allow).toBe('GET, HEAD, POST');
+      expect(res.headers['x-custom']).toBe('kept');
+      expect(res.headers['x-drop']).toBeUndefined();
+      const got = upstream.received.at(-1)!;
+      expect(got.headers['x-hop']).toBeUndefined();
+      expect(got.headers.te).toBeUndefined();
+      expect(got.headers.host).toBe(`jobs-service:${upstream.port}`);
+      expect(got.headers['x-forwarded-for']).toBe('127.0.0.1');
+      expect(got.headers['x-kong-request-id']).toBe(res.headers['x-kong-request-id']);
+    } finally {
+      upstream.respond = (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end('{"ok":true}');
+      };
+    }
+  });
+
+  test('X-Request-ID: generated when absent and forwarded; a client id is kept; both echoed, on errors too', async () => {
+    const generated = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+    const id = generated.headers['x-request-id'] as string;
+    expect(id).toMatch(/^[0-9a-f-]{36}#\d+$/);
+    expect(upstream.received.at(-1)?.headers['x-request-id']).toBe(id);
+
+    const mine = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'X-Request-ID': 'partner-trace-1' } });
+    expect(mine.headers['x-request-id']).toBe('partner-trace-1');
+    expect(upstream.received.at(-1)?.headers['x-request-id']).toBe('partner-trace-1');
+
+    const rejected = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-Request-ID': 'partner-trace-2' } });
+    expect(rejected.status).toBe(401);
+    expect(rejected.headers['x-request-id']).toBe('partner-trace-2');
+  });
+
+  test('connections to the service are kept alive and reused', async () => {
+    const before = upstream.received.length;
+    for (let i = 0; i < 5; i++) await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+    const sockets = new Set(upstream.received.slice(before).map((r) => r.socketId));
+    expect(sockets.size).toBe(1);
+  });
+
+  test('a large response body streams through intact', async () => {
+    const big = JSON.stringify({ data: 'z'.repeat(2_000_000) });
+    upstream.respond = (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(big);
+    };
+    try {
+      const res = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+      expect(res.text).toBe(big);
+    } finally {
+      upstream.respond = (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end('{"ok":true}');
+      };
+    }
+  });
+});
+
+test('service unreachable: 502 with Kong\'s message in the error template', async () => {
+  const closed = http.createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  const cf = configFile(port);
+  const gateway = await startGateway(cf.path, gatewayEnv('x'));
+  try {
+    const res = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+    expect(res.status).toBe(502);
+    expect(res.json).toEqual({ error: 'An invalid response was received from the upstream server', request_id: res.headers['x-kong-request-id'] });
+  } finally {
+    await gateway.close();
+    cf.remove();
+  }
+});
+
+test('hosts file and proxy_listen parsing follow Kong\'s formats', () => {
+  const hosts = parseHostsFile('# comment\n127.0.0.1 localhost jobs-service # inline\n::1 localhost ip6-localhost\n10.0.0.2 other\n');
+  expect(hosts.get('jobs-service')).toBe('127.0.0.1');
+  expect(hosts.get('localhost')).toBe('127.0.0.1');
+  expect(hosts.get('ip6-localhost')).toBe('::1');
+  expect(hosts.get('missing')).toBeUndefined();
+  expect(parseProxyListen('0.0.0.0:8000 reuseport backlog=16384, 0.0.0.0:8443 http2 ssl')).toEqual({ host: '0.0.0.0', port: 8000 });
+  expect(parseProxyListen(undefined)).toBeNull();
+});
