@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { migrate } from 'drizzle-orm/mysql2/migrator';
 import mysql from 'mysql2/promise';
+import { errorCode, isDatabaseUnavailable } from './errors';
 import { connectionOptions, createDatabase, databaseName, describeDatabaseUrl } from './client';
 
 // Works from db/ (ts-jest) and from dist/db/ (compiled): both sit one or two levels below the
@@ -35,18 +36,6 @@ export async function migrateDatabase(url: string): Promise<void> {
   }
 }
 
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'PROTOCOL_CONNECTION_LOST',
-  'ER_ACCESS_DENIED_ERROR',
-]);
-
 /** One line for the operator when start-up cannot use the database. */
 export function startupDatabaseError(url: string, error: unknown): string {
   const code = errorCode(error);
@@ -54,21 +43,10 @@ export function startupDatabaseError(url: string, error: unknown): string {
   if (code === 'ER_ACCESS_DENIED_ERROR') {
     return `MySQL at ${where} refused the credentials in DATABASE_URL (${code}).`;
   }
-  if (code && UNREACHABLE_CODES.has(code)) {
+  if (isDatabaseUnavailable(error)) {
     return `Cannot reach MySQL at ${where} (${code}). Is it running? Set DATABASE_URL to point elsewhere.`;
   }
   return `Database set-up failed at ${where}: ${code ?? (error instanceof Error ? error.message : String(error))}`;
-}
-
-export function errorCode(error: unknown): string | undefined {
-  for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    // AggregateError (several addresses tried, all failed) keeps the codes in .errors.
-    const nested = (e as { errors?: unknown[] }).errors;
-    if (Array.isArray(nested) && nested.length > 0) return errorCode(nested[0]);
-  }
-  return undefined;
 }
 
 if (require.main === module) {

@@ -16,7 +16,9 @@ read -r jest_passed jest_failed < <(node -e '
   try {
     const r = require(process.argv[1]);
     // Suites that failed to run (a syntax error, a crash in beforeAll) count as failures too.
-    console.log(r.numPassedTests, r.numFailedTests + r.numRuntimeErrorTestSuites);
+    const failed = r.numFailedTests + r.numRuntimeErrorTestSuites;
+    if (!Number.isInteger(r.numPassedTests) || !Number.isInteger(failed)) throw new Error("no counts");
+    console.log(r.numPassedTests, failed);
   } catch { console.log(0, 1); }' "$report")
 if [ "$jest_rc" -ne 0 ] && [ "$jest_failed" -eq 0 ]; then jest_failed=1; fi
 

@@ -1,24 +1,7 @@
 import type { Middleware } from 'koa';
-import { errorCode } from '../../db/migrate';
+import { errorCode, isDatabaseUnavailable } from '../../db/errors';
 import { HttpError } from '../errors';
 import type { Logger } from '../logger';
-
-// Codes that mean "the database is not there right now": retrying later can succeed.
-const DATABASE_UNAVAILABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT',
-  'ER_CON_COUNT_ERROR',
-  'ER_SERVER_SHUTDOWN',
-  'ER_LOCK_WAIT_TIMEOUT',
-]);
 
 export const RETRY_AFTER_SECONDS = '5';
 
@@ -54,8 +37,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error && typeof error === 'object') {
     const fromBody = bodyParserError(error as { type?: unknown });
     if (fromBody) return fromBody;
-    const code = errorCode(error);
-    if ((code && DATABASE_UNAVAILABLE.has(code)) || /Pool is closed/.test(String((error as Error).message))) {
+    if (isDatabaseUnavailable(error)) {
       return {
         status: 503,
         body: { error: 'Service temporarily unavailable. Retry in a few seconds.' },
