@@ -70,7 +70,11 @@ async function main(): Promise<void> {
     console.error(error instanceof ConfigError || error instanceof Error ? error.message : String(error));
     process.exit(1);
   }
-  console.log(`Jobs service listening on ${service.url} (no gateway in front: send X-Consumer-* headers yourself)`);
+  console.log(
+    process.env.GATEWAY_SECRET
+      ? `Jobs service listening on ${service.url} (only requests carrying the gateway secret are served)`
+      : `Jobs service listening on ${service.url} (no gateway secret: send the X-Consumer-* identity headers yourself)`,
+  );
   let stopping = false;
   const stop = () => {
     if (stopping) return;
