@@ -14,7 +14,7 @@ npx jest --json --outputFile="$report" "$@"
 jest_rc=$?
 read -r jest_passed jest_failed < <(node -e '
   try {
-    const r = require(process.argv[1]);
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     // Suites that failed to run (a syntax error, a crash in beforeAll) count as failures too.
     const failed = r.numFailedTests + r.numRuntimeErrorTestSuites;
     if (!Number.isInteger(r.numPassedTests) || !Number.isInteger(failed)) throw new Error("no counts");
@@ -33,4 +33,4 @@ echo
 echo "jest: $jest_passed passed, $jest_failed failed"
 echo "busted: $busted_passed passed, $busted_failed failed"
 echo "tests: $((jest_passed + busted_passed)) passed, $((jest_failed + busted_failed)) failed"
-[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ]
+[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + busted_failed)) -eq 0 ]
