@@ -4,7 +4,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export const Config = z.object({
-  port: z.coerce.number().int().min(0).max(65535).default(3000),
+  port: z.coerce.number({ error: 'must be a port number (0-65535)' }).int('must be a port number (0-65535)').min(0, 'must be a port number (0-65535)').max(65535, 'must be a port number (0-65535)').default(3000),
   // Loopback by default: partners reach the service only through the gateway. Containers set
   // HOST=0.0.0.0 on a private network.
   host: z.string().min(1).default('127.0.0.1'),
@@ -16,7 +16,7 @@ export const Config = z.object({
     }),
   // When set, only requests carrying it in X-Gateway-Secret are served (the gateway adds it).
   gatewaySecret: z.string().min(16, 'must be at least 16 characters').optional(),
-  dbPoolSize: z.coerce.number().int().min(1).max(100).default(10),
+  dbPoolSize: z.coerce.number({ error: 'must be a whole number from 1 to 100' }).int('must be a whole number from 1 to 100').min(1, 'must be a whole number from 1 to 100').max(100, 'must be a whole number from 1 to 100').default(10),
   logLevel: z.enum(LOG_LEVELS).default('info'),
 });
 export type Config = z.infer<typeof Config>;

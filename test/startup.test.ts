@@ -20,7 +20,7 @@ describe('configuration', () => {
     const load = () =>
       loadConfig({ PORT: 'eighty', DATABASE_URL: 'postgres://x/y', GATEWAY_SECRET: 'short', LOG_LEVEL: 'loud' });
     expect(load).toThrow(ConfigError);
-    expect(load).toThrow(/PORT .*; DATABASE_URL must look like mysql:\/\/.*; GATEWAY_SECRET must be at least 16 characters; .*LOG_LEVEL/);
+    expect(load).toThrow(/PORT must be a port number \(0-65535\); DATABASE_URL must look like mysql:\/\/.*; GATEWAY_SECRET must be at least 16 characters; .*LOG_LEVEL/);
   });
 });
 
