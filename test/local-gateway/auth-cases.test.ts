@@ -4,18 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  ROOT,
-  configFile,
-  gatewayEnv,
-  logLineFor,
-  send,
-  startGateway,
-  stubUpstream,
-  type ConfigFile,
-  type StubUpstream,
-  type TestGateway,
-} from './support';
+import { ROOT, gatewayOverStub, logLineFor, send } from './support';
 
 interface AuthCase {
   name: string;
@@ -45,21 +34,7 @@ function receivedQuery(url: string): Record<string, string | string[]> {
   return out;
 }
 
-let upstream: StubUpstream;
-let config: ConfigFile;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  upstream = await stubUpstream();
-  config = configFile(upstream.port);
-  gateway = await startGateway(config.path, gatewayEnv(spec.gatewaySecret));
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await upstream.close();
-  config.remove();
-});
+const stack = gatewayOverStub({ secret: spec.gatewaySecret });
 
 test('the table has cases for every outcome', () => {
   const statuses = new Set(spec.cases.map((c) => c.expect.status));
@@ -68,8 +43,8 @@ test('the table has cases for every outcome', () => {
 
 describe.each(spec.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
   test(`${c.request.method} ${c.request.path} -> ${c.expect.status}`, async () => {
-    const before = upstream.received.length;
-    const res = await send(gateway.url, {
+    const before = stack.upstream.received.length;
+    const res = await send(stack.gateway.url, {
       method: c.request.method,
       path: c.request.path,
       query: c.request.query,
@@ -77,14 +52,14 @@ describe.each(spec.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
     });
 
     expect(res.status).toBe(c.expect.status);
-    const line = await logLineFor(gateway, res.headers['x-kong-request-id'] as string);
+    const line = await logLineFor(stack.gateway, res.headers['x-kong-request-id'] as string);
     expect(line?.route).toBe(c.route);
     expect(line?.consumer).toBe(c.consumer);
     for (const [name, value] of Object.entries(c.expect.headers ?? {})) {
       expect(res.headers[name.toLowerCase()]).toBe(value);
     }
 
-    const arrived = upstream.received.slice(before);
+    const arrived = stack.upstream.received.slice(before);
     if (c.expect.status !== 200) {
       expect(arrived).toHaveLength(0);
       if (c.expect.body !== undefined) expect(res.json).toEqual(c.expect.body);

@@ -1,5 +1,5 @@
 import { RateLimitCounters, windowStarts } from '../../gateway/local/plugins/rate-limiting';
-import { DEMO, configFile, gatewayEnv, send, startGateway, stubUpstream, type ConfigFile, type StubUpstream, type TestGateway } from './support';
+import { DEMO, gatewayOverStub, send } from './support';
 
 describe('rate-limiting windows', () => {
   test('windows are fixed and aligned to the UTC clock', () => {
@@ -30,30 +30,19 @@ async function awayFromMinuteEnd(): Promise<void> {
 }
 
 describe('rate limits and size limit through the gateway', () => {
-  let upstream: StubUpstream;
-  let cf: ConfigFile;
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    upstream = await stubUpstream();
-    // Tiny limits: 3 reads a minute, 1000 an hour; writes keep kong.yaml's limits.
-    cf = configFile(upstream.port, (s) => {
+  // Tiny limits: 3 reads a minute, 1000 an hour; writes keep kong.yaml's limits.
+  const stack = gatewayOverStub({
+    edit: (s) => {
       const read = s.services[0].routes.find((r: any) => r.name === 'jobs-read');
       const rl = read.plugins.find((p: any) => p.name === 'rate-limiting');
       rl.config.minute = 3;
       rl.config.hour = 1000;
-    });
-    gateway = await startGateway(cf.path, gatewayEnv('x'));
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await upstream.close();
-    cf.remove();
+    },
   });
 
   test('per consumer: Kong\'s headers count down, then 429 with Retry-After; other consumers and routes are unaffected', async () => {
     await awayFromMinuteEnd();
-    const read = () => send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+    const read = () => send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await read();
@@ -68,7 +57,7 @@ describe('rate limits and size limit through the gateway', () => {
     }
     expect(remaining).toEqual(['2/2/999', '1/1/998', '0/0/997']);
 
-    const before = upstream.received.length;
+    const before = stack.upstream.received.length;
     const limited = await read();
     expect(limited.status).toBe(429);
     expect(limited.json).toEqual({ error: 'Rate limit exceeded', request_id: limited.headers['x-kong-request-id'] });
@@ -76,33 +65,33 @@ describe('rate limits and size limit through the gateway', () => {
     expect(limited.headers['x-ratelimit-remaining-minute']).toBe('0');
     expect(limited.headers['retry-after']).toBe(limited.headers['ratelimit-reset']);
     expect(limited.headers['x-request-id']).toBeTruthy();
-    expect(upstream.received.length).toBe(before);
+    expect(stack.upstream.received.length).toBe(before);
 
-    const other = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } });
+    const other = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } });
     expect(other.status).toBe(200);
     expect(other.headers['x-ratelimit-remaining-minute']).toBe('2');
-    const write = await send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer }, body: '{}' });
+    const write = await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer }, body: '{}' });
     expect(write.status).toBe(200);
     expect(write.headers['x-ratelimit-limit-minute']).toBe('30');
     expect(write.headers['ratelimit-remaining']).toBe('29');
   });
 
   test('over 100 KB: 413 with Kong\'s message, with Content-Length or streamed without it; the service never sees it', async () => {
-    const before = upstream.received.length;
+    const before = stack.upstream.received.length;
     const big = 'x'.repeat(100 * 1024 + 1);
     for (const chunked of [false, true]) {
-      const res = await send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 }, body: big, chunked });
+      const res = await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 }, body: big, chunked });
       expect([chunked, res.status]).toEqual([chunked, 413]);
       expect(res.json).toEqual({ error: 'Request size limit exceeded', request_id: res.headers['x-kong-request-id'] });
     }
-    expect(upstream.received.length).toBe(before);
+    expect(stack.upstream.received.length).toBe(before);
   });
 
   test('exactly 100 KB streamed without Content-Length is forwarded whole', async () => {
     const body = 'y'.repeat(100 * 1024);
-    const res = await send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 }, body, chunked: true });
+    const res = await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 }, body, chunked: true });
     expect(res.status).toBe(200);
-    const got = upstream.received.at(-1)!;
+    const got = stack.upstream.received.at(-1)!;
     expect(got.body.toString()).toBe(body);
     expect(got.headers['content-length']).toBe(String(body.length));
   });
@@ -110,11 +99,11 @@ describe('rate limits and size limit through the gateway', () => {
   test('rejected requests (no key) do not use up the rate limit', async () => {
     await awayFromMinuteEnd();
     for (let i = 0; i < 5; i++) {
-      const res = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': 'demo-unknown' } });
+      const res = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': 'demo-unknown' } });
       expect(res.status).toBe(401);
       expect(res.headers['ratelimit-limit']).toBeUndefined();
     }
-    const res = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
+    const res = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
     expect(res.headers['x-ratelimit-remaining-minute']).toBe('2');
   });
 });

@@ -2,86 +2,60 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseHostsFile } from '../../gateway/local/upstream/resolve';
 import { parseProxyListen } from '../../gateway/local';
-import { DEMO, configFile, gatewayEnv, send, startGateway, stubUpstream, type ConfigFile, type StubUpstream, type TestGateway } from './support';
+import { DEMO, configFile, gatewayEnv, gatewayOverStub, send, startGateway } from './support';
 
 describe('reloading kong.yaml', () => {
-  let upstream: StubUpstream;
-  let cf: ConfigFile;
-  let gateway: TestGateway;
+  const stack = gatewayOverStub();
 
-  beforeAll(async () => {
-    upstream = await stubUpstream();
-    cf = configFile(upstream.port);
-    gateway = await startGateway(cf.path, gatewayEnv('x'));
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await upstream.close();
-    cf.remove();
-  });
-
-  const post = (key: string) => send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': key }, body: '{}' });
+  const post = (key: string) => send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': key }, body: '{}' });
 
   test('an edited file is picked up without a restart: a scope granted to the same key', async () => {
     expect((await post(DEMO.reader)).status).toBe(403);
-    const reloaded = gateway.nextReload();
-    cf.write((s) => s.consumers.find((c: any) => c.username === 'demo-reader').acls.push({ group: 'jobs:write' }));
+    const reloaded = stack.gateway.nextReload();
+    stack.cf.write((s) => s.consumers.find((c: any) => c.username === 'demo-reader').acls.push({ group: 'jobs:write' }));
     expect(await reloaded).toEqual({ ok: true });
     expect((await post(DEMO.reader)).status).toBe(200);
-    expect(upstream.received.at(-1)?.headers['x-consumer-groups']).toBe('jobs:read, jobs:write');
+    expect(stack.upstream.received.at(-1)?.headers['x-consumer-groups']).toBe('jobs:read, jobs:write');
   });
 
   test('an invalid file is refused with a log line, and the previous configuration keeps serving', async () => {
-    const reloaded = gateway.nextReload();
-    cf.writeRaw('_format_version: "3.0"\nservices: [\n');
+    const reloaded = stack.gateway.nextReload();
+    stack.cf.writeRaw('_format_version: "3.0"\nservices: [\n');
     const result = await reloaded;
     expect(result.ok).toBe(false);
-    expect(gateway.rawLogs.some((l) => l.includes('configuration refused, still serving the previous one'))).toBe(true);
+    expect(stack.gateway.rawLogs.some((l) => l.includes('configuration refused, still serving the previous one'))).toBe(true);
     expect((await post(DEMO.reader)).status).toBe(200);
 
-    const unset = gateway.nextReload();
-    cf.writeRaw(`${'#'} partner: \${{ env "DECK_NOT_SET" }}\n_format_version: "3.0"\n`);
+    const unset = stack.gateway.nextReload();
+    stack.cf.writeRaw(`${'#'} partner: \${{ env "DECK_NOT_SET" }}\n_format_version: "3.0"\n`);
     const refused = await unset;
     expect(refused).toEqual({ ok: false, error: expect.stringContaining("environment variable 'DECK_NOT_SET' present in state file but not set") });
     expect((await post(DEMO.reader)).status).toBe(200);
   });
 
   test('reload() (what SIGHUP calls) applies a valid file; rate-limit counters survive it', async () => {
-    cf.write((s) => {
+    stack.cf.write((s) => {
       s.consumers.find((c: any) => c.username === 'demo-reader').acls = [{ group: 'jobs:read' }];
     });
-    expect(gateway.reload()).toEqual({ ok: true });
-    const before = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
-    expect(gateway.reload()).toEqual({ ok: true });
-    const after = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
+    expect(stack.gateway.reload()).toEqual({ ok: true });
+    const before = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
+    expect(stack.gateway.reload()).toEqual({ ok: true });
+    const after = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
     expect(Number(after.headers['x-ratelimit-remaining-hour'])).toBe(Number(before.headers['x-ratelimit-remaining-hour']) - 1);
     expect((await post(DEMO.reader)).status).toBe(403);
   });
 });
 
 describe('proxying', () => {
-  let upstream: StubUpstream;
-  let cf: ConfigFile;
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    upstream = await stubUpstream();
-    cf = configFile(upstream.port);
-    gateway = await startGateway(cf.path, gatewayEnv('x'));
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await upstream.close();
-    cf.remove();
-  });
+  const stack = gatewayOverStub();
 
   test('status, headers and body come back from the service; hop-by-hop headers do not pass either way', async () => {
-    upstream.respond = (_req, res) => {
+    stack.upstream.respond = (_req, res) => {
       res.writeHead(405, { 'Content-Type': 'application/json', Allow: 'GET, HEAD, POST', 'X-Custom': 'kept', 'Keep-Alive': 'timeout=1', Connection: 'X-Drop, keep-alive', 'X-Drop': 'no' });
       res.end('{"error":"Method not allowed"}');
     };
     try {
-      const res = await send(gateway.url, {
+      const res = await send(stack.gateway.url, {
         method: 'DELETE',
         path: '/api/v1/jobs/1',
         headers: { 'X-API-Key': DEMO.writer, Connection: 'X-Hop', 'X-Hop': 'secret', TE: 'trailers' },
@@ -91,14 +65,14 @@ describe('proxying', () => {
       expect(res.headers.allow).toBe('GET, HEAD, POST');
       expect(res.headers['x-custom']).toBe('kept');
       expect(res.headers['x-drop']).toBeUndefined();
-      const got = upstream.received.at(-1)!;
+      const got = stack.upstream.received.at(-1)!;
       expect(got.headers['x-hop']).toBeUndefined();
       expect(got.headers.te).toBeUndefined();
-      expect(got.headers.host).toBe(`jobs-service:${upstream.port}`);
+      expect(got.headers.host).toBe(`jobs-service:${stack.upstream.port}`);
       expect(got.headers['x-forwarded-for']).toBe('127.0.0.1');
       expect(got.headers['x-kong-request-id']).toBe(res.headers['x-kong-request-id']);
     } finally {
-      upstream.respond = (_req, res) => {
+      stack.upstream.respond = (_req, res) => {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end('{"ok":true}');
       };
@@ -106,38 +80,38 @@ describe('proxying', () => {
   });
 
   test('X-Request-ID: generated when absent and forwarded; a client id is kept; both echoed, on errors too', async () => {
-    const generated = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+    const generated = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
     const id = generated.headers['x-request-id'] as string;
     expect(id).toMatch(/^[0-9a-f-]{36}#\d+$/);
-    expect(upstream.received.at(-1)?.headers['x-request-id']).toBe(id);
+    expect(stack.upstream.received.at(-1)?.headers['x-request-id']).toBe(id);
 
-    const mine = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'X-Request-ID': 'partner-trace-1' } });
+    const mine = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'X-Request-ID': 'partner-trace-1' } });
     expect(mine.headers['x-request-id']).toBe('partner-trace-1');
-    expect(upstream.received.at(-1)?.headers['x-request-id']).toBe('partner-trace-1');
+    expect(stack.upstream.received.at(-1)?.headers['x-request-id']).toBe('partner-trace-1');
 
-    const rejected = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-Request-ID': 'partner-trace-2' } });
+    const rejected = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-Request-ID': 'partner-trace-2' } });
     expect(rejected.status).toBe(401);
     expect(rejected.headers['x-request-id']).toBe('partner-trace-2');
   });
 
   test('connections to the service are kept alive and reused', async () => {
-    const before = upstream.received.length;
-    for (let i = 0; i < 5; i++) await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
-    const sockets = new Set(upstream.received.slice(before).map((r) => r.socketId));
+    const before = stack.upstream.received.length;
+    for (let i = 0; i < 5; i++) await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+    const sockets = new Set(stack.upstream.received.slice(before).map((r) => r.socketId));
     expect(sockets.size).toBe(1);
   });
 
   test('a large response body streams through intact', async () => {
     const big = JSON.stringify({ data: 'z'.repeat(2_000_000) });
-    upstream.respond = (_req, res) => {
+    stack.upstream.respond = (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(big);
     };
     try {
-      const res = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+      const res = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
       expect(res.text).toBe(big);
     } finally {
-      upstream.respond = (_req, res) => {
+      stack.upstream.respond = (_req, res) => {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end('{"ok":true}');
       };

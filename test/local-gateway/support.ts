@@ -251,3 +251,29 @@ export function send(
     }
   });
 }
+
+export interface StubFixture {
+  upstream: StubUpstream;
+  cf: ConfigFile;
+  gateway: TestGateway;
+}
+
+/**
+ * The usual set-up of a describe block: a stub upstream, a temp kong.yaml pointed at it (edited
+ * when `edit` is given) and a gateway serving it, started in beforeAll and stopped in afterAll.
+ * Read the parts inside tests (they exist once beforeAll has run).
+ */
+export function gatewayOverStub(opts: { secret?: string; edit?: (state: KongState) => void } = {}): StubFixture {
+  const fixture = {} as StubFixture;
+  beforeAll(async () => {
+    fixture.upstream = await stubUpstream();
+    fixture.cf = configFile(fixture.upstream.port, opts.edit);
+    fixture.gateway = await startGateway(fixture.cf.path, gatewayEnv(opts.secret ?? 'x'));
+  });
+  afterAll(async () => {
+    await fixture.gateway.close();
+    await fixture.upstream.close();
+    fixture.cf.remove();
+  });
+  return fixture;
+}
