@@ -25,8 +25,9 @@ export interface JobPage {
 /** The two queries behind a listing page (exported so the benchmark can EXPLAIN them). */
 export function listQueries(db: Database, query: ListQuery) {
   const where = listConditions(query);
+  const offset = (query.page - 1) * query.limit;
   return {
-    offset: (query.page - 1) * query.limit,
+    offset,
     count: db.select({ total: count() }).from(jobs).where(where),
     page: db
       .select(publicColumns)
@@ -34,7 +35,7 @@ export function listQueries(db: Database, query: ListQuery) {
       .where(where)
       .orderBy(desc(jobs.createdAt), desc(jobs.id))
       .limit(query.limit)
-      .offset((query.page - 1) * query.limit),
+      .offset(offset),
   };
 }
 
