@@ -5,6 +5,7 @@ import { createLogger } from '../service/logger';
 import { call, serve, type Served } from './helpers/http';
 import { reader } from './helpers/consumers';
 import { freshDatabase, type TestDatabase } from './helpers/database';
+import { testServerAddress } from './helpers/server';
 import { memoryLog, startTestService, type TestService } from './helpers/service';
 
 describe('paths and methods', () => {
@@ -69,14 +70,14 @@ describe('gateway secret', () => {
 });
 
 /** A TCP relay to MariaDB that the test can cut and restore, like a database going away. */
-function relay(target: number) {
+function relay(target: { host: string; port: number }) {
   const sockets = new Set<net.Socket>();
   let server: net.Server | undefined;
   const port = { value: 0 };
   const start = () =>
     new Promise<void>((resolve) => {
       server = net.createServer((client) => {
-        const upstream = net.connect(target, '127.0.0.1');
+        const upstream = net.connect(target.port, target.host);
         for (const s of [client, upstream]) {
           sockets.add(s);
           s.on('close', () => sockets.delete(s));
@@ -97,6 +98,14 @@ function relay(target: number) {
   return { start, stop, port };
 }
 
+/** The same database URL, pointed at the relay's port on loopback. */
+function viaRelay(url: string, port: number): string {
+  const parsed = new URL(url);
+  parsed.hostname = '127.0.0.1';
+  parsed.port = String(port);
+  return parsed.toString();
+}
+
 describe('database outage', () => {
   let database: TestDatabase;
   let served: Served;
@@ -106,9 +115,9 @@ describe('database outage', () => {
 
   beforeAll(async () => {
     database = await freshDatabase('errors_outage');
-    proxy = relay(3306);
+    proxy = relay(testServerAddress());
     await proxy.start();
-    const viaProxy = createDatabase(database.url.replace(':3306/', `:${proxy.port.value}/`), { connectTimeoutMs: 1000 });
+    const viaProxy = createDatabase(viaRelay(database.url, proxy.port.value), { connectTimeoutMs: 1000 });
     app = viaProxy;
     served = await serve(createApp({ db: viaProxy.db, config: {}, logger: createLogger('info', memoryLog(logs)) }).callback());
   });

@@ -1,25 +1,45 @@
+import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { connectionOptions, createDatabase, type DatabaseHandle } from '../../db/client';
+import { createDatabase, type DatabaseHandle } from '../../db/client';
 import { migrateDatabase } from '../../db/migrate';
+import { testServerOptions, testServerUrl } from './server';
 
-// The server the tests use; each test file gets its own database on it.
-const SERVER_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
+// One id per `npm test` run (set by test/helpers/global-setup.ts, inherited by every worker), so
+// two runs on one MariaDB never share a database; the worker id keeps a run's files apart.
+const RUN_ID = process.env.TEST_RUN_ID ?? randomBytes(4).toString('hex');
+const WORKER = process.env.JEST_WORKER_ID ?? '0';
+
+/** Every database this run creates starts with this, so global-teardown.ts can drop leftovers. */
+export function runDatabasePrefix(runId: string = RUN_ID): string {
+  return `jt_${runId}_`;
+}
 
 export interface TestDatabase extends DatabaseHandle {
   url: string;
   name: string;
   /** Runs raw SQL for arrange/assert steps the API cannot do (soft-deleting, counting). */
   query<T = mysql.RowDataPacket[]>(statement: string, values?: unknown[]): Promise<T>;
+  /** Ends the pool and drops the database. */
+  close(): Promise<void>;
 }
 
-/** Drops and recreates `jobs_test_<name>`, applies the migrations, returns a pool on it. */
+async function dropDatabase(name: string): Promise<void> {
+  const admin = await mysql.createConnection(testServerOptions());
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * A new, migrated database `jt_<run>_<worker>_<name>` on the test server (TEST_DATABASE_URL),
+ * with a pool on it; close() drops it again.
+ */
 export async function freshDatabase(name: string): Promise<TestDatabase> {
-  const databaseName = `jobs_test_${name}`;
-  const url = `${SERVER_URL}/${databaseName}`;
-  const { database: _none, ...serverOptions } = connectionOptions(url);
-  const admin = await mysql.createConnection(serverOptions);
-  await admin.query(`DROP DATABASE IF EXISTS \`${databaseName}\``);
-  await admin.end();
+  const databaseName = `${runDatabasePrefix()}${WORKER}_${name}`.slice(0, 64);
+  const url = `${testServerUrl()}/${databaseName}`;
+  await dropDatabase(databaseName);
   await migrateDatabase(url);
   const handle = createDatabase(url);
   return {
@@ -29,6 +49,10 @@ export async function freshDatabase(name: string): Promise<TestDatabase> {
     async query<T>(statement: string, values?: unknown[]) {
       const [rows] = await handle.pool.query(statement, values);
       return rows as T;
+    },
+    async close() {
+      await handle.close();
+      await dropDatabase(databaseName);
     },
   };
 }
