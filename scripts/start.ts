@@ -1,16 +1,19 @@
 /**
  * npm start: the whole API on this machine, no Docker needed.
- *   1. the service: migrate (creating the database), seed the demo jobs into an empty table, listen;
- *   2. the local gateway (gateway/local, a Kong stand-in) in front of it, serving kong.yaml.
+ *   1. the service: migrate (creating the database), seed the demo jobs into an empty table
+ *      (SEED_DEMO_DATA=true, unless set otherwise), listen;
+ *   2. the local gateway (gateway/local, a Kong stand-in) in front of it, serving kong.yaml and
+ *      the demo consumers of demo.yaml (LOCAL_GATEWAY_STATE, a comma list, serves other files).
  * Both sides get the same gateway secret: GATEWAY_SECRET, or a random one for this run.
  * LOCAL_GATEWAY=off starts the service alone, for when a real Kong fronts it.
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { startLocalGateway, type LocalGateway } from '../gateway/local';
+import { parseStateList, startLocalGateway, type LocalGateway } from '../gateway/local';
 import { runService, type RunningService } from '../service/server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const DEFAULT_STATE = [path.join(ROOT, 'kong.yaml'), path.join(ROOT, 'demo.yaml')];
 
 function banner(gateway: LocalGateway): string {
   const keys = gateway.demoKeys();
@@ -19,17 +22,20 @@ function banner(gateway: LocalGateway): string {
   const lines = keys.map((k) => `  ${k.username.padEnd(width)}  ${k.key.padEnd(keyWidth)}  ${k.groups.join(', ')}`);
   const reader = keys.find((k) => k.groups.includes('jobs:read') && !k.groups.includes('jobs:write') && !k.groups.includes('disabled'));
   return [
-    `Job Listings API on ${gateway.url} (local gateway serving kong.yaml; production uses Kong)`,
+    `Job Listings API on ${gateway.url} (local gateway serving ${gateway.configPaths.map((p) => path.relative(ROOT, p) || p).join(' + ')}; production uses Kong)`,
     'Demo keys (send them in the X-API-Key header):',
     ...lines,
     ...(reader ? ['Try:', `  curl -s -H 'X-API-Key: ${reader.key}' '${gateway.url}/api/v1/jobs?limit=2'`] : []),
-    'Ctrl-C stops both; kong.yaml is reloaded when it changes (or on SIGHUP).',
+    'Ctrl-C stops both; the state files are reloaded when they change (or on SIGHUP).',
   ].join('\n');
 }
 
 async function main(): Promise<void> {
   const withGateway = (process.env.LOCAL_GATEWAY ?? 'on').toLowerCase() !== 'off';
   const gatewaySecret = process.env.GATEWAY_SECRET || (withGateway ? randomBytes(32).toString('hex') : undefined);
+
+  // The demo jobs belong with the demo keys: only npm start asks the service for them.
+  process.env.SEED_DEMO_DATA ??= 'true';
 
   let service: RunningService;
   try {
@@ -43,7 +49,7 @@ async function main(): Promise<void> {
   if (withGateway) {
     try {
       gateway = await startLocalGateway({
-        configPath: path.join(ROOT, 'kong.yaml'),
+        configPaths: parseStateList(process.env.LOCAL_GATEWAY_STATE).length > 0 ? parseStateList(process.env.LOCAL_GATEWAY_STATE) : DEFAULT_STATE,
         env: {
           ...process.env,
           // {vault://env/jobs-gateway-secret} in kong.yaml

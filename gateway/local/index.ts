@@ -1,5 +1,6 @@
 /**
- * The local gateway: a development stand-in for Kong that serves kong.yaml on Kong's proxy port.
+ * The local gateway: a development stand-in for Kong that serves decK state files (kong.yaml,
+ * demo.yaml) on Kong's proxy port.
  * See gateway/local/README.md for what it reproduces and what only Kong provides.
  */
 import { watch, type FSWatcher } from 'node:fs';
@@ -15,7 +16,13 @@ import { createHandler } from './server';
 export type ReloadResult = { ok: true } | { ok: false; error: string };
 
 export interface LocalGatewayOptions {
-  configPath: string;
+  /**
+   * The decK state files to serve, merged as `deck gateway sync a.yaml b.yaml` merges them
+   * (config/load.ts), e.g. [kong.yaml, demo.yaml].
+   */
+  configPaths?: readonly string[];
+  /** One state file: the same as configPaths: [configPath]. */
+  configPath?: string;
   /** Defaults to KONG_PROXY_LISTEN's first address, else 127.0.0.1:8000. Port 0 picks a free one. */
   port?: number;
   host?: string;
@@ -29,11 +36,18 @@ export interface LocalGatewayOptions {
 export interface LocalGateway {
   url: string;
   port: number;
-  /** Loads kong.yaml again; an invalid file is refused and the running configuration kept. */
+  /** The state files served, absolute, in merge order. */
+  configPaths: string[];
+  /** Loads the state files again; an invalid one is refused and the running configuration kept. */
   reload(): ReloadResult;
-  /** The literal demo keys of kong.yaml (prefix "demo-"), for start-up banners. */
+  /** The literal demo keys (prefix "demo-") of all the state files, for start-up banners. */
   demoKeys(): Array<{ username: string; key: string; groups: string[] }>;
   close(): Promise<void>;
+}
+
+/** LOCAL_GATEWAY_STATE: state files separated by commas (`kong.yaml,demo.yaml`). */
+export function parseStateList(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((p) => p.trim()).filter(Boolean);
 }
 
 /** Kong's proxy_listen: `host:port [flags...], ...`; the first plain-HTTP address is used. */
@@ -51,10 +65,11 @@ export function parseProxyListen(value: string | undefined): { host: string; por
 export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? createGatewayLogger(env);
-  const configPath = path.resolve(options.configPath);
+  const configPaths = [...(options.configPaths ?? []), ...(options.configPath ? [options.configPath] : [])].map((p) => path.resolve(p));
+  if (configPaths.length === 0) throw new Error('no state file given (configPaths)');
   const counters = new RateLimitCounters();
   const plugins = pluginRegistry(counters);
-  const load = (): LoadedGateway => loadGateway(configPath, env, plugins, (message) => logger.warn(message));
+  const load = (): LoadedGateway => loadGateway(configPaths, env, plugins, (message) => logger.warn(message));
 
   let current = load();
   const listen = parseProxyListen(env.KONG_PROXY_LISTEN);
@@ -81,31 +96,39 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     try {
       current = load();
       result = { ok: true };
-      logger.info({ config: configPath }, 'configuration reloaded');
+      logger.info({ config: configPaths, select_tags: current.config.selectTags }, 'configuration reloaded');
     } catch (err) {
       result = { ok: false, error: (err as Error).message };
-      logger.error({ config: configPath }, `configuration refused, still serving the previous one: ${(err as Error).message}`);
+      logger.error({ config: configPaths }, `configuration refused, still serving the previous one: ${(err as Error).message}`);
     }
     options.onReload?.(result);
     return result;
   };
 
-  // Watch the directory, not the file: editors replace files by renaming over them.
+  // Watch the directories, not the files: editors replace files by renaming over them. One
+  // reload for a burst of changes, whichever of the files changed.
   let debounce: NodeJS.Timeout | null = null;
-  const watcher: FSWatcher = watch(path.dirname(configPath), (_event, filename) => {
-    if (filename !== null && filename.toString() !== path.basename(configPath)) return;
-    if (debounce) clearTimeout(debounce);
-    debounce = setTimeout(() => {
-      debounce = null;
-      reload();
-    }, 150);
-  });
+  const watchers: FSWatcher[] = [];
+  for (const dir of new Set(configPaths.map((p) => path.dirname(p)))) {
+    const names = new Set(configPaths.filter((p) => path.dirname(p) === dir).map((p) => path.basename(p)));
+    watchers.push(
+      watch(dir, (_event, filename) => {
+        if (filename !== null && !names.has(filename.toString())) return;
+        if (debounce) clearTimeout(debounce);
+        debounce = setTimeout(() => {
+          debounce = null;
+          reload();
+        }, 150);
+      }),
+    );
+  }
 
   const displayHost = host.includes(':') ? `[${host}]` : host;
-  logger.info({ url: `http://${displayHost}:${listenPort}`, config: configPath }, 'local gateway listening');
+  logger.info({ url: `http://${displayHost}:${listenPort}`, config: configPaths, select_tags: current.config.selectTags }, 'local gateway listening');
   return {
     url: `http://${displayHost}:${listenPort}`,
     port: listenPort,
+    configPaths,
     reload,
     demoKeys: () =>
       [...current.config.credentialsByKey]
@@ -118,7 +141,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     close: () =>
       new Promise<void>((resolve) => {
         if (debounce) clearTimeout(debounce);
-        watcher.close();
+        for (const watcher of watchers) watcher.close();
         server.close(() => resolve());
         server.closeAllConnections();
         agent.destroy();

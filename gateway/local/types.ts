@@ -59,6 +59,8 @@ export interface GatewayConfig {
   globalPlugins: PluginInstance[];
   consumersByIdOrUsername: Map<string, Consumer>;
   credentialsByKey: Map<string, Credential>;
+  /** The merged `_info.select_tags` of the state files: decK tags every entity it syncs with them. */
+  selectTags: string[];
   /** Kong's error_template_json (KONG_ERROR_TEMPLATE_JSON), or Kong's built-in one. */
   errorTemplate: string;
 }

@@ -126,33 +126,33 @@ describe('what the service receives', () => {
   });
 });
 
-describe('access levels change in kong.yaml, keys stay the same', () => {
+describe('access levels change in demo.yaml, keys stay the same', () => {
   const consumer = (s: any, name: string) => s.consumers.find((c: any) => c.username === name);
 
   test('granting jobs:write to the reader lets the same key create; revoking takes it away again', async () => {
     let reloaded = stack.gateway.nextReload();
-    stack.config.write((s) => consumer(s, 'demo-reader').acls.push({ group: 'jobs:write' }));
+    stack.config.demo.write((s) => consumer(s, 'demo-reader').acls.push({ group: 'jobs:write' }));
     expect(await reloaded).toEqual({ ok: true });
     const res = await create(DEMO.reader);
     expect(res.status).toBe(201);
     expect(res.json.data.status).toBe('draft');
 
     reloaded = stack.gateway.nextReload();
-    stack.config.write((s) => (consumer(s, 'demo-reader').acls = [{ group: 'jobs:read' }]));
+    stack.config.demo.write((s) => (consumer(s, 'demo-reader').acls = [{ group: 'jobs:read' }]));
     expect(await reloaded).toEqual({ ok: true });
     expect((await create(DEMO.reader)).status).toBe(403);
   });
 
   test('disabling a key (ACL group disabled) answers 403 at once; removing the group restores it', async () => {
     let reloaded = stack.gateway.nextReload();
-    stack.config.write((s) => consumer(s, 'demo-writer-2').acls.push({ group: 'disabled' }));
+    stack.config.demo.write((s) => consumer(s, 'demo-writer-2').acls.push({ group: 'disabled' }));
     expect(await reloaded).toEqual({ ok: true });
     const res = await get({ 'X-API-Key': DEMO.writer2 });
     expect(res.status).toBe(403);
     expect(res.json).toEqual({ error: 'API key disabled' });
 
     reloaded = stack.gateway.nextReload();
-    stack.config.write((s) => (consumer(s, 'demo-writer-2').acls = [{ group: 'jobs:read' }, { group: 'jobs:write' }]));
+    stack.config.demo.write((s) => (consumer(s, 'demo-writer-2').acls = [{ group: 'jobs:read' }, { group: 'jobs:write' }]));
     expect(await reloaded).toEqual({ ok: true });
     expect((await get({ 'X-API-Key': DEMO.writer2 })).status).toBe(200);
   });

@@ -20,7 +20,7 @@ export interface Stack {
 export async function startStack(name: string, opts: { seed?: boolean; edit?: (state: KongState) => void } = {}): Promise<Stack> {
   const service = await startTestService({ name, gatewaySecret: SECRET, seed: opts.seed ?? true });
   const config = configFile(service.port, opts.edit);
-  const gateway = await startGateway(config.path, gatewayEnv(SECRET));
+  const gateway = await startGateway(config.paths, gatewayEnv(SECRET));
   return {
     url: gateway.url,
     service,

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { renderDeckTemplate } from '../../gateway/local/config/deck-template';
-import { loadGateway } from '../../gateway/local/config/load';
+import { loadGateway, mergeStates } from '../../gateway/local/config/load';
+import { parseStateList } from '../../gateway/local';
 import { envVaultVariable, resolveVaultReference } from '../../gateway/local/config/vault-env';
 import { jobScopes } from '../../gateway/local/plugins/job-scopes';
 import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
 import { pluginRegistry } from '../../gateway/local/plugins/registry';
-import { DEMO, KONG_YAML, ROOT, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
+import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
 
 const plugins = pluginRegistry(new RateLimitCounters());
 
@@ -40,12 +41,12 @@ describe('decK environment references', () => {
   test('a key from the environment authenticates through the gateway; unset, the file is refused', async () => {
     const upstream = await stubUpstream();
     const cf = configFile(upstream.port);
-    const text = stringify(cf.state).replace(DEMO.reader, '${{ env "DECK_READER_KEY" }}');
-    cf.writeRaw(text);
-    await expect(startGateway(cf.path, gatewayEnv('s3cret-s3cret-s3cret'))).rejects.toThrow(
+    const text = stringify(cf.demo.state).replace(DEMO.reader, '${{ env "DECK_READER_KEY" }}');
+    cf.demo.writeRaw(text);
+    await expect(startGateway(cf.paths, gatewayEnv('s3cret-s3cret-s3cret'))).rejects.toThrow(
       "environment variable 'DECK_READER_KEY' present in state file but not set",
     );
-    const gateway = await startGateway(cf.path, gatewayEnv('s3cret-s3cret-s3cret', { DECK_READER_KEY: 'partner-key-from-env' }));
+    const gateway = await startGateway(cf.paths, gatewayEnv('s3cret-s3cret-s3cret', { DECK_READER_KEY: 'partner-key-from-env' }));
     try {
       const ok = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': 'partner-key-from-env' } });
       expect(ok.status).toBe(200);
@@ -59,11 +60,90 @@ describe('decK environment references', () => {
     }
   });
 
-  test("the repository's kong.yaml loads the way decK loads it (every DECK_ reference resolvable without partner secrets)", () => {
+  test("the repository's kong.yaml and demo.yaml load the way decK loads them (every DECK_ reference resolvable without partner secrets)", () => {
     const env = gatewayEnv('s3cret-s3cret-s3cret');
-    const loaded = loadGateway(KONG_YAML, env, plugins, () => undefined);
+    const loaded = loadGateway([KONG_YAML, DEMO_YAML], env, plugins, () => undefined);
     expect(loaded.config.routes.map((r) => r.name)).toEqual(['jobs-read', 'jobs-write', 'jobs-other-methods']);
     expect(loaded.config.credentialsByKey.get(DEMO.writer)?.consumer.groups).toEqual(['jobs:read', 'jobs:write']);
+    expect(loaded.config.selectTags).toEqual(['jobs-api', 'jobs-demo']);
+  });
+});
+
+describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merges them', () => {
+  const env = gatewayEnv('s3cret-s3cret-s3cret');
+
+  test('kong.yaml alone serves no demo key; with demo.yaml the demo keys work', async () => {
+    const alone = loadGateway(KONG_YAML, env, plugins, () => undefined);
+    expect([...alone.config.credentialsByKey.keys()]).toEqual([]);
+    expect([...alone.config.consumersByIdOrUsername.keys()]).toContain('anonymous');
+
+    const upstream = await stubUpstream();
+    const cf = configFile(upstream.port);
+    const prodOnly = await startGateway(cf.path, env);
+    const both = await startGateway(cf.paths, env);
+    try {
+      expect((await send(prodOnly.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(401);
+      expect(prodOnly.demoKeys()).toEqual([]);
+      expect((await send(both.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(200);
+      expect(both.demoKeys().map((k) => `${k.username} ${k.key} ${k.groups.join(',')}`)).toEqual([
+        `demo-reader ${DEMO.reader} jobs:read`,
+        `demo-writer ${DEMO.writer} jobs:read,jobs:write`,
+        `demo-writer-2 ${DEMO.writer2} jobs:read,jobs:write`,
+        `demo-disabled ${DEMO.disabled} jobs:read,disabled`,
+      ]);
+    } finally {
+      await prodOnly.close();
+      await both.close();
+      await upstream.close();
+      cf.remove();
+    }
+  });
+
+  test('lists are appended in file order, select_tags de-duplicated, the first _format_version kept', () => {
+    const states = [
+      { _format_version: '3.0', _info: { select_tags: ['a', 'b'] }, consumers: [{ username: 'one' }] },
+      { _info: { select_tags: ['b', 'c'] }, consumers: [{ username: 'two' }], plugins: [{ name: 'x' }] },
+      { _format_version: '1.1', consumers: null },
+    ];
+    expect(mergeStates(states)).toEqual({
+      _format_version: '3.0',
+      _info: { select_tags: ['a', 'b', 'c'] },
+      consumers: [{ username: 'one' }, { username: 'two' }],
+      plugins: [{ name: 'x' }],
+    });
+  });
+
+  const refusals: Array<[string, (s: any, demo: any) => void, string]> = [
+    ['a consumer in both files', (_s, demo) => demo.consumers.push({ username: 'anonymous' }), 'consumer "anonymous" is defined twice'],
+    ['a service in both files', (s, demo) => (demo.services = [{ ...s.services[0], routes: [] }]), 'service name "jobs-service" is used twice'],
+    ['a route name in both files', (s, demo) => (demo.services = [{ name: 'other', url: 'http://jobs-service:1', routes: [s.services[0].routes[0]] }]), 'route name "jobs-read" is used twice'],
+    ['a key in both files', (_s, demo) => demo.consumers.push({ username: 'copy', keyauth_credentials: [{ key: DEMO.reader }] }), 'the same key is used twice'],
+    ['_info settings that change what decK syncs', (_s, demo) => (demo._info.default_lookup_tags = { consumers: ['x'] }), '_info.default_lookup_tags: not reproduced'],
+  ];
+  test.each(refusals)('refused: %s', (_name, edit, message) => {
+    const cf = configFile(3000, edit);
+    try {
+      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(message);
+    } finally {
+      cf.remove();
+    }
+  });
+
+  test('an error names the file it is in', () => {
+    const cf = configFile(3000);
+    try {
+      cf.demo.writeRaw('_format_version: "3.0"\nconsumers:\n  - key: ${{ env "DECK_UNSET" }}\n');
+      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(`reading file ${cf.demo.path}: parsing file: template: state:3:13`);
+      cf.demo.writeRaw('_format_version: "3.0"\n_info: { select_tags: jobs-demo }\n');
+      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(`reading file ${cf.demo.path}: _info.select_tags: expected a list`);
+    } finally {
+      cf.remove();
+    }
+  });
+
+  test('LOCAL_GATEWAY_STATE is a comma list of files', () => {
+    expect(parseStateList('kong.yaml, demo.yaml,')).toEqual(['kong.yaml', 'demo.yaml']);
+    expect(parseStateList(undefined)).toEqual([]);
   });
 });
 
@@ -78,8 +158,8 @@ describe('Kong env vault references', () => {
   test('kong.yaml\'s gateway_secret reaches the service as X-Gateway-Secret; unresolvable, no secret is sent', async () => {
     const upstream = await stubUpstream();
     const cf = configFile(upstream.port);
-    const withSecret = await startGateway(cf.path, gatewayEnv('from-the-env-vault-123'));
-    const without = await startGateway(cf.path, gatewayEnv(undefined));
+    const withSecret = await startGateway(cf.paths, gatewayEnv('from-the-env-vault-123'));
+    const without = await startGateway(cf.paths, gatewayEnv(undefined));
     try {
       await send(withSecret.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
       expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBe('from-the-env-vault-123');
@@ -97,18 +177,18 @@ describe('Kong env vault references', () => {
 });
 
 describe('what the local gateway refuses instead of ignoring', () => {
-  const cases: Array<[string, (s: any) => void, string]> = [
+  const cases: Array<[string, (s: any, demo: any) => void, string]> = [
     ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],
     ['routing on hosts', (s) => (s.services[0].routes[0].hosts = ['api.example.com']), 'routing on hosts is not reproduced'],
     ['a rate-limiting policy other than local', (s) => (s.services[0].routes[0].plugins[1].config.policy = 'redis'), 'policy: "redis" is not reproduced'],
     ['an unknown scope', (s) => (s.services[0].routes[0].plugins[0].config.required_scope = 'jobs:admin'), 'required_scope'],
-    ['a key used twice', (s) => s.consumers[1].keyauth_credentials.push({ key: DEMO.writer }), 'the same key is used twice'],
+    ['a key used twice', (_s, demo) => demo.consumers[0].keyauth_credentials.push({ key: DEMO.writer }), 'the same key is used twice'],
     ['upstreams', (s) => (s.upstreams = [{ name: 'x' }]), 'upstreams: not reproduced'],
   ];
   test.each(cases)('%s', (_name, edit, message) => {
     const cf = configFile(3000, edit);
     try {
-      expect(() => loadGateway(cf.path, gatewayEnv('x'), plugins, () => undefined)).toThrow(message);
+      expect(() => loadGateway(cf.paths, gatewayEnv('x'), plugins, () => undefined)).toThrow(message);
     } finally {
       cf.remove();
     }

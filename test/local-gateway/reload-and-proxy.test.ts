@@ -4,15 +4,15 @@ import { parseHostsFile } from '../../gateway/local/upstream/resolve';
 import { parseProxyListen } from '../../gateway/local';
 import { DEMO, configFile, gatewayEnv, gatewayOverStub, send, startGateway } from './support';
 
-describe('reloading kong.yaml', () => {
+describe('reloading the state files', () => {
   const stack = gatewayOverStub();
 
   const post = (key: string) => send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': key }, body: '{}' });
 
-  test('an edited file is picked up without a restart: a scope granted to the same key', async () => {
+  test('an edited demo.yaml is picked up without a restart: a scope granted to the same key', async () => {
     expect((await post(DEMO.reader)).status).toBe(403);
     const reloaded = stack.gateway.nextReload();
-    stack.cf.write((s) => s.consumers.find((c: any) => c.username === 'demo-reader').acls.push({ group: 'jobs:write' }));
+    stack.cf.demo.write((s) => s.consumers.find((c: any) => c.username === 'demo-reader').acls.push({ group: 'jobs:write' }));
     expect(await reloaded).toEqual({ ok: true });
     expect((await post(DEMO.reader)).status).toBe(200);
     expect(stack.upstream.received.at(-1)?.headers['x-consumer-groups']).toBe('jobs:read, jobs:write');
@@ -34,7 +34,8 @@ describe('reloading kong.yaml', () => {
   });
 
   test('reload() (what SIGHUP calls) applies a valid file; rate-limit counters survive it', async () => {
-    stack.cf.write((s) => {
+    stack.cf.write(); // kong.yaml valid again after the previous test
+    stack.cf.demo.write((s) => {
       s.consumers.find((c: any) => c.username === 'demo-reader').acls = [{ group: 'jobs:read' }];
     });
     expect(stack.gateway.reload()).toEqual({ ok: true });
@@ -125,7 +126,7 @@ test('service unreachable: 502 with Kong\'s message in the error template', asyn
   const port = (closed.address() as AddressInfo).port;
   await new Promise<void>((r) => closed.close(() => r()));
   const cf = configFile(port);
-  const gateway = await startGateway(cf.path, gatewayEnv('x'));
+  const gateway = await startGateway(cf.paths, gatewayEnv('x'));
   try {
     const res = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
     expect(res.status).toBe(502);

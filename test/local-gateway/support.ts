@@ -1,7 +1,7 @@
 /**
- * Shared by the local-gateway and e2e tests: temp copies of kong.yaml pointed at a test upstream,
- * a gateway started on them, a recording stub upstream, and a raw HTTP client that can send a
- * header twice (fetch would merge the two into one line).
+ * Shared by the local-gateway and e2e tests: temp copies of kong.yaml (pointed at a test upstream)
+ * and demo.yaml, a gateway started on both, a recording stub upstream, and a raw HTTP client that
+ * can send a header twice (fetch would merge the two into one line).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +15,7 @@ import { startLocalGateway, type LocalGateway, type ReloadResult } from '../../g
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const KONG_YAML = path.join(ROOT, 'kong.yaml');
+export const DEMO_YAML = path.join(ROOT, 'demo.yaml');
 
 export const DEMO = {
   reader: 'demo-reader-2f6c1a9e',
@@ -26,27 +27,28 @@ export const DEMO = {
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export type KongState = any;
 
-/** kong.yaml as data (its decK comments dropped), with the service pointed at `upstreamPort`. */
+/** A state file of the repository as data (its decK comments dropped). */
+export function repoState(file: string): KongState {
+  return parse(readFileSync(file, 'utf8').replace(/^\s*#.*$/gm, ''));
+}
+
+/** kong.yaml as data, with the service pointed at `upstreamPort`. */
 export function kongState(upstreamPort: number): KongState {
-  const state = parse(readFileSync(KONG_YAML, 'utf8').replace(/^\s*#.*$/gm, ''));
+  const state = repoState(KONG_YAML);
   for (const service of state.services) service.url = `http://jobs-service:${upstreamPort}`;
   return state;
 }
 
-export interface ConfigFile {
+export interface StateFile {
   path: string;
   state: KongState;
   /** Rewrites the file; `edit` changes `state` in place first. */
   write(edit?: (state: KongState) => void): void;
   writeRaw(text: string): void;
-  remove(): void;
 }
 
-export function configFile(upstreamPort: number, edit?: (state: KongState) => void): ConfigFile {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'local-gateway-'));
-  const file = path.join(dir, 'kong.yaml');
-  const state = kongState(upstreamPort);
-  const cf: ConfigFile = {
+function stateFile(file: string, state: KongState): StateFile {
+  const sf: StateFile = {
     path: file,
     state,
     write(change) {
@@ -56,12 +58,39 @@ export function configFile(upstreamPort: number, edit?: (state: KongState) => vo
     writeRaw(text) {
       writeFileSync(file, text);
     },
+  };
+  sf.write();
+  return sf;
+}
+
+/**
+ * Temp copies of the two state files npm start serves: kong.yaml (pointed at a test upstream)
+ * and demo.yaml. `path`, `state`, `write` and `writeRaw` are kong.yaml's; `demo` is demo.yaml.
+ */
+export interface ConfigFile extends StateFile {
+  /** [kong.yaml, demo.yaml], what the gateway is started on. */
+  paths: string[];
+  demo: StateFile;
+  remove(): void;
+}
+
+export function configFile(upstreamPort: number, edit?: (state: KongState, demo: KongState) => void): ConfigFile {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'local-gateway-'));
+  const kong = stateFile(path.join(dir, 'kong.yaml'), kongState(upstreamPort));
+  const demo = stateFile(path.join(dir, 'demo.yaml'), repoState(DEMO_YAML));
+  if (edit) {
+    edit(kong.state, demo.state);
+    kong.write();
+    demo.write();
+  }
+  return {
+    ...kong,
+    paths: [kong.path, demo.path],
+    demo,
     remove() {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  cf.write(edit);
-  return cf;
 }
 
 export interface GatewayLogLine {
@@ -90,7 +119,7 @@ export function gatewayEnv(secret: string | undefined, extra: NodeJS.ProcessEnv 
   };
 }
 
-export async function startGateway(configPath: string, env: NodeJS.ProcessEnv): Promise<TestGateway> {
+export async function startGateway(configPaths: string | string[], env: NodeJS.ProcessEnv): Promise<TestGateway> {
   const rawLogs: string[] = [];
   const logs: GatewayLogLine[] = [];
   const sink = new Writable({
@@ -104,7 +133,7 @@ export async function startGateway(configPath: string, env: NodeJS.ProcessEnv): 
   });
   const waiters: Array<(r: ReloadResult) => void> = [];
   const gateway = await startLocalGateway({
-    configPath,
+    configPaths: typeof configPaths === 'string' ? [configPaths] : configPaths,
     port: 0,
     host: '127.0.0.1',
     env,
@@ -263,12 +292,12 @@ export interface StubFixture {
  * when `edit` is given) and a gateway serving it, started in beforeAll and stopped in afterAll.
  * Read the parts inside tests (they exist once beforeAll has run).
  */
-export function gatewayOverStub(opts: { secret?: string; edit?: (state: KongState) => void } = {}): StubFixture {
+export function gatewayOverStub(opts: { secret?: string; edit?: (state: KongState, demo: KongState) => void } = {}): StubFixture {
   const fixture = {} as StubFixture;
   beforeAll(async () => {
     fixture.upstream = await stubUpstream();
     fixture.cf = configFile(fixture.upstream.port, opts.edit);
-    fixture.gateway = await startGateway(fixture.cf.path, gatewayEnv(opts.secret ?? 'x'));
+    fixture.gateway = await startGateway(fixture.cf.paths, gatewayEnv(opts.secret ?? 'x'));
   });
   afterAll(async () => {
     await fixture.gateway.close();

@@ -1,5 +1,5 @@
 /**
- * Turns a parsed decK state file (kong.yaml) into the configuration the local gateway serves.
+ * Turns a parsed decK state (kong.yaml, demo.yaml... merged by config/load.ts) into the configuration the local gateway serves.
  * It accepts what this project's kong.yaml uses and refuses, by name, anything whose behaviour
  * only real Kong has, so a kong.yaml change that the local gateway would silently ignore fails
  * loudly instead.
@@ -178,9 +178,12 @@ export function buildGatewayConfig(state: unknown, opts: BuildOptions): GatewayC
   const globalPlugins = buildPlugins(state.plugins, 'plugins', { routeId: null, serviceId: null }, opts);
   const routes: Route[] = [];
   const names = new Set<string>();
+  const serviceNames = new Set<string>();
   for (const [i, s] of list(state.services, 'services').entries()) {
     const at = `services[${i}]`;
     const name = str(s, 'name', at) ?? `service-${i}`;
+    if (serviceNames.has(name)) throw new ConfigError(`${at}: service name "${name}" is used twice`);
+    serviceNames.add(name);
     const id = str(s, 'id', at) ?? stableId('service', name);
     const target = parseUpstreamTarget(s, at);
     const service: Service = {
@@ -237,5 +240,6 @@ export function buildGatewayConfig(state: unknown, opts: BuildOptions): GatewayC
       });
     }
   }
-  return { routes, globalPlugins, ...buildConsumers(state.consumers), errorTemplate: opts.errorTemplate };
+  const selectTags = isObj(state._info) && Array.isArray(state._info.select_tags) ? (state._info.select_tags as string[]) : [];
+  return { routes, globalPlugins, ...buildConsumers(state.consumers), selectTags, errorTemplate: opts.errorTemplate };
 }
