@@ -46,7 +46,7 @@ describe("kong.yaml's routes through the gateway", () => {
   test('no route: 404 with Kong\'s message in the error template, and the request never reaches the service', async () => {
     const upstream = await stubUpstream();
     const cf = configFile(upstream.port);
-    const gateway = await startGateway(cf.path, gatewayEnv('x'));
+    const gateway = await startGateway(cf.paths, gatewayEnv('x'));
     try {
       for (const [method, path] of [
         ['GET', '/api/v1/unknown'],
