@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { migrate } from 'drizzle-orm/mysql2/migrator';
 import mysql from 'mysql2/promise';
 import { errorCode, isDatabaseUnavailable } from './errors';
-import { connectionOptions, createDatabase, databaseName, describeDatabaseUrl } from './client';
+import { connectionOptions, createDatabase, databaseName, describeDatabaseUrl, type DatabaseHandle } from './client';
 
 // Works from db/ (ts-jest) and from dist/db/ (compiled): both sit one or two levels below the
 // repository root, and the committed SQL lives in <root>/db/migrations.
@@ -11,28 +12,78 @@ export const MIGRATIONS_FOLDER = path.resolve(
   __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../db/migrations' : 'migrations',
 );
 
+/** How long an instance waits for another one's migration before giving up (MIGRATION_LOCK_TIMEOUT_SECONDS). */
+export const DEFAULT_MIGRATION_LOCK_TIMEOUT_SECONDS = 60;
+
+export interface MigrateOptions {
+  /** Seconds to wait for the migration lock; default DEFAULT_MIGRATION_LOCK_TIMEOUT_SECONDS. */
+  lockTimeoutSeconds?: number;
+  /**
+   * Start-up work that must also run once however many instances start together (seeding an
+   * empty table): it runs after the migrations, still holding the lock.
+   */
+  underLock?(handle: DatabaseHandle): Promise<void>;
+}
+
+/**
+ * The GET_LOCK name that serialises migrations. Locks are server-wide, so the name carries the
+ * database (two databases on one server migrate in parallel); names are limited to 64 characters.
+ */
+export function migrationLockName(database: string): string {
+  const name = `jobs-migrate:${database}`;
+  return name.length <= 64 ? name : `jobs-migrate:${createHash('sha256').update(database).digest('hex').slice(0, 51)}`;
+}
+
+export class MigrationLockTimeout extends Error {}
+
+function serverConnection(url: string): Promise<mysql.Connection> {
+  const { database: _omit, connectionLimit: _a, waitForConnections: _b, queueLimit: _c, ...serverOptions } = connectionOptions(url);
+  return mysql.createConnection(serverOptions);
+}
+
 /** Creates the database named in the URL when it does not exist yet. */
 export async function ensureDatabase(url: string): Promise<void> {
-  const name = databaseName(url);
-  const { database: _omit, ...serverOptions } = connectionOptions(url);
-  const connection = await mysql.createConnection(serverOptions);
+  const connection = await serverConnection(url);
   try {
-    await connection.query(
-      `CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
-    );
+    await createDatabaseIfMissing(connection, databaseName(url));
   } finally {
     await connection.end();
   }
 }
 
-/** Creates the database if needed and applies every committed migration not applied yet. */
-export async function migrateDatabase(url: string): Promise<void> {
-  await ensureDatabase(url);
-  const handle = createDatabase(url, { connectionLimit: 1 });
+async function createDatabaseIfMissing(connection: mysql.Connection, name: string): Promise<void> {
+  await connection.query(`CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+}
+
+/**
+ * Creates the database if needed and applies every committed migration not applied yet.
+ * Instances started together take turns: the migrator runs under a named server lock (GET_LOCK),
+ * so the first applies the migrations and the others find nothing left to do. The lock belongs to
+ * a connection of its own; if the process dies mid-migration the server releases it.
+ */
+export async function migrateDatabase(url: string, options: MigrateOptions = {}): Promise<void> {
+  const name = databaseName(url);
+  const timeout = options.lockTimeoutSeconds ?? DEFAULT_MIGRATION_LOCK_TIMEOUT_SECONDS;
+  const lock = migrationLockName(name);
+  const connection = await serverConnection(url);
   try {
-    await migrate(handle.db, { migrationsFolder: MIGRATIONS_FOLDER });
+    await createDatabaseIfMissing(connection, name);
+    const [[row]] = await connection.query<mysql.RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS acquired', [lock, timeout]);
+    if (Number(row?.acquired) !== 1) {
+      throw new MigrationLockTimeout(
+        `another instance held the migration lock for more than ${timeout} s (MIGRATION_LOCK_TIMEOUT_SECONDS)`,
+      );
+    }
+    const handle = createDatabase(url, { connectionLimit: 1 });
+    try {
+      await migrate(handle.db, { migrationsFolder: MIGRATIONS_FOLDER });
+      await options.underLock?.(handle);
+    } finally {
+      await handle.close();
+      await connection.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
+    }
   } finally {
-    await handle.close();
+    await connection.end().catch(() => undefined);
   }
 }
 
@@ -52,8 +103,9 @@ export function startupDatabaseError(url: string, error: unknown): string {
 if (require.main === module) {
   // Imported here so the library part of this module does not depend on the service.
   const { loadConfig } = require('../service/config') as typeof import('../service/config');
-  const url = loadConfig().databaseUrl;
-  migrateDatabase(url).then(
+  const config = loadConfig();
+  const url = config.databaseUrl;
+  migrateDatabase(url, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }).then(
     () => console.log(`Migrated ${describeDatabaseUrl(url)}`),
     (error: unknown) => {
       console.error(startupDatabaseError(url, error));

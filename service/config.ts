@@ -2,6 +2,12 @@ import { z } from 'zod';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** A whole number in [min, max] read from the environment, with one message for every way it can be wrong. */
+const wholeNumber = (min: number, max: number, unit: string) => {
+  const message = `must be a whole number of ${unit} from ${min} to ${max}`;
+  return z.coerce.number({ error: message }).int(message).min(min, message).max(max, message);
+};
+
 /** Everything the service reads from its environment, parsed once at start-up. */
 export const Config = z.object({
   port: z.coerce.number({ error: 'must be a port number (0-65535)' }).int('must be a port number (0-65535)').min(0, 'must be a port number (0-65535)').max(65535, 'must be a port number (0-65535)').default(3000),
@@ -18,6 +24,16 @@ export const Config = z.object({
   gatewaySecret: z.string().min(16, 'must be at least 16 characters').optional(),
   dbPoolSize: z.coerce.number({ error: 'must be a whole number from 1 to 100' }).int('must be a whole number from 1 to 100').min(1, 'must be a whole number from 1 to 100').max(100, 'must be a whole number from 1 to 100').default(10),
   logLevel: z.enum(LOG_LEVELS).default('info'),
+  // Bounded waits on the database (docs/decisions.md, "Timeouts, overload and shutdown").
+  dbConnectTimeoutMs: wholeNumber(100, 60000, 'milliseconds').default(2000),
+  // Below the gateway's 30 s read timeout, so a slow query is our 503, not the gateway's 504.
+  dbQueryTimeoutMs: wholeNumber(100, 25000, 'milliseconds').default(5000),
+  dbQueueLimit: wholeNumber(0, 10000, 'requests').default(50),
+  readyTimeoutMs: wholeNumber(50, 10000, 'milliseconds').default(800),
+  // Below Kubernetes' default 30 s terminationGracePeriodSeconds.
+  shutdownGraceMs: wholeNumber(0, 300000, 'milliseconds').default(10000),
+  // Seconds an instance waits while another one migrates (db/migrate.ts); unset: 60.
+  migrationLockTimeoutSeconds: z.coerce.number({ error: 'must be a whole number of seconds from 1 to 3600' }).int('must be a whole number of seconds from 1 to 3600').min(1, 'must be a whole number of seconds from 1 to 3600').max(3600, 'must be a whole number of seconds from 1 to 3600').optional(),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -28,6 +44,12 @@ const ENV_NAMES: Record<keyof Config, string> = {
   gatewaySecret: 'GATEWAY_SECRET',
   dbPoolSize: 'DB_POOL_SIZE',
   logLevel: 'LOG_LEVEL',
+  dbConnectTimeoutMs: 'DB_CONNECT_TIMEOUT_MS',
+  dbQueryTimeoutMs: 'DB_QUERY_TIMEOUT_MS',
+  dbQueueLimit: 'DB_QUEUE_LIMIT',
+  readyTimeoutMs: 'READY_TIMEOUT_MS',
+  shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
+  migrationLockTimeoutSeconds: 'MIGRATION_LOCK_TIMEOUT_SECONDS',
 };
 
 export class ConfigError extends Error {}

@@ -26,16 +26,19 @@ function closeServer(server: Server): Promise<void> {
 export async function runService(overrides: Partial<Config> = {}): Promise<RunningService> {
   const config = loadConfig(process.env, overrides);
   const logger = createLogger(config.logLevel);
+  let seeded = 0;
   try {
-    await migrateDatabase(config.databaseUrl);
+    // Under the migration lock, so instances started together seed an empty table only once.
+    await migrateDatabase(config.databaseUrl, {
+      lockTimeoutSeconds: config.migrationLockTimeoutSeconds,
+      underLock: async ({ db }) => {
+        seeded = await seedIfEmpty(db);
+      },
+    });
   } catch (error) {
     throw new Error(startupDatabaseError(config.databaseUrl, error));
   }
   const database = createDatabase(config.databaseUrl, { connectionLimit: config.dbPoolSize });
-  const seeded = await seedIfEmpty(database.db).catch(async (error: unknown) => {
-    await database.close();
-    throw new Error(startupDatabaseError(config.databaseUrl, error));
-  });
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
 
   const app = createApp({ db: database.db, config, logger });
