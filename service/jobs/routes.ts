@@ -1,15 +1,13 @@
 import Router, { type RouterMiddleware } from '@koa/router';
-import bodyParser from 'koa-bodyparser';
 import type { Database } from '../../db/client';
 import { isUuid } from '../../db/uuid';
 import { HttpError, jobNotFound } from '../errors';
+import { jsonBody } from '../middleware/json-body';
 import { parseCreateJobBody } from './create-body';
 import { newJob } from './create-job';
 import { parseListQuery } from './list-query';
 import { projectJob } from './project';
 import { findJob, insertJob, listJobs } from './repository';
-
-export const BODY_LIMIT = '100kb';
 
 /** Create takes JSON only; anything else is refused before the body is read. */
 const requireJson: RouterMiddleware = async (ctx, next) => {
@@ -26,15 +24,7 @@ const requireConsumer: RouterMiddleware = async (ctx, next) => {
   await next();
 };
 
-const parseJson = bodyParser({
-  enableTypes: ['json'],
-  jsonLimit: BODY_LIMIT,
-  strict: true,
-  // Errors go to the error middleware, which knows their shapes.
-  onerror: (error) => {
-    throw error;
-  },
-});
+const parseJson = jsonBody();
 
 export function jobsRouter(db: Database): Router {
   const router = new Router({ prefix: '/api/v1/jobs' });

@@ -1,0 +1,116 @@
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import type { Middleware } from 'koa';
+import getRawBody from 'raw-body';
+import { firstDuplicateKey } from '../duplicate-keys';
+import { HttpError, validationFailed } from '../errors';
+
+declare module 'koa' {
+  interface Request {
+    /** The parsed JSON object, set by jsonBody(). */
+    body?: unknown;
+  }
+}
+
+/** The most a body may hold, on the wire and again after decompression. */
+export const BODY_LIMIT_BYTES = 100 * 1024;
+
+const inflate = promisify(gunzip);
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+// The body is left unread on these answers: closing the connection stops Node reading (and
+// discarding) the rest of an upload just to keep the connection alive.
+const tooLarge = () =>
+  new HttpError(413, 'Request body too large: the limit is 100 KB', {}, { Connection: 'close' });
+const unsupportedEncoding = (encoding: string) =>
+  new HttpError(415, `Unsupported Content-Encoding "${encoding.slice(0, 40)}": send the body uncompressed or gzip-compressed`, {},
+    // RFC 9110 §12.5.3: a 415 about content coding names the codings that would be accepted.
+    { 'Accept-Encoding': 'gzip', Connection: 'close' });
+
+/**
+ * The content coding of the body: none or gzip. `identity` means none; RFC 9110 §8.4.1.3 makes
+ * `x-gzip` gzip. Everything else (br, deflate, compress, stacked codings such as "gzip, gzip",
+ * or a repeated header, which Node joins into that form) is refused: one decoder is one less
+ * thing to get wrong, and gzip is what every HTTP client can send.
+ */
+function contentCoding(header: string | undefined): 'gzip' | undefined {
+  const codings = (header ?? '')
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  if (codings.length === 0) return undefined;
+  if (codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')) return 'gzip';
+  throw unsupportedEncoding(header!.trim());
+}
+
+async function readBytes(req: Parameters<typeof getRawBody>[0] & { headers: Record<string, unknown> }, coded: boolean): Promise<Buffer> {
+  try {
+    // Without a coding, a Content-Length over the limit is refused before a byte is read.
+    return await getRawBody(req, {
+      limit: BODY_LIMIT_BYTES,
+      length: coded ? undefined : (req.headers['content-length'] as string | undefined),
+    });
+  } catch (error) {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') throw tooLarge();
+    if (type === 'request.aborted' || type === 'request.size.invalid') throw new HttpError(400, 'Request body was incomplete');
+    throw error;
+  }
+}
+
+async function decode(bytes: Buffer): Promise<Buffer> {
+  try {
+    // maxOutputLength stops inflating as soon as the output passes the limit, so a small
+    // "zip bomb" costs at most the limit plus one zlib chunk, never its full expansion.
+    return await inflate(bytes, { maxOutputLength: BODY_LIMIT_BYTES });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    // Not gzip, truncated, or trailing bytes that are not another gzip member.
+    throw new HttpError(400, 'Request body is not valid gzip data, although Content-Encoding says gzip');
+  }
+}
+
+/** The JSON object in a body; throws the 400 that says what is wrong with it. */
+export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
+  let text: string;
+  try {
+    // RFC 8259 §8.1: JSON between systems is UTF-8. A leading BOM is dropped by the decoder.
+    text = utf8.decode(bytes);
+  } catch {
+    throw new HttpError(400, 'Request body is not valid UTF-8');
+  }
+  if (text.trim() === '') throw new HttpError(400, 'Request body is empty: send a JSON object');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'Malformed JSON body');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new HttpError(400, 'Request body must be a JSON object');
+  }
+  const duplicate = firstDuplicateKey(text);
+  if (duplicate !== undefined) {
+    const field = duplicate.length > 64 ? `${duplicate.slice(0, 64)}…` : duplicate;
+    throw validationFailed([{ field, message: `${field} appears more than once; send each field once` }]);
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Reads a JSON request body into ctx.request.body: at most 100 KB on the wire and after gzip
+ * decoding, UTF-8 only, one JSON object whose keys each appear once. Every refusal is an
+ * HttpError (400, 413 or 415) for the error middleware.
+ */
+export function jsonBody(): Middleware {
+  return async (ctx, next) => {
+    const charset = ctx.request.charset.toLowerCase();
+    if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+      throw new HttpError(415, 'Unsupported charset: JSON bodies must be UTF-8');
+    }
+    const coding = contentCoding(ctx.get('Content-Encoding') || undefined);
+    const bytes = await readBytes(ctx.req, coding !== undefined);
+    ctx.request.body = parseJsonObject(coding === 'gzip' ? await decode(bytes) : bytes);
+    await next();
+  };
+}
