@@ -1,5 +1,7 @@
+import type { Socket } from 'node:net';
 import { drizzle, type MySql2Database } from 'drizzle-orm/mysql2';
 import mysql, { type Pool } from 'mysql2/promise';
+import { withDeadlines } from './deadlines';
 import * as schema from './schema';
 
 export type Database = MySql2Database<typeof schema>;
@@ -7,14 +9,24 @@ export type Database = MySql2Database<typeof schema>;
 export interface DatabaseHandle {
   db: Database;
   pool: Pool;
-  close(): Promise<void>;
+  /** Ends the pool; connections still busy after `timeoutMs` (a hung link) are destroyed. */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 export interface PoolOptions {
   connectionLimit?: number;
   /** How long to wait for a TCP connection before the request is answered with 503. */
   connectTimeoutMs?: number;
+  /**
+   * Per-query time limit, enforced by the server (max_statement_time / max_execution_time) and
+   * by the client a second later (db/deadlines.ts). Unset: no limit (migrations, seeding, tools).
+   */
+  queryTimeoutMs?: number;
 }
+
+// TCP keep-alive probes start after this much idle time, so a dead link is noticed by the OS.
+const KEEP_ALIVE_INITIAL_DELAY_MS = 10_000;
+const CLOSE_TIMEOUT_MS = 1000;
 
 /** Where a DATABASE_URL points, for messages: never the password. */
 export function describeDatabaseUrl(url: string): string {
@@ -48,16 +60,33 @@ export function connectionOptions(url: string, options: PoolOptions = {}): mysql
     waitForConnections: true,
     queueLimit: 0,
     enableKeepAlive: true,
+    keepAliveInitialDelay: KEEP_ALIVE_INITIAL_DELAY_MS,
   };
 }
 
+/** pool.end(), but a connection that does not close within `timeoutMs` is destroyed. */
+async function endWithin(pool: Pool, sockets: Set<Socket>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([
+    pool.end().then(() => true, () => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+  ]);
+  clearTimeout(timer);
+  if (!ended) for (const socket of sockets) socket.destroy();
+}
+
 export function createDatabase(url: string, options: PoolOptions = {}): DatabaseHandle {
-  const pool = mysql.createPool(connectionOptions(url, options));
+  const raw = mysql.createPool(connectionOptions(url, options));
+  const sockets = new Set<Socket>();
   // A broken idle connection must not crash the process; the pool drops it and the next
   // request opens a new one.
-  pool.on('connection', (connection) => {
+  raw.on('connection', (connection) => {
     connection.on('error', () => undefined);
+    const socket = (connection as unknown as { stream: Socket }).stream;
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
   });
+  const pool = options.queryTimeoutMs ? withDeadlines(raw, options.queryTimeoutMs) : raw;
   const db = drizzle(pool, { schema, mode: 'default' });
-  return { db, pool, close: () => pool.end() };
+  return { db, pool, close: (timeoutMs = CLOSE_TIMEOUT_MS) => endWithin(raw, sockets, timeoutMs) };
 }

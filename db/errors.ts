@@ -1,8 +1,15 @@
+// Server errors mysql2 has no name for (it knows MySQL's list, not MariaDB's additions).
+const UNNAMED_ERRNOS: Record<number, string> = {
+  1969: 'ER_STATEMENT_TIMEOUT', // MariaDB: max_statement_time exceeded
+};
+
 /** The driver's error code, looking through wrappers (drizzle's query error, AggregateError). */
 export function errorCode(error: unknown): string | undefined {
   for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string') return code;
+    const errno = (e as { errno?: unknown }).errno;
+    if (typeof errno === 'number' && UNNAMED_ERRNOS[errno]) return UNNAMED_ERRNOS[errno];
     // AggregateError (several addresses tried, all failed) keeps the codes in .errors.
     const nested = (e as { errors?: unknown[] }).errors;
     if (Array.isArray(nested) && nested.length > 0) return errorCode(nested[0]);
@@ -24,7 +31,18 @@ const UNAVAILABLE = new Set([
   'PROTOCOL_SEQUENCE_TIMEOUT',
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
+  // Time limits (db/deadlines.ts): the statement ran out of time, or nothing answered in time.
+  'ER_STATEMENT_TIMEOUT', // MariaDB max_statement_time
+  'ER_QUERY_TIMEOUT', // MySQL max_execution_time
+  'ER_LOCK_WAIT_TIMEOUT', // a row lock (innodb_lock_wait_timeout) held by someone else
+  'ER_QUERY_INTERRUPTED', // KILL QUERY, or a server shutting down
+  'DB_DEADLINE', // a probe's own deadline (deadlineError)
 ]);
+
+/** An error meaning "no answer within `ms`", which requests answer with 503 + Retry-After. */
+export function deadlineError(what: string, ms: number): Error {
+  return Object.assign(new Error(`${what} did not answer within ${ms} ms`), { code: 'DB_DEADLINE' });
+}
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = errorCode(error);

@@ -1,9 +1,10 @@
 import Koa from 'koa';
 import type { Database } from '../db/client';
-import type { Config } from './config';
+import { Config } from './config';
 import { healthRouter } from './health';
 import { jobsRouter } from './jobs/routes';
 import type { Logger } from './logger';
+import { admission } from './middleware/admission';
 import { errorHandler } from './middleware/error-handler';
 import { requireGatewaySecret } from './middleware/gateway-secret';
 import { identity } from './middleware/identity';
@@ -11,7 +12,8 @@ import { requestLog } from './middleware/request-log';
 
 export interface AppDependencies {
   db: Database;
-  config: Pick<Config, 'gatewaySecret'>;
+  /** Unset limits take their defaults from service/config.ts. */
+  config: Pick<Config, 'gatewaySecret'> & Partial<Pick<Config, 'dbPoolSize' | 'dbQueueLimit' | 'dbQueryTimeoutMs' | 'readyTimeoutMs'>>;
   logger: Logger;
 }
 
@@ -21,7 +23,8 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
   const app = new Koa();
   app.silent = true; // the error middleware logs failures, without their messages
 
-  const health = healthRouter(db);
+  const defaults = Config.parse({});
+  const health = healthRouter(db, config.readyTimeoutMs ?? defaults.readyTimeoutMs);
   const jobs = jobsRouter(db);
 
   app.use(requestLog(logger));
@@ -31,6 +34,14 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
   app.use(health.allowedMethods());
   app.use(requireGatewaySecret(config.gatewaySecret));
   app.use(identity());
+  // Overload: a bounded wait for a database turn, then 503 (service/middleware/admission.ts).
+  app.use(
+    admission({
+      concurrency: config.dbPoolSize ?? defaults.dbPoolSize,
+      queueLimit: config.dbQueueLimit ?? defaults.dbQueueLimit,
+      queueTimeoutMs: config.dbQueryTimeoutMs ?? defaults.dbQueryTimeoutMs,
+    }),
+  );
   app.use(jobs.routes());
   // Sets 405 + Allow for a known path with another method; the error middleware adds the body.
   app.use(jobs.allowedMethods());

@@ -1,17 +1,32 @@
 import Router from '@koa/router';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/client';
+import { deadlineError } from '../db/errors';
 
-/** Probes for orchestrators, outside /api/v1 and outside the gateway's routes. */
-export function healthRouter(db: Database): Router {
+/** Resolves like `work`, or rejects with a deadline error after `ms` (the work itself goes on). */
+function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(deadlineError(what, ms)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Probes for orchestrators, outside /api/v1 and outside the gateway's routes. `readyTimeoutMs`
+ * keeps /readyz under the probe's own time-out (Kubernetes: 1 s) when the database is silent.
+ */
+export function healthRouter(db: Database, readyTimeoutMs = 800): Router {
   const router = new Router();
   // Liveness: the process answers.
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  // Readiness: the database answers too; a failure becomes the error middleware's 503.
+  // Readiness: the database answers too, in time; a failure becomes the error middleware's 503.
   router.get('/readyz', async (ctx) => {
-    await db.execute(sql`select 1`);
+    const ping = db.execute(sql`select 1`);
+    ping.catch(() => undefined); // a late failure, after the deadline answered, is not unhandled
+    await within(ping, readyTimeoutMs, 'The database');
     ctx.body = { status: 'ready' };
   });
   return router;

@@ -13,6 +13,11 @@ describe('configuration', () => {
       databaseUrl: 'mysql://root@127.0.0.1:3306/jobs',
       dbPoolSize: 10,
       logLevel: 'info',
+      dbConnectTimeoutMs: 2000,
+      dbQueryTimeoutMs: 5000,
+      dbQueueLimit: 50,
+      readyTimeoutMs: 800,
+      shutdownGraceMs: 10000,
     });
   });
 

@@ -1,0 +1,99 @@
+import type { Socket } from 'node:net';
+import type { Pool, PoolConnection, QueryOptions, RowDataPacket } from 'mysql2/promise';
+import { errorCode } from './errors';
+
+/**
+ * How much longer than the server's own statement limit the client waits before it calls the
+ * link dead: the server's limit normally answers first and the connection stays usable.
+ */
+export const CLIENT_MARGIN_MS = 1000;
+
+/**
+ * The statement that makes the server itself stop a statement after `ms`. MariaDB:
+ * max_statement_time (seconds, every statement). MySQL: max_execution_time (milliseconds, SELECT
+ * only). On both, lock waits (LOCK TABLES, row locks) are bounded too, which covers writes on MySQL.
+ */
+export function sessionLimitsSql(serverVersion: string, ms: number): string {
+  const lockSeconds = Math.max(1, Math.ceil(ms / 1000));
+  const locks = `lock_wait_timeout = ${lockSeconds}, innodb_lock_wait_timeout = ${lockSeconds}`;
+  return /mariadb/i.test(serverVersion)
+    ? `SET SESSION max_statement_time = ${(ms / 1000).toFixed(3)}, ${locks}`
+    : `SET SESSION max_execution_time = ${ms}, ${locks}`;
+}
+
+/** Closes a connection whose state is unknown (a command still unanswered) instead of reusing it. */
+function discard(connection: PoolConnection): void {
+  connection.destroy(); // out of the pool; mysql2 only half-closes the socket
+  (connection.connection as unknown as { stream?: Socket }).stream?.destroy();
+}
+
+type Method = 'query' | 'execute';
+type Sql = string | QueryOptions;
+
+/**
+ * The pool with every query bounded: each connection gets the server-side statement limit
+ * before its first use, and each query a client-side deadline (`statementMs` +
+ * CLIENT_MARGIN_MS) for a link where the server never answers; a connection whose query hit
+ * that deadline is destroyed, so the pool refills with fresh connections when the link returns.
+ */
+export function withDeadlines(pool: Pool, statementMs: number): Pool {
+  const clientMs = statementMs + CLIENT_MARGIN_MS;
+  const limited = new WeakSet<object>();
+
+  async function run(connection: PoolConnection, method: Method, sql: Sql, values?: unknown): Promise<unknown> {
+    const options = typeof sql === 'string' ? { sql } : sql;
+    try {
+      return await (connection[method] as (options: QueryOptions, values?: unknown) => Promise<unknown>)(
+        { ...options, timeout: options.timeout ?? clientMs },
+        values,
+      );
+    } catch (error) {
+      if (errorCode(error) === 'PROTOCOL_SEQUENCE_TIMEOUT') discard(connection);
+      throw error;
+    }
+  }
+
+  async function acquire(): Promise<PoolConnection> {
+    const connection = await pool.getConnection();
+    if (limited.has(connection.connection)) return connection;
+    try {
+      const [rows] = (await run(connection, 'query', 'SELECT VERSION() AS version')) as [RowDataPacket[]];
+      await run(connection, 'query', sessionLimitsSql(String(rows[0]?.version ?? ''), statementMs));
+    } catch (error) {
+      discard(connection);
+      throw error;
+    }
+    limited.add(connection.connection);
+    return connection;
+  }
+
+  const once = (method: Method) => async (sql: Sql, values?: unknown) => {
+    const connection = await acquire();
+    try {
+      return await run(connection, method, sql, values);
+    } finally {
+      connection.release(); // a no-op when run() discarded it
+    }
+  };
+
+  // Transactions hold one connection for several queries: each of them is bounded the same way.
+  const getConnection = async () => {
+    const connection = await acquire();
+    return new Proxy(connection, {
+      get(target, property) {
+        if (property === 'query' || property === 'execute') return (sql: Sql, values?: unknown) => run(target, property, sql, values);
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  };
+
+  const overrides: Record<string | symbol, unknown> = { query: once('query'), execute: once('execute'), getConnection };
+  return new Proxy(pool, {
+    get(target, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property];
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

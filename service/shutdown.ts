@@ -1,0 +1,48 @@
+import type { Server, ServerResponse } from 'node:http';
+
+export interface Drain {
+  /**
+   * Stops accepting connections and lets in-flight requests finish; after `graceMs` destroys
+   * whatever sockets are still open. Resolves true when everything finished in time.
+   */
+  (graceMs: number): Promise<boolean>;
+}
+
+/**
+ * Graceful close with a deadline for an HTTP server. Node's server.close() alone waits for every
+ * open connection, and a keep-alive socket that just finished a request stays open until its
+ * idle time-out: so in-flight requests are answered with `Connection: close`, and sockets still
+ * open when the grace period ends are destroyed.
+ */
+export function drainOnStop(server: Server): Drain {
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  server.on('request', (_request, response: ServerResponse) => {
+    if (draining) {
+      response.shouldKeepAlive = false;
+      return;
+    }
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
+  });
+
+  return (graceMs) => {
+    draining = true;
+    return new Promise<boolean>((resolve) => {
+      const deadline = setTimeout(() => {
+        server.closeAllConnections();
+        resolve(false);
+      }, graceMs);
+      server.close(() => {
+        clearTimeout(deadline);
+        resolve(true);
+      });
+      for (const response of inFlight) {
+        if (!response.headersSent) response.shouldKeepAlive = false;
+        // Already promised keep-alive: close the socket once it is idle again.
+        else response.once('finish', () => setImmediate(() => server.closeIdleConnections()));
+      }
+      server.closeIdleConnections();
+    });
+  };
+}
