@@ -4,10 +4,11 @@ import { migrateDatabase, startupDatabaseError } from '../db/migrate';
 import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
-import { createLogger } from './logger';
+import { createLogger, exitOnCrash, type Logger } from './logger';
 
 export interface RunningService {
   url: string;
+  logger: Logger;
   stop(): Promise<void>;
 }
 
@@ -57,6 +58,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
 
   return {
     url,
+    logger,
     async stop() {
       await closeServer(server);
       await database.close();
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
     console.error(error instanceof ConfigError || error instanceof Error ? error.message : String(error));
     process.exit(1);
   }
+  exitOnCrash(service.logger);
   console.log(
     process.env.GATEWAY_SECRET
       ? `Jobs service listening on ${service.url} (only requests carrying the gateway secret are served)`

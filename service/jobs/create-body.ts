@@ -1,11 +1,32 @@
 import { z } from 'zod';
 import { JOB_STATUSES, JOB_TYPES, WORKPLACES } from '../../db/schema';
+import { CURRENCIES } from '../currencies';
 import { badRequest, validationFailed, type FieldProblem } from '../errors';
+import { parseDueDate } from './due-date';
 
-const text = (field: string, max: number) =>
+// C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph
+// separators: invisible, they break logs, CSV exports and the careers site's single-line fields,
+// and NUL truncates strings in C-based consumers. Multi-line text keeps tab, LF and CR.
+const SINGLE_LINE_FORBIDDEN = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
+const MULTI_LINE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+// A lone UTF-16 surrogate ("\ud800" in JSON) cannot be stored as UTF-8; it would come back as U+FFFD.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const plainText = (field: string, multiLine = false) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
+    // Trimmed first: a trailing newline pasted into a title is whitespace, not content.
     .trim()
+    .refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode text (it holds a lone surrogate)`)
+    .refine(
+      (value) => !(multiLine ? MULTI_LINE_FORBIDDEN : SINGLE_LINE_FORBIDDEN).test(value),
+      multiLine
+        ? `${field} must not contain control characters other than tab and line breaks`
+        : `${field} must not contain control characters or line breaks`,
+    );
+
+const text = (field: string, max: number, multiLine = false) =>
+  plainText(field, multiLine)
     .min(1, `${field} must not be empty`)
     .max(max, `${field} must be at most ${max} characters`);
 
@@ -31,7 +52,7 @@ const SalaryInput = z
       max: amount('salary.max'),
       currency: z
         .string({ error: 'salary.currency must be a string' })
-        .regex(/^[A-Z]{3}$/, 'salary.currency must be an ISO 4217 code of 3 upper-case letters, e.g. USD'),
+        .refine((code) => CURRENCIES.has(code), 'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD'),
     },
     { error: 'salary must be an object with min, max and currency, or null' },
   )
@@ -43,24 +64,19 @@ const SalaryInput = z
     }
   });
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const DUE_DATE_PROBLEMS = {
+  format: 'submissionDueDate must be an ISO 8601 date (2026-12-31) or date-time with a time zone (2026-12-31T17:00:00Z)',
+  calendar: 'submissionDueDate is not a real calendar date',
+  range: 'submissionDueDate must be from 1970-01-01 to 9999-12-31 in UTC',
+} as const;
 
-/** A calendar date (midnight UTC) or a date-time with an explicit offset; nothing ambiguous. */
-const dueDate = z
-  .string({ error: 'submissionDueDate must be a string' })
-  .refine((value) => DATE.test(value) || DATE_TIME.test(value), {
-    message: 'submissionDueDate must be an ISO 8601 date (2026-12-31) or date-time with a time zone (2026-12-31T17:00:00Z)',
-  })
-  .transform((value, ctx) => {
-    const date = new Date(DATE.test(value) ? `${value}T00:00:00Z` : value);
-    // Date accepts 2026-02-31 and rolls it over; the calendar part must survive the round trip.
-    if (Number.isNaN(date.getTime()) || (DATE.test(value) && date.toISOString().slice(0, 10) !== value)) {
-      ctx.addIssue({ code: 'custom', message: 'submissionDueDate is not a real calendar date' });
-      return z.NEVER;
-    }
-    return date;
-  });
+/** A calendar date (midnight UTC) or a date-time with an explicit offset; nothing ambiguous (due-date.ts). */
+const dueDate = z.string({ error: 'submissionDueDate must be a string' }).transform((value, ctx) => {
+  const parsed = parseDueDate(value);
+  if ('date' in parsed) return parsed.date;
+  ctx.addIssue({ code: 'custom', message: DUE_DATE_PROBLEMS[parsed.problem] });
+  return z.NEVER;
+});
 
 /** POST /api/v1/jobs's body: every settable field (decisions.md). */
 export const CreateJobBody = z.object({
@@ -74,11 +90,9 @@ export const CreateJobBody = z.object({
           ? 'remote is not a job type; send workplace: "remote" and one of the types'
           : `type must be one of ${JOB_TYPES.join(', ')}`,
   }),
-  description: text('description', 20_000),
+  description: text('description', 20_000, true),
   postingId: text('postingId', 64).nullable().optional(),
-  location: z
-    .string({ error: 'location must be a string' })
-    .trim()
+  location: plainText('location')
     .max(200, 'location must be at most 200 characters')
     .default(''),
   workplace: z.enum(WORKPLACES, { error: `workplace must be one of ${WORKPLACES.join(', ')}` }).nullable().optional(),

@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { freshDatabase, type TestDatabase } from './helpers/database';
+import { startServiceProcess } from './helpers/processes';
+
+const REGISTER_TS = path.join(__dirname, 'helpers/register-ts.js');
+const LINES = 20_000;
+
+/** Runs test/fixtures/log-and-exit.ts; resolves with its exit code and its stdout as lines. */
+function logAndExit(how: 'exit' | 'crash'): Promise<{ code: number | null; lines: string[] }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(__dirname, 'fixtures/log-and-exit.ts'), how, String(LINES)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('close', (code) => resolve({ code, lines: out.split('\n').filter(Boolean) }));
+  });
+}
+
+// The logger writes asynchronously (service/logger.ts); these show that nothing logged before the
+// process ends is lost, however it ends.
+describe('log lines are all written when the process ends', () => {
+  test('process.exit() right after logging: every line, the last one included', async () => {
+    const { code, lines } = await logAndExit('exit');
+    expect(code).toBe(0);
+    expect(lines).toHaveLength(LINES);
+    expect(JSON.parse(lines[LINES - 1]!)).toMatchObject({ i: LINES, msg: 'line' });
+  });
+
+  test('an uncaught exception: every line, then one fatal line without the error message, exit code 1', async () => {
+    const { code, lines } = await logAndExit('crash');
+    expect(code).toBe(1);
+    expect(lines).toHaveLength(LINES + 1);
+    expect(JSON.parse(lines[LINES - 1]!)).toMatchObject({ i: LINES });
+    const fatal = JSON.parse(lines[LINES]!);
+    expect(fatal).toMatchObject({ level: 60, msg: 'uncaught exception: exiting', err: { name: 'Error' } });
+    expect(fatal.err.frames).toMatch(/log-and-exit\.ts/);
+    expect(lines.join('\n')).not.toContain('pay_rate');
+  });
+
+  describe('the service on SIGTERM', () => {
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await freshDatabase('logging');
+    });
+    afterAll(() => database.close());
+
+    test('the request lines and the final "stopped" line are all in its output', async () => {
+      const service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'info' });
+      const listening = await service.listening;
+      expect(listening).toHaveProperty('url');
+      const url = (listening as { url: string }).url;
+      for (let i = 0; i < 20; i++) expect((await fetch(`${url}/api/v1/jobs?limit=1`)).status).toBe(200);
+      expect(await service.stop()).toBe(0);
+      const lines = service
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; path?: string });
+      expect(lines.filter((line) => line.msg === 'request' && line.path === '/api/v1/jobs')).toHaveLength(20);
+      expect(lines[lines.length - 1]!.msg).toBe('jobs service stopped');
+    }, 30_000);
+  });
+});
