@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Gateway checks that run without Docker: luacheck, decK's offline validation of kong.yaml, and the
-# busted specs of the job-scopes plugin (schema, every row of gateway/spec/auth-cases.json through
-# key-auth -> job-scopes, handler details).
+# Gateway checks that run without Docker: luacheck, decK's offline validation of every state file
+# (each on its own, the way each is synced), and the busted specs of the job-scopes and auth-guard
+# plugins (schemas, every row of gateway/spec/auth-cases.json through auth-guard -> key-auth ->
+# job-scopes, handler details, the log redaction filter).
 #
 # The last line is always exactly `busted: N passed, M failed` (scripts/test.sh parses it): N and M
-# are busted's successes and failures+errors, plus one check each for luacheck and deck validate.
+# are busted's successes and failures+errors, plus one check for luacheck and one per state file.
 # Exits non-zero when anything failed.
 set -u
 
@@ -34,11 +35,13 @@ check() { # check NAME COMMAND... : one pass/fail count for a tool
 check "luacheck gateway" luacheck --quiet --no-color gateway
 # decK 1.x (Debian) validates offline with `deck validate -s FILE`; newer decK spells it
 # `deck gateway validate FILE`.
-if deck gateway --help >/dev/null 2>&1; then
-  check "deck gateway validate kong.yaml" deck gateway validate kong.yaml
-else
-  check "deck validate -s kong.yaml" deck validate -s kong.yaml
-fi
+for state in kong.yaml partners.yaml demo.yaml gateway/spec/auth-cases-consumers.yaml; do
+  if deck gateway --help >/dev/null 2>&1; then
+    check "deck gateway validate $state" deck gateway validate "$state"
+  else
+    check "deck validate -s $state" deck validate -s "$state"
+  fi
+done
 
 if command -v busted >/dev/null 2>&1; then
   out="$(mktemp)"

@@ -1,12 +1,18 @@
--- Every row of auth-cases.json through key-auth -> job-scopes, with kong.yaml's real configuration.
+-- Every row of auth-cases.json through auth-guard -> key-auth -> job-scopes, with the real
+-- configuration of the state files the table names.
 local json = require "dkjson"
 local paths = require "support.paths"
 local chain = require "support.chain"
 local kong_config = require "support.kong_config"
+local pdk_double = require "support.pdk_double"
+local query_string = require "support.query_string"
 
-local cases_doc = assert(json.decode(paths.read(paths.auth_cases)))
-local db = kong_config.load()
+local cases_doc = assert(json.decode(paths.read(paths.auth_cases), 1, json.null))
+local db = kong_config.load(cases_doc.stateFiles)
 local env = { JOBS_GATEWAY_SECRET = cases_doc.gatewaySecret }
+
+local KEYS = { consumer = true, expect = true, name = true, request = true, route = true }
+local OPTIONAL_KEYS = { failedAttemptsBefore = true }
 
 local function sorted_keys(t)
   local keys = {}
@@ -17,15 +23,28 @@ local function sorted_keys(t)
   return keys
 end
 
+local function nullable(v)
+  if v == json.null then
+    return nil
+  end
+  return v
+end
+
 describe("auth-cases.json", function()
   it("is a non-empty table of uniquely named cases with the agreed keys", function()
     assert.equals("spec-gateway-secret", cases_doc.gatewaySecret)
+    assert.same({ "kong.yaml", "demo.yaml", "gateway/spec/auth-cases-consumers.yaml" }, cases_doc.stateFiles)
     assert.is_true(#cases_doc.cases >= 40)
     local seen = {}
     for _, c in ipairs(cases_doc.cases) do
       assert.is_nil(seen[c.name], "duplicate case name: " .. tostring(c.name))
       seen[c.name] = true
-      assert.same({ "consumer", "expect", "name", "request", "route" }, sorted_keys(c))
+      for _, k in ipairs(sorted_keys(c)) do
+        assert.is_true(KEYS[k] or OPTIONAL_KEYS[k], c.name .. ": unknown key " .. k)
+      end
+      for k in pairs(KEYS) do
+        assert.is_not_nil(c[k], c.name .. ": missing key " .. k)
+      end
       assert.is_truthy(db.routes[c.route], "unknown route " .. tostring(c.route))
       if c.expect.status == 200 then
         assert.is_table(c.expect.upstream, c.name)
@@ -33,6 +52,10 @@ describe("auth-cases.json", function()
       else
         assert.is_table(c.expect.body, c.name)
         assert.is_nil(c.expect.upstream, c.name)
+      end
+      if c.request.rawQuery then
+        assert.same(query_string.parse(c.request.rawQuery), c.request.query,
+                    c.name .. ": query is not rawQuery decoded")
       end
     end
   end)
@@ -48,27 +71,42 @@ describe("auth-cases.json", function()
       assert.is_true(seen[route .. " 401 " .. missing], route .. " missing key")
       assert.is_true(seen[route .. " 401 Invalid API key"], route .. " invalid key")
       assert.is_true(seen[route .. " 403 API key disabled"], route .. " disabled key")
+      assert.is_true(seen[route .. " 429 Too many failed authentication attempts"], route .. " auth-guard")
       assert.is_true(seen[route .. " 200 "], route .. " forwarded")
     end
     assert.is_true(seen["jobs-write 403 Missing scope jobs:write"])
+    assert.is_true(seen["jobs-read 403 Missing scope jobs:read"])
   end)
 
   for _, case in ipairs(cases_doc.cases) do
     it(case.name, function()
       local req = case.request
-      local route = db.routes[case.route].route
-      assert.is_true(kong_config.route_matches(route, req.method, req.path),
-        req.method .. " " .. req.path .. " does not match route " .. case.route .. " in kong.yaml")
+      assert.equals(case.route, kong_config.match(db, req.method, req.path),
+        req.method .. " " .. req.path .. " is not routed to " .. case.route .. " by the state files")
 
-      local outcome, double = chain.run(case.route, req, { db = db, env = env })
+      -- One Kong node, 5 s into a clock minute, one client IP for the whole case.
+      local node = pdk_double.node(1700000040 + 5)
+      local run_opts = { db = db, env = env, node = node, client_ip = "203.0.113.9" }
+      for _ = 1, case.failedAttemptsBefore or 0 do
+        local failed = chain.run("jobs-read", { method = "GET", path = "/api/v1/jobs" }, run_opts)
+        assert.equals(401, failed.status, "a failed attempt before the case")
+        node.clock.now = node.clock.now + 0.5
+      end
 
-      assert.equals(case.consumer, outcome.consumer, "consumer resolved by key-auth")
+      local outcome, double = chain.run(case.route, req, run_opts)
+
+      assert.equals(nullable(case.consumer), outcome.consumer, "consumer resolved by key-auth")
       assert.equals(case.expect.status, outcome.status, "status")
 
       if case.expect.status ~= 200 then
         assert.same(case.expect.body, outcome.exit.body)
         for name, value in pairs(case.expect.headers or {}) do
           assert.equals(value, outcome.exit.headers[name], "response header " .. name)
+        end
+        for name, range in pairs(case.expect.headerRanges or {}) do
+          local value = tostring(outcome.exit.headers[name])
+          assert.matches("^%d+$", value, 1, false, "response header " .. name)
+          assert.is_true(tonumber(value) >= range[1] and tonumber(value) <= range[2], "response header " .. name)
         end
         return
       end
@@ -80,7 +118,10 @@ describe("auth-cases.json", function()
       for _, name in ipairs(up.absentHeaders or {}) do
         assert.is_nil(double.upstream_header(name), "upstream header " .. name .. " must be absent")
       end
-      assert.same(up.query or {}, double.state.query, "upstream query")
+      assert.same(up.query or {}, double.upstream_query(), "upstream query")
+      if up.rawQuery then
+        assert.equals(up.rawQuery, double.state.args, "upstream query string")
+      end
     end)
   end
 end)

@@ -4,10 +4,11 @@ local chain = require "support.chain"
 local kong_config = require "support.kong_config"
 local pdk_double = require "support.pdk_double"
 
-local db = kong_config.load()
+local db = kong_config.load({ "kong.yaml", "demo.yaml", "gateway/spec/auth-cases-consumers.yaml" })
 local env = { JOBS_GATEWAY_SECRET = "spec-gateway-secret" }
 local READER = "demo-reader-2f6c1a9e"
 local WRITER = "demo-writer-7b3d8e41"
+local NO_GROUPS = "spec-no-groups-4e9b2d71"
 
 local function get(headers, query)
   return { method = "GET", path = "/api/v1/jobs", headers = headers or {}, query = query or {} }
@@ -26,10 +27,29 @@ describe("job-scopes handler", function()
   end)
 
   it("answers 500 in the API's shape when the groups cannot be loaded", function()
-    local outcome = chain.run("jobs-read", get({ ["X-API-Key"] = READER }),
-                              { db = db, env = env, groups_error = "db down" })
+    local outcome, double = chain.run("jobs-read", get({ ["X-API-Key"] = READER }),
+                                      { db = db, env = env, groups_error = "db down" })
     assert.equals(500, outcome.status)
     assert.same({ error = "Internal server error" }, outcome.exit.body)
+    assert.matches("cannot load the groups", double.state.logs[1], 1, true)
+  end)
+
+  it("models Kong's groups module: nil, no error, for a consumer with no group (acl/groups.lua 3.9.1)", function()
+    local double = pdk_double.new(get(), { groups_of = function() return {} end })
+    local groups, err = double.groups.get_consumer_groups("6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a05")
+    assert.is_nil(groups)
+    assert.is_nil(err)
+    double = pdk_double.new(get(), { groups_of = function() return { "jobs:read" } end })
+    groups = double.groups.get_consumer_groups("x")
+    assert.same({ "jobs:read", ["jobs:read"] = "jobs:read" }, groups)
+  end)
+
+  it("answers a consumer with no group 403 Missing scope, not 500, and logs no error", function()
+    local outcome, double = chain.run("jobs-write", { method = "POST", path = "/api/v1/jobs",
+                                      headers = { ["X-API-Key"] = NO_GROUPS } }, { db = db, env = env })
+    assert.equals(403, outcome.status)
+    assert.same({ error = "Missing scope jobs:write", requiredScope = "jobs:write" }, outcome.exit.body)
+    assert.same({}, double.state.logs)
   end)
 
   it("sends no X-Gateway-Secret, and drops the client's, when no secret is configured", function()
@@ -51,11 +71,13 @@ describe("job-scopes handler", function()
     assert.equals("jobs:read, jobs:write", double.upstream_header("X-Consumer-Groups"))
   end)
 
-  it("leaves the query string alone when it carried no key", function()
-    local outcome, double = chain.run("jobs-read", get({ ["X-API-Key"] = READER }, { status = "active" }),
-                                      { db = db, env = env })
+  it("leaves the query string alone when it carried no key (clear_query_arg would re-encode it)", function()
+    local req = get({ ["X-API-Key"] = READER })
+    req.rawQuery = "department=Data%20Science&type=contract,full-time"
+    local outcome, double = chain.run("jobs-read", req, { db = db, env = env })
     assert.equals(200, outcome.status)
-    assert.equals(0, double.state.set_query_calls)
+    assert.same({}, double.state.cleared_query_args)
+    assert.equals("department=Data%20Science&type=contract,full-time", double.state.args)
   end)
 
   it("strips every key name from the query even when key-auth found the key in a header", function()
@@ -63,7 +85,38 @@ describe("job-scopes handler", function()
       get({ ["X-API-Key"] = READER }, { api_key = WRITER, ["X-API-Key"] = WRITER, page = "1" }),
       { db = db, env = env })
     assert.equals(200, outcome.status)
-    assert.same({ page = "1" }, double.state.query)
+    assert.same({ page = "1" }, double.upstream_query())
+    assert.same({ "X-API-Key", "api_key" }, double.state.cleared_query_args)
+  end)
+
+  it("removes keys with clear_query_arg, other arguments kept in order (kong/pdk/service/request.lua)", function()
+    local req = get()
+    req.rawQuery = "page=2&api_key=" .. READER .. "&status=active&api_key=" .. WRITER .. "&limit=5"
+    local outcome, double = chain.run("jobs-read", req, { db = db, env = env })
+    -- api_key sent twice is a duplicate: 401, and the keys are gone from the request all the same.
+    assert.equals(401, outcome.status)
+    assert.equals("page=2&status=active&limit=5", double.state.args)
+  end)
+
+  it("strips a key sent after the 100th query argument, which the search cannot see", function()
+    local parts = {}
+    for i = 1, 100 do
+      parts[i] = "f" .. i .. "=x"
+    end
+    local req = get({ ["X-API-Key"] = READER })
+    req.rawQuery = table.concat(parts, "&") .. "&api_key=" .. WRITER
+    local outcome, double = chain.run("jobs-read", req, { db = db, env = env })
+    assert.equals(200, outcome.status)
+    assert.is_nil(double.upstream_query().api_key)
+    assert.equals("x", double.upstream_query().f100)
+  end)
+
+  it("strips a bare ?api_key (no value) from the forwarded query", function()
+    local req = get({ ["X-API-Key"] = READER })
+    req.rawQuery = "api_key&page=1"
+    local outcome, double = chain.run("jobs-read", req, { db = db, env = env })
+    assert.equals(200, outcome.status)
+    assert.equals("page=1", double.state.args)
   end)
 
   it("treats a bare ?api_key (no value) as no key, like key-auth", function()
@@ -89,6 +142,6 @@ describe("job-scopes handler", function()
                                       { db = db, env = env, key_auth = { hide_credentials = true } })
     assert.equals(200, outcome.status)
     assert.is_nil(double.upstream_header("X-API-Key"))
-    assert.same({}, double.state.query)
+    assert.same({}, double.upstream_query())
   end)
 end)

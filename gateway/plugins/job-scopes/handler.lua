@@ -8,6 +8,7 @@
 --   2. unknown or duplicated key    401 {"error":"Invalid API key"}
 --   3. consumer in group "disabled" 403 {"error":"API key disabled"}
 --   4. consumer lacks the scope     403 {"error":"Missing scope jobs:write","requiredScope":"jobs:write"}
+--      (a consumer with no group at all lacks every scope)
 --
 -- Identity comes from kong.client (what key-auth authenticated), never from request headers.
 --
@@ -16,8 +17,8 @@
 -- Telling them apart means looking at the key the way key-auth did. With hide_credentials = true
 -- key-auth removes a string key from the request before validating it (kong/plugins/key-auth/
 -- handler.lua, do_authentication), and kong.request.get_headers()/get_query() read the live
--- request (ngx.req.get_headers / ngx.req.get_uri_args, which reflect ngx.req.clear_header and
--- ngx.req.set_uri_args; kong/pdk/request.lua, kong/pdk/service/request.lua), so an unknown key
+-- request (ngx.req.get_headers / ngx.req.get_uri_args, which reflect clear_header and
+-- clear_query_arg; kong/pdk/request.lua, kong/pdk/service/request.lua), so an unknown key
 -- would then look like no key at all. The only untouched copies are ngx.var.request_uri
 -- (kong.request.get_path_with_query) and ngx.req.raw_header(), and raw_header() raises
 -- "http2 requests not supported yet" on HTTP/2 (Kong's default 8443 listener is http2), besides
@@ -26,6 +27,10 @@
 -- strips every configured key name from the upstream headers AND query itself, which is stricter
 -- than hide_credentials: key-auth only strips the one name it found, so a key sent in the header
 -- and again in ?api_key= would have reached the service.
+--
+-- A consumer with no ACL group at all is a scope failure (403), not an error: the ACL plugin's
+-- groups.get_consumer_groups returns nil WITHOUT an error for such a consumer (kong/plugins/acl/
+-- groups.lua at 3.9.1 turns its cached EMPTY table into nil). Only nil with an error is a 500.
 
 local groups = require "kong.plugins.acl.groups"
 
@@ -38,7 +43,8 @@ local gsub = string.gsub
 local sub = string.sub
 
 
--- Same realm key-auth announces ('Key realm="' .. _KONG._NAME .. '"').
+-- The challenge of our 401s. (key-auth 3.9.1 would send "Key", or 'Key realm="<realm>"' with its
+-- realm set; it never answers here, anonymous being set, and partners already see this one.)
 local REALM = 'Key realm="kong"'
 
 local CONSUMER_GROUPS = "X-Consumer-Groups"
@@ -62,6 +68,8 @@ local ERR_MISSING = {
 local ERR_INVALID = { status = 401, body = { error = "Invalid API key" }, headers = AUTH_HEADERS }
 local ERR_DISABLED = { status = 403, body = { error = "API key disabled" } }
 local ERR_INTERNAL = { status = 500, body = { error = "Internal server error" } }
+
+local NO_GROUPS = {}
 
 local scope_errors = {}
 
@@ -118,9 +126,13 @@ end
 -- The key never reaches the service, whatever name or spelling carried it. ngx.req.clear_header
 -- matches names case-insensitively but literally, while the header lookup above also maps "_" to
 -- "-" (so key-auth accepts an "Api-Key" header for "api_key"): clear every spelling.
-local function strip_keys(key_names, query)
-  local clear_header = kong.service.request.clear_header
-  local query_changed = false
+-- clear_query_arg re-encodes every other argument of a non-empty query (it runs
+-- resty.ada.search.remove over ngx.var.args: kong/pdk/service/request.lua), so it is called only
+-- for a name the query holds, and for every name when get_query stopped at its 100-argument limit
+-- ("truncated"): a key past that limit is invisible to the search but must not be forwarded.
+local function strip_keys(key_names, query, query_truncated)
+  local request = kong.service.request
+  local clear_header = request.clear_header
 
   for i = 1, #key_names do
     local name = key_names[i]
@@ -136,15 +148,9 @@ local function strip_keys(key_names, query)
       clear_header(underscored)
     end
 
-    if query[name] ~= nil then
-      query[name] = nil
-      query_changed = true
+    if query_truncated or query[name] ~= nil then
+      request.clear_query_arg(name)
     end
-  end
-
-  -- Only rewrite the query when it held a key, so other parameters reach the service untouched.
-  if query_changed then
-    kong.service.request.set_query(query)
   end
 end
 
@@ -182,10 +188,13 @@ local function authorize(conf, key_state)
   -- changes). Not groups.get_authenticated_groups(): key-auth sets none, and groups another auth
   -- plugin might assert must not grant scopes here.
   local consumer_groups, err = groups.get_consumer_groups(consumer.id)
-  if not consumer_groups then
+  if err then
     kong.log.err("job-scopes: cannot load the groups of consumer ", consumer.id, ": ", err)
     return nil, ERR_INTERNAL
   end
+
+  -- nil without an error: the consumer belongs to no group, so it has no scope.
+  consumer_groups = consumer_groups or NO_GROUPS
 
   if consumer_groups[GROUP_DISABLED] then
     return nil, ERR_DISABLED
@@ -201,12 +210,12 @@ end
 
 
 function JobScopesHandler:access(conf)
-  local query = kong.request.get_query()
+  local query, query_err = kong.request.get_query()
   local key_state = find_key(conf.key_names, kong.request.get_headers(), query)
 
   -- Before answering, so a rejected key does not linger in the request either (log serializers
   -- read it).
-  strip_keys(conf.key_names, query)
+  strip_keys(conf.key_names, query, query_err == "truncated")
 
   local request = kong.service.request
   request.clear_header(CONSUMER_GROUPS)

@@ -1,5 +1,10 @@
--- Runs one request through a kong.yaml route's auth chain: key-auth, then job-scopes, with the PDK
--- double standing in for Kong. Returns the outcome and the double (for upstream inspection).
+-- Runs one request through a route's auth chain the way Kong 3.9.1 does, on the PDK double:
+--   access phase, highest PRIORITY first: auth-guard (1260), key-auth (1250, support/key_auth_sim),
+--   job-scopes (990); the first kong.response.exit ends the phase (kong/init.lua,
+--   execute_collecting_plugins_iterator: later plugins are collected but not run);
+--   otherwise the request is proxied and the service answers `upstream_status` (default 200);
+--   log phase: every collected plugin's log handler, exit or not.
+-- Returns the outcome and the double (for upstream inspection).
 local paths = require "support.paths"
 local pdk_double = require "support.pdk_double"
 local key_auth = require "support.key_auth_sim"
@@ -12,25 +17,57 @@ end
 
 local M = {}
 
--- Loads the plugin against a double: handler.lua captures `kong` and the groups module when it is
--- loaded, exactly as it would inside Kong.
-function M.load_plugin(double)
-  local saved_kong = rawget(_G, "kong")
+local KEY_AUTH_PRIORITY = 1250 -- kong/plugins/key-auth/handler.lua
+
+-- Loads a plugin's handler against a double: handler.lua captures `kong`, `ngx` and the groups
+-- module when it is loaded, exactly as it would inside Kong.
+function M.load_plugin(double, plugin)
+  local saved_kong, saved_ngx = rawget(_G, "kong"), rawget(_G, "ngx")
   local saved_groups = package.loaded["kong.plugins.acl.groups"]
-  _G.kong = double.kong
+  _G.kong, _G.ngx = double.kong, double.ngx
   package.loaded["kong.plugins.acl.groups"] = double.groups
-  local handler = paths.load_plugin_module("handler")
+  local handler = paths.load_plugin_module(plugin or "job-scopes", "handler")
   package.loaded["kong.plugins.acl.groups"] = saved_groups
-  _G.kong = saved_kong
+  _G.kong, _G.ngx = saved_kong, saved_ngx
   return handler
 end
 
-function M.schema()
-  return paths.load_plugin_module("schema")
+function M.schema(plugin)
+  return paths.load_plugin_module(plugin or "job-scopes", "schema")
 end
 
--- opts: { db = kong_config, env = { JOBS_GATEWAY_SECRET = ... }, key_auth = overrides,
---         job_scopes = overrides, groups_error = "..." }
+-- A plugin's config from the state files, overridden, checked against its schema (defaults
+-- filled in) and with vault references resolved from env.
+local function plugin_config(plugin, entry, overrides, env)
+  local input = validator.deep_copy(entry.config or {})
+  for k, v in pairs(overrides or {}) do
+    input[k] = v
+  end
+  local conf, errs = validator.validate_config(M.schema(plugin), input)
+  assert(conf, plugin .. " config rejected by its schema: " .. tostring(errs and next(errs)))
+  for k, v in pairs(conf) do
+    conf[k] = kong_config.resolve_reference(v, env or {})
+  end
+  return conf
+end
+
+-- Calls handler[phase](conf) as Kong would: with `kong`/`ngx` in place and kong.ctx.plugin being
+-- this plugin's own table for the request.
+local function call(double, step, phase)
+  local saved_kong, saved_ngx = rawget(_G, "kong"), rawget(_G, "ngx")
+  _G.kong, _G.ngx = double.kong, double.ngx
+  double.kong.ctx.plugin = step.ctx
+  local exit = double.run_phase(function()
+    return step.handler[phase](step.handler, step.conf)
+  end)
+  _G.kong, _G.ngx = saved_kong, saved_ngx
+  return exit
+end
+
+-- opts: { db = kong_config.load(...), env = { JOBS_GATEWAY_SECRET = ... },
+--         key_auth / job_scopes / auth_guard = config overrides, groups_error = "...",
+--         node = pdk_double.node() (shared clock and counters), client_ip = "...",
+--         upstream_status = 200 }
 function M.run(route_name, request, opts)
   local db = opts.db
   local entry = assert(db.routes[route_name], "no route named " .. tostring(route_name))
@@ -40,41 +77,61 @@ function M.run(route_name, request, opts)
       local c = db.consumers_by_id[id]
       return c and c.groups or {}
     end,
+    node = opts.node,
+    client_ip = opts.client_ip,
   })
 
+  local steps = {}
   local ka = validator.deep_copy(assert(entry.plugins["key-auth"], "key-auth missing").config)
   for k, v in pairs(opts.key_auth or {}) do
     ka[k] = v
   end
-
-  local js_plugin = assert(entry.plugins["job-scopes"], "job-scopes missing on " .. route_name)
-  local js_input = validator.deep_copy(js_plugin.config or {})
-  for k, v in pairs(opts.job_scopes or {}) do
-    js_input[k] = v
+  steps[#steps + 1] = {
+    name = "key-auth",
+    handler = {
+      PRIORITY = KEY_AUTH_PRIORITY,
+      access = function()
+        return key_auth.access(double.kong, ka, db)
+      end,
+    },
+  }
+  for _, plugin in ipairs({ "auth-guard", "job-scopes" }) do
+    local p = entry.plugins[plugin]
+    if p then
+      steps[#steps + 1] = {
+        name = plugin,
+        handler = M.load_plugin(double, plugin),
+        conf = plugin_config(plugin, p, opts[(plugin:gsub("-", "_"))], opts.env),
+      }
+    end
   end
-  local js_conf, errs = validator.validate_config(M.schema(), js_input)
-  assert(js_conf, "job-scopes config rejected by its schema: " .. tostring(errs and next(errs)))
-  js_conf.gateway_secret = kong_config.resolve_reference(js_conf.gateway_secret, opts.env or {})
-
-  local handler = M.load_plugin(double)
-  local outcome = {}
-
-  outcome.exit = double.run_phase(function()
-    return key_auth.access(double.kong, ka, db)
+  assert(entry.plugins["job-scopes"], "job-scopes missing on " .. route_name)
+  table.sort(steps, function(a, b)
+    return a.handler.PRIORITY > b.handler.PRIORITY
   end)
+
+  local outcome = { ran = {} }
+  for _, step in ipairs(steps) do
+    step.ctx = {}
+    if not outcome.exit and step.handler.access then
+      outcome.ran[#outcome.ran + 1] = step.name
+      outcome.exit = call(double, step, "access")
+    end
+  end
   local c = double.kong.client.get_consumer()
   outcome.consumer = c and c.username or nil
 
   if not outcome.exit then
-    local saved = rawget(_G, "kong")
-    _G.kong = double.kong
-    outcome.exit = double.run_phase(function()
-      return handler:access(js_conf)
-    end)
-    _G.kong = saved
+    double.proxied(opts.upstream_status or 200)
+  end
+  outcome.status = double.state.status
+
+  for _, step in ipairs(steps) do
+    if step.handler.log then
+      call(double, step, "log")
+    end
   end
 
-  outcome.status = outcome.exit and outcome.exit.status or 200
   return outcome, double
 end
 

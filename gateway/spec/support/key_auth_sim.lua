@@ -1,11 +1,11 @@
--- Kong 3.9's key-auth access phase (kong/plugins/key-auth/handler.lua), re-stated for the PDK
+-- Kong 3.9.1's key-auth access phase (kong/plugins/key-auth/handler.lua), re-stated for the PDK
 -- double so that each auth case runs the real chain key-auth -> job-scopes:
 --   * for each key name: header (if key_in_header), else query argument (if key_in_query);
 --     the first string stops the search; hide_credentials then removes that name from the query
---     (set_query) and the headers (clear_header) before the key is validated;
+--     (clear_query_arg) and the headers (clear_header) before the key is validated;
 --     a table (name sent twice) fails at once as a duplicate, nothing hidden;
---   * no key or "" fails (and sets WWW-Authenticate on the response);
---   * an unknown key fails;
+--   * no key or "" fails; an unknown key fails; the failure carries WWW-Authenticate "Key" (or
+--     'Key realm="<realm>"' when realm is configured), used only when key-auth answers itself;
 --   * a failure with `anonymous` set authenticates the anonymous consumer (looked up by id, else by
 --     username) with no credential; without `anonymous` key-auth answers itself;
 --   * success authenticates consumer + credential and sets the X-Consumer-* /
@@ -45,7 +45,12 @@ local function set_consumer(kong, consumer, credential)
   end
 end
 
+local function unauthorized(message, www_auth)
+  return { status = 401, message = message, headers = { ["WWW-Authenticate"] = www_auth } }
+end
+
 local function authenticate(kong, conf, db)
+  local www_auth = conf.realm and ('Key realm="' .. conf.realm .. '"') or "Key"
   local headers = kong.request.get_headers()
   local query = kong.request.get_query()
   local key
@@ -64,24 +69,22 @@ local function authenticate(kong, conf, db)
     if type(v) == "string" then
       key = v
       if conf.hide_credentials then
-        query[name] = nil
-        kong.service.request.set_query(query)
+        kong.service.request.clear_query_arg(name)
         kong.service.request.clear_header(name)
       end
       break
     elseif type(v) == "table" then
-      return nil, { status = 401, message = "Duplicate API key found" }
+      return nil, unauthorized("Duplicate API key found", www_auth)
     end
   end
 
   if not key or key == "" then
-    kong.response.set_header("WWW-Authenticate", 'Key realm="kong"')
-    return nil, { status = 401, message = "No API key found in request" }
+    return nil, unauthorized("No API key found in request", www_auth)
   end
 
   local credential = db.credentials_by_key[key]
   if not credential then
-    return nil, { status = 401, message = "Invalid authentication credentials" }
+    return nil, unauthorized("Unauthorized", www_auth)
   end
 
   local entry = db.consumers_by_id[credential.consumer.id]

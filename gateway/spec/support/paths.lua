@@ -1,5 +1,5 @@
--- Locates the repository and makes the plugin loadable under the module names Kong uses
--- (kong.plugins.job-scopes.handler / .schema), whatever directory busted was started from.
+-- Locates the repository and the plugins (gateway/plugins/<name>/handler.lua, schema.lua),
+-- whatever directory busted was started from.
 local M = {}
 
 local function dirname(path)
@@ -16,8 +16,8 @@ M.support = dirname(here)
 M.spec = dirname(M.support)
 M.gateway = dirname(M.spec)
 M.root = dirname(M.gateway)
-M.plugin = M.gateway .. "/plugins/job-scopes"
-M.kong_yaml = M.root .. "/kong.yaml"
+M.plugins = M.gateway .. "/plugins"
+M.kong_conf = M.gateway .. "/kong/kong.conf"
 M.auth_cases = M.spec .. "/auth-cases.json"
 
 function M.read(path)
@@ -27,10 +27,10 @@ function M.read(path)
   return s
 end
 
--- Fresh copies of the plugin modules (each call re-runs the files, so module-level caches and the
--- groups module they captured belong to the caller's double).
-function M.load_plugin_module(name)
-  return assert(loadfile(M.plugin .. "/" .. name .. ".lua"))()
+-- A fresh copy of a plugin module (each call re-runs the file, so module-level caches and the
+-- globals it captured belong to the caller's double). plugin: "job-scopes"; name: "handler".
+function M.load_plugin_module(plugin, name)
+  return assert(loadfile(M.plugins .. "/" .. plugin .. "/" .. name .. ".lua"))()
 end
 
 return M

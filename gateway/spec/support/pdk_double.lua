@@ -1,11 +1,16 @@
--- A small stand-in for the parts of Kong's PDK that key-auth and job-scopes use, built around one
--- request the way nginx holds it: a single list of request headers and a single table of query
--- arguments. As in Kong, kong.service.request.* edits that same request, and kong.request.get_*
--- reads it back (kong/pdk/request.lua reads ngx.req.get_headers/get_uri_args;
--- kong/pdk/service/request.lua writes ngx.req.clear_header/set_header/set_uri_args).
+-- A small stand-in for the parts of Kong 3.9.1's PDK that auth-guard, key-auth and job-scopes use,
+-- built around one request the way nginx holds it: a single list of request headers and the raw
+-- query string (ngx.var.args). As in Kong, kong.service.request.* edits that same request and
+-- kong.request.get_* reads it back (kong/pdk/request.lua reads ngx.req.get_headers and
+-- ngx.req.get_uri_args; kong/pdk/service/request.lua writes ngx.req.clear_header/set_header and,
+-- for clear_query_arg, ngx.var.args through resty.ada.search.remove: support/query_string.lua).
+local query_string = require "support.query_string"
+local shared_dict = require "support.shared_dict"
+
 local M = {}
 
 local lower = string.lower
+local floor = math.floor
 
 local function copy(v)
   if type(v) ~= "table" then
@@ -28,18 +33,32 @@ local HEADERS_MT = {
 
 local EXIT = {}
 
+-- Shared across requests when a spec passes the same node: the clock and the
+-- kong_rate_limiting_counters dictionary of one Kong node.
+function M.node(start)
+  local clock = { now = start or 1700000000 }
+  return { clock = clock, counters = shared_dict.new(clock) }
+end
+
+-- request: { method, path, headers = {name = value|{values}}, query = table, rawQuery = string }
+-- opts: { groups_of = fn(consumer_id) -> list, groups_error = string, client_ip = string,
+--         node = M.node() }
 function M.new(request, opts)
   opts = opts or {}
+  local node = opts.node or M.node()
   local state = {
     method = request.method,
     path = request.path,
     headers = {},            -- list of { name, value }, in the order sent
-    query = copy(request.query or {}),
+    args = request.rawQuery or query_string.encode(request.query),
     response_headers = {},
     consumer = nil,
     credential = nil,
     logs = {},
-    set_query_calls = 0,
+    cleared_query_args = {}, -- names passed to clear_query_arg, in order
+    exited = false,          -- ctx.KONG_EXITED: a plugin answered with kong.response.exit
+    status = nil,
+    client_ip = opts.client_ip or "198.51.100.7",
   }
 
   local names = {}
@@ -100,8 +119,9 @@ function M.new(request, opts)
         end
         return setmetatable(t, HEADERS_MT)
       end,
-      get_query = function()
-        return copy(state.query)
+      -- A fresh table each call, plus "truncated" past 100 arguments, like get_uri_args.
+      get_query = function(max_args)
+        return query_string.parse(state.args, max_args)
       end,
       get_body = function()
         error("key_in_body is off: the body must not be read")
@@ -115,10 +135,15 @@ function M.new(request, opts)
           clear_header(name)
           state.headers[#state.headers + 1] = { name = name, value = tostring(value) }
         end,
-        set_query = function(args)
-          assert(type(args) == "table", "args must be a table")
-          state.set_query_calls = state.set_query_calls + 1
-          state.query = copy(args)
+        -- kong/pdk/service/request.lua: errors on a non-string name; rewrites a non-empty query.
+        clear_query_arg = function(name)
+          if type(name) ~= "string" then
+            error("query argument name must be a string", 2)
+          end
+          state.cleared_query_args[#state.cleared_query_args + 1] = name
+          if state.args and state.args ~= "" then
+            state.args = query_string.remove(state.args, name)
+          end
         end,
       },
     },
@@ -133,6 +158,10 @@ function M.new(request, opts)
       get_credential = function()
         return state.credential
       end,
+      -- $remote_addr after the realip module (kong/pdk/client.lua).
+      get_forwarded_ip = function()
+        return state.client_ip
+      end,
     },
     response = {
       set_header = function(name, value)
@@ -143,21 +172,41 @@ function M.new(request, opts)
         for k, v in pairs(headers or {}) do
           h[k] = v
         end
+        state.exited = true
+        state.status = status
         error(setmetatable({ status = status, body = copy(body), headers = h }, EXIT), 0)
+      end,
+      -- kong/pdk/response.lua: "exit" when a plugin answered, "service" when it was proxied.
+      get_source = function()
+        if state.exited then
+          return "exit"
+        end
+        if state.status then
+          return "service"
+        end
+        return "error"
+      end,
+      get_status = function()
+        return state.status
       end,
     },
     log = { err = log("err"), warn = log("warn"), info = log("info"), debug = log("debug") },
-    ctx = { shared = {} },
+    ctx = { shared = {}, plugin = {} },
   }
 
-  -- The ACL plugin's groups module (kong/plugins/acl/groups.lua): get_consumer_groups returns an
-  -- array of group names that is also indexed by name, or nil and an error.
+  -- The ACL plugin's groups module (kong/plugins/acl/groups.lua at 3.9.1): get_consumer_groups
+  -- returns an array of group names that is also indexed by name; nil and an error when the
+  -- lookup fails; and nil WITHOUT an error when the consumer has no group at all (the cached
+  -- EMPTY table is turned into nil before it is returned).
   local groups = {
     get_consumer_groups = function(consumer_id)
       if opts.groups_error then
         return nil, opts.groups_error
       end
       local list = opts.groups_of and opts.groups_of(consumer_id) or {}
+      if #list == 0 then
+        return nil
+      end
       local t = {}
       for i, g in ipairs(list) do
         t[i] = g
@@ -170,7 +219,19 @@ function M.new(request, opts)
     end,
   }
 
-  local double = { kong = kong, groups = groups, state = state }
+  -- The ngx API the plugins use: the cached clock (ngx.time, whole seconds) and the shared
+  -- dictionaries Kong declares (kong/templates/nginx_kong.lua).
+  local ngx = {
+    time = function()
+      return floor(node.clock.now)
+    end,
+    now = function()
+      return node.clock.now
+    end,
+    shared = { kong_rate_limiting_counters = node.counters },
+  }
+
+  local double = { kong = kong, groups = groups, ngx = ngx, node = node, state = state }
 
   -- Runs fn(kong) as one plugin phase: returns nil when the phase ended normally, or the response
   -- when the plugin called kong.response.exit (which ends the request, like ngx.exit).
@@ -185,7 +246,12 @@ function M.new(request, opts)
     error(err, 0)
   end
 
-  -- What the service would receive: one value per header name (nil if absent), the query table.
+  -- The request was proxied and the service answered `status` (ctx.KONG_PROXIED).
+  function double.proxied(status)
+    state.status = status
+  end
+
+  -- What the service would receive: one value per header name (nil if absent).
   function double.upstream_header(name)
     local values = {}
     for _, h in ipairs(state.headers) do
@@ -200,6 +266,11 @@ function M.new(request, opts)
       return values[1]
     end
     return values
+  end
+
+  -- The query the service would receive, decoded the way the service's own parser would see it.
+  function double.upstream_query()
+    return (query_string.parse(state.args, 1000))
   end
 
   return double

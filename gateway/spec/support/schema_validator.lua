@@ -1,6 +1,6 @@
--- A small interpreter for the part of Kong's schema language that schema.lua uses (type, required,
--- default, one_of, elements, len_min, custom_validator, referenceable), used to check configs the way
--- Kong would before they reach the handler, and to fill in defaults.
+-- A small interpreter for the part of Kong's schema language that our schema.lua files use (type,
+-- required, default, one_of, elements, len_min, gt, between, custom_validator, referenceable), used
+-- to check configs the way Kong would before they reach the handler, and to fill in defaults.
 local M = {}
 
 local function deep_copy(v)
@@ -33,6 +33,19 @@ local function validate_value(field, value, path, errors)
   if t == "string" then
     if type(value) ~= "string" then
       errors[path] = "expected a string"
+      return
+    end
+  elseif t == "integer" or t == "number" then
+    if type(value) ~= "number" or (t == "integer" and value % 1 ~= 0) then
+      errors[path] = "expected an " .. t
+      return
+    end
+    if field.gt and value <= field.gt then
+      errors[path] = "value must be greater than " .. field.gt
+      return
+    end
+    if field.between and (value < field.between[1] or value > field.between[2]) then
+      errors[path] = "value should be between " .. field.between[1] .. " and " .. field.between[2]
       return
     end
   elseif t == "boolean" then
