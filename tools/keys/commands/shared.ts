@@ -1,0 +1,71 @@
+/** What the mutating commands have in common: checking the name, applying to Kong, writing the files, printing a key. */
+import { applySteps, describeOutcome, type Outcome, type Step } from '../admin/apply';
+import type { AdminClient } from '../admin/client';
+import { Failure, UsageError } from '../cli/errors';
+import type { Io } from '../cli/io';
+import { PartnerName } from '../partner';
+import type { PartnerStore } from '../state/store';
+
+export function partnerName(raw: string | undefined): string {
+  const result = PartnerName.safeParse(raw);
+  if (!result.success) throw new UsageError(`partner name "${raw}": ${result.error.issues[0]?.message ?? 'invalid'}`);
+  return result.data;
+}
+
+/**
+ * Runs the steps on Kong when --apply was given (null without it). On a failure it prints Kong's
+ * error and the account of every request, then returns the outcome for the command to decide
+ * what the files may record.
+ */
+export async function applyToKong(
+  io: Io,
+  client: AdminClient | null,
+  steps: Step[],
+  rollback?: (done: Step[]) => Step | undefined,
+): Promise<Outcome | null> {
+  if (!client || steps.length === 0) return null;
+  const outcome = await applySteps(client, steps, { ...(rollback ? { rollback } : {}), progress: (line) => io.err(line) });
+  if (!outcome.ok) {
+    io.err(`error: ${outcome.error?.message ?? 'the Admin API request failed'}`);
+    io.err(`What Kong was asked, in order:`);
+    for (const line of describeOutcome(client, outcome)) io.err(line);
+  }
+  return outcome;
+}
+
+/** Writes the edited files. If that fails after Kong was changed, says so, since Kong and the files now disagree. */
+export function saveFiles(io: Io, store: PartnerStore, kongChanged: boolean): void {
+  let written: string[];
+  try {
+    written = store.save();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Failure(
+      kongChanged
+        ? `Kong WAS changed (see above) but the files were not written: ${message}. Until they are, the next sync of partners.yaml would undo the change; fix the cause and re-run the same command without --apply (file edit only)`
+        : `the files were not written: ${message}`,
+    );
+  }
+  io.err(written.length > 0 ? `wrote ${written.join(' and ')}` : 'files already up to date: nothing written');
+}
+
+/**
+ * The key, once, on stdout, as the line to store in the secret manager. Everything else goes to
+ * stderr, so `npm run -s keys -- issue ... > file` or a pipe captures exactly this line.
+ */
+export function printKey(io: Io, variable: string, key: string, applied: boolean): void {
+  io.out(`${variable}=${key}`);
+  io.err(
+    [
+      `The key above is shown once and is not stored anywhere: put it in the secret manager as ${variable}`,
+      `and give it to the partner over a secure channel.`,
+      applied
+        ? 'It works now.'
+        : 'Kong does not have it yet: without --apply it reaches Kong only when partner-keys.yaml is synced (README "Managing partners").',
+    ].join('\n'),
+  );
+}
+
+export function notWritten(io: Io): never {
+  throw new Failure('nothing was written: partners.yaml and partner-keys.yaml are unchanged');
+}
