@@ -1,6 +1,7 @@
-// Invariants of kong.yaml, the decK state Kong runs with. Each invariant is a function returning the
-// violations it finds; the first block checks the real file, the second proves every invariant can
-// fail by breaking a copy of the file in the way it guards against.
+// Invariants of the decK state files Kong runs with: kong.yaml (production gateway config),
+// partners.yaml (production partners) and demo.yaml (demo consumers). Each invariant is a function
+// returning the violations it finds; the first block checks the real files, the second proves
+// every invariant can fail by breaking a copy of the files in the way it guards against.
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { parse } from 'yaml';
@@ -10,6 +11,8 @@ type Route = {
   name: string;
   methods?: string[];
   paths?: string[];
+  hosts?: string[];
+  headers?: Record<string, string[]>;
   strip_path?: boolean;
   plugins?: Plugin[];
 };
@@ -21,16 +24,32 @@ type Consumer = {
   keyauth_credentials?: { id?: string; key: string }[];
   acls?: { group: string }[];
 };
-type KongDoc = { services?: Service[]; plugins?: Plugin[]; consumers?: Consumer[] };
+type StateDoc = {
+  _format_version?: string;
+  _info?: { select_tags?: string[] };
+  services?: Service[];
+  plugins?: Plugin[];
+  consumers?: Consumer[];
+};
+/** The three state files, each synced on its own. */
+type Files = { kong: StateDoc; partners: StateDoc; demo: StateDoc };
 
 const ROOT = join(__dirname, '..');
-const KONG_YAML = readFileSync(join(ROOT, 'kong.yaml'), 'utf8');
-const SCHEMA_LUA = readFileSync(join(ROOT, 'gateway/plugins/job-scopes/schema.lua'), 'utf8');
-const AUTH_CASES = JSON.parse(readFileSync(join(ROOT, 'gateway/spec/auth-cases.json'), 'utf8')) as {
-  cases: { route: string; consumer: string; request: { headers: Record<string, unknown>; query: Record<string, unknown> } }[];
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+const FILE_NAMES: Record<keyof Files, string> = { kong: 'kong.yaml', partners: 'partners.yaml', demo: 'demo.yaml' };
+const TEXTS = { kong: read('kong.yaml'), partners: read('partners.yaml'), demo: read('demo.yaml') };
+const SCHEMA_LUA = read('gateway/plugins/job-scopes/schema.lua');
+const AUTH_GUARD_LUA = read('gateway/plugins/auth-guard/handler.lua');
+const AUTH_CASES = JSON.parse(read('gateway/spec/auth-cases.json')) as {
+  stateFiles: string[];
+  cases: { route: string; consumer: string | null }[];
 };
 
-const load = (): KongDoc => parse(KONG_YAML) as KongDoc;
+const load = (): Files => ({
+  kong: parse(TEXTS.kong) as StateDoc,
+  partners: parse(TEXTS.partners) as StateDoc,
+  demo: parse(TEXTS.demo) as StateDoc,
+});
 
 /** job-scopes' key_names default, read from the plugin schema. */
 function jobScopesDefaultKeyNames(): string[] {
@@ -49,6 +68,8 @@ const EXPECTED_KEY_AUTH = {
   anonymous: 'anonymous',
   run_on_preflight: true,
 };
+// kong/plugins/key-auth/handler.lua at 3.9.1.
+const KEY_AUTH_PRIORITY = 1250;
 
 const DEMO_CONSUMERS: Record<string, { id: string; groups: string[] }> = {
   'demo-reader': { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', groups: ['jobs:read'] },
@@ -58,13 +79,16 @@ const DEMO_CONSUMERS: Record<string, { id: string; groups: string[] }> = {
 };
 const ANONYMOUS_ID = '00000000-0000-4000-8000-000000000000';
 const ALLOWED_PLUGINS = new Set([
-  'key-auth', 'job-scopes', 'rate-limiting', 'request-size-limiting', 'correlation-id',
+  'auth-guard', 'key-auth', 'job-scopes', 'rate-limiting', 'request-size-limiting', 'correlation-id', 'prometheus',
 ]);
+const JOBS_ROUTES = ['jobs-other-methods', 'jobs-read', 'jobs-write'];
+const REDIS_PASSWORD_REF = '{vault://env/jobs-redis-password}';
+const DECK_ENV_REF = /^\$\{\{ env "DECK_[A-Z0-9_]+" \}\}$/;
 
 type RouteView = { route: Route; service: Service; plugins: Map<string, Plugin> };
 
 /** Each route with the plugins that apply to it (global, then service, then route; the most specific wins). */
-function routes(doc: KongDoc): RouteView[] {
+function routes(doc: StateDoc): RouteView[] {
   const out: RouteView[] = [];
   for (const service of doc.services ?? []) {
     for (const route of service.routes ?? []) {
@@ -78,7 +102,10 @@ function routes(doc: KongDoc): RouteView[] {
   return out;
 }
 
-function allPlugins(doc: KongDoc): Plugin[] {
+/** The routes on the jobs paths (other routes, such as a public document, are not partner routes). */
+const jobsRoutes = (doc: StateDoc) => routes(doc).filter((r) => (r.route.paths ?? []).some((p) => p.includes('/api/v1/jobs')));
+
+function allPlugins(doc: StateDoc): Plugin[] {
   const list = [...(doc.plugins ?? [])];
   for (const s of doc.services ?? []) {
     list.push(...(s.plugins ?? []));
@@ -87,42 +114,78 @@ function allPlugins(doc: KongDoc): Plugin[] {
   return list;
 }
 
+const allConsumers = (files: Files) =>
+  (Object.keys(files) as (keyof Files)[]).flatMap((f) => (files[f].consumers ?? []).map((c) => ({ file: FILE_NAMES[f], c })));
+
+/** Does Kong's route match? Regex paths ("~") are anchored at the start of the path; a route without methods takes any. */
+function routeMatches(route: Route, method: string, path: string): boolean {
+  if (route.methods && !route.methods.includes(method)) return false;
+  return (route.paths ?? []).some((p) => (p.startsWith('~') ? new RegExp(`^${p.slice(1)}`).test(path) : path.startsWith(p)));
+}
+
+/**
+ * The route Kong 3.9 picks: the matching route with the most match fields set (kong/router/transform.lua
+ * get_priority puts that count in the top bits; router_flavor traditional_compatible is the default).
+ * Two matching routes of equal weight are ambiguous: Kong would decide by creation order.
+ */
+function kongRoute(doc: StateDoc, method: string, path: string): { route?: RouteView; ambiguous: boolean } {
+  const weight = (r: Route) =>
+    [r.methods, r.paths, r.hosts, r.headers && Object.keys(r.headers)].filter((f) => f && f.length > 0).length;
+  const matching = routes(doc)
+    .filter((v) => routeMatches(v.route, method, path))
+    .sort((a, b) => weight(b.route) - weight(a.route));
+  const [first, second] = matching;
+  return { route: first, ambiguous: Boolean(first && second && weight(first.route) === weight(second.route)) };
+}
+
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-const invariants: Record<string, (doc: KongDoc) => string[]> = {
-  'there are exactly the three jobs routes': (doc) => {
-    const names = routes(doc).map((r) => r.route.name).sort();
-    return sameJson(names, ['jobs-other-methods', 'jobs-read', 'jobs-write']) ? [] : [`routes: ${names.join(', ')}`];
+const JOB_PATHS = ['/api/v1/jobs', '/api/v1/jobs/', '/api/v1/jobs/3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f', '/api/v1/jobs/x/'];
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND', 'MKCOL', 'LOCK', 'PURGE'];
+
+/** Which route every method on a jobs path must reach, and the scope it needs there. */
+function expectedRoute(method: string, path: string): { name: string; scope: string } {
+  if (method === 'GET' || method === 'HEAD') return { name: 'jobs-read', scope: 'jobs:read' };
+  if (method === 'POST' && /^\/api\/v1\/jobs\/?$/.test(path)) return { name: 'jobs-write', scope: 'jobs:write' };
+  // Everything else still needs a key, then gets the service's 405 + Allow.
+  return { name: 'jobs-other-methods', scope: 'jobs:read' };
+}
+
+const invariants: Record<string, (files: Files) => string[]> = {
+  'the jobs routes are exactly jobs-read, jobs-write and jobs-other-methods': ({ kong }) => {
+    const names = jobsRoutes(kong).map((r) => r.route.name).sort();
+    return sameJson(names, JOBS_ROUTES) ? [] : [`jobs routes: ${names.join(', ')}`];
   },
 
-  'every route has job-scopes with the scope its methods need': (doc) =>
-    routes(doc).flatMap(({ route, plugins }) => {
-      const js = plugins.get('job-scopes');
-      if (!js) return [`${route.name}: no job-scopes`];
-      const scope = js.config?.required_scope;
-      if (scope !== 'jobs:read' && scope !== 'jobs:write') return [`${route.name}: invalid scope ${String(scope)}`];
-      const methods = route.methods ?? [];
-      const problems: string[] = [];
-      if (methods.length === 0) problems.push(`${route.name}: matches every method`);
-      if (methods.includes('POST') && scope !== 'jobs:write') problems.push(`${route.name}: POST needs jobs:write`);
-      if ((methods.includes('GET') || methods.includes('HEAD')) && scope !== 'jobs:read') {
-        problems.push(`${route.name}: GET needs jobs:read`);
-      }
-      if (methods.includes('POST') && methods.some((m) => m !== 'POST')) {
-        problems.push(`${route.name}: POST shares a route with ${methods.join(', ')}`);
-      }
-      return problems;
-    }),
+  "every method on a jobs path reaches the route with its scope, by Kong's router priority": ({ kong }) =>
+    JOB_PATHS.flatMap((path) =>
+      METHODS.flatMap((method) => {
+        const want = expectedRoute(method, path);
+        const { route, ambiguous } = kongRoute(kong, method, path);
+        if (!route) return [`${method} ${path}: no route (Kong's 404)`];
+        if (ambiguous) return [`${method} ${path}: two routes of equal priority`];
+        const problems: string[] = [];
+        if (route.route.name !== want.name) problems.push(`${method} ${path}: routed to ${route.route.name}, expected ${want.name}`);
+        const scope = route.plugins.get('job-scopes')?.config?.required_scope;
+        if (scope !== want.scope) problems.push(`${method} ${path}: scope ${String(scope)}, expected ${want.scope}`);
+        return problems;
+      }),
+    ),
 
-  'job-scopes sends the gateway secret from the env vault': (doc) =>
-    routes(doc).flatMap(({ route, plugins }) =>
+  'jobs-other-methods has no methods field, so no method is left to a 404': ({ kong }) => {
+    const other = routes(kong).find((r) => r.route.name === 'jobs-other-methods');
+    return other && other.route.methods === undefined ? [] : ['jobs-other-methods lists methods'];
+  },
+
+  'job-scopes sends the gateway secret from the env vault': ({ kong }) =>
+    jobsRoutes(kong).flatMap(({ route, plugins }) =>
       plugins.get('job-scopes')?.config?.gateway_secret === '{vault://env/jobs-gateway-secret}'
         ? []
         : [`${route.name}: gateway_secret is not {vault://env/jobs-gateway-secret}`],
     ),
 
-  'key-auth runs on every route with the agreed settings': (doc) =>
-    routes(doc).flatMap(({ route, plugins }) => {
+  'key-auth runs on every jobs route with the agreed settings': ({ kong }) =>
+    jobsRoutes(kong).flatMap(({ route, plugins }) => {
       const ka = plugins.get('key-auth');
       if (!ka) return [`${route.name}: no key-auth`];
       return Object.entries(EXPECTED_KEY_AUTH)
@@ -130,9 +193,9 @@ const invariants: Record<string, (doc: KongDoc) => string[]> = {
         .map(([k, v]) => `${route.name}: key-auth ${k} is ${JSON.stringify(ka.config?.[k])}, expected ${JSON.stringify(v)}`);
     }),
 
-  "key-auth's key_names equal job-scopes' key_names": (doc) => {
+  "key-auth's key_names equal job-scopes' key_names": ({ kong }) => {
     const defaults = jobScopesDefaultKeyNames();
-    return routes(doc).flatMap(({ route, plugins }) => {
+    return jobsRoutes(kong).flatMap(({ route, plugins }) => {
       const kaNames = plugins.get('key-auth')?.config?.key_names;
       const jsNames = plugins.get('job-scopes')?.config?.key_names ?? defaults;
       return sameJson(kaNames, jsNames)
@@ -141,18 +204,66 @@ const invariants: Record<string, (doc: KongDoc) => string[]> = {
     });
   },
 
-  'the anonymous consumer exists, with no key and no group': (doc) => {
-    const anon = (doc.consumers ?? []).find((c) => c.username === 'anonymous');
-    if (!anon) return ['no anonymous consumer'];
+  'auth-guard guards every jobs route, before key-auth, with a limit of 10': ({ kong }) => {
     const problems: string[] = [];
+    const priority = Number(/PRIORITY\s*=\s*(\d+)/.exec(AUTH_GUARD_LUA)?.[1]);
+    if (!(priority > KEY_AUTH_PRIORITY)) problems.push(`auth-guard PRIORITY ${priority} does not run before key-auth`);
+    for (const { route, plugins } of jobsRoutes(kong)) {
+      const limit = plugins.get('auth-guard')?.config?.limit;
+      if (limit !== 10) problems.push(`${route.name}: auth-guard limit ${String(limit)}`);
+    }
+    return problems;
+  },
+
+  'each state file is tagged for its own sync': (files) =>
+    (Object.entries({ kong: 'jobs-api', partners: 'jobs-partners', demo: 'jobs-demo' }) as [keyof Files, string][]).flatMap(
+      ([f, tag]) => {
+        const doc = files[f];
+        const problems: string[] = [];
+        if (doc._format_version !== '3.0') problems.push(`${FILE_NAMES[f]}: _format_version ${String(doc._format_version)}`);
+        if (!sameJson(doc._info?.select_tags, [tag])) {
+          problems.push(`${FILE_NAMES[f]}: select_tags ${JSON.stringify(doc._info?.select_tags)}, expected ["${tag}"]`);
+        }
+        return problems;
+      },
+    ),
+
+  'partners.yaml and demo.yaml hold consumers only': ({ partners, demo }) =>
+    [
+      ['partners.yaml', partners],
+      ['demo.yaml', demo],
+    ].flatMap(([name, doc]) =>
+      Object.keys(doc as StateDoc)
+        .filter((k) => !['_format_version', '_info', 'consumers'].includes(k))
+        .map((k) => `${name as string}: ${k}`),
+    ),
+
+  'kong.yaml holds only the keyless anonymous consumer': ({ kong }) => {
+    const consumers = kong.consumers ?? [];
+    const anon = consumers.find((c) => c.username === 'anonymous');
+    const problems = consumers.filter((c) => c.username !== 'anonymous').map((c) => `kong.yaml consumer ${c.username}`);
+    if (!anon) return [...problems, 'no anonymous consumer'];
     if (anon.id !== ANONYMOUS_ID) problems.push(`anonymous id ${String(anon.id)}`);
     if ((anon.keyauth_credentials ?? []).length) problems.push('anonymous has a key');
     if ((anon.acls ?? []).length) problems.push('anonymous has groups');
     return problems;
   },
 
-  'every route is rate limited per consumer with the spec message': (doc) =>
-    routes(doc).flatMap(({ route, plugins }) => {
+  'no consumer or credential in a production file has a literal key or a demo- name': ({ kong, partners }) =>
+    [
+      ['kong.yaml', kong],
+      ['partners.yaml', partners],
+    ].flatMap(([file, doc]) =>
+      ((doc as StateDoc).consumers ?? []).flatMap((c) => [
+        ...(/^demo-/i.test(c.username) || /^demo-/i.test(c.custom_id ?? '') ? [`${file as string}: demo consumer ${c.username}`] : []),
+        ...(c.keyauth_credentials ?? [])
+          .filter((k) => !DECK_ENV_REF.test(k.key))
+          .map((k) => `${file as string}: ${c.username} has a literal key ${String(k.key).slice(0, 4)}…`),
+      ]),
+    ),
+
+  'every jobs route is rate limited per consumer with the spec message': ({ kong }) =>
+    jobsRoutes(kong).flatMap(({ route, plugins }) => {
       const rl = plugins.get('rate-limiting');
       if (!rl) return [`${route.name}: no rate-limiting`];
       const c = rl.config ?? {};
@@ -164,37 +275,50 @@ const invariants: Record<string, (doc: KongDoc) => string[]> = {
       return problems;
     }),
 
-  'the write route limits bodies to 100 kilobytes': (doc) => {
-    const write = routes(doc).find((r) => r.route.name === 'jobs-write');
+  'rate limits count in Redis, shared by every Kong node, password from the vault': ({ kong }) =>
+    jobsRoutes(kong).flatMap(({ route, plugins }) => {
+      const c = plugins.get('rate-limiting')?.config ?? {};
+      const redis = (c.redis ?? {}) as Record<string, unknown>;
+      const problems: string[] = [];
+      if (c.policy !== 'redis') problems.push(`${route.name}: policy ${String(c.policy)}`);
+      if (typeof redis.host !== 'string' || redis.host === '') problems.push(`${route.name}: no redis.host`);
+      if (!Number.isInteger(redis.port)) problems.push(`${route.name}: redis.port ${String(redis.port)}`);
+      if (redis.password !== REDIS_PASSWORD_REF) problems.push(`${route.name}: redis.password is not ${REDIS_PASSWORD_REF}`);
+      if (!Number.isInteger(redis.timeout)) problems.push(`${route.name}: no redis.timeout`);
+      if (c.fault_tolerant !== true) problems.push(`${route.name}: fault_tolerant ${String(c.fault_tolerant)}`);
+      for (const k of Object.keys(c).filter((k) => k.startsWith('redis_'))) problems.push(`${route.name}: deprecated ${k}`);
+      return problems;
+    }),
+
+  'the write route limits bodies to 100 kilobytes': ({ kong }) => {
+    const write = routes(kong).find((r) => r.route.name === 'jobs-write');
     const c = write?.plugins.get('request-size-limiting')?.config;
     return c && c.allowed_payload_size === 100 && c.size_unit === 'kilobytes'
       ? []
       : [`jobs-write: request-size-limiting is ${JSON.stringify(c)}`];
   },
 
-  'correlation-id tags every request with X-Request-ID': (doc) =>
-    routes(doc).flatMap(({ route, plugins }) => {
+  'correlation-id tags every request with X-Request-ID': ({ kong }) =>
+    routes(kong).flatMap(({ route, plugins }) => {
       const c = plugins.get('correlation-id')?.config;
       return c && c.header_name === 'X-Request-ID' && c.echo_downstream === true
         ? []
         : [`${route.name}: correlation-id is ${JSON.stringify(c)}`];
     }),
 
-  'no literal key other than demo keys and DECK_ env references': (doc) =>
-    (doc.consumers ?? []).flatMap((c) =>
-      (c.keyauth_credentials ?? [])
-        .filter((k) => !(/^demo-[A-Za-z0-9-]+$/.test(k.key) || /^\$\{\{ env "DECK_[A-Z0-9_]+" \}\}$/.test(k.key)))
-        .map((k) => `${c.username}: literal key ${k.key.slice(0, 4)}…`),
-    ),
+  'prometheus is global and keeps partner names out of its metrics': ({ kong }) => {
+    const p = (kong.plugins ?? []).find((x) => x.name === 'prometheus');
+    if (!p) return ['no global prometheus plugin'];
+    return p.config?.per_consumer === false ? [] : [`prometheus per_consumer ${String(p.config?.per_consumer)}`];
+  },
 
-  'the demo consumers are exactly as documented': (doc) => {
+  'the demo consumers in demo.yaml are exactly as documented': ({ demo }) => {
     const problems: string[] = [];
+    const names = (demo.consumers ?? []).map((c) => c.username).sort();
+    if (!sameJson(names, Object.keys(DEMO_CONSUMERS).sort())) problems.push(`demo consumers: ${names.join(', ')}`);
     for (const [username, want] of Object.entries(DEMO_CONSUMERS)) {
-      const c = (doc.consumers ?? []).find((x) => x.username === username);
-      if (!c) {
-        problems.push(`${username}: missing`);
-        continue;
-      }
+      const c = (demo.consumers ?? []).find((x) => x.username === username);
+      if (!c) continue;
       if (c.id !== want.id) problems.push(`${username}: id ${String(c.id)}`);
       if (c.custom_id !== username) problems.push(`${username}: custom_id ${String(c.custom_id)}`);
       const groups = (c.acls ?? []).map((a) => a.group).sort();
@@ -207,166 +331,241 @@ const invariants: Record<string, (doc: KongDoc) => string[]> = {
     return problems;
   },
 
-  'groups are only jobs:read, jobs:write and disabled': (doc) =>
-    (doc.consumers ?? []).flatMap((c) =>
+  'groups are only jobs:read, jobs:write and disabled': (files) =>
+    allConsumers(files).flatMap(({ file, c }) =>
       (c.acls ?? [])
         .filter((a) => !['jobs:read', 'jobs:write', 'disabled'].includes(a.group))
-        .map((a) => `${c.username}: unknown group ${a.group}`),
+        .map((a) => `${file}: ${c.username}: unknown group ${a.group}`),
     ),
 
-  'routes keep the path and reach jobs-service': (doc) =>
-    routes(doc).flatMap(({ route, service }) => {
+  'jobs routes keep the path and reach jobs-service': ({ kong }) =>
+    jobsRoutes(kong).flatMap(({ route, service }) => {
       const problems: string[] = [];
       if (route.strip_path !== false) problems.push(`${route.name}: strip_path ${String(route.strip_path)}`);
       if (service.url !== 'http://jobs-service:3000') problems.push(`${route.name}: upstream ${String(service.url)}`);
       return problems;
     }),
 
-  'only the plugins the gateway is built with': (doc) =>
-    allPlugins(doc)
+  'only the plugins the gateway is built with': ({ kong }) =>
+    allPlugins(kong)
       .filter((p) => !ALLOWED_PLUGINS.has(p.name))
       .map((p) => `unexpected plugin ${p.name}`),
 
-  'auth-cases.json only uses routes and consumers of kong.yaml': (doc) => {
-    const routeNames = new Set(routes(doc).map((r) => r.route.name));
-    const users = new Set((doc.consumers ?? []).map((c) => c.username));
-    return AUTH_CASES.cases.flatMap((c) => [
-      ...(routeNames.has(c.route) ? [] : [`case route ${c.route}`]),
-      ...(users.has(c.consumer) ? [] : [`case consumer ${c.consumer}`]),
-    ]);
+  'auth-cases.json only uses the state files, routes and consumers they hold': (files) => {
+    const problems: string[] = [];
+    for (const f of ['kong.yaml', 'demo.yaml']) {
+      if (!AUTH_CASES.stateFiles.includes(f)) problems.push(`auth-cases.json does not load ${f}`);
+    }
+    const extra = AUTH_CASES.stateFiles
+      .filter((f) => f !== 'kong.yaml' && f !== 'demo.yaml')
+      .map((f) => parse(read(f)) as StateDoc);
+    const routeNames = new Set(routes(files.kong).map((r) => r.route.name));
+    const users = new Set([files.kong, files.demo, ...extra].flatMap((d) => (d.consumers ?? []).map((c) => c.username)));
+    for (const c of AUTH_CASES.cases) {
+      if (!routeNames.has(c.route)) problems.push(`case route ${c.route}`);
+      if (c.consumer !== null && !users.has(c.consumer)) problems.push(`case consumer ${c.consumer}`);
+    }
+    return problems;
   },
 };
 
-describe('kong.yaml', () => {
-  const doc = load();
+describe('kong.yaml, partners.yaml and demo.yaml', () => {
+  const files = load();
   it.each(Object.keys(invariants))('%s', (name) => {
-    expect(invariants[name]!(doc)).toEqual([]);
+    expect(invariants[name]!(files)).toEqual([]);
   });
 });
 
-// Every invariant must be able to fail: each mutation breaks a fresh copy of kong.yaml and must be
+// Every invariant must be able to fail: each mutation breaks a fresh copy of the files and must be
 // reported by the invariant named with it.
-describe('kong.yaml invariants catch a broken copy', () => {
-  const route = (doc: KongDoc, name: string): Route => {
-    const r = doc.services?.[0]?.routes?.find((x) => x.name === name);
+describe('the state file invariants catch a broken copy', () => {
+  const route = (f: Files, name: string): Route => {
+    const r = f.kong.services?.[0]?.routes?.find((x) => x.name === name);
     if (!r) throw new Error(`no route ${name}`);
     return r;
   };
-  const routePlugin = (doc: KongDoc, routeName: string, plugin: string): Plugin => {
-    const p = route(doc, routeName).plugins?.find((x) => x.name === plugin);
+  const routePlugin = (f: Files, routeName: string, plugin: string): Plugin => {
+    const p = route(f, routeName).plugins?.find((x) => x.name === plugin);
     if (!p) throw new Error(`no ${plugin} on ${routeName}`);
     return p;
   };
-  const keyAuth = (doc: KongDoc): Plugin => {
-    const p = doc.services?.[0]?.plugins?.find((x) => x.name === 'key-auth');
-    if (!p) throw new Error('no key-auth');
+  const servicePlugin = (f: Files, name: string): Plugin => {
+    const p = f.kong.services?.[0]?.plugins?.find((x) => x.name === name);
+    if (!p) throw new Error(`no ${name}`);
     return p;
   };
-  const consumer = (doc: KongDoc, username: string): Consumer => {
+  const consumer = (doc: StateDoc, username: string): Consumer => {
     const c = doc.consumers?.find((x) => x.username === username);
     if (!c) throw new Error(`no consumer ${username}`);
     return c;
   };
-  const dropPlugin = (doc: KongDoc, routeName: string, plugin: string) => {
-    const r = route(doc, routeName);
+  const dropPlugin = (f: Files, routeName: string, plugin: string) => {
+    const r = route(f, routeName);
     r.plugins = (r.plugins ?? []).filter((p) => p.name !== plugin);
   };
+  const redis = (f: Files, routeName: string) => routePlugin(f, routeName, 'rate-limiting').config!.redis as Record<string, unknown>;
 
-  const mutations: [string, string, (doc: KongDoc) => void][] = [
-    ['a route is added', 'there are exactly the three jobs routes', (d) => {
-      d.services?.[0]?.routes?.push({ name: 'admin', methods: ['GET'], paths: ['~/admin$'], strip_path: false });
+  const mutations: [string, string, (f: Files) => void][] = [
+    ['a jobs route is added', 'the jobs routes are exactly jobs-read, jobs-write and jobs-other-methods', (f) => {
+      f.kong.services?.[0]?.routes?.push({ name: 'jobs-admin', methods: ['GET'], paths: ['~/api/v1/jobs/admin$'], strip_path: false });
     }],
-    ['job-scopes removed from the write route', 'every route has job-scopes with the scope its methods need', (d) => dropPlugin(d, 'jobs-write', 'job-scopes')],
-    ['write route asks only jobs:read', 'every route has job-scopes with the scope its methods need', (d) => {
-      routePlugin(d, 'jobs-write', 'job-scopes').config!.required_scope = 'jobs:read';
+    ['job-scopes removed from the write route', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => dropPlugin(f, 'jobs-write', 'job-scopes')],
+    ['write route asks only jobs:read', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => {
+      routePlugin(f, 'jobs-write', 'job-scopes').config!.required_scope = 'jobs:read';
     }],
-    ['read route asks jobs:write', 'every route has job-scopes with the scope its methods need', (d) => {
-      routePlugin(d, 'jobs-read', 'job-scopes').config!.required_scope = 'jobs:write';
+    ['read route asks jobs:write', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => {
+      routePlugin(f, 'jobs-read', 'job-scopes').config!.required_scope = 'jobs:write';
     }],
-    ['unknown scope', 'every route has job-scopes with the scope its methods need', (d) => {
-      routePlugin(d, 'jobs-other-methods', 'job-scopes').config!.required_scope = 'jobs:admin';
+    ['other methods need no key scope', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => {
+      routePlugin(f, 'jobs-other-methods', 'job-scopes').config!.required_scope = 'jobs:write';
     }],
-    ['POST added to the read route', 'every route has job-scopes with the scope its methods need', (d) => {
-      route(d, 'jobs-read').methods!.push('POST');
+    ['POST added to the read route (equal priority with jobs-write)', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => {
+      route(f, 'jobs-read').methods!.push('POST');
     }],
-    ['literal gateway secret', 'job-scopes sends the gateway secret from the env vault', (d) => {
-      routePlugin(d, 'jobs-read', 'job-scopes').config!.gateway_secret = 'hunter2';
+    ['methods removed from the read route', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => {
+      delete route(f, 'jobs-read').methods;
     }],
-    ['key-auth hides credentials', 'key-auth runs on every route with the agreed settings', (d) => {
-      keyAuth(d).config!.hide_credentials = true;
+    ['other methods listed again (OPTIONS gets a 404)', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => {
+      route(f, 'jobs-other-methods').methods = ['PUT', 'PATCH', 'DELETE'];
     }],
-    ['key-auth without anonymous', 'key-auth runs on every route with the agreed settings', (d) => {
-      delete keyAuth(d).config!.anonymous;
+    ['other methods listed exhaustively', 'jobs-other-methods has no methods field, so no method is left to a 404', (f) => {
+      route(f, 'jobs-other-methods').methods = [...METHODS.filter((m) => !['GET', 'HEAD', 'POST'].includes(m)), 'POST'];
     }],
-    ['key-auth reads the body', 'key-auth runs on every route with the agreed settings', (d) => {
-      keyAuth(d).config!.key_in_body = true;
+    ['literal gateway secret', 'job-scopes sends the gateway secret from the env vault', (f) => {
+      routePlugin(f, 'jobs-read', 'job-scopes').config!.gateway_secret = 'hunter2';
     }],
-    ['key-auth removed', 'key-auth runs on every route with the agreed settings', (d) => {
-      d.services![0]!.plugins = d.services![0]!.plugins!.filter((p) => p.name !== 'key-auth');
+    ['key-auth hides credentials', 'key-auth runs on every jobs route with the agreed settings', (f) => {
+      servicePlugin(f, 'key-auth').config!.hide_credentials = true;
     }],
-    ['key-auth gains a key name', "key-auth's key_names equal job-scopes' key_names", (d) => {
-      keyAuth(d).config!.key_names = ['X-API-Key', 'api_key', 'apikey'];
+    ['key-auth without anonymous', 'key-auth runs on every jobs route with the agreed settings', (f) => {
+      delete servicePlugin(f, 'key-auth').config!.anonymous;
     }],
-    ['job-scopes key_names differ', "key-auth's key_names equal job-scopes' key_names", (d) => {
-      routePlugin(d, 'jobs-read', 'job-scopes').config!.key_names = ['api_key', 'X-API-Key'];
+    ['key-auth reads the body', 'key-auth runs on every jobs route with the agreed settings', (f) => {
+      servicePlugin(f, 'key-auth').config!.key_in_body = true;
     }],
-    ['anonymous gets a key', 'the anonymous consumer exists, with no key and no group', (d) => {
-      consumer(d, 'anonymous').keyauth_credentials = [{ key: 'demo-anon' }];
+    ['key-auth removed', 'key-auth runs on every jobs route with the agreed settings', (f) => {
+      f.kong.services![0]!.plugins = f.kong.services![0]!.plugins!.filter((p) => p.name !== 'key-auth');
     }],
-    ['anonymous gets a group', 'the anonymous consumer exists, with no key and no group', (d) => {
-      consumer(d, 'anonymous').acls = [{ group: 'jobs:read' }];
+    ['key-auth gains a key name', "key-auth's key_names equal job-scopes' key_names", (f) => {
+      servicePlugin(f, 'key-auth').config!.key_names = ['X-API-Key', 'api_key', 'apikey'];
     }],
-    ['anonymous removed', 'the anonymous consumer exists, with no key and no group', (d) => {
-      d.consumers = d.consumers!.filter((c) => c.username !== 'anonymous');
+    ['job-scopes key_names differ', "key-auth's key_names equal job-scopes' key_names", (f) => {
+      routePlugin(f, 'jobs-read', 'job-scopes').config!.key_names = ['api_key', 'X-API-Key'];
     }],
-    ['rate limit by ip', 'every route is rate limited per consumer with the spec message', (d) => {
-      routePlugin(d, 'jobs-read', 'rate-limiting').config!.limit_by = 'ip';
+    ['auth-guard removed', 'auth-guard guards every jobs route, before key-auth, with a limit of 10', (f) => {
+      f.kong.services![0]!.plugins = f.kong.services![0]!.plugins!.filter((p) => p.name !== 'auth-guard');
     }],
-    ['rate limit message changed', 'every route is rate limited per consumer with the spec message', (d) => {
-      routePlugin(d, 'jobs-write', 'rate-limiting').config!.error_message = 'API rate limit exceeded';
+    ['auth-guard limit raised', 'auth-guard guards every jobs route, before key-auth, with a limit of 10', (f) => {
+      servicePlugin(f, 'auth-guard').config!.limit = 1000;
     }],
-    ['rate limiting removed', 'every route is rate limited per consumer with the spec message', (d) => dropPlugin(d, 'jobs-other-methods', 'rate-limiting')],
-    ['body limit raised', 'the write route limits bodies to 100 kilobytes', (d) => {
-      routePlugin(d, 'jobs-write', 'request-size-limiting').config!.allowed_payload_size = 1000;
+    ['kong.yaml without select tags', 'each state file is tagged for its own sync', (f) => {
+      delete f.kong._info;
     }],
-    ['body limit in megabytes', 'the write route limits bodies to 100 kilobytes', (d) => {
-      routePlugin(d, 'jobs-write', 'request-size-limiting').config!.size_unit = 'megabytes';
+    ['demo.yaml tagged like kong.yaml', 'each state file is tagged for its own sync', (f) => {
+      f.demo._info = { select_tags: ['jobs-api'] };
     }],
-    ['correlation-id removed', 'correlation-id tags every request with X-Request-ID', (d) => {
-      d.plugins = [];
+    ['partners.yaml shares the demo tag', 'each state file is tagged for its own sync', (f) => {
+      f.partners._info = { select_tags: ['jobs-partners', 'jobs-demo'] };
     }],
-    ['a real key committed', 'no literal key other than demo keys and DECK_ env references', (d) => {
-      d.consumers!.push({ username: 'acme', keyauth_credentials: [{ key: 'acme-live-9f8e7d6c' }] });
+    ['a route in demo.yaml', 'partners.yaml and demo.yaml hold consumers only', (f) => {
+      f.demo.services = [{ name: 'demo-service', routes: [] }];
     }],
-    ['a non-DECK env reference', 'no literal key other than demo keys and DECK_ env references', (d) => {
-      d.consumers!.push({ username: 'acme', keyauth_credentials: [{ key: '${{ env "ACME_KEY" }}' }] });
+    ['a plugin in partners.yaml', 'partners.yaml and demo.yaml hold consumers only', (f) => {
+      f.partners.plugins = [{ name: 'key-auth' }];
     }],
-    ['disabled consumer re-enabled', 'the demo consumers are exactly as documented', (d) => {
-      consumer(d, 'demo-disabled').acls = [{ group: 'jobs:read' }];
+    ['a demo consumer back in kong.yaml', 'kong.yaml holds only the keyless anonymous consumer', (f) => {
+      f.kong.consumers!.push({ username: 'demo-reader', keyauth_credentials: [{ key: 'demo-reader-2f6c1a9e' }] });
     }],
-    ['reader given write', 'the demo consumers are exactly as documented', (d) => {
-      consumer(d, 'demo-reader').acls!.push({ group: 'jobs:write' });
+    ['anonymous gets a key', 'kong.yaml holds only the keyless anonymous consumer', (f) => {
+      consumer(f.kong, 'anonymous').keyauth_credentials = [{ key: '${{ env "DECK_ANON_KEY" }}' }];
     }],
-    ['second writer removed', 'the demo consumers are exactly as documented', (d) => {
-      d.consumers = d.consumers!.filter((c) => c.username !== 'demo-writer-2');
+    ['anonymous gets a group', 'kong.yaml holds only the keyless anonymous consumer', (f) => {
+      consumer(f.kong, 'anonymous').acls = [{ group: 'jobs:read' }];
     }],
-    ['consumer id changed', 'the demo consumers are exactly as documented', (d) => {
-      consumer(d, 'demo-writer').id = '11111111-1111-4111-8111-111111111111';
+    ['anonymous removed', 'kong.yaml holds only the keyless anonymous consumer', (f) => {
+      f.kong.consumers = f.kong.consumers!.filter((c) => c.username !== 'anonymous');
     }],
-    ['typo in a group', 'groups are only jobs:read, jobs:write and disabled', (d) => {
-      consumer(d, 'demo-writer').acls!.push({ group: 'jobs:wirte' });
+    ['a real key committed to partners.yaml', 'no consumer or credential in a production file has a literal key or a demo- name', (f) => {
+      f.partners.consumers = [{ username: 'acme', keyauth_credentials: [{ key: 'acme-live-9f8e7d6c' }] }];
     }],
-    ['strip_path on', 'routes keep the path and reach jobs-service', (d) => {
-      route(d, 'jobs-read').strip_path = true;
+    ['a demo key in partners.yaml', 'no consumer or credential in a production file has a literal key or a demo- name', (f) => {
+      f.partners.consumers = [{ username: 'acme', keyauth_credentials: [{ key: 'demo-writer-7b3d8e41' }] }];
     }],
-    ['upstream renamed', 'routes keep the path and reach jobs-service', (d) => {
-      d.services![0]!.url = 'http://service:3000';
+    ['a demo-named partner with an env key', 'no consumer or credential in a production file has a literal key or a demo- name', (f) => {
+      f.partners.consumers = [{ username: 'demo-acme', keyauth_credentials: [{ key: '${{ env "DECK_ACME_KEY" }}' }] }];
     }],
-    ['acl plugin added', 'only the plugins the gateway is built with', (d) => {
-      route(d, 'jobs-read').plugins!.push({ name: 'acl', config: { allow: ['jobs:read'] } });
+    ['a non-DECK env reference', 'no consumer or credential in a production file has a literal key or a demo- name', (f) => {
+      f.partners.consumers = [{ username: 'acme', keyauth_credentials: [{ key: '${{ env "ACME_KEY" }}' }] }];
     }],
-    ['case route renamed away', 'auth-cases.json only uses routes and consumers of kong.yaml', (d) => {
-      route(d, 'jobs-other-methods').name = 'jobs-misc';
+    ['a literal key on anonymous', 'no consumer or credential in a production file has a literal key or a demo- name', (f) => {
+      consumer(f.kong, 'anonymous').keyauth_credentials = [{ key: 'anon-12345678' }];
+    }],
+    ['rate limit by ip', 'every jobs route is rate limited per consumer with the spec message', (f) => {
+      routePlugin(f, 'jobs-read', 'rate-limiting').config!.limit_by = 'ip';
+    }],
+    ['rate limit message changed', 'every jobs route is rate limited per consumer with the spec message', (f) => {
+      routePlugin(f, 'jobs-write', 'rate-limiting').config!.error_message = 'API rate limit exceeded';
+    }],
+    ['rate limiting removed', 'every jobs route is rate limited per consumer with the spec message', (f) => dropPlugin(f, 'jobs-other-methods', 'rate-limiting')],
+    ['back to policy local (per node)', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
+      routePlugin(f, 'jobs-read', 'rate-limiting').config!.policy = 'local';
+    }],
+    ['a literal Redis password', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
+      redis(f, 'jobs-write').password = 'hunter2';
+    }],
+    ['no Redis host', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
+      delete redis(f, 'jobs-other-methods').host;
+    }],
+    ['fault_tolerant off (500s when Redis is down)', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
+      routePlugin(f, 'jobs-read', 'rate-limiting').config!.fault_tolerant = false;
+    }],
+    ['deprecated redis_host field', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
+      routePlugin(f, 'jobs-read', 'rate-limiting').config!.redis_host = 'redis';
+    }],
+    ['body limit raised', 'the write route limits bodies to 100 kilobytes', (f) => {
+      routePlugin(f, 'jobs-write', 'request-size-limiting').config!.allowed_payload_size = 1000;
+    }],
+    ['body limit in megabytes', 'the write route limits bodies to 100 kilobytes', (f) => {
+      routePlugin(f, 'jobs-write', 'request-size-limiting').config!.size_unit = 'megabytes';
+    }],
+    ['correlation-id removed', 'correlation-id tags every request with X-Request-ID', (f) => {
+      f.kong.plugins = f.kong.plugins!.filter((p) => p.name !== 'correlation-id');
+    }],
+    ['prometheus removed', 'prometheus is global and keeps partner names out of its metrics', (f) => {
+      f.kong.plugins = f.kong.plugins!.filter((p) => p.name !== 'prometheus');
+    }],
+    ['per-consumer metrics', 'prometheus is global and keeps partner names out of its metrics', (f) => {
+      f.kong.plugins!.find((p) => p.name === 'prometheus')!.config!.per_consumer = true;
+    }],
+    ['disabled consumer re-enabled', 'the demo consumers in demo.yaml are exactly as documented', (f) => {
+      consumer(f.demo, 'demo-disabled').acls = [{ group: 'jobs:read' }];
+    }],
+    ['reader given write', 'the demo consumers in demo.yaml are exactly as documented', (f) => {
+      consumer(f.demo, 'demo-reader').acls!.push({ group: 'jobs:write' });
+    }],
+    ['second writer removed', 'the demo consumers in demo.yaml are exactly as documented', (f) => {
+      f.demo.consumers = f.demo.consumers!.filter((c) => c.username !== 'demo-writer-2');
+    }],
+    ['consumer id changed', 'the demo consumers in demo.yaml are exactly as documented', (f) => {
+      consumer(f.demo, 'demo-writer').id = '11111111-1111-4111-8111-111111111111';
+    }],
+    ['typo in a group', 'groups are only jobs:read, jobs:write and disabled', (f) => {
+      consumer(f.demo, 'demo-writer').acls!.push({ group: 'jobs:wirte' });
+    }],
+    ['strip_path on', 'jobs routes keep the path and reach jobs-service', (f) => {
+      route(f, 'jobs-read').strip_path = true;
+    }],
+    ['upstream renamed', 'jobs routes keep the path and reach jobs-service', (f) => {
+      f.kong.services![0]!.url = 'http://service:3000';
+    }],
+    ['acl plugin added', 'only the plugins the gateway is built with', (f) => {
+      route(f, 'jobs-read').plugins!.push({ name: 'acl', config: { allow: ['jobs:read'] } });
+    }],
+    ['case route renamed away', 'auth-cases.json only uses the state files, routes and consumers they hold', (f) => {
+      route(f, 'jobs-other-methods').name = 'jobs-misc';
+    }],
+    ['demo consumer of a case removed', 'auth-cases.json only uses the state files, routes and consumers they hold', (f) => {
+      f.demo.consumers = f.demo.consumers!.filter((c) => c.username !== 'demo-disabled');
     }],
   ];
 
@@ -376,9 +575,9 @@ describe('kong.yaml invariants catch a broken copy', () => {
   });
 
   it.each(mutations)('%s is caught by "%s"', (_label, invariant, mutate) => {
-    const doc = load();
-    mutate(doc);
+    const files = load();
+    mutate(files);
     expect(invariants[invariant]).toBeDefined();
-    expect(invariants[invariant]!(doc).length).toBeGreaterThan(0);
+    expect(invariants[invariant]!(files).length).toBeGreaterThan(0);
   });
 });
