@@ -32,6 +32,8 @@ export const Config = z.object({
   readyTimeoutMs: wholeNumber(50, 10000, 'milliseconds').default(800),
   // Below Kubernetes' default 30 s terminationGracePeriodSeconds.
   shutdownGraceMs: wholeNumber(0, 300000, 'milliseconds').default(10000),
+  // How long a connection the HTTP parser refused may go on sending after its 4xx (service/client-error.ts).
+  clientErrorLingerMs: wholeNumber(0, 60000, 'milliseconds').default(2000),
   // Seconds an instance waits while another one migrates (db/migrate.ts); unset: 60.
   migrationLockTimeoutSeconds: z.coerce.number({ error: 'must be a whole number of seconds from 1 to 3600' }).int('must be a whole number of seconds from 1 to 3600').min(1, 'must be a whole number of seconds from 1 to 3600').max(3600, 'must be a whole number of seconds from 1 to 3600').optional(),
 });
@@ -49,6 +51,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   dbQueueLimit: 'DB_QUEUE_LIMIT',
   readyTimeoutMs: 'READY_TIMEOUT_MS',
   shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
+  clientErrorLingerMs: 'CLIENT_ERROR_LINGER_MS',
   migrationLockTimeoutSeconds: 'MIGRATION_LOCK_TIMEOUT_SECONDS',
 };
 

@@ -4,6 +4,7 @@ import { migrateDatabase, startupDatabaseError } from '../db/migrate';
 import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
+import { clientErrorHandler } from './client-error';
 import { createLogger, exitOnCrash, type Logger } from './logger';
 
 export interface RunningService {
@@ -44,6 +45,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
 
   const app = createApp({ db: database.db, config, logger });
   const server = app.listen(config.port, config.host);
+  server.on('clientError', clientErrorHandler(config.clientErrorLingerMs));
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -18,6 +18,7 @@ describe('configuration', () => {
       dbQueueLimit: 50,
       readyTimeoutMs: 800,
       shutdownGraceMs: 10000,
+      clientErrorLingerMs: 2000,
     });
   });
 
