@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { Database } from '../db/client';
 import { Config } from './config';
 import { healthRouter } from './health';
+import { openApiRouter } from './jobs/openapi-route';
 import { jobsRouter } from './jobs/routes';
 import type { Logger } from './logger';
 import { admission } from './middleware/admission';
@@ -34,6 +35,10 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
   app.use(health.allowedMethods());
   app.use(requireGatewaySecret(config.gatewaySecret));
   app.use(identity());
+  // The OpenAPI document needs no database turn.
+  const openApi = openApiRouter();
+  app.use(openApi.routes());
+  app.use(openApi.allowedMethods());
   // Overload: a bounded wait for a database turn, then 503 (service/middleware/admission.ts).
   app.use(
     admission({

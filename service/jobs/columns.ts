@@ -1,9 +1,24 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
+import type { SelectResultFields } from 'drizzle-orm/query-builders/select.types';
 import { jobs } from '../../db/schema';
+import { Salary, type Job, type JobRow } from './job';
 
 /**
- * The only columns the API ever reads. Undisclosed salary and client/vendor names are nulled
- * inside the query, so they never leave the database; internal columns are not named at all.
+ * DATETIME(3) read as the Job's ISO 8601 string. The driver hands DATETIMEs over as
+ * `2026-11-21 10:23:00.000` in the session's time zone, which db/client.ts sets to UTC.
+ */
+const toIso = (value: string) => new Date(`${value.replace(' ', 'T')}Z`).toISOString();
+const iso = (column: typeof jobs.createdAt) => sql`${column}`.mapWith(toIso);
+const isoOrNull = (column: typeof jobs.updatedAt | typeof jobs.submissionDueDate) =>
+  sql`${column}`.mapWith((value: string | null) => (value === null ? null : toIso(value)));
+
+// MariaDB hands JSON_OBJECT back as text, MySQL 8 as an already parsed object.
+const salary = (value: string | Salary): Salary => Salary.parse(typeof value === 'string' ? JSON.parse(value) : value);
+
+/**
+ * The only columns the API ever reads, one per field of the Job (job.ts), in its order, each
+ * already of the Job's type. Undisclosed salary and client/vendor names are nulled inside the
+ * query, so they never leave the database; internal columns are not named at all.
  */
 export const publicColumns = {
   id: jobs.id,
@@ -17,38 +32,22 @@ export const publicColumns = {
   description: jobs.description,
   requirements: jobs.requirements,
   responsibilities: jobs.responsibilities,
-  salaryMin: sql<number | null>`case when ${jobs.salaryDisclosed} then ${jobs.salaryMin} end`.mapWith(Number),
-  salaryMax: sql<number | null>`case when ${jobs.salaryDisclosed} then ${jobs.salaryMax} end`.mapWith(Number),
-  salaryCurrency: sql<string | null>`case when ${jobs.salaryDisclosed} then ${jobs.salaryCurrency} end`,
+  salary: sql`case when ${jobs.salaryDisclosed} then json_object('min', ${jobs.salaryMin}, 'max', ${jobs.salaryMax}, 'currency', ${jobs.salaryCurrency}) end`.mapWith(
+    (value: string | Salary | null) => (value === null ? null : salary(value)),
+  ),
   status: jobs.status,
-  submissionDueDate: jobs.submissionDueDate,
-  clientName: sql<string | null>`case when ${jobs.clientNameDisclosed} then ${jobs.clientName} end`,
-  vendorName: sql<string | null>`case when ${jobs.vendorNameDisclosed} then ${jobs.vendorName} end`,
+  submissionDueDate: isoOrNull(jobs.submissionDueDate),
+  clientName: sql<Job['clientName']>`case when ${jobs.clientNameDisclosed} then ${jobs.clientName} end`,
+  vendorName: sql<Job['vendorName']>`case when ${jobs.vendorNameDisclosed} then ${jobs.vendorName} end`,
   postedByName: jobs.postedByName,
-  createdAt: jobs.createdAt,
-  updatedAt: jobs.updatedAt,
-};
+  createdAt: iso(jobs.createdAt),
+  updatedAt: isoOrNull(jobs.updatedAt),
+} satisfies Record<keyof Job, (typeof jobs)['_']['columns'][keyof (typeof jobs)['_']['columns']] | SQL>;
 
-export interface PublicJobRow {
-  id: string;
-  postingId: string | null;
-  title: string;
-  department: string;
-  location: string;
-  workplace: 'on-site' | 'hybrid' | 'remote' | null;
-  state: string | null;
-  type: (typeof jobs.type.enumValues)[number];
-  description: string;
-  requirements: string[];
-  responsibilities: string[];
-  salaryMin: number | null;
-  salaryMax: number | null;
-  salaryCurrency: string | null;
-  status: (typeof jobs.status.enumValues)[number];
-  submissionDueDate: Date | null;
-  clientName: string | null;
-  vendorName: string | null;
-  postedByName: string | null;
-  createdAt: Date;
-  updatedAt: Date | null;
-}
+/** What a query selecting publicColumns returns. */
+export type PublicJobRow = SelectResultFields<typeof publicColumns>;
+
+// Compile-time proof that the selected row is exactly the Job's row shape, field for field: a
+// field added to Job without a column here (or of another type) fails `npm run lint`.
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+export const ROW_IS_JOB_ROW: Same<PublicJobRow, JobRow> = true;

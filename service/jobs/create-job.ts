@@ -1,15 +1,15 @@
 import { uuidv7 } from '../../db/uuid';
 import type { NewJobRow } from '../../db/schema';
-import type { PublicJobRow } from './columns';
 import type { CreateJobBody } from './create-body';
 
 /**
- * The row a create stores, and the public view of it. Everything not settable through the API
- * (rates, client, vendor, recruiter) stays unset for a recruiter to fill in later.
+ * The row a create stores. Everything not settable through the API (rates, client, vendor,
+ * recruiter) stays unset for a recruiter to fill in later. The 201 answers with the stored row
+ * read back through the one projection (routes.ts), so it is exactly what GET returns.
  */
-export function newJob(body: CreateJobBody, consumerId: string, now = new Date()): { row: NewJobRow; view: PublicJobRow } {
+export function newJobRow(body: CreateJobBody, consumerId: string, now = new Date()): NewJobRow {
   const salary = body.salary ?? null;
-  const view: PublicJobRow = {
+  return {
     id: uuidv7(now),
     postingId: body.postingId ?? null,
     title: body.title,
@@ -21,21 +21,13 @@ export function newJob(body: CreateJobBody, consumerId: string, now = new Date()
     description: body.description,
     requirements: body.requirements,
     responsibilities: body.responsibilities,
+    salaryDisclosed: salary !== null,
     salaryMin: salary?.min ?? null,
     salaryMax: salary?.max ?? null,
     salaryCurrency: salary?.currency ?? null,
     status: body.status,
     submissionDueDate: body.submissionDueDate ?? null,
-    clientName: null,
-    vendorName: null,
-    postedByName: null,
     createdAt: now,
-    updatedAt: null,
-  };
-  const row: NewJobRow = {
-    ...view,
-    salaryDisclosed: salary !== null,
     createdByConsumer: consumerId,
   };
-  return { row, view };
 }

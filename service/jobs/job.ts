@@ -1,33 +1,58 @@
 import { z } from 'zod';
 import { JOB_STATUSES, JOB_TYPES, WORKPLACES } from '../../db/schema';
 
-/** The spec's Job object, field for field and in the spec's order. */
-export const Salary = z.object({
-  min: z.number().nullable(),
-  max: z.number().nullable(),
-  currency: z.string().regex(/^[A-Z]{3}$/),
-});
+/**
+ * The public Job, defined once: the spec's 19 fields in the spec's order. The query's selected
+ * columns are checked against it (columns.ts), rows become it in project.ts, and the OpenAPI
+ * document is generated from it (openapi.ts). A new public field touches db/schema.ts, this
+ * object and a migration.
+ */
+export const Currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code', examples: ['USD'] });
+
+export const Salary = z
+  .object({
+    min: z.number().nullable(),
+    max: z.number().nullable(),
+    currency: Currency,
+  })
+  .meta({ description: 'Amounts in major units; present only when the salary is disclosed' });
 export type Salary = z.infer<typeof Salary>;
+
+// ISO 8601 in UTC with milliseconds, as every timestamp is written (decisions.md).
+const timestamp = z.iso.datetime({ precision: 3 });
 
 export const Job = z.strictObject({
   id: z.uuid(),
   postingId: z.string().nullable(),
   title: z.string(),
   department: z.string(),
-  location: z.string(),
-  workplace: z.enum(WORKPLACES).optional(),
+  location: z.string().meta({ description: 'City and state; empty for a remote role with no base' }),
+  workplace: z.enum(WORKPLACES).optional().meta({ description: 'Absent on older postings' }),
   state: z.string().nullable(),
   type: z.enum(JOB_TYPES),
   description: z.string(),
   requirements: z.array(z.string()),
   responsibilities: z.array(z.string()),
   salary: Salary.nullable(),
-  status: z.enum(JOB_STATUSES),
-  submissionDueDate: z.iso.datetime().nullable(),
+  status: z.enum(JOB_STATUSES).meta({ description: 'draft only for the consumer that created it, by id' }),
+  submissionDueDate: timestamp.nullable(),
   clientName: z.string().nullable(),
   vendorName: z.string().nullable(),
   postedByName: z.string().nullable(),
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime().nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp.nullable(),
 });
 export type Job = z.infer<typeof Job>;
+
+/**
+ * A Job as one query row holds it: every field present, an absent optional field as NULL
+ * (project.ts turns the row into the Job).
+ */
+export type JobRow = { [K in keyof Job]-?: undefined extends Job[K] ? Exclude<Job[K], undefined> | null : Job[K] };
+
+/** The change feed's word that a job is no longer listable (soft-deleted, deleted, back to draft). */
+export const Tombstone = z.strictObject({
+  id: z.uuid(),
+  removed: z.literal(true),
+});
+export type Tombstone = z.infer<typeof Tombstone>;

@@ -3,11 +3,16 @@ import type { Database } from '../../db/client';
 import { isUuid } from '../../db/uuid';
 import { HttpError, jobNotFound } from '../errors';
 import { jsonBody } from '../middleware/json-body';
+import { changesPage } from './changes-page';
+import { parseChangesQuery } from './changes-query';
+import { conditional } from './conditional';
 import { parseCreateJobBody } from './create-body';
-import { newJob } from './create-job';
+import { newJobRow } from './create-job';
+import { listPage } from './list-page';
 import { parseListQuery } from './list-query';
 import { projectJob } from './project';
-import { findJob, insertJob, listJobs } from './repository';
+import { findJob, insertJob } from './repository';
+import { signingKey } from './signing-key';
 
 /** Create takes JSON only; anything else is refused before the body is read. */
 const requireJson: RouterMiddleware = async (ctx, next) => {
@@ -29,16 +34,21 @@ const parseJson = jsonBody();
 export function jobsRouter(db: Database): Router {
   const router = new Router({ prefix: '/api/v1/jobs' });
 
-  router.get('/', async (ctx) => {
+  router.get('/', conditional, async (ctx) => {
     const query = parseListQuery(ctx.query);
-    const { rows, total } = await listJobs(db, query);
-    ctx.body = {
-      data: rows.map(projectJob),
-      meta: { total, page: query.page, limit: query.limit, totalPages: Math.ceil(total / query.limit) },
-    };
+    const { body, next } = await listPage(db, await signingKey(db), query);
+    // Relative: behind the gateway the Host we see is the upstream's, not the one the partner called.
+    if (next) ctx.set('Link', `<${next}>; rel="next"`);
+    ctx.body = body;
   });
 
-  router.get('/:id', async (ctx) => {
+  // Before '/:id', which would take "changes" for an id.
+  router.get('/changes', conditional, async (ctx) => {
+    const query = parseChangesQuery(ctx.query);
+    ctx.body = await changesPage(db, await signingKey(db), query);
+  });
+
+  router.get('/:id', conditional, async (ctx) => {
     const id = ctx.params.id ?? '';
     if (!isUuid(id)) throw jobNotFound();
     const row = await findJob(db, id.toLowerCase(), ctx.state.consumer?.id);
@@ -48,11 +58,14 @@ export function jobsRouter(db: Database): Router {
 
   router.post('/', requireConsumer, requireJson, parseJson, async (ctx) => {
     const body = parseCreateJobBody(ctx.request.body);
-    const { row, view } = newJob(body, ctx.state.consumer!.id);
+    const row = newJobRow(body, ctx.state.consumer!.id);
     await insertJob(db, row);
+    // Read back through the one projection: the 201 is exactly what GET will answer.
+    const stored = await findJob(db, row.id, ctx.state.consumer!.id);
+    if (!stored) throw new Error('a created job could not be read back');
     ctx.status = 201;
-    ctx.set('Location', `/api/v1/jobs/${view.id}`);
-    ctx.body = { data: projectJob(view) };
+    ctx.set('Location', `/api/v1/jobs/${stored.id}`);
+    ctx.body = { data: projectJob(stored) };
   });
 
   return router;

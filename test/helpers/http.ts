@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { validateResponse } from './openapi';
 
 export interface Served {
   url: string;
@@ -30,11 +31,16 @@ export interface JsonResponse {
   text: string;
 }
 
-/** fetch() that reads the body once and parses it when it is JSON. */
+/**
+ * fetch() that reads the body once, parses it when it is JSON, and checks the response against
+ * docs/openapi.json (test/helpers/openapi.ts): an undocumented answer fails the test.
+ */
 export async function call(url: string, init: RequestInit = {}): Promise<JsonResponse> {
   const response = await fetch(url, init);
   const text = await response.text();
   let body: unknown = undefined;
-  if ((response.headers.get('content-type') ?? '').includes('json')) body = JSON.parse(text);
+  const contentType = response.headers.get('content-type');
+  if ((contentType ?? '').includes('json')) body = JSON.parse(text);
+  validateResponse({ method: init.method ?? 'GET', url, status: response.status, contentType, body, text });
   return { status: response.status, headers: response.headers, body, text };
 }

@@ -1,0 +1,59 @@
+import { eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { jobChangeSequence, jobChanges } from '../../db/schema';
+
+const BATCH = 500;
+
+/**
+ * Numbers the committed changes that have no number yet, after every number already given.
+ *
+ * Triggers mark a changed job `seq = NULL` inside the writer's transaction. Numbering happens
+ * here, after commit, one sequencer at a time (the counter row is locked FOR UPDATE), and
+ * `SKIP LOCKED` passes over rows whose writer has not committed: they are numbered by a later
+ * run, after everything numbered now. So numbers become visible in increasing order, and a reader
+ * that has seen N can never later find a new number below N, however the writers' commits
+ * interleave (an AUTO_INCREMENT taken at insert time would not give that). READ COMMITTED keeps
+ * the locking reads from taking gap locks that would hold up writers.
+ */
+export async function sequencePendingChanges(db: Database): Promise<void> {
+  // Nothing committed and waiting: no write transaction at all (the common case for a poll).
+  const [waiting] = await db.select({ jobId: jobChanges.jobId }).from(jobChanges).where(isNull(jobChanges.seq)).limit(1);
+  if (!waiting) return;
+
+  await db.transaction(
+    async (tx) => {
+      const [counter] = await tx
+        .select({ lastSeq: jobChangeSequence.lastSeq })
+        .from(jobChangeSequence)
+        .where(eq(jobChangeSequence.id, 1))
+        .for('update');
+      if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
+      let last = counter.lastSeq;
+      for (;;) {
+        const pending = await tx
+          .select({ jobId: jobChanges.jobId })
+          .from(jobChanges)
+          .where(isNull(jobChanges.seq))
+          .orderBy(jobChanges.jobId)
+          .limit(BATCH)
+          .for('update', { skipLocked: true });
+        if (pending.length === 0) break;
+        const numbers = pending.map(({ jobId }, i) => sql`when ${sql.param(jobId, jobChanges.jobId)} then ${last + i + 1}`);
+        await tx
+          .update(jobChanges)
+          .set({ seq: sql`case ${jobChanges.jobId} ${sql.join(numbers, sql` `)} end` })
+          .where(inArray(jobChanges.jobId, pending.map(({ jobId }) => jobId)));
+        last += pending.length;
+        if (pending.length < BATCH) break;
+      }
+      await tx.update(jobChangeSequence).set({ lastSeq: last }).where(eq(jobChangeSequence.id, 1));
+    },
+    { isolationLevel: 'read committed' },
+  );
+}
+
+/** The highest number given out so far: a position no reader can legitimately be beyond. */
+export async function lastSequenced(db: Database): Promise<number> {
+  const [counter] = await db.select({ lastSeq: jobChangeSequence.lastSeq }).from(jobChangeSequence).where(eq(jobChangeSequence.id, 1));
+  return counter?.lastSeq ?? 0;
+}
