@@ -1,5 +1,7 @@
-# The Koa service. Build stage compiles TypeScript to dist/; the runtime stage keeps production
-# dependencies, the compiled code and the SQL migrations (read from disk at start-up).
+# The Koa service alone: no gateway code (gateway/local is a development stand-in for Kong), no
+# scripts, no tests, and it never loads demo data (the service seeds only when SEED_DEMO_DATA=true,
+# which nothing here sets). The build stage compiles service/ and db/ to dist/; the runtime stage
+# keeps production dependencies, the compiled code and the SQL migrations (read at start-up).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -7,9 +9,7 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY service ./service
 COPY db ./db
-COPY gateway/local ./gateway/local
-COPY scripts ./scripts
-RUN npm run build && npm prune --omit=dev
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
 
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production \
@@ -18,8 +18,12 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+COPY --from=build /app/dist/service ./dist/service
+COPY --from=build /app/dist/db ./dist/db
 COPY --from=build /app/db/migrations ./db/migrations
 USER node
 EXPOSE 3000
+# Ready once migrated and connected (/readyz); node has fetch, the image has no curl.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=6 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:3000/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "dist/service/server.js"]
