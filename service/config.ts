@@ -24,6 +24,11 @@ export const Config = z.object({
   gatewaySecret: z.string().min(16, 'must be at least 16 characters').optional(),
   dbPoolSize: z.coerce.number({ error: 'must be a whole number from 1 to 100' }).int('must be a whole number from 1 to 100').min(1, 'must be a whole number from 1 to 100').max(100, 'must be a whole number from 1 to 100').default(10),
   logLevel: z.enum(LOG_LEVELS).default('info'),
+  // Demo jobs into an empty table at start-up only when asked (npm start asks); never by default.
+  seedDemoData: z
+    .union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
+    .default(false)
+    .transform((value) => value === true || value === 'true'),
   // Bounded waits on the database (docs/decisions.md, "Timeouts, overload and shutdown").
   dbConnectTimeoutMs: wholeNumber(100, 60000, 'milliseconds').default(2000),
   // Below the gateway's 30 s read timeout, so a slow query is our 503, not the gateway's 504.
@@ -46,6 +51,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   gatewaySecret: 'GATEWAY_SECRET',
   dbPoolSize: 'DB_POOL_SIZE',
   logLevel: 'LOG_LEVEL',
+  seedDemoData: 'SEED_DEMO_DATA',
   dbConnectTimeoutMs: 'DB_CONNECT_TIMEOUT_MS',
   dbQueryTimeoutMs: 'DB_QUERY_TIMEOUT_MS',
   dbQueueLimit: 'DB_QUEUE_LIMIT',

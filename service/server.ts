@@ -22,7 +22,8 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /**
- * Migrates (creating the database), seeds the demo set into an empty table, and listens.
+ * Migrates (creating the database), seeds the demo set into an empty table when SEED_DEMO_DATA=true,
+ * and listens.
  * Throws a one-line Error when the database cannot be used.
  */
 export async function runService(overrides: Partial<Config> = {}): Promise<RunningService> {
@@ -34,7 +35,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     await migrateDatabase(config.databaseUrl, {
       lockTimeoutSeconds: config.migrationLockTimeoutSeconds,
       underLock: async ({ db }) => {
-        seeded = await seedIfEmpty(db);
+        if (config.seedDemoData) seeded = await seedIfEmpty(db);
       },
     });
   } catch (error) {

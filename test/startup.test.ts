@@ -13,6 +13,7 @@ describe('configuration', () => {
       databaseUrl: 'mysql://root@127.0.0.1:3306/jobs',
       dbPoolSize: 10,
       logLevel: 'info',
+      seedDemoData: false,
       dbConnectTimeoutMs: 2000,
       dbQueryTimeoutMs: 5000,
       dbQueueLimit: 50,
@@ -42,7 +43,7 @@ describe('runService', () => {
     await database.query('drop database ' + database.name);
     await database.close();
 
-    const service = await runService({ databaseUrl: database.url, port: 0, logLevel: 'silent' });
+    const service = await runService({ databaseUrl: database.url, port: 0, logLevel: 'silent', seedDemoData: true });
     const listed = await call(`${service.url}/api/v1/jobs?status=active,open,paused,closed&limit=1`);
     expect(listed.status).toBe(200);
     expect(listed.body.meta.total).toBeGreaterThanOrEqual(40);
