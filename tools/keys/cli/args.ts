@@ -33,16 +33,18 @@ export const APPLY_HELP = `  --apply              also make the change on a runn
 type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
 
 /** parseArgs, strict: an unknown option, a missing value or the wrong number of arguments is a UsageError. */
-export function parse<O extends Options>(args: string[], options: O, positionals: number): Parsed<O> {
+export function parse<O extends Options>(args: string[], options: O, positionals: readonly string[]): Parsed<O> {
   let parsed: Parsed<O>;
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (!(parsed.values as { help?: boolean }).help && parsed.positionals.length !== positionals) {
+  if (!(parsed.values as { help?: boolean }).help && parsed.positionals.length !== positionals.length) {
     throw new UsageError(
-      parsed.positionals.length > positionals ? `unexpected argument "${parsed.positionals[positionals]}"` : 'missing argument',
+      parsed.positionals.length > positionals.length
+        ? `unexpected argument "${parsed.positionals[positionals.length]}"`
+        : `missing ${positionals.slice(parsed.positionals.length).map((p) => `<${p}>`).join(' ')}`,
     );
   }
   return parsed;

@@ -30,7 +30,7 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(args, io) {
-    const { values, positionals } = parse(args, OPTIONS, 1);
+    const { values, positionals } = parse(args, OPTIONS, ['partner']);
     if (values.help) return io.out(this.help);
     const name = partnerName(positionals[0]);
     const scope = Scope.safeParse(values.scope);

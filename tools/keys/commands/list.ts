@@ -18,7 +18,7 @@ Options:
   --json               one JSON array instead of the table
 ${FILE_HELP}`,
   async run(args, io) {
-    const { values } = parse(args, OPTIONS, 0);
+    const { values } = parse(args, OPTIONS, []);
     if (values.help) return io.out(this.help);
     const partners = PartnerStore.load(storePaths(values, io))
       .partners()

@@ -22,7 +22,7 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(args, io) {
-    const { values, positionals } = parse(args, OPTIONS, 1);
+    const { values, positionals } = parse(args, OPTIONS, ['partner']);
     if (values.help) return io.out(this.help);
     const name = partnerName(positionals[0]);
     if (!values.credential) throw new UsageError('--credential ID is required (see: keys list)');

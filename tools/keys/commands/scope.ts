@@ -25,7 +25,7 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(args, io) {
-    const { values, positionals } = parse(args, OPTIONS, 2);
+    const { values, positionals } = parse(args, OPTIONS, ['partner', 'read|write']);
     if (values.help) return io.out(this.help);
     const name = partnerName(positionals[0]);
     const target = Scope.safeParse(positionals[1]);
