@@ -17,8 +17,10 @@ is then answered 403 {"error":"API key disabled"}; enable undoes it. The keys th
 changed, so nothing needs to be re-issued if the alarm was false.
 
 For a compromised key this is the fastest path: with --apply it is ONE request,
-PUT /consumers/{id}/acls/disabled, and Kong refuses the key within seconds (its ACL cache is
-invalidated by the change). Then partners.yaml is written so that no later sync re-enables it.
+PUT /consumers/{id}/acls/disabled, and Kong refuses the key within seconds: the ACL change
+invalidates the consumer's cached groups (Kong 3.9 kong/plugins/acl/acls.lua), on other nodes
+within db_update_frequency (5 s by default). Then partners.yaml is written so that no later sync
+re-enables it.
 Safe to repeat.
 
 Options:
