@@ -1,5 +1,5 @@
 // Invariants of the decK state files Kong runs with: kong.yaml (production gateway config),
-// partners.yaml (production partners) and demo.yaml (demo consumers). Each invariant is a function
+// partners.yaml and partner-keys.yaml (production partners, issue 8) and demo.yaml (demo consumers). Each invariant is a function
 // returning the violations it finds; the first block checks the real files, the second proves
 // every invariant can fail by breaking a copy of the files in the way it guards against.
 import { readFileSync } from 'fs';
@@ -31,13 +31,18 @@ type StateDoc = {
   plugins?: Plugin[];
   consumers?: Consumer[];
 };
-/** The three state files, each synced on its own. */
-type Files = { kong: StateDoc; partners: StateDoc; demo: StateDoc };
+/** The state files, each synced on its own. */
+type Files = { kong: StateDoc; partners: StateDoc; partnerKeys: StateDoc; demo: StateDoc };
 
 const ROOT = join(__dirname, '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
-const FILE_NAMES: Record<keyof Files, string> = { kong: 'kong.yaml', partners: 'partners.yaml', demo: 'demo.yaml' };
-const TEXTS = { kong: read('kong.yaml'), partners: read('partners.yaml'), demo: read('demo.yaml') };
+const FILE_NAMES: Record<keyof Files, string> = {
+  kong: 'kong.yaml',
+  partners: 'partners.yaml',
+  partnerKeys: 'partner-keys.yaml',
+  demo: 'demo.yaml',
+};
+const TEXTS = Object.fromEntries(Object.entries(FILE_NAMES).map(([k, f]) => [k, read(f)])) as Record<keyof Files, string>;
 const SCHEMA_LUA = read('gateway/plugins/job-scopes/schema.lua');
 const AUTH_GUARD_LUA = read('gateway/plugins/auth-guard/handler.lua');
 const AUTH_CASES = JSON.parse(read('gateway/spec/auth-cases.json')) as {
@@ -48,6 +53,7 @@ const AUTH_CASES = JSON.parse(read('gateway/spec/auth-cases.json')) as {
 const load = (): Files => ({
   kong: parse(TEXTS.kong) as StateDoc,
   partners: parse(TEXTS.partners) as StateDoc,
+  partnerKeys: parse(TEXTS.partnerKeys) as StateDoc,
   demo: parse(TEXTS.demo) as StateDoc,
 });
 
@@ -216,7 +222,12 @@ const invariants: Record<string, (files: Files) => string[]> = {
   },
 
   'each state file is tagged for its own sync': (files) =>
-    (Object.entries({ kong: 'jobs-api', partners: 'jobs-partners', demo: 'jobs-demo' }) as [keyof Files, string][]).flatMap(
+    (
+      Object.entries({ kong: 'jobs-api', partners: 'jobs-partners', partnerKeys: 'jobs-partner-keys', demo: 'jobs-demo' }) as [
+        keyof Files,
+        string,
+      ][]
+    ).flatMap(
       ([f, tag]) => {
         const doc = files[f];
         const problems: string[] = [];
@@ -228,9 +239,10 @@ const invariants: Record<string, (files: Files) => string[]> = {
       },
     ),
 
-  'partners.yaml and demo.yaml hold consumers only': ({ partners, demo }) =>
+  'partners.yaml, partner-keys.yaml and demo.yaml hold consumers only': ({ partners, partnerKeys, demo }) =>
     [
       ['partners.yaml', partners],
+      ['partner-keys.yaml', partnerKeys],
       ['demo.yaml', demo],
     ].flatMap(([name, doc]) =>
       Object.keys(doc as StateDoc)
@@ -249,10 +261,11 @@ const invariants: Record<string, (files: Files) => string[]> = {
     return problems;
   },
 
-  'no consumer or credential in a production file has a literal key or a demo- name': ({ kong, partners }) =>
+  'no consumer or credential in a production file has a literal key or a demo- name': ({ kong, partners, partnerKeys }) =>
     [
       ['kong.yaml', kong],
       ['partners.yaml', partners],
+      ['partner-keys.yaml', partnerKeys],
     ].flatMap(([file, doc]) =>
       ((doc as StateDoc).consumers ?? []).flatMap((c) => [
         ...(/^demo-/i.test(c.username) || /^demo-/i.test(c.custom_id ?? '') ? [`${file as string}: demo consumer ${c.username}`] : []),
@@ -467,10 +480,10 @@ describe('the state file invariants catch a broken copy', () => {
     ['partners.yaml shares the demo tag', 'each state file is tagged for its own sync', (f) => {
       f.partners._info = { select_tags: ['jobs-partners', 'jobs-demo'] };
     }],
-    ['a route in demo.yaml', 'partners.yaml and demo.yaml hold consumers only', (f) => {
+    ['a route in demo.yaml', 'partners.yaml, partner-keys.yaml and demo.yaml hold consumers only', (f) => {
       f.demo.services = [{ name: 'demo-service', routes: [] }];
     }],
-    ['a plugin in partners.yaml', 'partners.yaml and demo.yaml hold consumers only', (f) => {
+    ['a plugin in partners.yaml', 'partners.yaml, partner-keys.yaml and demo.yaml hold consumers only', (f) => {
       f.partners.plugins = [{ name: 'key-auth' }];
     }],
     ['a demo consumer back in kong.yaml', 'kong.yaml holds only the keyless anonymous consumer', (f) => {
@@ -484,6 +497,12 @@ describe('the state file invariants catch a broken copy', () => {
     }],
     ['anonymous removed', 'kong.yaml holds only the keyless anonymous consumer', (f) => {
       f.kong.consumers = f.kong.consumers!.filter((c) => c.username !== 'anonymous');
+    }],
+    ['a real key committed to partner-keys.yaml', 'no consumer or credential in a production file has a literal key or a demo- name', (f) => {
+      f.partnerKeys.consumers = [{ username: 'acme', keyauth_credentials: [{ key: 'jl_live_9f8e7d6c5b4a' }] }];
+    }],
+    ['partner-keys.yaml shares the partners tag', 'each state file is tagged for its own sync', (f) => {
+      f.partnerKeys._info = { select_tags: ['jobs-partners'] };
     }],
     ['a real key committed to partners.yaml', 'no consumer or credential in a production file has a literal key or a demo- name', (f) => {
       f.partners.consumers = [{ username: 'acme', keyauth_credentials: [{ key: 'acme-live-9f8e7d6c' }] }];
