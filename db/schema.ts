@@ -151,6 +151,9 @@ export const jobChanges = mysqlTable(
   {
     jobId: uuidBinary('job_id').primaryKey(),
     seq: bigint('seq', { mode: 'number', unsigned: true }),
+    // When the last change was written (the statement's NOW(6)): changes numbered together are
+    // numbered in this order, so the feed follows the order things happened.
+    changedAt: datetime('changed_at', { mode: 'date', fsp: 6 }),
     // Once listable, a job's removal must reach partners as a tombstone; a draft that was never
     // listable never appears in the feed at all.
     everPublic: boolean('ever_public').notNull().default(false),

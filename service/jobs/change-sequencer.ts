@@ -34,7 +34,7 @@ export async function sequencePendingChanges(db: Database): Promise<void> {
           .select({ jobId: jobChanges.jobId })
           .from(jobChanges)
           .where(isNull(jobChanges.seq))
-          .orderBy(jobChanges.jobId)
+          .orderBy(jobChanges.changedAt, jobChanges.jobId)
           .limit(BATCH)
           .for('update', { skipLocked: true });
         if (pending.length === 0) break;
