@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { freshDatabase, type TestDatabase } from './helpers/database';
-import { startServiceProcess } from './helpers/processes';
+import { startServiceProcess, type ServiceProcess } from './helpers/processes';
 
 const REGISTER_TS = path.join(__dirname, 'helpers/register-ts.js');
 const LINES = 20_000;
@@ -46,8 +46,11 @@ describe('log lines are all written when the process ends', () => {
     });
     afterAll(() => database.close());
 
+    let service: ServiceProcess | undefined;
+    afterAll(() => service?.stop());
+
     test('the request lines and the final "stopped" line are all in its output', async () => {
-      const service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'info' });
+      service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'info' });
       const listening = await service.listening;
       expect(listening).toHaveProperty('url');
       const url = (listening as { url: string }).url;

@@ -12,8 +12,8 @@ export interface ServiceProcess {
   listening: Promise<{ url: string } | { exitCode: number | null; stderr: string }>;
   /** Resolves with the exit code once the process has exited. */
   exited: Promise<number | null>;
-  /** SIGTERM, then waits for the exit. */
-  stop(): Promise<number | null>;
+  /** SIGTERM, then waits for the exit; SIGKILL when it has not exited after `killAfterMs`. */
+  stop(killAfterMs?: number): Promise<number | null>;
 }
 
 /**
@@ -48,9 +48,13 @@ export function startServiceProcess(env: NodeJS.ProcessEnv, script = 'service/se
     stderr: () => err,
     listening,
     exited,
-    async stop() {
+    async stop(killAfterMs = 10_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
+      // A process that ignores SIGTERM must not outlive the test (jest would wait for it).
+      const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
     },
   };
 }
