@@ -40,7 +40,12 @@ export const Config = z.object({
   // How long a connection the HTTP parser refused may go on sending after its 4xx (service/client-error.ts).
   clientErrorLingerMs: wholeNumber(0, 60000, 'milliseconds').default(2000),
   // Seconds an instance waits while another one migrates (db/migrate.ts); unset: 60.
-  migrationLockTimeoutSeconds: z.coerce.number({ error: 'must be a whole number of seconds from 1 to 3600' }).int('must be a whole number of seconds from 1 to 3600').min(1, 'must be a whole number of seconds from 1 to 3600').max(3600, 'must be a whole number of seconds from 1 to 3600').optional(),
+  migrationLockTimeoutSeconds: wholeNumber(1, 3600, 'seconds').optional(),
+  // Read replicas of DATABASE_URL's database (db/replicas.ts): a comma list of mysql:// URLs.
+  databaseReadUrls: z
+    .union([z.array(z.string()), z.string().transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))])
+    .pipe(z.array(z.string().regex(/^mysql:\/\/[^/]+\/[A-Za-z0-9_]{1,64}$/, 'must be a comma list of mysql://user:password@host:3306/database URLs')))
+    .optional(),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -59,6 +64,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
   clientErrorLingerMs: 'CLIENT_ERROR_LINGER_MS',
   migrationLockTimeoutSeconds: 'MIGRATION_LOCK_TIMEOUT_SECONDS',
+  databaseReadUrls: 'DATABASE_READ_URLS',
 };
 
 export class ConfigError extends Error {}

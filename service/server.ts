@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
-import { createDatabase, describeDatabaseUrl } from '../db/client';
+import { describeDatabaseUrl } from '../db/client';
 import { migrateDatabase, startupDatabaseError } from '../db/migrate';
+import { openDatabase } from '../db/replicas';
 import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
@@ -41,7 +42,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   } catch (error) {
     throw new Error(startupDatabaseError(config.databaseUrl, error));
   }
-  const database = createDatabase(config.databaseUrl, { connectionLimit: config.dbPoolSize });
+  const database = openDatabase(config.databaseUrl, config.databaseReadUrls, { connectionLimit: config.dbPoolSize });
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
 
   const app = createApp({ db: database.db, config, logger });

@@ -1,5 +1,6 @@
 import Router, { type RouterMiddleware } from '@koa/router';
 import type { Database } from '../../db/client';
+import { primaryOf } from '../../db/replicas';
 import { isUuid } from '../../db/uuid';
 import { HttpError, jobNotFound } from '../errors';
 import { jsonBody } from '../middleware/json-body';
@@ -33,6 +34,8 @@ const parseJson = jsonBody();
 
 export function jobsRouter(db: Database): Router {
   const router = new Router({ prefix: '/api/v1/jobs' });
+  // With DATABASE_READ_URLS, `db` reads from a replica; what must see the latest writes reads here.
+  const primary = primaryOf(db);
 
   router.get('/', conditional, async (ctx) => {
     const query = parseListQuery(ctx.query);
@@ -45,13 +48,19 @@ export function jobsRouter(db: Database): Router {
   // Before '/:id', which would take "changes" for an id.
   router.get('/changes', conditional, async (ctx) => {
     const query = parseChangesQuery(ctx.query);
-    ctx.body = await changesPage(db, await signingKey(db), query);
+    // The feed reads the primary: its positions must never go backwards between two polls.
+    ctx.body = await changesPage(primary, await signingKey(db), query);
   });
 
   router.get('/:id', conditional, async (ctx) => {
     const id = ctx.params.id ?? '';
     if (!isUuid(id)) throw jobNotFound();
-    const row = await findJob(db, id.toLowerCase(), ctx.state.consumer?.id);
+    const consumerId = ctx.state.consumer?.id;
+    // A replica that has not caught up yet must not 404 a job that exists: a miss is asked again
+    // of the primary, so a create followed by a GET of its id is found on any instance.
+    const row =
+      (await findJob(db, id.toLowerCase(), consumerId)) ??
+      (primary === db ? undefined : await findJob(primary, id.toLowerCase(), consumerId));
     if (!row) throw jobNotFound();
     ctx.body = { data: projectJob(row) };
   });
@@ -61,7 +70,7 @@ export function jobsRouter(db: Database): Router {
     const row = newJobRow(body, ctx.state.consumer!.id);
     await insertJob(db, row);
     // Read back through the one projection: the 201 is exactly what GET will answer.
-    const stored = await findJob(db, row.id, ctx.state.consumer!.id);
+    const stored = await findJob(primary, row.id, ctx.state.consumer!.id);
     if (!stored) throw new Error('a created job could not be read back');
     ctx.status = 201;
     ctx.set('Location', `/api/v1/jobs/${stored.id}`);

@@ -35,7 +35,7 @@ ${FILE_HELP}`,
     const partner = store.get(name);
     const consumer = { id: partner.id, name };
     const outcome = await applyToKong(io, client, [{ what: `add group ${GROUP_DISABLED} to ${name}`, request: addGroup(partner.id, GROUP_DISABLED), consumer }]);
-    if (outcome && !outcome.ok) notWritten(io);
+    if (outcome && !outcome.ok) notWritten();
     store.setGroups(name, [...partner.groups.filter((g) => g !== GROUP_DISABLED), GROUP_DISABLED]);
     saveFiles(io, store, outcome !== null);
     io.err(

@@ -29,7 +29,7 @@ ${FILE_HELP}`,
     const outcome = await applyToKong(io, client, [
       { what: `remove group ${GROUP_DISABLED} from ${name}`, request: removeGroup(partner.id, GROUP_DISABLED), consumer, absentIsDone: true },
     ]);
-    if (outcome && !outcome.ok) notWritten(io);
+    if (outcome && !outcome.ok) notWritten();
     store.setGroups(name, partner.groups.filter((g) => g !== GROUP_DISABLED));
     saveFiles(io, store, outcome !== null);
     io.err(partner.groups.includes(GROUP_DISABLED) ? `${name} is enabled again` : `${name} was not disabled`);

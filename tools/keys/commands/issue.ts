@@ -62,7 +62,7 @@ ${FILE_HELP}`,
     const outcome = await applyToKong(io, client, steps, (done) =>
       done.includes(create) ? { what: `delete the half-made consumer ${name} (its groups and key go with it)`, request: deleteConsumer(id), consumer } : undefined,
     );
-    if (outcome && !outcome.ok) notWritten(io);
+    if (outcome && !outcome.ok) notWritten();
 
     store.addPartner({ name, id, ...(customId !== undefined ? { customId } : {}), groups }, credential);
     try {

@@ -39,7 +39,7 @@ ${FILE_HELP}`,
     const outcome = await applyToKong(io, client, [
       { what: `revoke credential ${credential.id} of ${name}`, request: deleteCredential(partner.id, credential.id), consumer, absentIsDone: true },
     ]);
-    if (outcome && !outcome.ok) notWritten(io);
+    if (outcome && !outcome.ok) notWritten();
     store.removeCredential(name, credential.id);
     saveFiles(io, store, outcome !== null);
     const left = partner.credentials.length - 1;

@@ -1,4 +1,5 @@
 import { succeeded, type Step } from '../admin/apply';
+import type { AdminClient } from '../admin/client';
 import { createCredential, deleteCredential } from '../admin/requests';
 import { adminClient, APPLY_HELP, APPLY_OPTIONS, FILE_HELP, FILE_OPTIONS, parse, storePaths } from '../cli/args';
 import { Failure } from '../cli/errors';
@@ -8,7 +9,6 @@ import { keyVariable } from '../partner';
 import { PartnerStore, type Partner } from '../state/store';
 import type { Command } from './command';
 import { applyToKong, notWritten, partnerName, printKey, saveFiles } from './shared';
-import type { AdminClient } from '../admin/client';
 
 const OPTIONS = { ...FILE_OPTIONS, ...APPLY_OPTIONS, 'revoke-old': { type: 'boolean' } } as const;
 
@@ -18,7 +18,7 @@ async function addKey(io: Io, client: AdminClient | null, store: PartnerStore, p
   const key = newKey();
   const consumer = { id: partner.id, name: partner.name };
   const outcome = await applyToKong(io, client, [{ what: `create credential ${id} for ${partner.name}`, request: createCredential(partner.id, id, key), consumer }]);
-  if (outcome && !outcome.ok) notWritten(io);
+  if (outcome && !outcome.ok) notWritten();
   store.addCredential(partner.name, { id, variable });
   try {
     saveFiles(io, store, outcome !== null);

@@ -40,7 +40,7 @@ ${FILE_HELP}`,
         ? { what: `add group ${GROUP_WRITE} to ${name}`, request: addGroup(partner.id, GROUP_WRITE), consumer }
         : { what: `remove group ${GROUP_WRITE} from ${name}`, request: removeGroup(partner.id, GROUP_WRITE), consumer, absentIsDone: true };
     const outcome = await applyToKong(io, client, [step]);
-    if (outcome && !outcome.ok) notWritten(io);
+    if (outcome && !outcome.ok) notWritten();
     store.setGroups(name, [...scopeGroups(target.data), ...(partner.groups.includes(GROUP_DISABLED) ? [GROUP_DISABLED] : [])]);
     saveFiles(io, store, outcome !== null);
     io.err(current === target.data ? `${name} already has scope ${current}` : `${name}: scope ${current} -> ${target.data}; its keys are unchanged`);

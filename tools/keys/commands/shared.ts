@@ -66,6 +66,7 @@ export function printKey(io: Io, variable: string, key: string, applied: boolean
   );
 }
 
-export function notWritten(io: Io): never {
+/** Ends a command whose Kong requests failed before any file was written (exit 1). */
+export function notWritten(): never {
   throw new Failure('nothing was written: partners.yaml and partner-keys.yaml are unchanged');
 }
