@@ -4,14 +4,16 @@
  * See gateway/local/README.md for what it reproduces and what only Kong provides.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { loadGateway, type LoadedGateway } from './config/load';
+import { loadKongHeaders } from './kong-headers';
+import { createListener } from './listener';
 import { createGatewayLogger, type Logger } from './logger';
+import { loadNginxLimits } from './nginx/limits';
 import { RateLimitCounters } from './plugins/rate-limiting';
 import { pluginRegistry } from './plugins/registry';
-import { createHandler } from './server';
+import { Upstreams } from './upstream/proxy';
 
 export type ReloadResult = { ok: true } | { ok: false; error: string };
 
@@ -31,6 +33,8 @@ export interface LocalGatewayOptions {
   logger?: Logger;
   /** Called after every reload attempt (file change, SIGHUP, reload()). */
   onReload?(result: ReloadResult): void;
+  /** The most connections to one service at a time (default: no limit, as nginx); for tests. */
+  upstreamConnections?: number;
 }
 
 export interface LocalGateway {
@@ -76,12 +80,16 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   const host = options.host ?? listen?.host ?? '127.0.0.1';
   const port = options.port ?? listen?.port ?? 8000;
 
-  const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 64 });
+  const upstreams = new Upstreams(options.upstreamConnections ?? null);
   let listenPort = port;
-  const server = http.createServer(
-    createHandler({ current: () => current, agent, listenPort: () => listenPort, logger }),
-  );
-  server.keepAliveTimeout = 60_000;
+  const server = createListener({
+    current: () => current,
+    upstreams,
+    listenPort: () => listenPort,
+    logger,
+    kongHeaders: loadKongHeaders(env),
+    limits: loadNginxLimits(env),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -144,7 +152,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
         for (const watcher of watchers) watcher.close();
         server.close(() => resolve());
         server.closeAllConnections();
-        agent.destroy();
+        void upstreams.close();
       }),
   };
 }

@@ -1,49 +1,84 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { renderError } from './error-template';
+import { readBody, type BodyResult } from './nginx/request-body';
 import type { Exit } from './plugins/definition';
-import { parseQuery, type QueryArgs } from './query';
+import { parseQuery, removeQueryArg, type ParsedQuery, type QueryArgs } from './query';
 import type { Consumer, Credential, GatewayConfig, Route } from './types';
 
 /**
  * One request on its way through the gateway. As in OpenResty, the request headers and query
  * that plugins read are the ones earlier plugins changed (key-auth's hide_credentials removes the
- * key before later plugins run), and they are what the service receives. The client's original
- * headers and query stay available for the few decisions that need them.
+ * key before later plugins run), and they are what the service receives.
  */
 export class RequestContext {
   readonly headers: Map<string, string[]>;
-  query: QueryArgs;
-  /** Set when a plugin rewrote the query (Kong's set_query): the service then gets it re-encoded. */
-  queryRewritten = false;
-  readonly clientHeaders: ReadonlyMap<string, readonly string[]>;
-  readonly clientQuery: QueryArgs;
+  /** ngx.var.args: the query string as sent (null without `?`), until a plugin clears an argument. */
+  args: string | null;
+  private parsedQuery: { args: string | null; parsed: ParsedQuery } | null = null;
   /** Headers added to the response to the client, whoever produced it. */
   readonly responseHeaders = new Map<string, string>();
   consumer: Consumer | null = null;
   credential: Credential | null = null;
-  /** Request body read by a plugin (request-size-limiting on a body without Content-Length). */
-  bufferedBody: Buffer | null = null;
+  private body: Promise<BodyResult> | null = null;
   /** Per-plugin scratch space (Kong's kong.ctx.plugin). */
   readonly pluginState = new Map<string, unknown>();
+  /** kong.response.get_source(): "exit" when a plugin answered, "service" when proxied, else "error". */
+  source: 'exit' | 'service' | 'error' = 'error';
+  /** The status sent to the client, once known (kong.response.get_status() in the log phase). */
+  status: number | null = null;
 
   constructor(
     readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    /** client_max_body_size in bytes (null: no limit). */
+    private readonly bodyLimit: number | null,
     readonly method: string,
     /** The normalized path the router matched. */
     readonly path: string,
-    readonly rawQuery: string | null,
+    /** The path as sent (ngx.var.request_uri without its query). */
+    readonly rawPath: string,
+    args: string | null,
     readonly requestId: string,
     readonly config: GatewayConfig,
-    readonly route: Route,
+    /** null on Kong's own answers before routing (no route, nginx's refusals). */
+    readonly route: Route | null,
+    /** kong.client.get_forwarded_ip(): $remote_addr (no trusted_ips, so the realip module is off). */
+    readonly clientIp: string,
   ) {
     const headers = new Map<string, string[]>();
     for (const [name, values] of Object.entries(req.headersDistinct)) {
       if (values) headers.set(name.toLowerCase(), [...values]);
     }
     this.headers = headers;
-    this.clientHeaders = new Map([...headers].map(([k, v]) => [k, [...v]]));
-    this.query = parseQuery(rawQuery);
-    this.clientQuery = parseQuery(rawQuery);
+    this.args = args;
+  }
+
+  /** ngx.req.read_body(): the whole body, read once (null without one), or tooLarge past client_max_body_size. */
+  readBody(): Promise<BodyResult> {
+    this.body ??= readBody(this.req, this.res, this.bodyLimit);
+    return this.body;
+  }
+
+  private parse(): ParsedQuery {
+    if (!this.parsedQuery || this.parsedQuery.args !== this.args) {
+      this.parsedQuery = { args: this.args, parsed: parseQuery(this.args) };
+    }
+    return this.parsedQuery.parsed;
+  }
+
+  /** kong.request.get_query(): the live query, parsed like ngx.req.get_uri_args (first 100 arguments). */
+  get query(): QueryArgs {
+    return this.parse().args;
+  }
+
+  /** get_query's second result: "truncated" when the query has more than 100 arguments. */
+  get queryTruncated(): boolean {
+    return this.parse().truncated;
+  }
+
+  /** kong.service.request.clear_query_arg(name). */
+  clearQueryArg(name: string): void {
+    if (this.args) this.args = removeQueryArg(this.args, name);
   }
 
   /**
@@ -74,10 +109,5 @@ export class RequestContext {
   /** kong.response.error: the message through the error template. */
   error(status: number, message: string, headers: Record<string, string> = {}): Exit {
     return renderError(this.config.errorTemplate, status, message, this.requestId, headers);
-  }
-
-  setQuery(args: QueryArgs): void {
-    this.query = args;
-    this.queryRewritten = true;
   }
 }

@@ -2,8 +2,8 @@
  * Route matching as in Kong 3.9's default router (traditional_compatible, kong/router/compat.lua):
  * - a path starting with `~` is a regex, anchored at the start of the path (not at the end);
  *   any other path is a plain prefix;
- * - the request path is normalized first (percent-decoding of unreserved characters, dot segments
- *   removed, slashes merged), the query string is not part of it;
+ * - the request path is normalized first (kong/tools/uri.lua normalize, below), the query string
+ *   is not part of it;
  * - every (route, path) pair gets a priority; the highest matching one wins: more matching
  *   criteria first (methods, paths), then regex paths before prefix paths, then higher
  *   regex_priority among regex paths, then longer prefixes; equal priorities keep file order.
@@ -22,31 +22,48 @@ export function compileRoutePath(source: string): RoutePath {
   return { source, regex: null, prefix: source };
 }
 
-const UNRESERVED = /[A-Za-z0-9\-._~]/;
+/** kong/tools/uri.lua RESERVED_CHARS: escapes of these stay escaped (upper-cased) when normalizing. */
+const RESERVED = new Set("!*'();:@&=+$,/?%#[]");
 
-/** kong.tools.uri.normalize(path, true). */
+/**
+ * kong.tools.uri.normalize(path, true), which the router applies to the request path
+ * (kong/router/utils.lua strip_uri_args): every %XX triplet whose byte is not reserved is decoded
+ * (unreserved characters and "others" alike), reserved ones are upper-cased, dot segments are
+ * removed and slashes merged. Strings here hold one byte per character (latin1), as nginx's do.
+ */
 export function normalizePath(raw: string): string {
-  let decoded = raw.replace(/%([0-9a-fA-F]{2})/g, (m, hex: string) => {
+  if (raw === '' || raw === '/') return raw;
+  let uri = raw.replace(/%([0-9a-fA-F]{2})/g, (m, hex: string) => {
     const c = String.fromCharCode(Number.parseInt(hex, 16));
-    return UNRESERVED.test(c) ? c : m.toUpperCase();
+    return RESERVED.has(c) ? m.toUpperCase() : c;
   });
-  decoded = decoded.replace(/\/{2,}/g, '/');
+  if (!uri.includes('.') && !uri.includes('//')) return uri;
   const out: string[] = [];
-  const segments = decoded.split('/');
-  for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i] ?? '';
-    const last = i === segments.length - 1;
-    if (seg === '.') {
-      if (last) out.push('');
-    } else if (seg === '..') {
-      if (out.length > 1) out.pop();
-      if (last) out.push('');
-    } else {
-      out.push(seg);
+  while (uri.length > 0) {
+    if (uri === '/.') uri = '/';
+    else if (uri === '/..') {
+      uri = '/';
+      out.pop();
+    } else if (uri === '.' || uri === '..') uri = '';
+    else if (uri.startsWith('../')) uri = uri.slice(3);
+    else if (uri.startsWith('./')) uri = uri.slice(2);
+    else if (uri.startsWith('/./')) uri = uri.slice(2);
+    else if (uri.startsWith('/../')) {
+      uri = uri.slice(3);
+      out.pop();
+    } else if (uri.startsWith('//')) uri = uri.slice(1);
+    else {
+      const i = uri.indexOf('/', 1);
+      out.push(i === -1 ? uri : uri.slice(0, i));
+      uri = i === -1 ? '' : uri.slice(i);
     }
   }
-  const joined = out.join('/');
-  return joined.startsWith('/') ? joined : `/${joined}`;
+  return out.join('');
+}
+
+/** kong.tools.uri.escape: bytes outside RFC 3986's path-safe set (and `%`) as %XX; how the upstream URI is written. */
+export function escapeUri(uri: string): string {
+  return uri.replace(/[^!#$&'()*+,/:;=?@[\]A-Za-z0-9\-_.~%]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
 interface Matcher {

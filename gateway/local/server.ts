@@ -1,32 +1,48 @@
 /**
- * The proxy's request path, in Kong's order: route the request (404 when nothing matches), run
- * the route's plugins' access phase by descending priority (the first that answers ends it), then
- * proxy. Every response, proxied or not, goes through the header filter of the plugins that ran.
+ * The proxy's request path, in the order of Kong 3.9.1 on nginx:
+ * 1. nginx's own refusals (nginx/request-checks.ts: TRACE, CONNECT, bad framing, too large),
+ *    answered by Kong's error handler;
+ * 2. the router (kong/runloop/handler.lua access.before): no match is Kong's 404;
+ * 3. the route's plugins' access phase by descending priority; the first that answers ends it,
+ *    but every plugin of the route is "collected" for the later phases
+ *    (kong/init.lua execute_collecting_plugins_iterator);
+ * 4. the body is read whole (proxy_request_buffering on) and the request proxied;
+ * 5. header_filter on whatever answers (header-filter.ts), then the log phase of the collected
+ *    plugins (or of the global ones when nothing was routed) once the response is sent.
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import type { LoadedGateway } from './config/load';
-import { renderError } from './error-template';
+import { headerFilter, type HeaderPairs, type Timing } from './header-filter';
+import type { KongHeaders } from './kong-headers';
 import type { Logger } from './logger';
+import type { NginxLimits } from './nginx/limits';
+import { nginxRefusal } from './nginx/request-checks';
+import { specialResponse } from './nginx/special-response';
 import type { Exit } from './plugins/definition';
 import { RequestContext } from './request-context';
 import { normalizePath } from './router';
 import type { PluginInstance } from './types';
-import { proxy } from './upstream/proxy';
+import { proxy, type Upstreams } from './upstream/proxy';
 
 export interface HandlerDeps {
   current(): LoadedGateway;
-  agent: http.Agent;
+  upstreams: Upstreams;
   listenPort(): number;
   logger: Logger;
+  kongHeaders: KongHeaders;
+  limits: NginxLimits;
 }
 
-function send(req: http.IncomingMessage, res: http.ServerResponse, exit: Exit, extra: Map<string, string>): void {
-  const headers: Record<string, string> = { ...exit.headers };
-  for (const [name, value] of extra) headers[name] = value;
-  headers['Content-Length'] = String(Buffer.byteLength(exit.body));
-  res.writeHead(exit.status, headers);
-  res.end(req.method === 'HEAD' ? undefined : exit.body);
+/** $remote_addr: an IPv4 client on a dual-stack socket is shown as nginx shows it, without ::ffff:. */
+export function clientAddress(remote: string | undefined): string {
+  const address = remote ?? '';
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+/** Kong's request id ($kong_request_id: 32 hex characters). */
+export function newRequestId(): string {
+  return randomBytes(16).toString('hex');
 }
 
 function splitTarget(url: string): { path: string; query: string | null } {
@@ -45,17 +61,21 @@ function splitTarget(url: string): { path: string; query: string | null } {
 
 export function createHandler(deps: HandlerDeps): http.RequestListener {
   return (req, res) => {
-    const started = Date.now();
-    const requestId = randomBytes(16).toString('hex');
+    const timing: Timing = { started: Date.now() };
+    const requestId = newRequestId();
     const { config, router, hosts } = deps.current();
-    const method = (req.method ?? 'GET').toUpperCase();
+    const method = req.method ?? 'GET';
     const target = splitTarget(req.url ?? '/');
     const path = normalizePath(target.path);
-    const route = router.match(method, path);
-    const kongHeaders = new Map([['X-Kong-Request-Id', requestId]]);
-    let ctx: RequestContext | null = null;
+    const refusal = nginxRefusal(req, deps.limits);
+    const route = refusal === null ? router.match(method, path) : null;
+    const ctx = new RequestContext(req, res, deps.limits.maxBodyBytes, method, path, target.path, target.query, requestId, config, route, clientAddress(req.socket.remoteAddress));
+    // Collected plugins: the route's, all of them; the global ones when nothing was routed.
+    const plugins: readonly PluginInstance[] = route ? route.plugins : config.globalPlugins;
 
-    res.on('finish', () => {
+    res.once('close', () => {
+      ctx.status = res.statusCode;
+      for (const plugin of plugins) plugin.definition.log?.(ctx, plugin.config, plugin);
       // The path only: a query string may carry a key.
       deps.logger.info(
         {
@@ -63,42 +83,74 @@ export function createHandler(deps: HandlerDeps): http.RequestListener {
           path,
           status: res.statusCode,
           route: route?.name ?? null,
-          consumer: ctx?.consumer?.username ?? null,
+          consumer: ctx.consumer?.username ?? null,
           request_id: requestId,
-          ms: Date.now() - started,
+          ms: Date.now() - timing.started,
         },
         'request',
       );
     });
 
+    const filter = (headers: HeaderPairs, proxied: boolean, close: boolean): HeaderPairs =>
+      headerFilter({ ctx, plugins, kongHeaders: deps.kongHeaders, headers, proxied, timing, close: close || !res.shouldKeepAlive });
+
+    const sendExit = (exit: Exit): void => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const headers = filter(Object.entries(exit.headers), false, exit.close === true);
+      headers.push(['Content-Length', String(Buffer.byteLength(exit.body))]);
+      res.writeHead(exit.status, headers.flat());
+      res.end(method === 'HEAD' ? undefined : exit.body);
+    };
+
+    if (refusal !== null) {
+      sendExit(specialResponse(config.errorTemplate, refusal, requestId));
+      return;
+    }
     if (!route) {
-      send(req, res, renderError(config.errorTemplate, 404, 'no Route matched with those values', requestId), kongHeaders);
+      ctx.source = 'exit';
+      sendExit(ctx.error(404, 'no Route matched with those values'));
       return;
     }
 
-    const context = new RequestContext(req, method, path, target.query, requestId, config, route);
-    ctx = context;
-    const ran: PluginInstance[] = [];
-    const responseHeaders = (): Map<string, string> => {
-      for (const plugin of ran) plugin.definition.headerFilter?.(context, plugin.config);
-      return new Map([...context.responseHeaders, ...kongHeaders]);
-    };
-    const sendExit = (exit: Exit): void => send(req, res, exit, responseHeaders());
-
     void (async () => {
       for (const plugin of route.plugins) {
-        ran.push(plugin);
-        const exit = await plugin.definition.access(context, plugin.config, plugin);
+        const exit = await plugin.definition.access(ctx, plugin.config, plugin);
         if (exit) {
+          ctx.source = exit.close ? 'error' : 'exit';
           sendExit(exit);
           return;
         }
       }
-      await proxy(context, res, { agent: deps.agent, hosts, listenPort: deps.listenPort(), responseHeaders, sendExit });
+      const read = await ctx.readBody();
+      if ('tooLarge' in read) {
+        ctx.source = 'error';
+        sendExit(specialResponse(config.errorTemplate, 413, requestId));
+        return;
+      }
+      ctx.source = 'service';
+      timing.upstreamStart = Date.now();
+      await proxy(ctx, res, {
+        upstreams: deps.upstreams,
+        hosts,
+        listenPort: deps.listenPort(),
+        kongHeaders: deps.kongHeaders,
+        body: read.body,
+        headerFilter: (headers) => {
+          timing.upstreamHeaders = Date.now();
+          return filter(headers, true, false);
+        },
+        fail: (status, message) => {
+          ctx.source = 'error';
+          sendExit(ctx.error(status, message));
+        },
+      });
     })().catch((err: unknown) => {
       deps.logger.error({ err, request_id: requestId }, 'unexpected error');
-      if (!res.headersSent) sendExit(context.error(500, 'An unexpected error occurred'));
-      else res.destroy();
+      ctx.source = 'error';
+      sendExit(ctx.error(500, 'An unexpected error occurred'));
     });
   };
 }

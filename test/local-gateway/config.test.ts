@@ -5,7 +5,6 @@ import { renderDeckTemplate } from '../../gateway/local/config/deck-template';
 import { loadGateway, mergeStates } from '../../gateway/local/config/load';
 import { parseStateList } from '../../gateway/local';
 import { envVaultVariable, resolveVaultReference } from '../../gateway/local/config/vault-env';
-import { jobScopes } from '../../gateway/local/plugins/job-scopes';
 import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
 import { pluginRegistry } from '../../gateway/local/plugins/registry';
 import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
@@ -180,7 +179,7 @@ describe('what the local gateway refuses instead of ignoring', () => {
   const cases: Array<[string, (s: any, demo: any) => void, string]> = [
     ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],
     ['routing on hosts', (s) => (s.services[0].routes[0].hosts = ['api.example.com']), 'routing on hosts is not reproduced'],
-    ['a rate-limiting policy other than local', (s) => (s.services[0].routes[0].plugins[1].config.policy = 'redis'), 'policy: "redis" is not reproduced'],
+    ['a rate-limiting policy other than local or redis', (s) => (s.services[0].routes[0].plugins[1].config.policy = 'cluster'), 'policy: "cluster" is not reproduced'],
     ['an unknown scope', (s) => (s.services[0].routes[0].plugins[0].config.required_scope = 'jobs:admin'), 'required_scope'],
     ['a key used twice', (_s, demo) => demo.consumers[0].keyauth_credentials.push({ key: DEMO.writer }), 'the same key is used twice'],
     ['upstreams', (s) => (s.upstreams = [{ name: 'x' }]), 'upstreams: not reproduced'],
@@ -195,10 +194,16 @@ describe('what the local gateway refuses instead of ignoring', () => {
   });
 });
 
-test("job-scopes runs at the PRIORITY of the Lua plugin, between key-auth and request-size-limiting", () => {
-  const lua = readFileSync(path.join(ROOT, 'gateway/plugins/job-scopes/handler.lua'), 'utf8');
+test.each([
+  ['job-scopes', 'gateway/plugins/job-scopes/handler.lua'],
+  ['auth-guard', 'gateway/plugins/auth-guard/handler.lua'],
+])('%s runs at the PRIORITY of the Lua plugin', (name, file) => {
+  const lua = readFileSync(path.join(ROOT, file), 'utf8');
   const priority = Number(/PRIORITY\s*=\s*(\d+)/.exec(lua)?.[1]);
-  expect(jobScopes.priority).toBe(priority);
+  expect(plugins.get(name)?.priority).toBe(priority);
+});
+
+test("plugins run in Kong's priority order: auth-guard before key-auth, job-scopes between key-auth and request-size-limiting", () => {
   const order = [...plugins.values()].sort((a, b) => b.priority - a.priority).map((p) => p.name);
-  expect(order).toEqual(['correlation-id', 'key-auth', 'job-scopes', 'request-size-limiting', 'rate-limiting']);
+  expect(order).toEqual(['correlation-id', 'auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'rate-limiting', 'prometheus']);
 });

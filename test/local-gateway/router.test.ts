@@ -52,7 +52,7 @@ describe("kong.yaml's routes through the gateway", () => {
         ['GET', '/api/v1/unknown'],
         ['GET', '/api/v2/jobs'],
         ['GET', '/api/v1/jobs/a/b'],
-        ['OPTIONS', '/api/v1/jobs'],
+        ['OPTIONS', '/api/v1/jobs/a/b'],
         ['GET', '/'],
       ] as const) {
         const res = await send(gateway.url, { method, path, headers: { 'X-API-Key': DEMO.reader } });

@@ -12,6 +12,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { parse, stringify } from 'yaml';
 import { startLocalGateway, type LocalGateway, type ReloadResult } from '../../gateway/local';
+import { kongConfEnv } from '../../gateway/local/kong-conf';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const KONG_YAML = path.join(ROOT, 'kong.yaml');
@@ -93,6 +94,22 @@ export function configFile(upstreamPort: number, edit?: (state: KongState, demo:
   };
 }
 
+/**
+ * Temp copies of state files of the repository (paths relative to it), each under its own name,
+ * with every service pointed at `upstreamPort`, for a gateway to serve; `remove` deletes them.
+ */
+export function stateFileCopies(upstreamPort: number, files: string[]): { paths: string[]; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'local-gateway-'));
+  const paths = files.map((file) => {
+    const state = repoState(path.join(ROOT, file));
+    for (const service of state.services ?? []) service.url = `http://jobs-service:${upstreamPort}`;
+    const copy = path.join(dir, path.basename(file));
+    writeFileSync(copy, stringify(state));
+    return copy;
+  });
+  return { paths, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 export interface GatewayLogLine {
   msg: string;
   route?: string | null;
@@ -110,16 +127,22 @@ export interface TestGateway extends LocalGateway {
   nextReload(): Promise<ReloadResult>;
 }
 
+/** What npm start gives the gateway: the secret, the hosts file, the error template, kong.conf's settings. */
 export function gatewayEnv(secret: string | undefined, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
     ...(secret !== undefined ? { JOBS_GATEWAY_SECRET: secret } : {}),
     KONG_DNS_HOSTSFILE: path.join(ROOT, 'gateway/local/hosts'),
     KONG_ERROR_TEMPLATE_JSON: path.join(ROOT, 'gateway/kong/error-template.json'),
+    ...kongConfEnv(path.join(ROOT, 'gateway/kong/kong.conf'), extra),
     ...extra,
   };
 }
 
-export async function startGateway(configPaths: string | string[], env: NodeJS.ProcessEnv): Promise<TestGateway> {
+export async function startGateway(
+  configPaths: string | string[],
+  env: NodeJS.ProcessEnv,
+  options: { upstreamConnections?: number } = {},
+): Promise<TestGateway> {
   const rawLogs: string[] = [];
   const logs: GatewayLogLine[] = [];
   const sink = new Writable({
@@ -139,6 +162,7 @@ export async function startGateway(configPaths: string | string[], env: NodeJS.P
     env,
     logger: pino({ level: 'info' }, sink),
     onReload: (r) => waiters.splice(0).forEach((w) => w(r)),
+    ...options,
   });
   return {
     ...gateway,
@@ -236,7 +260,18 @@ export function queryString(query: QueryInput | undefined): string {
 /** One HTTP/1.1 request; a header given as a list is sent as that many header lines. */
 export function send(
   baseUrl: string,
-  opts: { method?: string; path: string; query?: QueryInput; headers?: Record<string, string | string[]>; body?: string | Buffer; chunked?: boolean },
+  opts: {
+    method?: string;
+    path: string;
+    query?: QueryInput;
+    /** The query string exactly as sent (instead of `query`). */
+    rawQuery?: string;
+    headers?: Record<string, string | string[]>;
+    body?: string | Buffer;
+    chunked?: boolean;
+    /** The client's address (any 127.x.y.z works on loopback), to act as several clients. */
+    localAddress?: string;
+  },
 ): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
@@ -246,9 +281,10 @@ export function send(
         host: url.hostname,
         port: url.port,
         method: opts.method ?? 'GET',
-        path: opts.path + queryString(opts.query),
+        path: opts.path + (opts.rawQuery !== undefined ? `?${opts.rawQuery}` : queryString(opts.query)),
         headers,
         agent: false,
+        ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

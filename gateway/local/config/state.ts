@@ -83,8 +83,9 @@ function buildPlugins(raw: unknown, where: string, scope: { routeId: string | nu
     if (!definition) {
       throw new ConfigError(`${at}: plugin "${name}" is not reproduced by the local gateway (only ${[...opts.plugins.keys()].join(', ')}); run real Kong (docker compose up) to use it`);
     }
-    const rawConfig = p.config ?? {};
-    if (!isObj(rawConfig)) throw new ConfigError(`${at}.config: expected an object`);
+    const given = p.config ?? {};
+    if (!isObj(given)) throw new ConfigError(`${at}.config: expected an object`);
+    const rawConfig = Object.fromEntries(Object.entries(given).filter(([field]) => !definition.unusedFields?.includes(field)));
     let config: unknown;
     try {
       config = definition.parseConfig(resolveReferences(rawConfig, opts, `${at}.config`) as Obj);

@@ -5,6 +5,8 @@ export interface Exit {
   status: number;
   body: string;
   headers: Record<string, string>;
+  /** nginx's own refusals close the connection after the answer (keepalive off). */
+  close?: boolean;
 }
 
 /** The entity a plugin instance is attached to (rate-limiting keys its counters on it, as Kong does). */
@@ -17,11 +19,15 @@ export interface PluginDefinition<Conf> {
   name: string;
   /** Kong's handler PRIORITY: plugins run from the highest to the lowest. */
   priority: number;
+  /** Config fields the local gateway does not use (dropped before vault references are resolved). */
+  unusedFields?: readonly string[];
   /** Applies the plugin schema's defaults and checks; throws with a readable message. */
   parseConfig(raw: Record<string, unknown>): Conf;
   access(ctx: RequestContext, conf: Conf, scope: PluginScope): Exit | undefined | Promise<Exit | undefined>;
   /** Runs on every response, proxied or not, once access ran for this plugin. */
   headerFilter?(ctx: RequestContext, conf: Conf): void;
+  /** Kong's log phase: after the response was sent (ctx.status, ctx.source are set). */
+  log?(ctx: RequestContext, conf: Conf, scope: PluginScope): void;
 }
 
 export function definePlugin<Conf>(definition: PluginDefinition<Conf>): PluginDefinition<unknown> {

@@ -3,10 +3,11 @@
  * 1. repeat key-auth's key search on the live request (header, then query, per key name) to tell
  *    a missing key (none, or empty) from a sent or duplicated one;
  * 2. strip every key name from the upstream headers (also with `_`/`-` swapped) and the query
- *    (the query is rewritten only when it held a key); clear client copies of X-Consumer-Groups and
- *    X-Gateway-Secret;
+ *    (clear_query_arg, only for names the query holds); clear client copies of X-Consumer-Groups
+ *    and X-Gateway-Secret;
  * 3. no credential: 401 missing or invalid (WWW-Authenticate: Key realm="kong"); group `disabled`:
- *    403; no ACL group equal to required_scope: 403 with requiredScope;
+ *    403; no ACL group equal to required_scope (a consumer with no group at all included, which
+ *    Kong's acl groups module returns as nil): 403 with requiredScope;
  * 4. success: X-Consumer-Groups = the consumer's jobs:* groups, sorted, joined by ", " (when any),
  *    X-Gateway-Secret = gateway_secret (when set and not empty).
  * Its answers are kong.response.exit bodies (JSON), not error-template bodies.
@@ -37,16 +38,20 @@ function findKey(ctx: RequestContext, keyNames: string[]): KeyState {
   return 'missing';
 }
 
+/**
+ * clear_query_arg re-encodes the rest of a non-empty query (query.ts), so, as in handler.lua, it
+ * runs only for a name the query holds, or for every name when the query had more than 100
+ * arguments (a key past that limit is invisible to the search but must not be forwarded).
+ */
 function stripKeys(ctx: RequestContext, keyNames: string[]): void {
-  const query = new Map(ctx.query);
-  let changed = false;
+  const query = ctx.query;
+  const truncated = ctx.queryTruncated;
   for (const name of keyNames) {
     ctx.clearHeader(name);
     ctx.clearHeader(name.replace(/_/g, '-'));
     ctx.clearHeader(name.replace(/-/g, '_'));
-    if (query.delete(name)) changed = true;
+    if (truncated || query.has(name)) ctx.clearQueryArg(name);
   }
-  if (changed) ctx.setQuery(query);
 }
 
 export const jobScopes = definePlugin<JobScopesConfig>({

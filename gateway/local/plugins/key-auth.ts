@@ -3,8 +3,8 @@
  * - for each key name in order: the header (case-insensitive), then the query argument;
  * - the first string value found is the key (an empty string counts as no key); a header or query
  *   argument sent twice is a duplicate key; a bare `?api_key` (no `=`) is not a string and is skipped;
- * - hide_credentials: as soon as a string key is found, the query argument and the header of that
- *   name are removed from the request the service receives (the query is then re-encoded);
+ * - hide_credentials: as soon as a string key is found, the query argument (clear_query_arg, see
+ *   query.ts) and the header of that name are removed from the request the service receives;
  * - success: the consumer's headers are set; failure with `anonymous`: the anonymous consumer's.
  */
 import type { RequestContext } from '../request-context';
@@ -21,7 +21,10 @@ export interface KeyAuthConfig {
   realm: string | null;
 }
 
-const REALM = 'Key realm="kong"';
+/** `Key realm="<realm>"`, or plain `Key` when no realm is configured (3.9.1's do_authentication). */
+function wwwAuthenticate(conf: KeyAuthConfig): string {
+  return conf.realm ? `Key realm="${conf.realm}"` : 'Key';
+}
 
 export function setConsumer(ctx: RequestContext, consumer: Consumer | null, credential: Credential | null): void {
   ctx.consumer = consumer;
@@ -49,23 +52,21 @@ function authenticate(ctx: RequestContext, conf: KeyAuthConfig): Failure | null 
     if (typeof v === 'string') {
       key = v;
       if (conf.hideCredentials) {
-        const query = new Map(ctx.query);
-        query.delete(name);
-        ctx.setQuery(query);
+        ctx.clearQueryArg(name);
         ctx.clearHeader(name);
       }
       break;
     }
     if (Array.isArray(v)) {
-      return { status: 401, message: 'Duplicate API key found', headers: { 'WWW-Authenticate': conf.realm ? `Key realm="${conf.realm}"` : REALM } };
+      return { status: 401, message: 'Duplicate API key found', headers: { 'WWW-Authenticate': wwwAuthenticate(conf) } };
     }
   }
   if (key === undefined || key === '') {
-    return { status: 401, message: 'No API key found in request', headers: { 'WWW-Authenticate': conf.realm ? `Key realm="${conf.realm}"` : REALM } };
+    return { status: 401, message: 'No API key found in request', headers: { 'WWW-Authenticate': wwwAuthenticate(conf) } };
   }
   const credential = ctx.config.credentialsByKey.get(key);
   if (!credential) {
-    return { status: 401, message: 'Unauthorized', headers: { 'WWW-Authenticate': conf.realm ? `Key realm="${conf.realm}"` : REALM } };
+    return { status: 401, message: 'Unauthorized', headers: { 'WWW-Authenticate': wwwAuthenticate(conf) } };
   }
   setConsumer(ctx, credential.consumer, credential);
   return null;

@@ -1,6 +1,8 @@
 /**
- * rate-limiting as in Kong 3.9 with `policy: local` (kong/plugins/rate-limiting/handler.lua and
- * policies/init.lua):
+ * rate-limiting as in Kong 3.9 with `policy: local` or `redis` (kong/plugins/rate-limiting/
+ * handler.lua and policies/init.lua), counted in this process's memory: the local gateway is one
+ * node, so `local` is exact, and `redis` (every node counting in one Redis) counts the same:
+ * the redis block is accepted but not used, not even resolved;
  * - fixed windows aligned to the clock in UTC (second, minute, hour, day, month, year), time taken
  *   in whole seconds; one counter per plugin instance (its route/service), identifier and window;
  * - a request is refused when any window has no requests left; otherwise it counts in every window;
@@ -67,6 +69,11 @@ export class RateLimitCounters {
     return Math.floor(this.now() / 1000) * 1000;
   }
 
+  /** ngx.time(): whole seconds. */
+  time(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
   get(key: string): number {
     const entry = this.counts.get(key);
     if (!entry || entry.expiresAt <= this.now()) return 0;
@@ -87,14 +94,14 @@ export class RateLimitCounters {
 const EMPTY_UUID = '00000000-0000-0000-0000-000000000000';
 
 function identifier(ctx: RequestContext, conf: RateLimitingConfig): string {
-  const ip = ctx.req.socket.remoteAddress ?? '';
+  const ip = ctx.clientIp;
   switch (conf.limitBy) {
     case 'consumer':
       return ctx.consumer?.id ?? ctx.credential?.id ?? ip;
     case 'credential':
       return ctx.credential?.id ?? ip;
     case 'service':
-      return ctx.route.service.id;
+      return ctx.route?.service.id ?? ip;
     default:
       return ip;
   }
@@ -104,6 +111,7 @@ export function rateLimitingPlugin(counters: RateLimitCounters) {
   return definePlugin<RateLimitingConfig>({
     name: 'rate-limiting',
     priority: 910,
+    unusedFields: ['redis'],
     parseConfig(raw) {
       const limits: Array<[Period, number]> = [];
       for (const period of PERIODS) {
@@ -111,8 +119,10 @@ export function rateLimitingPlugin(counters: RateLimitCounters) {
         if (limit !== null) limits.push([period, limit]);
       }
       if (limits.length === 0) throw new Error('at least one of second, minute, hour, day, month or year is required');
+      // One process is one node: counting in-process is exact for `local`, and gives what a
+      // `redis` policy shared by every node gives (the redis settings are not used).
       const policy = optString(raw, 'policy', 'local');
-      oneOf(policy, 'policy', ['local'] as const, 'is not reproduced by the local gateway');
+      oneOf(policy, 'policy', ['local', 'redis'] as const, 'is not reproduced by the local gateway');
       return {
         limits,
         limitBy: oneOf(optString(raw, 'limit_by', 'consumer'), 'limit_by', ['consumer', 'credential', 'ip', 'service'] as const, 'is not reproduced by the local gateway'),

@@ -1,9 +1,12 @@
 /**
- * request-size-limiting as in Kong 3.9: a numeric Content-Length is checked without reading the
- * body; otherwise (chunked) the body is read and its size checked. Over the limit: 413 "Request
- * size limit exceeded" (417 when the client sent `Expect: 100-continue`), through the error
- * template. require_content_length: 411 when the header is missing.
+ * request-size-limiting as in Kong 3.9.1 (kong/plugins/request-size-limiting/handler.lua): a
+ * numeric Content-Length is checked without reading the body; otherwise the body is read whole
+ * (kong.request.get_raw_body, within nginx's client_max_body_size) and its size checked. Over the
+ * limit: 413 "Request size limit exceeded" (417 when the client sent `Expect: 100-continue`),
+ * through the error template. require_content_length: 411 when there is no numeric
+ * Content-Length and the body is not exactly `Transfer-Encoding: chunked`.
  */
+import { specialResponse } from '../nginx/special-response';
 import type { RequestContext } from '../request-context';
 import { definePlugin, oneOf, optBool, optNumber, optString, type Exit } from './definition';
 
@@ -14,34 +17,11 @@ export interface RequestSizeLimitingConfig {
   requireContentLength: boolean;
 }
 
-function tooLarge(ctx: RequestContext): Exit {
+function checkSize(ctx: RequestContext, length: number, conf: RequestSizeLimitingConfig): Exit | undefined {
+  if (length <= conf.allowedBytes) return undefined;
   const expect = ctx.getFirstHeader('expect');
   const status = expect && expect.trim().toLowerCase() === '100-continue' ? 417 : 413;
   return ctx.error(status, 'Request size limit exceeded');
-}
-
-/** Reads the body, stopping as soon as it passes `limit` bytes; null when it did. */
-function readBody(ctx: RequestContext, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        ctx.req.off('data', onData);
-        ctx.req.off('end', onEnd);
-        // keep draining what is left so the connection can deliver the response
-        ctx.req.resume();
-        resolve(null);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => resolve(Buffer.concat(chunks));
-    ctx.req.on('data', onData);
-    ctx.req.once('end', onEnd);
-    ctx.req.once('error', reject);
-  });
 }
 
 export const requestSizeLimiting = definePlugin<RequestSizeLimitingConfig>({
@@ -54,15 +34,13 @@ export const requestSizeLimiting = definePlugin<RequestSizeLimitingConfig>({
   },
   async access(ctx, conf) {
     const cl = ctx.getFirstHeader('content-length');
-    if (cl !== undefined && cl.trim() !== '' && !Number.isNaN(Number(cl))) {
-      return Number(cl) > conf.allowedBytes ? tooLarge(ctx) : undefined;
-    }
-    if (conf.requireContentLength && cl === undefined) {
+    if (cl !== undefined && cl.trim() !== '' && !Number.isNaN(Number(cl))) return checkSize(ctx, Number(cl), conf);
+    if (conf.requireContentLength && ctx.getHeader('transfer-encoding') !== 'chunked') {
       return ctx.error(411, 'A valid Content-Length header is required');
     }
-    const body = await readBody(ctx, conf.allowedBytes);
-    if (body === null) return tooLarge(ctx);
-    ctx.bufferedBody = body;
-    return undefined;
+    const read = await ctx.readBody();
+    // nginx refused the body itself (client_max_body_size) while the plugin read it.
+    if ('tooLarge' in read) return specialResponse(ctx.config.errorTemplate, 413, ctx.requestId);
+    return read.body ? checkSize(ctx, read.body.length, conf) : undefined;
   },
 });

@@ -1,155 +1,208 @@
 /**
- * Forwards a request to the route's service over kept-alive connections, streaming both bodies,
- * as Kong's proxy does: hop-by-hop headers dropped both ways, Host set to the service's (unless
- * preserve_host), X-Forwarded-* and X-Real-IP added, the service's connect/read timeouts applied.
- * Failures answer like Kong: 502 when the service cannot be reached or answers garbage, 504 on a
- * timeout, 503 when the name does not resolve.
+ * Forwards a request to the route's service the way Kong 3.9.1's nginx does, over undici (a
+ * maintained HTTP/1.1 client that frames every body it sends), never by hand:
+ * - the body is read whole first (nginx_kong.lua: `proxy_request_buffering on`) and sent with its
+ *   Content-Length, whatever framing the client used (chunked included); a request without a
+ *   body is sent without one, so a body can never leak into the next request on a kept-alive
+ *   connection;
+ * - the URI is the normalized path, escaped (kong.tools.uri.escape), plus `?` and ngx.var.args as
+ *   the plugins left them (kong/runloop/handler.lua access.after);
+ * - request headers: the client's, as the plugins left them, minus hop-by-hop ones, those the
+ *   client's Connection header names, Proxy/Proxy-Connection, Expect and Keep-Alive (nginx's proxy
+ *   module drops these); then Kong's proxy_set_header list (nginx_kong.lua): Host (the service's
+ *   unless preserve_host), Connection: keep-alive, TE: trailers when the client asked for them,
+ *   Via (the client's, then "<http version> kong/3.9.1"), X-Forwarded-For/-Proto/-Host/-Port/-Path,
+ *   X-Real-IP and X-Kong-Request-Id (headers_upstream);
+ * - response headers: hop-by-hop ones and those the service's Connection header names are dropped,
+ *   Trailer too unless the client asked for trailers (handler.lua header_filter.before);
+ * - failures as Kong answers them: 502 when the service cannot be reached or answers garbage, 504
+ *   on a connect or read timeout, 503 when the name does not resolve.
  */
-import http from 'node:http';
 import type { ServerResponse } from 'node:http';
-import type { Exit } from '../plugins/definition';
-import { encodeQuery } from '../query';
+import { pipeline } from 'node:stream';
+import { Pool, errors, type Dispatcher } from 'undici';
+import { luaHttpVersion, SERVER_TOKENS, type KongHeaders } from '../kong-headers';
 import type { RequestContext } from '../request-context';
+import { escapeUri } from '../router';
 import { resolveHost, type HostsTable } from './resolve';
 
-const HOP_BY_HOP = new Set([
+/** Never forwarded as the client sent them; Kong sets its own or drops them. */
+const HOP_BY_HOP_REQUEST = new Set([
   'connection',
   'keep-alive',
+  'proxy',
   'proxy-connection',
   'proxy-authenticate',
-  'proxy-authorization',
   'te',
   'trailer',
   'transfer-encoding',
   'upgrade',
+  'expect',
+  'content-length',
+  'host',
+  'via',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'x-forwarded-path',
+  'x-forwarded-prefix',
+  'x-real-ip',
 ]);
 
-function connectionTokens(value: string | string[] | undefined): Set<string> {
+/** nginx's upstream module never passes these response headers on. */
+const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
+
+function csv(value: string | string[] | undefined): string[] {
   const joined = Array.isArray(value) ? value.join(',') : (value ?? '');
-  return new Set(joined.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
+  return joined.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
 }
 
-/** Characters a path may carry unescaped (RFC 3986 pchar, plus `/` and existing escapes). */
-function escapePath(path: string): string {
-  return path.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/g, (c) => encodeURIComponent(c));
+/** The names a Connection header lists, except the three Kong keeps (keep-alive, close, upgrade). */
+function connectionListed(value: string | string[] | undefined): Set<string> {
+  return new Set(csv(value).filter((t) => t !== 'keep-alive' && t !== 'close' && t !== 'upgrade'));
 }
 
-function upstreamPath(ctx: RequestContext): string {
-  const base = ctx.route.service.path;
-  let path = escapePath(ctx.path);
-  if (base) path = base.endsWith('/') && path.startsWith('/') ? base + path.slice(1) : base + path;
-  const query = ctx.queryRewritten ? encodeQuery(ctx.query) : ctx.rawQuery;
-  return query ? `${path}?${query}` : path;
+/** Whether the client asked for trailers (TE: trailers, alone or in a list). */
+function wantsTrailers(ctx: RequestContext): boolean {
+  return csv(ctx.getHeader('te')).includes('trailers');
 }
 
-function upstreamHeaders(ctx: RequestContext, listenPort: number): http.OutgoingHttpHeaders {
-  const service = ctx.route.service;
-  const dropped = connectionTokens(ctx.req.headers.connection);
-  const out: http.OutgoingHttpHeaders = {};
+export function upstreamUri(ctx: RequestContext, servicePath: string | null): string {
+  const base = servicePath ?? '/';
+  let uri = base.endsWith('/') ? base + ctx.path.slice(1) : ctx.path === '/' ? base : base + ctx.path;
+  uri = escapeUri(uri);
+  if (ctx.args) return `${uri}?${ctx.args}`;
+  return (ctx.req.url ?? '').endsWith('?') ? `${uri}?` : uri;
+}
+
+function upstreamHeaders(ctx: RequestContext, listenPort: number, kongHeaders: KongHeaders): Record<string, string | string[]> {
+  const service = ctx.route!.service;
+  const listed = connectionListed(ctx.getHeader('connection'));
+  const out: Record<string, string | string[]> = {};
   for (const [name, values] of ctx.headers) {
-    if (HOP_BY_HOP.has(name) || dropped.has(name)) continue;
-    out[name] = values.length === 1 ? values[0] : values;
+    if (HOP_BY_HOP_REQUEST.has(name) || listed.has(name)) continue;
+    out[name] = values.length === 1 ? (values[0] ?? '') : values;
   }
-  const remote = ctx.req.socket.remoteAddress ?? '';
-  const clientHost = ctx.req.headers.host ?? '';
-  if (!ctx.route.preserveHost) out.host = service.port === 80 ? service.host : `${service.host}:${service.port}`;
-  const forwardedFor = ctx.req.headers['x-forwarded-for'];
-  out['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${remote}` : remote;
+  const clientHost = ctx.getFirstHeader('host') ?? '';
+  out.host = ctx.route!.preserveHost ? clientHost : service.port === 80 ? service.host : `${service.host}:${service.port}`;
+  if (wantsTrailers(ctx)) out.te = 'trailers';
+  const via = ctx.getFirstHeader('via');
+  const kongVia = `${luaHttpVersion(ctx.req.httpVersion)} ${SERVER_TOKENS}`;
+  out.via = via ? `${via}, ${kongVia}` : kongVia;
+  const forwardedFor = ctx.getFirstHeader('x-forwarded-for');
+  out['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${ctx.clientIp}` : ctx.clientIp;
   out['x-forwarded-proto'] = 'http';
   out['x-forwarded-host'] = clientHost.replace(/:\d+$/, '');
   out['x-forwarded-port'] = String(listenPort);
-  out['x-forwarded-path'] = ctx.path;
-  out['x-real-ip'] = remote;
-  out['x-kong-request-id'] = ctx.requestId;
-  if (ctx.bufferedBody) {
-    delete out['content-length'];
-    out['content-length'] = String(ctx.bufferedBody.length);
-  }
+  out['x-forwarded-path'] = ctx.rawPath;
+  out['x-real-ip'] = ctx.clientIp;
+  if (kongHeaders.upstream.has('X-Kong-Request-Id')) out['x-kong-request-id'] = ctx.requestId;
   return out;
 }
 
+/** Kept-alive connection pools to the services, one per address, port and connect timeout. */
+export class Upstreams {
+  private readonly pools = new Map<string, Pool>();
+
+  /** `connections`: the most connections to one service (default: no limit, as nginx). */
+  constructor(private readonly connections: number | null = null) {}
+
+  pool(address: string, port: number, connectTimeout: number): Dispatcher {
+    const key = `${address}|${port}|${connectTimeout}`;
+    let pool = this.pools.get(key);
+    if (!pool) {
+      const host = address.includes(':') ? `[${address}]` : address;
+      pool = new Pool(`http://${host}:${port}`, {
+        connections: this.connections,
+        pipelining: 1,
+        connect: { timeout: connectTimeout },
+        // Kong's upstream_keepalive_idle_timeout (60 s) and upstream_keepalive_max_requests (10000).
+        keepAliveTimeout: 60_000,
+        keepAliveMaxTimeout: 60_000,
+        maxRequestsPerClient: 10_000,
+        strictContentLength: true,
+      });
+      this.pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.destroy()));
+  }
+}
+
 export interface ProxyDeps {
-  agent: http.Agent;
+  upstreams: Upstreams;
   hosts: HostsTable;
   listenPort: number;
-  /** Called once, before the response to the client starts: Kong's header_filter phase. */
-  responseHeaders(): Map<string, string>;
-  sendExit(exit: Exit): void;
+  kongHeaders: KongHeaders;
+  /** The request body, read whole (nginx's request buffering); null when the request has none. */
+  body: Buffer | null;
+  /** Kong's header_filter on the service's response headers (in place): plugins, Via, Server, ids. */
+  headerFilter(headers: Array<[string, string]>): Array<[string, string]>;
+  /** Kong's own answer when proxying fails (502/503/504). */
+  fail(status: 502 | 503 | 504, message: string): void;
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof errors.ConnectTimeoutError || err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError;
 }
 
 export async function proxy(ctx: RequestContext, res: ServerResponse, deps: ProxyDeps): Promise<void> {
-  const service = ctx.route.service;
+  const service = ctx.route!.service;
   let address: string;
   try {
     address = await resolveHost(service.host, deps.hosts);
   } catch {
-    deps.sendExit(ctx.error(503, 'name resolution failed'));
+    deps.fail(503, 'name resolution failed');
     return;
   }
 
-  await new Promise<void>((resolve) => {
-    let settled = false;
-    const done = (): void => {
-      if (!settled) {
-        settled = true;
-        resolve();
-      }
-    };
-    const fail = (status: 502 | 504): void => {
-      if (res.headersSent) res.destroy();
-      else deps.sendExit(ctx.error(status, status === 504 ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server'));
-      done();
-    };
+  const abort = new AbortController();
+  const onClose = (): void => {
+    if (!res.writableFinished) abort.abort();
+  };
+  res.on('close', onClose);
 
-    const upstream = http.request({
-      host: address,
-      port: service.port,
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await deps.upstreams.pool(address, service.port, service.connectTimeout).request({
       method: ctx.method,
-      path: upstreamPath(ctx),
-      headers: upstreamHeaders(ctx, deps.listenPort),
-      agent: deps.agent,
-      setHost: false,
+      path: upstreamUri(ctx, service.path),
+      headers: upstreamHeaders(ctx, deps.listenPort, deps.kongHeaders),
+      body: deps.body,
+      // nginx keeps the connection after a body on any method: it framed it with Content-Length.
+      reset: false,
+      headersTimeout: service.readTimeout,
+      bodyTimeout: service.readTimeout,
+      signal: abort.signal,
+      responseHeaders: 'raw',
     });
-    let timedOut = false;
+  } catch (err) {
+    res.off('close', onClose);
+    if (abort.signal.aborted) return;
+    if (isTimeout(err)) deps.fail(504, 'The upstream server is timing out');
+    else deps.fail(502, 'An invalid response was received from the upstream server');
+    return;
+  }
 
-    upstream.on('socket', (socket) => {
-      if (!socket.connecting) return;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        upstream.destroy(new Error('connect timeout'));
-      }, service.connectTimeout);
-      socket.once('connect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
-    });
-    upstream.setTimeout(Math.max(service.readTimeout, service.writeTimeout), () => {
-      timedOut = true;
-      upstream.destroy(new Error('upstream timeout'));
-    });
-
-    upstream.on('response', (upRes) => {
-      const dropped = connectionTokens(upRes.headers.connection);
-      const headers: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(upRes.headers)) {
-        if (value === undefined || HOP_BY_HOP.has(name) || dropped.has(name)) continue;
-        headers[name] = value;
-      }
-      for (const [name, value] of deps.responseHeaders()) headers[name.toLowerCase()] = value;
-      res.writeHead(upRes.statusCode ?? 502, headers);
-      upRes.pipe(res);
-      upRes.on('end', done);
-      upRes.on('error', () => {
-        res.destroy();
-        done();
-      });
-    });
-    upstream.on('error', () => fail(timedOut ? 504 : 502));
-
-    res.on('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-      done();
-    });
-
-    if (ctx.bufferedBody) upstream.end(ctx.bufferedBody);
-    else ctx.req.pipe(upstream);
+  const raw = response.headers as unknown as Buffer[];
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i < raw.length; i += 2) pairs.push([String(raw[i]), String(raw[i + 1])]);
+  const upstreamConnection = pairs.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v);
+  const listed = connectionListed(upstreamConnection);
+  const trailers = wantsTrailers(ctx);
+  const kept = pairs.filter(([name]) => {
+    const lower = name.toLowerCase();
+    return !HOP_BY_HOP_RESPONSE.has(lower) && !listed.has(lower) && (trailers || lower !== 'trailer');
+  });
+  const headers = deps.headerFilter(kept);
+  res.writeHead(response.statusCode, headers.flat());
+  pipeline(response.body, res, () => {
+    res.off('close', onClose);
   });
 }
