@@ -5,8 +5,7 @@
 import { startTestService, type TestService } from '../helpers/service';
 import { configFile, gatewayEnv, startGateway, type ConfigFile, type KongState, type TestGateway } from '../local-gateway/support';
 
-export { DEMO } from '../local-gateway/support';
-export { send } from '../helpers/checked-send'; // every answer checked against docs/openapi.json
+export { DEMO, send } from '../local-gateway/support';
 
 export const SECRET = 'e2e-gateway-secret-0123456789';
 
