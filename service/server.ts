@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import { describeDatabaseUrl } from '../db/client';
 import { migrateDatabase, startupDatabaseError } from '../db/migrate';
 import { openDatabase } from '../db/replicas';
@@ -7,19 +6,12 @@ import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { clientErrorHandler } from './client-error';
 import { createLogger, exitOnCrash, type Logger } from './logger';
+import { drainOnStop } from './shutdown';
 
 export interface RunningService {
   url: string;
   logger: Logger;
   stop(): Promise<void>;
-}
-
-/** Stops accepting, lets in-flight requests finish, then closes idle keep-alive sockets. */
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.close((error) => (error ? reject(error) : resolve()));
-    server.closeIdleConnections();
-  });
 }
 
 /**
@@ -42,12 +34,17 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   } catch (error) {
     throw new Error(startupDatabaseError(config.databaseUrl, error));
   }
-  const database = openDatabase(config.databaseUrl, config.databaseReadUrls, { connectionLimit: config.dbPoolSize });
+  const database = openDatabase(config.databaseUrl, config.databaseReadUrls, {
+    connectionLimit: config.dbPoolSize,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
+  });
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
 
   const app = createApp({ db: database.db, config, logger });
   const server = app.listen(config.port, config.host);
   server.on('clientError', clientErrorHandler(config.clientErrorLingerMs));
+  const drain = drainOnStop(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -63,8 +60,11 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   return {
     url,
     logger,
+    // Stops accepting, lets in-flight requests finish within SHUTDOWN_GRACE_MS, then closes
+    // what is left: sockets, and the pool even when its link is hung.
     async stop() {
-      await closeServer(server);
+      const drained = await drain(config.shutdownGraceMs);
+      if (!drained) logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
       await database.close();
       logger.info('jobs service stopped');
     },

@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { createDatabase } from '../db/client';
 import { createApp } from '../service/app';
 import { createLogger } from '../service/logger';
@@ -7,6 +6,7 @@ import { reader } from './helpers/consumers';
 import { freshDatabase, type TestDatabase } from './helpers/database';
 import { testServerAddress } from './helpers/server';
 import { memoryLog, startTestService, type TestService } from './helpers/service';
+import { startRelay, type Relay } from './faults/relay';
 
 describe('paths and methods', () => {
   let service: TestService;
@@ -69,69 +69,31 @@ describe('gateway secret', () => {
   });
 });
 
-/** A TCP relay to MariaDB that the test can cut and restore, like a database going away. */
-function relay(target: { host: string; port: number }) {
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  const port = { value: 0 };
-  const start = () =>
-    new Promise<void>((resolve) => {
-      server = net.createServer((client) => {
-        const upstream = net.connect(target.port, target.host);
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on('close', () => sockets.delete(s));
-          s.on('error', () => s.destroy());
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.listen(port.value, '127.0.0.1', () => {
-        port.value = (server!.address() as net.AddressInfo).port;
-        resolve();
-      });
-    });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server!.close(() => resolve());
-    });
-  return { start, stop, port };
-}
-
-/** The same database URL, pointed at the relay's port on loopback. */
-function viaRelay(url: string, port: number): string {
-  const parsed = new URL(url);
-  parsed.hostname = '127.0.0.1';
-  parsed.port = String(port);
-  return parsed.toString();
-}
-
 describe('database outage', () => {
   let database: TestDatabase;
   let served: Served;
-  let proxy: ReturnType<typeof relay>;
+  let proxy: Relay;
   let app: { close(): Promise<void> };
   const logs: string[] = [];
 
   beforeAll(async () => {
     database = await freshDatabase('errors_outage');
-    proxy = relay(testServerAddress());
-    await proxy.start();
-    const viaProxy = createDatabase(viaRelay(database.url, proxy.port.value), { connectTimeoutMs: 1000 });
+    proxy = await startRelay(testServerAddress());
+    const viaProxy = createDatabase(proxy.via(database.url), { connectTimeoutMs: 1000 });
     app = viaProxy;
     served = await serve(createApp({ db: viaProxy.db, config: {}, logger: createLogger('info', memoryLog(logs)) }).callback());
   });
   afterAll(async () => {
     await served.close();
     await app.close();
-    await proxy.stop().catch(() => undefined);
+    await proxy.close();
     await database.close();
   });
 
   test('503 with Retry-After while the database is gone, and service resumes when it is back', async () => {
     expect((await call(`${served.url}/api/v1/jobs`, { headers: reader })).status).toBe(200);
 
-    await proxy.stop();
+    proxy.set('reset');
     for (const path of ['/api/v1/jobs', '/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000', '/readyz']) {
       const res = await call(`${served.url}${path}`, { headers: reader });
       expect(res.status).toBe(503);
@@ -141,7 +103,7 @@ describe('database outage', () => {
     // The process is still serving what needs no database.
     expect((await call(`${served.url}/healthz`)).status).toBe(200);
 
-    await proxy.start();
+    proxy.set('forward');
     let status = 0;
     for (let attempt = 0; attempt < 5 && status !== 200; attempt++) {
       status = (await call(`${served.url}/api/v1/jobs`, { headers: reader })).status;
