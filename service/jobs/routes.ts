@@ -3,6 +3,7 @@ import type { Database } from '../../db/client';
 import { primaryOf } from '../../db/replicas';
 import { isUuid } from '../../db/uuid';
 import { HttpError, jobNotFound } from '../errors';
+import { idempotent } from '../middleware/idempotency';
 import { jsonBody } from '../middleware/json-body';
 import { changesPage } from './changes-page';
 import { parseChangesQuery } from './changes-query';
@@ -65,12 +66,14 @@ export function jobsRouter(db: Database): Router {
     ctx.body = { data: projectJob(row) };
   });
 
-  router.post('/', requireConsumer, requireJson, parseJson, async (ctx) => {
+  router.post('/', requireConsumer, requireJson, parseJson, idempotent(primary), async (ctx) => {
+    // With an Idempotency-Key the job is written and read back in the key's transaction.
+    const write = ctx.state.tx ?? primary;
     const body = parseCreateJobBody(ctx.request.body);
     const row = newJobRow(body, ctx.state.consumer!.id);
-    await insertJob(db, row);
+    await insertJob(write, row);
     // Read back through the one projection: the 201 is exactly what GET will answer.
-    const stored = await findJob(primary, row.id, ctx.state.consumer!.id);
+    const stored = await findJob(write, row.id, ctx.state.consumer!.id);
     if (!stored) throw new Error('a created job could not be read back');
     ctx.status = 201;
     ctx.set('Location', `/api/v1/jobs/${stored.id}`);

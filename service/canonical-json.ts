@@ -1,0 +1,36 @@
+/** Text written as is while serialising (brackets, commas, "key":). */
+class Literal {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * JSON.stringify with object keys sorted at every level, so two bodies that differ only in key
+ * order or whitespace give the same text. Iterative with an explicit stack: JSON.parse accepts
+ * arrays nested 50,000 deep within 100 KB, and a recursive walk (JSON.stringify too) overflows
+ * the call stack on them.
+ */
+export function canonicalJson(root: unknown): string {
+  const out: string[] = [];
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item instanceof Literal) {
+      out.push(item.text);
+    } else if (Array.isArray(item)) {
+      stack.push(new Literal(']'));
+      for (let i = item.length - 1; i >= 0; i--) stack.push(item[i], new Literal(i === 0 ? '' : ','));
+      stack.push(new Literal('['));
+    } else if (item !== null && typeof item === 'object') {
+      const entries = Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      stack.push(new Literal('}'));
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, value] = entries[i]!;
+        stack.push(value, new Literal(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`));
+      }
+      stack.push(new Literal('{'));
+    } else {
+      out.push(JSON.stringify(item));
+    }
+  }
+  return out.join('');
+}

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { drizzle } from 'drizzle-orm/mysql2';
+import type { Context, Middleware } from 'koa';
+import type { Pool, PoolConnection } from 'mysql2/promise';
+import type { Database } from '../../db/client';
+import { errorCode } from '../../db/errors';
+import * as schema from '../../db/schema';
+import { canonicalJson } from '../canonical-json';
+import { HttpError } from '../errors';
+import { claimKey, deleteExpiredKeys, findKey, forgetExpiredKey, recordResponse, type StoredResponse } from '../idempotency-store';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** The request's own transaction, open while an Idempotency-Key create runs: write through it. */
+    tx?: Database;
+  }
+}
+
+// Stripe's limit is 255 characters; visible ASCII keeps keys unambiguous in logs and headers.
+const KEY = /^[\x21-\x7E]{1,255}$/;
+
+// Another request holds the key (its transaction is still open) for longer than the database's
+// lock wait limit, or two waiters collided: retrying shortly is the right thing either way.
+const STILL_RUNNING = new Set(['ER_LOCK_WAIT_TIMEOUT', 'ER_LOCK_DEADLOCK']);
+
+const inProgress = () =>
+  new HttpError(409, 'A request with this Idempotency-Key is still being processed; retry in a moment', {}, { 'Retry-After': '1' });
+const reusedKey = () =>
+  new HttpError(422, 'This Idempotency-Key was already used with a different request body: resend the original body to get its response, or use a new key for a new job');
+
+/** Method, path and the body as canonical JSON: what "the same request" means for a key. */
+function requestHash(ctx: Context): string {
+  return createHash('sha256').update(`${ctx.method} ${ctx.path}\n${canonicalJson(ctx.request.body)}`).digest('hex');
+}
+
+function replay(ctx: Context, response: StoredResponse): void {
+  ctx.status = response.status;
+  if (response.location) ctx.set('Location', response.location);
+  ctx.set('Idempotent-Replayed', 'true');
+  ctx.type = 'json';
+  ctx.body = response.body;
+}
+
+/** Answers from a committed record: the first response, or 422 for a different body. */
+function answerFromRecord(ctx: Context, record: { requestHash: string; response: StoredResponse | null }, hash: string): void {
+  if (record.requestHash !== hash) throw reusedKey();
+  if (!record.response) throw inProgress();
+  replay(ctx, record.response);
+}
+
+async function rollback(connection: PoolConnection): Promise<void> {
+  // A connection that cannot even roll back is in an unknown state: close it rather than reuse it.
+  await connection.rollback().catch(() => connection.destroy());
+}
+
+/**
+ * Idempotent creates (Stripe's model, docs/decisions.md "Idempotent creates"). Without an
+ * Idempotency-Key header the request passes untouched. With one, per consumer:
+ * - a key already answered replays that first response (status, Location, body), or is a 422
+ *   when this body differs;
+ * - otherwise the key is claimed in a transaction that the handler writes the job through
+ *   (ctx.state.tx) and that stores the response too, so a job never exists without its recorded
+ *   response, nor the reverse. A request that fails (validation, database) rolls back and stores
+ *   nothing: the same key can be retried;
+ * - a concurrent request with the same key waits on the claim's row lock, then replays; if it
+ *   waited longer than the database's lock wait limit (DB_QUERY_TIMEOUT_MS), it is a 409.
+ */
+export function idempotent(db: Database): Middleware {
+  return async (ctx, next) => {
+    const sent = ctx.req.headersDistinct['idempotency-key'];
+    if (!sent) return next();
+    if (sent.length > 1) throw new HttpError(400, 'Send one Idempotency-Key header, not several');
+    const key = sent[0]!;
+    if (!KEY.test(key)) {
+      throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)');
+    }
+    const consumerId = ctx.state.consumer?.id;
+    if (!consumerId) throw new HttpError(401, 'Missing consumer identity: requests must come through the API gateway');
+    const hash = requestHash(ctx);
+
+    const existing = await findKey(db, consumerId, key);
+    if (existing?.live) return answerFromRecord(ctx, existing, hash);
+    if (existing) await forgetExpiredKey(db, consumerId, key);
+
+    // drizzle keeps its pool as $client (db/client.ts's Database type leaves it out).
+    const connection = await (db as Database & { $client: Pool }).$client.getConnection();
+    let stored = false;
+    try {
+      const tx = drizzle(connection, { schema, mode: 'default' });
+      await connection.beginTransaction();
+      try {
+        await claimKey(tx, consumerId, key, hash);
+      } catch (error) {
+        await rollback(connection);
+        const code = errorCode(error);
+        if (STILL_RUNNING.has(code ?? '')) throw inProgress();
+        if (code !== 'ER_DUP_ENTRY') throw error;
+        // Another request with this key committed while this one waited: answer as it did.
+        const winner = await findKey(db, consumerId, key);
+        if (!winner?.live) throw inProgress();
+        return answerFromRecord(ctx, winner, hash);
+      }
+      ctx.state.tx = tx;
+      try {
+        await next();
+      } finally {
+        ctx.state.tx = undefined;
+      }
+      if (ctx.status >= 200 && ctx.status < 300) {
+        const body = JSON.stringify(ctx.body);
+        await recordResponse(tx, consumerId, key, { status: ctx.status, location: ctx.response.get('Location') || null, body });
+        await connection.commit();
+        stored = true;
+        // The exact text recorded is the text sent, so a replay is byte for byte the same.
+        ctx.type = 'json';
+        ctx.body = body;
+      } else {
+        await rollback(connection);
+      }
+    } catch (error) {
+      if (!stored) await rollback(connection);
+      throw error;
+    } finally {
+      connection.release();
+    }
+    // Housekeeping after the answer, not before it: a failure here only postpones the cleanup.
+    if (stored) void deleteExpiredKeys(db).catch(() => undefined);
+  };
+}
