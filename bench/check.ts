@@ -1,0 +1,118 @@
+/**
+ * Before anything is timed: the baseline must answer exactly what the service answers (same
+ * status, same bytes) and send the same SQL, or its figures compare nothing. Mismatches are
+ * printed and recorded, never hidden; the run goes on.
+ */
+import { performance } from 'node:perf_hooks';
+import { drizzle } from 'drizzle-orm/mysql2';
+import mysql from 'mysql2/promise';
+import { connectionOptions } from '../db/client';
+import * as schema from '../db/schema';
+import { parseListQuery } from '../service/jobs/list-query';
+import { listPage } from '../service/jobs/list-page';
+import { findJob } from '../service/jobs/repository';
+import { signingKey } from '../service/jobs/signing-key';
+import { headersFor, samplePath, type Scenario } from './scenarios';
+import type { Server } from './servers';
+
+export interface ScenarioCheck {
+  /** "identical", or what differs. */
+  body: string;
+  /** "same", "not checked (...)", or what differs. */
+  sql: string;
+  /** The slower of the two answers, in ms: a scenario slower than SLOW_MS is timed one request at a time. */
+  ms: number;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  ms: number;
+}
+
+async function ask(server: Server, scenario: Scenario, path: string, gatewaySecret: string): Promise<Answer> {
+  const started = performance.now();
+  const response = await fetch(`${server.url}${path}`, {
+    method: scenario.method,
+    headers: headersFor(scenario, gatewaySecret),
+    body: scenario.body,
+  });
+  const text = await response.text();
+  return { status: response.status, text, ms: performance.now() - started };
+}
+
+/** A create's id and createdAt differ by nature: compared as placeholders. */
+function withoutNewIdentity(text: string): string {
+  try {
+    const { id, createdAt } = (JSON.parse(text) as { data?: { id?: string; createdAt?: string } }).data ?? {};
+    return id && createdAt ? text.split(id).join('<id>').split(createdAt).join('<createdAt>') : text;
+  } catch {
+    return text;
+  }
+}
+
+function describeDifference(service: Answer, baseline: Answer): string {
+  if (service.status !== baseline.status) return `MISMATCH: service answered ${service.status}, baseline ${baseline.status}`;
+  let at = 0;
+  while (at < service.text.length && service.text[at] === baseline.text[at]) at++;
+  const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 40), at + 40));
+  return `MISMATCH at byte ${at} (service ${service.text.length} bytes, baseline ${baseline.text.length}): service ${around(service.text)} baseline ${around(baseline.text)}`;
+}
+
+/** The statements the service's own code sends for a scenario, captured through drizzle's logger. */
+async function serviceStatements(databaseUrl: string, scenario: Scenario): Promise<string[] | undefined> {
+  const pool = mysql.createPool(connectionOptions(databaseUrl, { connectionLimit: 2 }));
+  const logged: string[] = [];
+  const db = drizzle(pool, { schema, mode: 'default', logger: { logQuery: (sql) => logged.push(sql) } });
+  try {
+    const url = new URL(samplePath(scenario), 'http://bench');
+    if (scenario.ids) {
+      await findJob(db, url.pathname.split('/').pop()!, headersFor(scenario, '')['X-Consumer-ID']);
+    } else {
+      const key = await signingKey(db);
+      logged.length = 0;
+      await listPage(db, key, parseListQuery(Object.fromEntries(url.searchParams)));
+    }
+    return logged.sort();
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function checkScenario(
+  scenario: Scenario,
+  service: Server,
+  baseline: Server,
+  context: { databaseUrl: string; gatewaySecret: string },
+): Promise<ScenarioCheck> {
+  const paths = scenario.ids ? [0, 1, 2].map((i) => samplePath(scenario, i)) : [scenario.path];
+  let body = 'identical';
+  let ms = 0;
+  for (const path of paths) {
+    await fetch(`${baseline.url}/__bench/sql`, { method: 'DELETE' });
+    const fromService = await ask(service, scenario, path, context.gatewaySecret);
+    const fromBaseline = await ask(baseline, scenario, path, context.gatewaySecret);
+    ms = Math.max(ms, fromService.ms, fromBaseline.ms);
+    const same =
+      fromService.status === fromBaseline.status &&
+      (scenario.method === 'POST' ? withoutNewIdentity(fromService.text) === withoutNewIdentity(fromBaseline.text) : fromService.text === fromBaseline.text);
+    if (!same) {
+      body = describeDifference(fromService, fromBaseline);
+      break;
+    }
+  }
+  if (scenario.method === 'POST') return { body: body === 'identical' ? 'identical (new id and createdAt aside)' : body, sql: 'not checked (the INSERT is hand-written)', ms };
+
+  const fromBaseline = ((await (await fetch(`${baseline.url}/__bench/sql`)).json()) as string[]).sort();
+  let sql: string;
+  try {
+    const fromService = await serviceStatements(context.databaseUrl, scenario);
+    sql =
+      JSON.stringify(fromService) === JSON.stringify(fromBaseline)
+        ? 'same'
+        : `DIFFERS: service ${JSON.stringify(fromService)} baseline ${JSON.stringify(fromBaseline)} (update bench/baseline-sql.ts)`;
+  } catch (error) {
+    sql = `not checked (${(error as Error).message})`;
+  }
+  return { body, sql, ms };
+}

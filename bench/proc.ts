@@ -1,0 +1,49 @@
+/**
+ * Per-process CPU time and peak memory from Linux's /proc, for the processes the benchmark
+ * started itself (the service, the baseline, the gateway): each is measured on its own.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+let ticksPerSecond: number | undefined;
+
+/** USER_HZ, the unit of utime/stime in /proc/<pid>/stat (100 on every common Linux). */
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** CPU time (user + system, every thread) the process has used so far, in microseconds. */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1e6) / clockTicks();
+}
+
+/** Peak resident set size (VmHWM) in bytes. */
+export function peakRss(pid: number): number {
+  const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : NaN;
+}
+
+/**
+ * Starts a new peak: writing 5 to clear_refs sets VmHWM back to the current RSS (Linux 4.0+),
+ * so the next peakRss() is the peak of one measurement. False when the kernel refuses.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,322 @@
+/**
+ * npm run bench [-- --sizes 10000,100000,1000000 --rounds 3 --duration 3 --warmup 2
+ *                  --connections 16 --pool 10 --scenarios A,D --reseed --note "..."]
+ *
+ * For each table size: the service (node dist/service/server.js, production logging), the raw
+ * baseline (bench/baseline.ts) and the local gateway run as processes of their own, and
+ * autocannon drives them from a fourth. Before timing, the baseline's answers are checked
+ * byte for byte against the service's. Then a warm-up, and rounds in which the service and the
+ * baseline take turns on each scenario. Prints req/s, p50, p99, the ratio to the baseline, CPU
+ * per request and peak RSS (both from /proc) per scenario; writes bench/results/<time>.json and
+ * .md and the README's latest table. It asserts nothing.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import mysql from 'mysql2/promise';
+import { connectionOptions } from '../db/client';
+import { checkScenario } from './check';
+import type { LoadRequest, LoadResult } from './load';
+import { cpuMicros, peakRss, resetPeakRss } from './proc';
+import { markdownReport, markdownTable, targets, updateReadme, type Measurement, type RunResult, type ScenarioResult, type Target } from './report';
+import { BENCH_WRITER_ID, DEMO_READER_KEY, headersFor, scenariosFor, type Scenario, type ScenarioKey } from './scenarios';
+import { ROOT, startBaseline, startGateway, startService, type Server } from './servers';
+import { prepareTable } from './tables';
+
+const ALL: ScenarioKey[] = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D'];
+// A scenario whose single request takes longer than this is timed one request at a time.
+const SLOW_MS = 1000;
+const GATEWAY_SECRET = 'bench-gateway-secret-0123456789abcdef';
+
+interface Options {
+  sizes: number[];
+  rounds: number;
+  duration: number;
+  warmup: number;
+  connections: number;
+  pool: number;
+  scenarios: ScenarioKey[];
+  reseed: boolean;
+  note: string;
+  serverUrl: string;
+  argv: string;
+}
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = {
+    sizes: [10_000, 100_000],
+    rounds: 3,
+    duration: 3,
+    warmup: 2,
+    connections: 16,
+    pool: 10,
+    scenarios: ALL,
+    reseed: false,
+    note: process.env.BENCH_NOTE ?? '',
+    serverUrl: process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
+    argv: argv.join(' '),
+  };
+  const whole = (name: string, value: string | undefined, min: number) => {
+    if (!value || !/^\d+$/.test(value) || Number(value) < min) throw new Error(`${name} takes a whole number >= ${min} (got "${value ?? ''}")`);
+    return Number(value);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i]!;
+    const value = argv[i + 1];
+    switch (name) {
+      case '--sizes':
+        options.sizes = (value ?? '').split(',').map((size) => whole('--sizes', size.trim(), 1));
+        i++;
+        break;
+      case '--rounds':
+        options.rounds = whole(name, value, 1);
+        i++;
+        break;
+      case '--duration':
+        options.duration = whole(name, value, 1);
+        i++;
+        break;
+      case '--warmup':
+        options.warmup = whole(name, value, 0);
+        i++;
+        break;
+      case '--connections':
+        options.connections = whole(name, value, 1);
+        i++;
+        break;
+      case '--pool':
+        options.pool = whole(name, value, 1);
+        i++;
+        break;
+      case '--scenarios': {
+        const keys = (value ?? '').split(',').map((key) => key.trim());
+        const unknown = keys.filter((key) => !ALL.includes(key as ScenarioKey));
+        if (unknown.length) throw new Error(`--scenarios takes a comma list of ${ALL.join(', ')} (got ${unknown.join(', ')})`);
+        options.scenarios = keys as ScenarioKey[];
+        i++;
+        break;
+      }
+      case '--reseed':
+        options.reseed = true;
+        break;
+      case '--note':
+        options.note = value ?? '';
+        i++;
+        break;
+      default:
+        throw new Error(`Unknown argument "${name}". Usage: npm run bench -- [--sizes 10000,100000,1000000] [--rounds 3] [--duration 3] [--warmup 2] [--connections 16] [--pool 10] [--scenarios A,B,...] [--reseed] [--note text]`);
+    }
+  }
+  return options;
+}
+
+/** The autocannon process, one request at a time over IPC. */
+function loadGenerator(): { run(request: LoadRequest): Promise<LoadResult>; stop(): void } {
+  const child: ChildProcess = fork(path.join(ROOT, 'dist/bench/load.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let next = 0;
+  const waiting = new Map<number, { resolve(result: LoadResult): void; reject(error: Error): void }>();
+  child.on('message', (message: { id: number; result?: LoadResult; error?: string }) => {
+    const waiter = waiting.get(message.id);
+    waiting.delete(message.id);
+    if (message.error) waiter?.reject(new Error(message.error));
+    else waiter?.resolve(message.result!);
+  });
+  return {
+    run: (request) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        waiting.set(id, { resolve, reject });
+        child.send({ id, request });
+      }),
+    stop: () => child.kill(),
+  };
+}
+
+/** Waits until no statement of another session is running on the bench database (abandoned requests finish). */
+async function quiet(admin: mysql.Connection, database: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const [[row]] = await admin.query<mysql.RowDataPacket[]>(
+      "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE db = ? AND command = 'Query' AND id <> CONNECTION_ID()",
+      [database],
+    );
+    if (Number(row!.n) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const log = (line: string) => console.log(line);
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const started = performance.now();
+  const startedAt = new Date();
+  // Creates are removed after each timed run: every id from this run on is younger than this.
+  const createdFrom = Buffer.alloc(16);
+  createdFrom.writeUIntBE(startedAt.getTime(), 0, 6);
+
+  const admin = await mysql.createConnection(connectionOptions(`${options.serverUrl.replace(/\/+$/, '')}/mysql`));
+  const [[version]] = await admin.query<mysql.RowDataPacket[]>('SELECT VERSION() AS v');
+  const machine: Record<string, string | number> = {
+    cpu: `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'unknown'}`,
+    memory: `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    database: String(version!.v),
+    'load average at start': os.loadavg().map((l) => l.toFixed(2)).join(' '),
+    ...(options.note ? { note: options.note } : {}),
+  };
+  log(`Machine: ${Object.entries(machine).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+
+  const load = loadGenerator();
+  const run: RunResult = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: '',
+    minutes: 0,
+    machine,
+    options: { ...options },
+    tables: [],
+    scenarios: [],
+  };
+
+  try {
+    for (const size of options.sizes) {
+      log(`\n== ${size.toLocaleString('en-US')} jobs ==`);
+      const table = await prepareTable(options.serverUrl, size, { reseed: options.reseed, log });
+      run.tables.push({ size, rows: table.rows, seededSeconds: table.seededSeconds });
+      const database = new URL(table.url).pathname.slice(1);
+      await admin.query(`USE \`${database}\``);
+      const removeCreates = () => admin.query('DELETE FROM jobs WHERE id >= ? AND created_by_consumer = ?', [createdFrom, BENCH_WRITER_ID]);
+
+      const servers: Server[] = [];
+      try {
+        const service = await startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET });
+        servers.push(service);
+        const baseline = await startBaseline(table.url, { poolSize: options.pool });
+        servers.push(baseline);
+        const wantsGateway = options.scenarios.some((key) => key.startsWith('F-'));
+        const gateway = wantsGateway ? await startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY }) : undefined;
+        if (gateway) servers.push(gateway);
+
+        const scenarios = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios);
+        const results = new Map<Scenario, ScenarioResult>();
+        const slow = new Set<Scenario>();
+        for (const scenario of scenarios) {
+          const result: ScenarioResult = { size, key: scenario.key, title: scenario.title, path: scenario.path, unavailable: scenario.unavailable, measurements: [] };
+          results.set(scenario, result);
+          run.scenarios.push(result);
+          if (scenario.unavailable) {
+            log(`${scenario.key.padEnd(4)} n/a: ${scenario.unavailable}`);
+            continue;
+          }
+          if (scenario.via === 'direct') {
+            result.check = await checkScenario(scenario, service, baseline, { databaseUrl: table.url, gatewaySecret: GATEWAY_SECRET });
+            if (scenario.method === 'POST') await removeCreates();
+            if (result.check.ms > SLOW_MS) slow.add(scenario);
+            log(`${scenario.key.padEnd(4)} ${scenario.title}: response ${result.check.body}; SQL ${result.check.sql}${slow.has(scenario) ? `; ${result.check.ms.toFixed(0)} ms a request: timed one at a time` : ''}`);
+          }
+        }
+        // F follows its direct scenario into slow mode.
+        for (const scenario of scenarios) {
+          const direct = scenarios.find((s) => s.key === scenario.key.slice(2));
+          if (scenario.via === 'gateway' && direct && slow.has(direct)) slow.add(scenario);
+        }
+
+        const targetsOf = (scenario: Scenario, round: number): Array<{ target: Target; server: Server }> => {
+          if (scenario.via === 'gateway') return gateway ? [{ target: 'gateway', server: gateway }] : [];
+          const pair: Array<{ target: Target; server: Server }> = [
+            { target: 'service', server: service },
+            { target: 'baseline', server: baseline },
+          ];
+          // Turns alternate, so neither side always runs on a warmer (or more loaded) machine.
+          return round % 2 === 0 ? pair : pair.reverse();
+        };
+
+        const measure = async (scenario: Scenario, target: Target, server: Server, round: number, seconds: number): Promise<Measurement> => {
+          const processes: Array<['service' | 'baseline' | 'gateway', Server]> =
+            target === 'gateway' ? [['gateway', server], ['service', service]] : [[target, server]];
+          const cpuBefore = processes.map(([, s]) => cpuMicros(s.pid));
+          for (const [, s] of processes) resetPeakRss(s.pid);
+          const oneAtATime = slow.has(scenario);
+          const result = await load.run({
+            url: `${server.url}${scenario.ids ? '/' : scenario.path}`,
+            method: scenario.method,
+            headers: headersFor(scenario, GATEWAY_SECRET),
+            body: scenario.body,
+            idPath: scenario.ids ? scenario.path : undefined,
+            ids: scenario.ids,
+            connections: oneAtATime ? 1 : options.connections,
+            ...(oneAtATime ? { amount: 2 } : { duration: seconds }),
+            timeout: oneAtATime ? 120 : 30,
+          });
+          const cpuMicrosPerRequest: Measurement['cpuMicrosPerRequest'] = {};
+          const peakRssBytes: Measurement['peakRssBytes'] = {};
+          processes.forEach(([name, s], i) => {
+            cpuMicrosPerRequest[name] = result.requests ? (cpuMicros(s.pid) - cpuBefore[i]!) / result.requests : NaN;
+            peakRssBytes[name] = peakRss(s.pid);
+          });
+          await quiet(admin, database);
+          if (scenario.method === 'POST') await removeCreates();
+          return {
+            ...result,
+            round,
+            target,
+            mode: oneAtATime ? 'one at a time' : 'load',
+            reqPerSec: result.seconds > 0 ? result.requests / result.seconds : 0,
+            cpuMicrosPerRequest,
+            peakRssBytes,
+          };
+        };
+
+        if (options.warmup > 0) {
+          log(`warm-up: ${options.warmup} s per scenario and server`);
+          for (const scenario of scenarios) {
+            if (scenario.unavailable || slow.has(scenario)) continue;
+            for (const { target, server } of targetsOf(scenario, 0)) await measure(scenario, target, server, 0, options.warmup);
+          }
+        }
+        for (let round = 1; round <= options.rounds; round++) {
+          log(`round ${round} of ${options.rounds}`);
+          for (const scenario of scenarios) {
+            if (scenario.unavailable) continue;
+            for (const { target, server } of targetsOf(scenario, round)) {
+              const m = await measure(scenario, target, server, round, options.duration);
+              results.get(scenario)!.measurements.push(m);
+              const statuses = Object.entries(m.statuses).map(([code, n]) => `${code}:${n}`).join(' ');
+              log(
+                `  ${scenario.key.padEnd(4)} ${target.padEnd(8)} ${m.reqPerSec.toFixed(m.reqPerSec < 10 ? 2 : 0).padStart(7)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms  ` +
+                  `${Object.entries(m.cpuMicrosPerRequest).map(([name, us]) => `${name} ${us.toFixed(0)} µs/req`).join(', ')}  [${statuses}${m.errors ? ` errors:${m.errors}` : ''}]`,
+              );
+            }
+          }
+        }
+      } finally {
+        for (const server of servers.reverse()) await server.stop();
+        await removeCreates().catch(() => undefined);
+      }
+    }
+  } finally {
+    load.stop();
+    await admin.end();
+  }
+
+  run.finishedAt = new Date().toISOString();
+  run.minutes = (performance.now() - started) / 60_000;
+  run.machine['load average at end'] = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const markdown = markdownReport(run);
+  console.log(`\n${markdownTable(run)}\n\nTargets (issue 10):\n${targets(run).join('\n')}`);
+  const resultsDir = path.join(ROOT, 'bench/results');
+  mkdirSync(resultsDir, { recursive: true });
+  const stamp = run.startedAt.replace(/[:.]/g, '-');
+  writeFileSync(path.join(resultsDir, `${stamp}.json`), `${JSON.stringify(run, null, 2)}\n`);
+  writeFileSync(path.join(resultsDir, `${stamp}.md`), `${markdown}\n`);
+  const updated = updateReadme(path.join(ROOT, 'README.md'), markdown);
+  console.log(`\nWrote bench/results/${stamp}.json and .md${updated ? '; README.md "Performance" table updated' : ' (README.md has no bench:latest markers: not updated)'} (${run.minutes.toFixed(1)} min).`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,117 @@
+/**
+ * What the benchmark asks, per table size. Paths and ids are found on the table itself (a
+ * department+type pair that exists, random existing ids, a cursor as deep as page 2500), so
+ * every scenario reads real rows at any size.
+ */
+import mysql from 'mysql2/promise';
+import { formatUuid } from '../db/uuid';
+
+export type ScenarioKey = 'A' | 'B' | 'C' | "C'" | 'D' | 'E' | 'G' | 'F-A' | 'F-D';
+
+export interface Scenario {
+  key: ScenarioKey;
+  title: string;
+  method: 'GET' | 'POST';
+  /** Path and query; for get by id the prefix, an id from `ids` is appended per request. */
+  path: string;
+  ids?: string[];
+  body?: string;
+  /** Who calls: a reader or a writer, direct (identity headers) or through the gateway (key). */
+  as: 'reader' | 'writer';
+  via: 'direct' | 'gateway';
+  /** Why it cannot run at this size or on this API, printed as "n/a". */
+  unavailable?: string;
+}
+
+/** demo.yaml's consumers, as the gateway would identify them to the service. */
+const DEMO_READER = { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', username: 'demo-reader', groups: 'jobs:read' };
+const BENCH_WRITER = { id: 'bench-writer', username: 'bench-writer', groups: 'jobs:read, jobs:write' };
+export const BENCH_WRITER_ID = BENCH_WRITER.id;
+export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';
+
+export function headersFor(scenario: Pick<Scenario, 'as' | 'via' | 'method'>, gatewaySecret: string): Record<string, string> {
+  const json: Record<string, string> = scenario.method === 'POST' ? { 'Content-Type': 'application/json' } : {};
+  if (scenario.via === 'gateway') return { 'X-API-Key': DEMO_READER_KEY, ...json };
+  const who = scenario.as === 'writer' ? BENCH_WRITER : DEMO_READER;
+  return {
+    'X-Gateway-Secret': gatewaySecret,
+    'X-Consumer-ID': who.id,
+    'X-Consumer-Username': who.username,
+    'X-Consumer-Custom-ID': who.username,
+    'X-Consumer-Groups': who.groups,
+    ...json,
+  };
+}
+
+export const CREATE_BODY = JSON.stringify({
+  title: 'Benchmark Platform Engineer',
+  department: 'Engineering',
+  location: 'Austin, TX',
+  workplace: 'hybrid',
+  type: 'full-time',
+  description: 'Keeps the job listings fast at any table size.',
+  requirements: ['Node.js', 'MySQL'],
+  responsibilities: ['Measure', 'Improve'],
+  salary: { min: 120000, max: 150000, currency: 'USD' },
+  status: 'active',
+});
+
+const PAGE = 2500;
+const LIMIT = 20;
+const DEPTH = (PAGE - 1) * LIMIT;
+
+/**
+ * A cursor that resumes exactly where page 2500 starts, walked on the service (not timed):
+ * 100 rows a page, then 20; or why there is none (an API without cursors, a shallower table).
+ */
+async function cursorAtDepth(serviceUrl: string, headers: Record<string, string>): Promise<{ cursor: string } | { unavailable: string }> {
+  const first = await fetch(`${serviceUrl}/api/v1/jobs?limit=100&cursor=`, { headers });
+  const body = (await first.json()) as { meta?: { nextCursor?: string | null } };
+  if (first.status !== 200 || !body.meta || !('nextCursor' in body.meta)) return { unavailable: 'the API has no cursor (meta.nextCursor)' };
+  let cursor = body.meta.nextCursor ?? null;
+  let depth = 100;
+  while (cursor !== null && depth < DEPTH) {
+    const limit = DEPTH - depth >= 100 ? 100 : LIMIT;
+    const response = await fetch(`${serviceUrl}/api/v1/jobs?limit=${limit}&cursor=${encodeURIComponent(cursor)}`, { headers });
+    const page = (await response.json()) as { meta: { nextCursor: string | null } };
+    if (response.status !== 200) return { unavailable: `walking the cursor answered ${response.status}` };
+    cursor = page.meta.nextCursor;
+    depth += limit;
+  }
+  return cursor === null ? { unavailable: `fewer than ${DEPTH} listed jobs` } : { cursor };
+}
+
+export async function scenariosFor(
+  connection: mysql.Connection,
+  serviceUrl: string,
+  gatewaySecret: string,
+  wanted: readonly ScenarioKey[],
+): Promise<Scenario[]> {
+  const [[newest]] = await connection.query<mysql.RowDataPacket[]>(
+    'SELECT department, type FROM jobs WHERE listed ORDER BY created_at DESC, id DESC LIMIT 1',
+  );
+  const [sample] = await connection.query<mysql.RowDataPacket[]>('SELECT id FROM jobs WHERE listed ORDER BY RAND() LIMIT 2000');
+  const ids = sample.map((row) => formatUuid(row.id as Buffer));
+  const deep = await cursorAtDepth(serviceUrl, headersFor({ as: 'reader', via: 'direct', method: 'GET' }, gatewaySecret));
+  const department = encodeURIComponent(String(newest?.department ?? 'Engineering').toLowerCase());
+
+  const all: Scenario[] = [
+    { key: 'A', title: 'default list', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'direct' },
+    { key: 'B', title: 'department + type', method: 'GET', path: `/api/v1/jobs?department=${department}&type=${newest?.type ?? 'full-time'}`, as: 'reader', via: 'direct' },
+    { key: 'C', title: `page=${PAGE}`, method: 'GET', path: `/api/v1/jobs?page=${PAGE}`, as: 'reader', via: 'direct' },
+    'cursor' in deep
+      ? { key: "C'", title: `page ${PAGE}'s depth by cursor`, method: 'GET', path: `/api/v1/jobs?limit=${LIMIT}&cursor=${encodeURIComponent(deep.cursor)}`, as: 'reader', via: 'direct' }
+      : { key: "C'", title: `page ${PAGE}'s depth by cursor`, method: 'GET', path: '', as: 'reader', via: 'direct', unavailable: deep.unavailable },
+    { key: 'D', title: 'get by id (random)', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'direct' },
+    { key: 'E', title: 'create', method: 'POST', path: '/api/v1/jobs', body: CREATE_BODY, as: 'writer', via: 'direct' },
+    { key: 'G', title: 'status=active,paused', method: 'GET', path: '/api/v1/jobs?status=active,paused', as: 'reader', via: 'direct' },
+    { key: 'F-A', title: 'A through the local gateway', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'gateway' },
+    { key: 'F-D', title: 'D through the local gateway', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'gateway' },
+  ];
+  return all.filter((scenario) => wanted.includes(scenario.key));
+}
+
+/** The path of one request of a scenario (get by id: the first sampled id). */
+export function samplePath(scenario: Scenario, index = 0): string {
+  return scenario.ids ? `${scenario.path}${scenario.ids[index % scenario.ids.length]}` : scenario.path;
+}

@@ -1,0 +1,162 @@
+/**
+ * The processes under test, each started from the built code in a process of its own so /proc
+ * shows its own CPU time and memory: the service (node dist/service/server.js, production
+ * logging), the raw baseline, and the local gateway in front of the service.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface Server {
+  name: string;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts `node <script>` and waits until `probe` answers 200 (start-up migrations included). */
+async function startNode(
+  name: string,
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  url: string,
+  probe: { path: string; headers?: Record<string, string> },
+): Promise<Server> {
+  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    // The service logs to stdout as in production; nothing reads it here.
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${stderr.trim()}`);
+    try {
+      const response = await fetch(`${url}${probe.path}`, { headers: probe.headers });
+      await response.arrayBuffer();
+      if (response.status === 200) return { name, url, pid: child.pid!, stop };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`${name} did not answer ${probe.path} within 180 s: ${stderr.trim()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export async function startService(databaseUrl: string, options: { poolSize: number; gatewaySecret: string }): Promise<Server> {
+  const port = await freePort();
+  return startNode(
+    'service',
+    'dist/service/server.js',
+    [],
+    {
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DB_POOL_SIZE: String(options.poolSize),
+      GATEWAY_SECRET: options.gatewaySecret,
+      LOG_LEVEL: 'info',
+      SEED_DEMO_DATA: 'false',
+    },
+    `http://127.0.0.1:${port}`,
+    { path: '/healthz' },
+  );
+}
+
+export async function startBaseline(databaseUrl: string, options: { poolSize: number }): Promise<Server> {
+  const port = await freePort();
+  return startNode(
+    'baseline',
+    'dist/bench/baseline.js',
+    [],
+    { BASELINE_DATABASE_URL: databaseUrl, PORT: String(port), DB_POOL_SIZE: String(options.poolSize) },
+    `http://127.0.0.1:${port}`,
+    { path: '/healthz' },
+  );
+}
+
+/** A state file of the repository as data (comments dropped: decK renders templates in them). */
+function repoState(file: string): any {
+  return parse(readFileSync(path.join(ROOT, file), 'utf8').replace(/^\s*#.*$/gm, ''));
+}
+
+/**
+ * The local gateway on temp copies of kong.yaml and demo.yaml (what npm start serves), pointed
+ * at the service, with every rate limit raised out of reach: the benchmark measures the plugins'
+ * cost, not their 429s.
+ */
+export async function startGateway(service: Server, options: { gatewaySecret: string; apiKey: string }): Promise<Server> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-'));
+  const kong = repoState('kong.yaml');
+  const raise = (plugins: any[] | undefined) => {
+    for (const plugin of plugins ?? []) {
+      if (plugin.name !== 'rate-limiting') continue;
+      for (const window of ['second', 'minute', 'hour', 'day', 'month', 'year']) {
+        if (plugin.config?.[window] != null) plugin.config[window] = 1_000_000_000;
+      }
+    }
+  };
+  raise(kong.plugins);
+  for (const s of kong.services ?? []) {
+    s.url = service.url;
+    raise(s.plugins);
+    for (const route of s.routes ?? []) raise(route.plugins);
+  }
+  for (const route of kong.routes ?? []) raise(route.plugins);
+  const files = [path.join(dir, 'kong.yaml'), path.join(dir, 'demo.yaml')];
+  writeFileSync(files[0]!, stringify(kong));
+  writeFileSync(files[1]!, stringify(repoState('demo.yaml')));
+  const port = await freePort();
+  try {
+    const gateway = await startNode(
+      'gateway',
+      'dist/gateway/local/main.js',
+      files,
+      {
+        KONG_PROXY_LISTEN: `127.0.0.1:${port}`,
+        JOBS_GATEWAY_SECRET: options.gatewaySecret,
+        KONG_DNS_HOSTSFILE: path.join(ROOT, 'gateway/local/hosts'),
+        KONG_ERROR_TEMPLATE_JSON: path.join(ROOT, 'gateway/kong/error-template.json'),
+      },
+      `http://127.0.0.1:${port}`,
+      { path: '/api/v1/jobs?limit=1', headers: { 'X-API-Key': options.apiKey } },
+    );
+    return {
+      ...gateway,
+      async stop() {
+        await gateway.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
