@@ -14,7 +14,7 @@ import { requestLog } from './middleware/request-log';
 export interface AppDependencies {
   db: Database;
   /** Unset limits take their defaults from service/config.ts. */
-  config: Pick<Config, 'gatewaySecret'> & Partial<Pick<Config, 'dbPoolSize' | 'dbQueueLimit' | 'dbQueryTimeoutMs' | 'readyTimeoutMs'>>;
+  config: Pick<Config, 'gatewaySecret'> & Partial<Pick<Config, 'dbPoolSize' | 'dbQueueLimit' | 'dbQueryTimeoutMs' | 'readyTimeoutMs' | 'databaseReadUrls'>>;
   logger: Logger;
 }
 
@@ -42,7 +42,8 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
   // Overload: a bounded wait for a database turn, then 503 (service/middleware/admission.ts).
   app.use(
     admission({
-      concurrency: config.dbPoolSize ?? defaults.dbPoolSize,
+      // One pool per server (primary and each replica), each of DB_POOL_SIZE connections.
+      concurrency: (config.dbPoolSize ?? defaults.dbPoolSize) * (1 + (config.databaseReadUrls?.length ?? 0)),
       queueLimit: config.dbQueueLimit ?? defaults.dbQueueLimit,
       queueTimeoutMs: config.dbQueryTimeoutMs ?? defaults.dbQueryTimeoutMs,
     }),
