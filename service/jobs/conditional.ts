@@ -10,12 +10,24 @@ import type { Middleware } from 'koa';
  */
 export const conditional: Middleware = async (ctx, next) => {
   await next();
+  // GET and HEAD only (the router sends nothing else here); errors keep their own bodies.
   if (ctx.status !== 200 || ctx.body === null || typeof ctx.body !== 'object') return;
   const text = JSON.stringify(ctx.body);
   ctx.body = text;
   ctx.type = 'application/json; charset=utf-8';
-  ctx.set('ETag', `"${createHash('sha256').update(text).digest('base64url')}"`);
+  const tag = `"${createHash('sha256').update(text).digest('base64url')}"`;
+  ctx.set('ETag', tag);
   ctx.set('Cache-Control', 'private, no-cache');
-  // Koa's `fresh` compares If-None-Match (lists, W/ prefixes, *) for GET and HEAD.
-  if (ctx.fresh) ctx.status = 304;
+  if (noneMatch(ctx.get('If-None-Match'), tag)) ctx.status = 304;
 };
+
+/**
+ * If-None-Match as RFC 9110 13.1.2 evaluates it: `*`, or any listed tag equal to ours by weak
+ * comparison (W/ ignored). Not Koa's ctx.fresh: it treats a request's `Cache-Control: no-cache`
+ * as "never 304", and fetch() (browsers, Node) adds exactly that header to every conditional
+ * request it is handed, so those partners would never see a 304.
+ */
+function noneMatch(header: string, tag: string): boolean {
+  if (header.trim() === '*') return true;
+  return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).some((listed) => listed.replace(/^W\//, '') === tag);
+}

@@ -5,7 +5,8 @@
 import { startTestService, type TestService } from '../helpers/service';
 import { configFile, gatewayEnv, startGateway, type ConfigFile, type KongState, type TestGateway } from '../local-gateway/support';
 
-export { DEMO, send } from '../local-gateway/support';
+export { DEMO } from '../local-gateway/support';
+export { send } from '../helpers/checked-send'; // every answer checked against docs/openapi.json
 
 export const SECRET = 'e2e-gateway-secret-0123456789';
 
@@ -17,10 +18,13 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(name: string, opts: { seed?: boolean; edit?: (state: KongState) => void } = {}): Promise<Stack> {
+export async function startStack(
+  name: string,
+  opts: { seed?: boolean; edit?: (state: KongState, demo: KongState) => void; gateway?: { upstreamConnections?: number } } = {},
+): Promise<Stack> {
   const service = await startTestService({ name, gatewaySecret: SECRET, seed: opts.seed ?? true });
   const config = configFile(service.port, opts.edit);
-  const gateway = await startGateway(config.paths, gatewayEnv(SECRET));
+  const gateway = await startGateway(config.paths, gatewayEnv(SECRET), opts.gateway);
   return {
     url: gateway.url,
     service,

@@ -40,7 +40,7 @@ export async function call(url: string, init: RequestInit = {}): Promise<JsonRes
   const text = await response.text();
   let body: unknown = undefined;
   const contentType = response.headers.get('content-type');
-  if ((contentType ?? '').includes('json')) body = JSON.parse(text);
+  if ((contentType ?? '').includes('json') && text !== '') body = JSON.parse(text);
   validateResponse({ method: init.method ?? 'GET', url, status: response.status, contentType, body, text });
   return { status: response.status, headers: response.headers, body, text };
 }
