@@ -49,7 +49,21 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
 }
 
 export function createListener(deps: HandlerDeps): http.Server {
-  const handle = createHandler(deps);
+  const handler = createHandler(deps);
+  // Sockets with an answer under way, or whose last answer closes them: a parser error on bytes
+  // that follow must not write a second answer into the same stream.
+  const answered = new WeakSet<object>();
+  // The request whose body is being read on a socket: a parser error in that body is nginx's
+  // "client sent invalid chunked body", answered 400 for that request.
+  const reading = new WeakMap<object, { req: IncomingMessage; res: ServerResponse }>();
+  const handle: http.RequestListener = (req, res) => {
+    reading.set(req.socket, { req, res });
+    res.once('finish', () => {
+      reading.delete(req.socket);
+      if (/close/i.test(String(res.getHeader('connection') ?? ''))) answered.add(req.socket);
+    });
+    handler(req, res);
+  };
   const server = http.createServer({ maxHeaderSize: HEADER_TOTAL_LIMIT + 1024, requireHostHeader: false }, handle);
   server.on('checkContinue', handle);
   server.on('checkExpectation', handle);
@@ -61,11 +75,13 @@ export function createListener(deps: HandlerDeps): http.Server {
   });
   server.on('clientError', (err: ParserError, socket: Duplex) => {
     const status = clientErrorStatus(err);
-    if (status === null || !socket.writable) {
+    const current = reading.get(socket);
+    if (status === null || !socket.writable || answered.has(socket) || current?.res.headersSent) {
       socket.destroy();
       return;
     }
-    refuse(deps, socket, new IncomingMessage(socket as Socket), status);
+    if (current) current.res.statusCode = status;
+    refuse(deps, socket, current?.req ?? new IncomingMessage(socket as Socket), status);
   });
   server.keepAliveTimeout = KEEPALIVE_TIMEOUT_MS;
   return server;

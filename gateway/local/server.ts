@@ -95,6 +95,7 @@ export function createHandler(deps: HandlerDeps): http.RequestListener {
       headerFilter({ ctx, plugins, kongHeaders: deps.kongHeaders, headers, proxied, timing, close: close || !res.shouldKeepAlive });
 
     const sendExit = (exit: Exit): void => {
+      if (req.socket.destroyed || res.writableEnded) return;
       if (res.headersSent) {
         res.destroy();
         return;

@@ -1,6 +1,9 @@
-import { normalizePath, Router, compileRoutePath } from '../../gateway/local/router';
+import { escapeUri, normalizePath, Router, compileRoutePath } from '../../gateway/local/router';
 import type { Route, Service } from '../../gateway/local/types';
-import { DEMO, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
+import { loadGateway } from '../../gateway/local/config/load';
+import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
+import { pluginRegistry } from '../../gateway/local/plugins/registry';
+import { DEMO, DEMO_YAML, KONG_YAML, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
 
 const service = {} as Service;
 
@@ -35,10 +38,42 @@ describe('route matching (Kong 3.9 traditional_compatible priorities)', () => {
     expect(new Router([route('get', ['/x'], ['GET'])]).match('OPTIONS', '/x')).toBeNull();
   });
 
-  test('paths are normalized before matching', () => {
+  test('paths are normalized before matching, as kong/tools/uri.lua normalize does', () => {
     expect(normalizePath('/api/v1/%6aobs')).toBe('/api/v1/jobs');
     expect(normalizePath('/api//v1/./x/../jobs')).toBe('/api/v1/jobs');
-    expect(normalizePath('/api/v1/jobs%2Fx')).toBe('/api/v1/jobs%2Fx');
+    expect(normalizePath('/api/v1/jobs%2fx')).toBe('/api/v1/jobs%2Fx');
+    // "others" are decoded too, reserved characters stay escaped
+    expect(normalizePath('/a%20b/%3Bc/%41')).toBe('/a b/%3Bc/A');
+    expect(normalizePath('/a/b/..')).toBe('/a/');
+    expect(normalizePath('/../a')).toBe('/a');
+  });
+
+  test('the upstream URI is the normalized path escaped again (kong.tools.uri.escape)', () => {
+    expect(escapeUri('/a b/ä/%3B/~')).toBe('/a%20b/%E4/%3B/~');
+  });
+});
+
+describe("kong.yaml's three routes (the third without methods)", () => {
+  const { router } = loadGateway([KONG_YAML, DEMO_YAML], gatewayEnv('x'), pluginRegistry(new RateLimitCounters()), () => undefined);
+  test.each([
+    ['GET', '/api/v1/jobs', 'jobs-read'],
+    ['HEAD', '/api/v1/jobs/abc', 'jobs-read'],
+    ['POST', '/api/v1/jobs/', 'jobs-write'],
+    ['POST', '/api/v1/jobs/abc', 'jobs-other-methods'],
+    ['PUT', '/api/v1/jobs/abc', 'jobs-other-methods'],
+    ['DELETE', '/api/v1/jobs', 'jobs-other-methods'],
+    ['OPTIONS', '/api/v1/jobs', 'jobs-other-methods'],
+    ['PROPFIND', '/api/v1/jobs/abc', 'jobs-other-methods'],
+    ['GET', '/api/v1/jobs/a/b', null],
+    ['OPTIONS', '/api/v1/other', null],
+  ])('%s %s -> %s', (method, path, expected) => {
+    expect(router.match(method, path)?.name ?? null).toBe(expected);
+  });
+
+  test('the order of the routes in the file does not matter: methods + paths outrank paths alone', () => {
+    const reversed = new Router([route('any', ['~/x$']), route('get', ['~/x$'], ['GET'])].reverse());
+    expect(reversed.match('GET', '/x')?.name).toBe('get');
+    expect(reversed.match('OPTIONS', '/x')?.name).toBe('any');
   });
 });
 

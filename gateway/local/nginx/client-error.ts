@@ -12,6 +12,8 @@
  * empty answer (see gateway/local/README.md, known differences).
  */
 
+import { HEADER_LINE_LIMIT } from './limits';
+
 export interface ParserError extends Error {
   code?: string;
   reason?: string;
@@ -29,7 +31,8 @@ export function clientErrorStatus(err: ParserError): number | null {
       return null;
     case 'HPE_HEADER_OVERFLOW': {
       const raw = err.rawPacket?.toString('latin1') ?? '';
-      return raw.includes('\n') ? 494 : 414;
+      const lineEnd = raw.indexOf('\n');
+      return lineEnd === -1 || lineEnd + 1 > HEADER_LINE_LIMIT ? 414 : 494;
     }
     case 'HPE_INVALID_TRANSFER_ENCODING':
       return /content-length/i.test(err.reason ?? '') ? 400 : 501;
