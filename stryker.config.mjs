@@ -1,0 +1,44 @@
+// Mutation testing: `npm run test:mutation` (every file below) or
+// `npm run test:mutation -- --mutate service/middleware/identity.ts` (one file; globs work too).
+// Not part of npm test or CI: it reruns the related tests once per mutant. Scores: README, Testing.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  packageManager: 'npm',
+  testRunner: 'jest',
+  jest: {
+    projectType: 'custom',
+    configFile: 'jest.config.js',
+    // Each mutant runs only the test files that import its file. Jest finds them through its
+    // module map, which covers only `roots`: the sources must be in it, not just test/.
+    enableFindRelatedTests: true,
+    config: { roots: ['<rootDir>/test', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'] },
+  },
+  // Each Stryker worker is its own process running jest in band; test/helpers/global-setup.ts gives
+  // it its own TEST_RUN_ID, so its databases (jt_<run>_1_*) never meet another worker's or run's.
+  coverageAnalysis: 'perTest',
+  checkers: ['typescript'],
+  tsconfigFile: 'tsconfig.json',
+  typescriptChecker: { prioritizePerformanceOverAccuracy: true },
+  mutate: [
+    'service/**/*.ts',
+    'gateway/local/**/*.ts',
+    'db/**/*.ts',
+    // drizzle-kit's output, not code we write.
+    '!db/migrations/**',
+    // The demo data set: its strings and numbers are content, not behaviour.
+    '!db/seed-data.ts',
+  ],
+  ignorePatterns: ['dist', 'reports', 'coverage'],
+  incremental: true,
+  incrementalFile: 'reports/stryker-incremental.json',
+  // The machine has 2 cores; one checker and one jest per worker.
+  concurrency: 2,
+  // Some suites wait on timers (rate-limit windows, reload debounce); a busy machine needs slack.
+  timeoutMS: 10000,
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  clearTextReporter: { allowColor: false, reportMutants: true, reportScoreTable: true, logTests: false },
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  thresholds: { high: 85, low: 70, break: null },
+  tempDirName: '.stryker-tmp',
+};
