@@ -1,0 +1,169 @@
+/**
+ * The one error middleware (service/middleware/error-handler.ts): what a client reads when
+ * something fails, and what the log keeps of it.
+ * - through the real app: a database error that is not an outage is a bare 500; a router's 501
+ *   (a method it does not know) is the same 405 as any other wrong method;
+ * - through a Koa app with only the middleware: the kinds of error Koa and its routers throw
+ *   (http-errors with status and expose), which the service's own routes do not produce today.
+ */
+import Koa from 'koa';
+import { errorHandler } from '../service/middleware/error-handler';
+import { createLogger } from '../service/logger';
+import { HttpError } from '../service/errors';
+import { call, serve, type Served } from './helpers/http';
+import { reader } from './helpers/consumers';
+import { memoryLog, startTestService, type TestService } from './helpers/service';
+
+/** The log lines written so far, parsed (the logger may write a moment after the response). */
+async function logLines(lines: string[], until: (entries: Array<Record<string, any>>) => boolean) {
+  let entries: Array<Record<string, any>> = [];
+  for (let i = 0; i < 50; i++) {
+    entries = lines.map((line) => JSON.parse(line) as Record<string, any>);
+    if (until(entries)) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return entries;
+}
+
+describe('through the real app', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService({ name: 'error_handler' });
+  });
+  afterAll(() => service.close());
+
+  test('a database error that is not an outage: 500 with a bare body, logged with its code and request id only', async () => {
+    // A table gone missing is a bug or an operator's mistake, not something to retry: no 503.
+    await service.database.query('RENAME TABLE jobs TO jobs_moved_away');
+    try {
+      const res = await call(`${service.url}/api/v1/jobs?department=Finance`, { headers: { ...reader, 'X-Request-ID': 'req-500-check' } });
+      expect(res.status).toBe(500);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(res.headers.get('retry-after')).toBeNull();
+      expect(res.text).toBe('{"error":"Internal server error"}');
+
+      const entries = await logLines(service.logs, (all) => all.some((e) => e.msg === 'request failed'));
+      const failed = entries.filter((e) => e.msg === 'request failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatchObject({ level: 50, reqId: 'req-500-check', err: { code: 'ER_NO_SUCH_TABLE' } });
+      // The driver's message quotes the statement (and would quote bound values): never logged.
+      expect(JSON.stringify(entries)).not.toMatch(/doesn't exist|select|Finance/i);
+    } finally {
+      await service.database.query('RENAME TABLE jobs_moved_away TO jobs');
+    }
+  });
+
+  test('a client error is answered, not logged as a failure', async () => {
+    const before = service.logs.length;
+    const res = await call(`${service.url}/api/v1/jobs?limit=0`, { headers: reader });
+    expect(res.status).toBe(400);
+    const entries = await logLines(service.logs, (all) => all.length > before);
+    expect(entries.slice(before).map((e) => e.msg)).toEqual(['request']);
+  });
+
+  test.each(['PROPFIND', 'MKCOL'])('%s (a method the router does not implement: 501 inside) is a 405 with Allow', async (method) => {
+    const res = await call(`${service.url}/api/v1/jobs`, { method, headers: reader });
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ error: 'Method not allowed' });
+    expect(res.headers.get('allow')).toBe('HEAD, GET, POST');
+  });
+});
+
+describe('errors thrown by Koa and its middleware', () => {
+  const lines: string[] = [];
+  let served: Served;
+  let thrown: unknown;
+  beforeAll(async () => {
+    const app = new Koa();
+    app.silent = true;
+    app.use(errorHandler(createLogger('info', memoryLog(lines))));
+    app.use((ctx) => {
+      if (ctx.path === '/empty') return; // nothing answers: 404
+      if (ctx.path === '/teapot') {
+        ctx.status = 418; // a status set without a body is left alone
+        ctx.body = 'short and stout';
+        return;
+      }
+      throw thrown;
+    });
+    served = await serve(app.callback());
+  });
+  afterAll(() => served.close());
+
+  async function answerTo(error: unknown) {
+    thrown = error;
+    return call(`${served.url}/boom`);
+  }
+  const withStatus = (status: unknown, expose: unknown, message = 'Something the client did') =>
+    Object.assign(new Error(message), { status, expose });
+
+  test.each([
+    [400, 'Bad Request: the header is malformed'],
+    [411, 'Length Required'],
+    [431, 'Request Header Fields Too Large'],
+    [499, 'Client Closed Request'],
+  ])('an exposed %i passes through with its message', async (status, message) => {
+    const res = await answerTo(withStatus(status, true, message));
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual({ error: message });
+  });
+
+  test("Koa's own ctx.throw(400) passes through", async () => {
+    const app = new Koa();
+    app.silent = true;
+    app.use(errorHandler(createLogger('silent')));
+    app.use((ctx) => ctx.throw(400, 'Invalid thing'));
+    const local = await serve(app.callback());
+    try {
+      expect(await call(local.url)).toMatchObject({ status: 400, body: { error: 'Invalid thing' } });
+    } finally {
+      await local.close();
+    }
+  });
+
+  test.each([
+    ['a 4xx not marked exposable', withStatus(400, false, 'internal detail')],
+    ['a 4xx with an empty message', withStatus(404, true, '')],
+    ['a 5xx, even marked exposable', withStatus(500, true, 'connection string mysql://root:pw@db')],
+    ['a 502 marked exposable', withStatus(502, true, 'upstream detail')],
+    ['a 3xx status', withStatus(399, true, 'redirect detail')],
+    ['a status that is not a number', withStatus('400', true, 'string status')],
+    ['a plain Error', new Error('TypeError in the code: x is undefined')],
+    ['a thrown string', 'just a string'],
+    ['a thrown null', null],
+  ])('%s: 500 Internal server error, message hidden', async (_label, error) => {
+    const before = lines.length;
+    const res = await answerTo(error);
+    expect(res.status).toBe(500);
+    expect(res.text).toBe('{"error":"Internal server error"}');
+    const entries = await logLines(lines, (all) => all.length > before);
+    expect(entries.slice(before)).toEqual([expect.objectContaining({ level: 50, msg: 'request failed' })]);
+  });
+
+  test('an HttpError keeps its status, extra fields and headers', async () => {
+    const res = await answerTo(new HttpError(409, 'Conflict here', { requiredScope: 'jobs:write' }, { 'Retry-After': '7' }));
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ error: 'Conflict here', requiredScope: 'jobs:write' });
+    expect(res.headers.get('retry-after')).toBe('7');
+  });
+
+  test('an HttpError with a 5xx status is logged as a failure', async () => {
+    const before = lines.length;
+    const res = await answerTo(new HttpError(503, 'Try later'));
+    expect(res).toMatchObject({ status: 503, body: { error: 'Try later' } });
+    const entries = await logLines(lines, (all) => all.length > before);
+    expect(entries.slice(before)).toEqual([expect.objectContaining({ msg: 'request failed', err: { name: 'HttpError' } })]);
+  });
+
+  test('nothing answered: a JSON 404', async () => {
+    const res = await call(`${served.url}/empty`);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 'Not found' });
+  });
+
+  test('a response with a body is left as it is, whatever its status', async () => {
+    const res = await call(`${served.url}/teapot`);
+    expect(res.status).toBe(418);
+    expect(res.text).toBe('short and stout');
+  });
+});
