@@ -207,3 +207,24 @@ test("plugins run in Kong's priority order: auth-guard before key-auth, job-scop
   const order = [...plugins.values()].sort((a, b) => b.priority - a.priority).map((p) => p.name);
   expect(order).toEqual(['correlation-id', 'auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'rate-limiting', 'prometheus']);
 });
+
+test("key-auth without `anonymous` answers itself, with Kong 3.9.1's messages and a realm-less WWW-Authenticate", async () => {
+  const upstream = await stubUpstream();
+  const cf = configFile(upstream.port, (s) => {
+    const keyAuth = s.services[0].plugins.find((p: any) => p.name === 'key-auth');
+    delete keyAuth.config.anonymous;
+  });
+  const gateway = await startGateway(cf.paths, gatewayEnv('x'));
+  try {
+    const missing = await send(gateway.url, { path: '/api/v1/jobs' });
+    expect([missing.status, missing.json?.error, missing.headers['www-authenticate']]).toEqual([401, 'No API key found in request', 'Key']);
+    const unknown = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': 'demo-nope' } });
+    expect([unknown.status, unknown.json?.error]).toEqual([401, 'Unauthorized']);
+    const duplicate = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': [DEMO.reader, DEMO.reader] } });
+    expect([duplicate.status, duplicate.json?.error]).toEqual([401, 'Duplicate API key found']);
+  } finally {
+    await gateway.close();
+    await upstream.close();
+    cf.remove();
+  }
+});

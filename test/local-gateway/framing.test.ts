@@ -6,7 +6,7 @@
  * as a second request and later responses went to the wrong client.
  */
 import net from 'node:net';
-import { DEMO, configFile, gatewayEnv, send, startGateway, stubUpstream, type ConfigFile, type StubUpstream, type TestGateway } from './support';
+import { DEMO, configFile, gatewayEnv, gatewayOverStub, send, startGateway, stubUpstream, type ConfigFile, type StubUpstream, type TestGateway } from './support';
 
 /** Sends raw bytes, returns everything the gateway answered until it closed or went quiet. */
 function rawExchange(port: number, bytes: string, quietMs = 300): Promise<string> {
@@ -125,5 +125,27 @@ describe('how each body is framed upstream', () => {
   test('Expect: 100-continue is not forwarded; the body still arrives', async () => {
     await send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer, Expect: '100-continue' }, body: 'abc' });
     expect([last().headers.expect, last().body.toString()]).toEqual([undefined, 'abc']);
+  });
+});
+
+describe('Expect', () => {
+  const stack = gatewayOverStub();
+
+  test('100-continue is sent only when the body is read: a request answered before that gets no 100 Continue', async () => {
+    const rejected = await rawExchange(
+      stack.gateway.port,
+      'POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n',
+    );
+    expect(rejected).toMatch(/^HTTP\/1\.1 401 /);
+    const accepted = await rawExchange(
+      stack.gateway.port,
+      `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-API-Key: ${DEMO.writer}\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    expect(accepted).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+  });
+
+  test('other expectations are ignored, as nginx ignores them (Node alone would answer 417)', async () => {
+    const res = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, Expect: 'something-else' } });
+    expect(res.status).toBe(200);
   });
 });
