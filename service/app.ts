@@ -9,6 +9,7 @@ import { admission } from './middleware/admission';
 import { errorHandler } from './middleware/error-handler';
 import { requireGatewaySecret } from './middleware/gateway-secret';
 import { identity } from './middleware/identity';
+import { methodNotAllowed } from './middleware/method-not-allowed';
 import { requestLog } from './middleware/request-log';
 
 export interface AppDependencies {
@@ -32,13 +33,13 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
   app.use(errorHandler(logger));
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(health.routes());
-  app.use(health.allowedMethods());
+  app.use(methodNotAllowed(health));
   app.use(requireGatewaySecret(config.gatewaySecret));
   app.use(identity());
   // The OpenAPI document needs no database turn.
   const openApi = openApiRouter();
   app.use(openApi.routes());
-  app.use(openApi.allowedMethods());
+  app.use(methodNotAllowed(openApi));
   // Overload: a bounded wait for a database turn, then 503 (service/middleware/admission.ts).
   app.use(
     admission({
@@ -50,6 +51,6 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
   );
   app.use(jobs.routes());
   // Sets 405 + Allow for a known path with another method; the error middleware adds the body.
-  app.use(jobs.allowedMethods());
+  app.use(methodNotAllowed(jobs));
   return app;
 }

@@ -33,6 +33,18 @@ describe('paths and methods', () => {
     expect(one.headers.get('allow')).toBe('HEAD, GET');
   });
 
+  test('OPTIONS and unknown-to-the-router methods are 405 with Allow too, not 200 or 501', async () => {
+    for (const method of ['OPTIONS', 'PROPFIND']) {
+      const res = await call(`${service.url}/api/v1/jobs`, { method, headers: reader });
+      expect(res.status).toBe(405);
+      expect(res.body).toEqual({ error: 'Method not allowed' });
+      expect(res.headers.get('allow')).toBe('HEAD, GET, POST');
+    }
+    const probe = await call(`${service.url}/healthz`, { method: 'OPTIONS' });
+    expect(probe.status).toBe(405);
+    expect(probe.headers.get('allow')).toBe('HEAD, GET');
+  });
+
   test('health probes', async () => {
     expect(await call(`${service.url}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await call(`${service.url}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });

@@ -1,0 +1,17 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { HttpError } from '../errors';
+
+/**
+ * The router's allowedMethods, except that OPTIONS is a 405 like every other method a path does
+ * not serve (decisions.md): koa-router would answer it 200 with an empty body. Allow stays set.
+ */
+export function methodNotAllowed(router: Router): Middleware {
+  const allowedMethods = router.allowedMethods();
+  return async (ctx, next) => {
+    await allowedMethods(ctx, next);
+    if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.body === '' && ctx.response.get('Allow')) {
+      throw new HttpError(405, 'Method not allowed');
+    }
+  };
+}
