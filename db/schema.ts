@@ -160,6 +160,8 @@ export const jobChanges = mysqlTable(
   },
   (t) => [
     uniqueIndex('job_changes_seq_idx').on(t.seq),
+    // The sequencer reads pending rows (seq NULL) in the order they changed: no sort.
+    index('job_changes_pending_idx').on(t.seq, t.changedAt),
     // The feed reads `ever_public AND seq > ?` in seq order: one index range, no sort.
     index('job_changes_feed_idx').on(t.everPublic, t.seq),
   ],

@@ -95,7 +95,7 @@ describe('the change feed', () => {
     const draft = created.body.data.id as string;
     let step = await drain(since);
     expect(step.entries.map((e) => e.id)).not.toContain(draft);
-    // Not even a tombstone when a never-published draft is soft-deleted.
+    // Nor when a draft that was never listable is edited.
     await service.database.query('update jobs set title = ? where id = ?', ['Still secret', bin(draft)]);
     step = await drain(step.since);
     expect(step.entries).toEqual([]);
@@ -119,6 +119,32 @@ describe('the change feed', () => {
     const [paused] = await idsWhere(`status = 'paused' and deleted_at is null`);
     await service.database.query('update jobs set title = ? where id = ?', ['Paused, renamed', bin(paused!)]);
     expect((await drain(since)).entries).toEqual([expect.objectContaining({ id: paused, status: 'paused', title: 'Paused, renamed' })]);
+  });
+
+  test('a bulk import by plain SQL arrives whole, numbered over a few calls that say more is waiting', async () => {
+    const { since } = await drain();
+    const [before] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs');
+    // 6,400 copies of the listable seed jobs: more than one call numbers (5,000).
+    await service.database.query(`
+      insert into jobs (id, title, department, location, type, description, requirements, responsibilities, status, created_at)
+      select unhex(replace(uuid(), '-', '')), concat(j.title, ' #', d.n), j.department, j.location, j.type, j.description,
+             j.requirements, j.responsibilities, j.status, j.created_at
+      from jobs j, (select a.d + 10 * b.d + 100 * c.d as n from
+        (select 0 d union all select 1 union all select 2 union all select 3 union all select 4 union all select 5 union all select 6 union all select 7 union all select 8 union all select 9) a,
+        (select 0 d union all select 1 union all select 2 union all select 3 union all select 4 union all select 5 union all select 6 union all select 7 union all select 8 union all select 9) b,
+        (select 0 d union all select 1 union all select 2 union all select 3 union all select 4 union all select 5 union all select 6 union all select 7 union all select 8 union all select 9) c) d
+      where j.status in ('active', 'open') and j.deleted_at is null and d.n < ?`, [Math.ceil(6_400 / 30)]);
+    const [after] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs');
+    const added = Number(after!.n) - Number(before!.n);
+    expect(added).toBeGreaterThan(5_000);
+    const first = await feed(since, 500);
+    expect(first.meta.hasMore).toBe(true);
+    // One call numbered its share and left the rest for the next ones (the request stays short).
+    const [waiting] = await service.database.query<Array<{ n: number }>>('select count(*) as n from job_changes where seq is null');
+    expect(Number(waiting!.n)).toBeGreaterThan(0);
+    const rest = await drain(first.meta.nextSince, 500);
+    const ids = [...first.data, ...rest.entries].map((e) => e.id);
+    expect(new Set(ids).size).toBe(added);
   });
 
   test('a job changed twice before a read appears once, as it is now', async () => {

@@ -1,8 +1,10 @@
-import { eq, inArray, isNull, sql } from 'drizzle-orm';
+import { eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { jobChangeSequence, jobChanges } from '../../db/schema';
 
 const BATCH = 500;
+/** At most this many batches per call: a bulk import is numbered over a few feed requests. */
+const BATCHES_PER_CALL = 10;
 
 /**
  * Numbers the committed changes that have no number yet, after every number already given.
@@ -13,14 +15,15 @@ const BATCH = 500;
  * run, after everything numbered now. So numbers become visible in increasing order, and a reader
  * that has seen N can never later find a new number below N, however the writers' commits
  * interleave (an AUTO_INCREMENT taken at insert time would not give that). READ COMMITTED keeps
- * the locking reads from taking gap locks that would hold up writers.
+ * the locking reads from taking gap locks that would hold up writers. Returns whether committed
+ * changes are still waiting (more than one call's share).
  */
-export async function sequencePendingChanges(db: Database): Promise<void> {
+export async function sequencePendingChanges(db: Database): Promise<boolean> {
   // Nothing committed and waiting: no write transaction at all (the common case for a poll).
   const [waiting] = await db.select({ jobId: jobChanges.jobId }).from(jobChanges).where(isNull(jobChanges.seq)).limit(1);
-  if (!waiting) return;
+  if (!waiting) return false;
 
-  await db.transaction(
+  return db.transaction(
     async (tx) => {
       const [counter] = await tx
         .select({ lastSeq: jobChangeSequence.lastSeq })
@@ -29,7 +32,12 @@ export async function sequencePendingChanges(db: Database): Promise<void> {
         .for('update');
       if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
       let last = counter.lastSeq;
-      for (;;) {
+      let more = false;
+      for (let batch = 0; ; batch++) {
+        if (batch === BATCHES_PER_CALL) {
+          more = true;
+          break;
+        }
         const pending = await tx
           .select({ jobId: jobChanges.jobId })
           .from(jobChanges)
@@ -38,15 +46,16 @@ export async function sequencePendingChanges(db: Database): Promise<void> {
           .limit(BATCH)
           .for('update', { skipLocked: true });
         if (pending.length === 0) break;
-        const numbers = pending.map(({ jobId }, i) => sql`when ${sql.param(jobId, jobChanges.jobId)} then ${last + i + 1}`);
+        // Rows this transaction has locked, so the upsert only ever updates them.
         await tx
-          .update(jobChanges)
-          .set({ seq: sql`case ${jobChanges.jobId} ${sql.join(numbers, sql` `)} end` })
-          .where(inArray(jobChanges.jobId, pending.map(({ jobId }) => jobId)));
+          .insert(jobChanges)
+          .values(pending.map(({ jobId }, i) => ({ jobId, seq: last + i + 1 })))
+          .onDuplicateKeyUpdate({ set: { seq: sql`values(${jobChanges.seq})` } });
         last += pending.length;
         if (pending.length < BATCH) break;
       }
       await tx.update(jobChangeSequence).set({ lastSeq: last }).where(eq(jobChangeSequence.id, 1));
+      return more;
     },
     { isolationLevel: 'read committed' },
   );

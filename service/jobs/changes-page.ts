@@ -13,11 +13,12 @@ import { decodeSince, encodeSince } from './tokens';
  */
 export async function changesPage(db: Database, key: Buffer, query: ChangesQuery): Promise<ChangeList> {
   const since = query.since ? decodeSince(key, query.since) : 0;
-  await sequencePendingChanges(db);
+  const stillNumbering = await sequencePendingChanges(db);
   const { entries, lastSeq, hasMore } = await readChanges(db, since, query.limit);
   if (entries.length === 0 && since > (await lastSequenced(db))) {
     // Only a database restored from an older backup gets here: positions are never reused.
     throw badRequest('since is ahead of this feed (the data was restored from a backup?): read the feed again from the beginning, without since');
   }
-  return { data: entries, meta: { nextSince: encodeSince(key, lastSeq ?? since), hasMore, limit: query.limit } };
+  const meta = { nextSince: encodeSince(key, lastSeq ?? since), hasMore: hasMore || stillNumbering, limit: query.limit };
+  return { data: entries, meta };
 }

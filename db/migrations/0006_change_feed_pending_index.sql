@@ -1,0 +1,1 @@
+CREATE INDEX `job_changes_pending_idx` ON `job_changes` (`seq`,`changed_at`);

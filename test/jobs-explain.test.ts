@@ -1,0 +1,119 @@
+/**
+ * Query plans on 100,000 jobs: a cursor page and a change-feed page are index range reads in
+ * their own order (no filesort), and one deep in the walk reads as few rows as the first.
+ */
+import type { RowDataPacket } from 'mysql2';
+import { freshDatabase, type TestDatabase } from './helpers/database';
+import { readChanges, changesQuery } from '../service/jobs/change-feed';
+import { parseListQuery } from '../service/jobs/list-query';
+import { listQueries, type ListPosition } from '../service/jobs/repository';
+
+const ROWS = 100_000;
+let database: TestDatabase;
+
+// 0..99,999 from five cross-joined digit tables: fast, and no sequence engine needed (MySQL too).
+const DIGITS = '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
+
+beforeAll(async () => {
+  database = await freshDatabase('explain');
+  // Ids are UUIDv7-shaped and grow with created_at, one job a minute; a fifth are drafts, one in
+  // fifty soft-deleted; departments, types, workplaces and statuses spread evenly.
+  await database.query(`
+    INSERT INTO jobs (id, title, department, location, workplace, type, description, requirements, responsibilities, status, created_at, deleted_at)
+    SELECT UNHEX(CONCAT(LPAD(HEX(n), 12, '0'), '7000', '8000', LPAD(HEX(n), 12, '0'))),
+      CONCAT('Job ', n), ELT(1 + n % 8, 'Engineering', 'Finance', 'Sales', 'Data & Analytics', 'Marketing', 'Operations', 'Healthcare', 'Human Resources'),
+      '', ELT(1 + n % 3, 'on-site', 'hybrid', 'remote'),
+      ELT(1 + n % 6, 'full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'),
+      'Generated for the plan tests.', '[]', '[]', ELT(1 + n % 5, 'draft', 'active', 'open', 'paused', 'closed'),
+      TIMESTAMPADD(MINUTE, n, '2020-01-01'), IF(n % 50 = 7, '2024-01-01', NULL)
+    FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d AS n FROM ${DIGITS} a, ${DIGITS} b, ${DIGITS} c, ${DIGITS} e, ${DIGITS} f) numbers`);
+  // Numbered in one statement, as migration 0003 numbers the jobs that predate the feed.
+  await database.query(`
+    UPDATE job_changes c JOIN (SELECT job_id, ROW_NUMBER() OVER (ORDER BY changed_at, job_id) AS n FROM job_changes) r USING (job_id)
+    SET c.seq = r.n`);
+  await database.query(`UPDATE job_change_sequence SET last_seq = ${ROWS}`);
+  await database.query('ANALYZE TABLE jobs, job_changes');
+}, 60_000);
+afterAll(() => database.close());
+
+type Plan = Array<{ table: string; type: string; key: string | null; Extra: string | null }>;
+
+async function explain(builder: { toSQL(): { sql: string; params: unknown[] } }): Promise<Plan> {
+  const { sql, params } = builder.toSQL();
+  const [rows] = await database.pool.query<RowDataPacket[]>(`EXPLAIN ${sql}`, params);
+  return rows as Plan;
+}
+
+/** Rows the storage engine handed over (index and table reads) for one run of the query. */
+async function rowsRead(builder: { toSQL(): { sql: string; params: unknown[] } }): Promise<number> {
+  const { sql, params } = builder.toSQL();
+  const connection = await database.pool.getConnection();
+  try {
+    await connection.query('FLUSH STATUS');
+    await connection.query(sql, params);
+    const [rows] = await connection.query<RowDataPacket[]>(
+      "SHOW SESSION STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd_next', 'Handler_read_first', 'Handler_read_last')",
+    );
+    return rows.reduce((sum, row) => sum + Number(row.Value), 0);
+  } finally {
+    connection.release();
+  }
+}
+
+/** The position of the n-th job of a filter in listing order. */
+async function positionAt(query: string, n: number): Promise<ListPosition> {
+  const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(query)));
+  const [row] = await listQueries(database.db, { ...parsed, limit: 1 }, { page: n + 1 }).page;
+  return { createdAt: new Date(row!.createdAt), id: row!.id };
+}
+
+describe('a cursor page', () => {
+  test.each([
+    ['', 'jobs_listed_idx'],
+    ['type=contract', 'jobs_listed_type_idx'],
+    ['department=finance', 'jobs_listed_department_idx'],
+    ['workplace=remote', 'jobs_listed_workplace_idx'],
+    ['status=paused', 'jobs_visible_status_idx'],
+  ])('%s: a range read of %s in listing order, then rows by primary key', async (query, index) => {
+    const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(`${query}&limit=100`)));
+    const deep = await positionAt(query, 2_000);
+    const plan = await explain(listQueries(database.db, parsed, { after: deep }).page);
+    const ids = plan.find((step) => step.table === 'jobs' && step.key === index);
+    expect(ids).toMatchObject({ type: 'range' });
+    expect(ids!.Extra).toMatch(/Using index/);
+    for (const step of plan) {
+      // The page's own ids, at most limit + 1 of them, are read whole; no table is.
+      if (!step.table.startsWith('<derived')) expect(step.type).not.toBe('ALL');
+      expect(step.Extra ?? '').not.toMatch(/filesort|temporary/);
+    }
+    expect(plan.find((step) => step.table === 'jobs' && step.key === 'PRIMARY')).toMatchObject({ type: 'eq_ref' });
+  });
+
+  test('page 5,000 of the walk reads no more rows than page 1', async () => {
+    const parsed = parseListQuery({ limit: '5' });
+    const first = await rowsRead(listQueries(database.db, parsed, { after: null }).page);
+    const deep = await rowsRead(listQueries(database.db, parsed, { after: await positionAt('', 5 * 4_999) }).page);
+    expect(first).toBeLessThan(100);
+    expect(deep).toBeLessThanOrEqual(first);
+  });
+});
+
+describe('a change-feed page', () => {
+  test('is a range read of job_changes_feed_idx in change order, then each job by primary key', async () => {
+    const plan = await explain(changesQuery(database.db, 50_000, 100));
+    expect(plan[0]).toMatchObject({ table: 'job_changes', type: 'range', key: 'job_changes_feed_idx' });
+    expect(plan[1]).toMatchObject({ table: 'jobs', type: 'eq_ref', key: 'PRIMARY' });
+    for (const step of plan) expect(step.Extra ?? '').not.toMatch(/filesort|temporary/);
+  });
+
+  test('deep in the feed reads no more rows than at its start', async () => {
+    const start = await rowsRead(changesQuery(database.db, 0, 100));
+    const deep = await rowsRead(changesQuery(database.db, 90_000, 100));
+    expect(start).toBeLessThan(300);
+    expect(deep).toBeLessThanOrEqual(start);
+    // And what it reads is the feed: 100 entries after the position.
+    const page = await readChanges(database.db, 90_000, 100);
+    expect(page.entries).toHaveLength(100);
+    expect(page.lastSeq).toBeGreaterThan(90_100);
+  });
+});
