@@ -77,19 +77,38 @@ export async function prepareTable(serverUrl: string, size: number, options: { r
       await handle.close();
     }
     const { columns, values } = await copyExpressions(admin, database);
+    await admin.query(`CREATE TABLE bench_seed_copy AS SELECT ${columns} FROM jobs LIMIT 0`);
     let rows = await count(admin);
     while (rows < size) {
       const copy = Math.min(rows, size - rows);
-      // The copy of the newest `copy` rows lands just before the current oldest one.
+      // The copy of the newest `copy` rows lands just before the current oldest one, in chunks
+      // bounded by primary-key values found before anything is inserted.
       await admin.query('SET @shift_ms = ?', [rows * ROW_SPACING_MS]);
-      for (let offset = 0; offset < copy; offset += CHUNK_ROWS) {
+      const bounds: Buffer[] = [];
+      for (let done = Math.min(CHUNK_ROWS, copy); ; done = Math.min(done + CHUNK_ROWS, copy)) {
+        const [[row]] = await admin.query<mysql.RowDataPacket[]>('SELECT id FROM jobs ORDER BY id DESC LIMIT 1 OFFSET ?', [done - 1]);
+        bounds.push(row!.id as Buffer);
+        if (done === copy) break;
+      }
+      let upper: Buffer | undefined;
+      for (const lower of bounds) {
+        // Through a staging table: INSERT ... SELECT from the table itself would make the server
+        // build an on-disk temporary table in its tmpdir, shared with everything else on the machine.
         await admin.query(
-          `INSERT INTO jobs (${columns}) SELECT ${values} FROM jobs ORDER BY id DESC LIMIT ${Math.min(CHUNK_ROWS, copy - offset)} OFFSET ${offset}`,
+          `INSERT INTO bench_seed_copy (${columns}) SELECT ${values} FROM jobs WHERE id >= ?${upper ? ' AND id < ?' : ''}`,
+          upper ? [lower, upper] : [lower],
         );
+        await admin.query(`INSERT INTO jobs (${columns}) SELECT ${columns} FROM bench_seed_copy`);
+        await admin.query('TRUNCATE TABLE bench_seed_copy');
+        upper = lower;
       }
       rows += copy;
       log(`${database}: ${rows} / ${size} jobs`);
     }
+    // One row a minute, newest first: a table that spans more than that was copied wrongly.
+    const [[span]] = await admin.query<mysql.RowDataPacket[]>('SELECT TIMESTAMPDIFF(MINUTE, MIN(created_at), MAX(created_at)) AS minutes FROM jobs');
+    if (Math.abs(Number(span!.minutes) - (size - 1)) > 1) throw new Error(`${database}: seeded rows span ${span!.minutes} minutes instead of ${size - 1}`);
+    await admin.query('DROP TABLE bench_seed_copy');
     await admin.query('ANALYZE TABLE jobs');
     const seededSeconds = (performance.now() - started) / 1000;
     log(`${database}: seeded ${size} jobs in ${seededSeconds.toFixed(1)} s`);
