@@ -178,13 +178,35 @@ function buildDocument() {
           tags: ['jobs'],
           summary: 'Create a job (stored as draft unless a status is sent)',
           security: writeSecurity,
-          requestBody: { required: true, content: { 'application/json': { schema: createBody } } },
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: 'Makes a retry safe: the same body with the same key within 24 hours answers the first 201 again instead of creating a second job',
+              schema: { type: 'string', pattern: '^[\\x21-\\x7E]{1,255}$' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            description: 'application/json, at most 100 KB (gzip allowed with Content-Encoding: gzip, 100 KB decoded). Unknown and organisation-only fields are refused by name.',
+            content: { 'application/json': { schema: createBody } },
+          },
           responses: {
             '201': {
               description: 'Created; the body is what GET /api/v1/jobs/{id} answers',
-              headers: { Location: header('/api/v1/jobs/{id}') },
+              headers: {
+                Location: header('/api/v1/jobs/{id}'),
+                'Idempotent-Replayed': header('true when this is the stored answer to an earlier request with the same Idempotency-Key'),
+              },
               content: json(ref('JobEnvelope')),
             },
+            '409': {
+              description: 'A request with this Idempotency-Key is still being processed: retry after Retry-After',
+              headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }) },
+              content: json(ref('Error')),
+            },
+            '422': { description: 'This Idempotency-Key was used with a different body', content: json(ref('Error')) },
             '400': { description: 'Validation failed (every problem in details), malformed JSON, or not a JSON object', content: json(ref('ValidationError')) },
             '413': { description: 'Body over 100 KB ("Request size limit exceeded" from the gateway)', content: json(ref('Error')) },
             '415': { description: 'Content-Type is not application/json, or an unsupported body encoding', content: json(ref('Error')) },
