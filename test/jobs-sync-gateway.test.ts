@@ -40,11 +40,11 @@ test('a full sync by cursor, then an incremental one by the feed, with 304s in b
     if (link) expect(link).not.toContain(DEMO.reader);
     path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : undefined;
   }
-  const [{ n }] = (await stack.service.database.query<Array<{ n: number }>>(
+  const [listable] = await stack.service.database.query<Array<{ n: number }>>(
     `select count(*) as n from jobs where deleted_at is null and status <> 'draft'`,
-  )) as Array<{ n: number }>;
-  expect(new Set(seen).size).toBe(Number(n));
-  expect(seen).toHaveLength(Number(n));
+  );
+  expect(new Set(seen).size).toBe(Number(listable!.n));
+  expect(seen).toHaveLength(Number(listable!.n));
 
   // Incremental: read the feed to its end, then poll conditionally.
   let since = '';
