@@ -34,7 +34,7 @@ const UNAVAILABLE = new Set([
   // Time limits (db/deadlines.ts): the statement ran out of time, or nothing answered in time.
   'ER_STATEMENT_TIMEOUT', // MariaDB max_statement_time
   'ER_QUERY_TIMEOUT', // MySQL max_execution_time
-  'ER_LOCK_WAIT_TIMEOUT', // a row lock (innodb_lock_wait_timeout) held by someone else
+  'ER_LOCK_WAIT_TIMEOUT', // a table or row lock held by someone else (lock_wait_timeout, innodb_lock_wait_timeout)
   'ER_QUERY_INTERRUPTED', // KILL QUERY, or a server shutting down
   'DB_DEADLINE', // a probe's own deadline (deadlineError)
 ]);
