@@ -1,7 +1,7 @@
 import type { Database } from '../../db/client';
 import { canonicalFilter, type ListQuery } from './list-query';
 import { projectJob } from './project';
-import { listJobs, type ListMode } from './repository';
+import { listJobs, type ListMode, type ListPosition } from './repository';
 import type { JobList } from './responses';
 import { decodeCursor, encodeCursor, filterDigest } from './tokens';
 
@@ -23,6 +23,13 @@ function nextUrl(query: ListQuery, cursor: string): string {
   return `/api/v1/jobs?${params.toString()}`;
 }
 
+/** Where a cursor walk goes on: the top for an empty cursor, else after the cursor's job. */
+function resume(key: Buffer, filter: Buffer, cursor: string): { page: number; after: ListPosition | null } {
+  if (cursor === '') return { page: 1, after: null };
+  const { page, createdAt, id } = decodeCursor(key, filter, cursor);
+  return { page, after: { createdAt, id } };
+}
+
 /**
  * GET /api/v1/jobs in either mode. `page` pages are offsets, as the spec has them; `cursor`
  * pages (an empty cursor starts at the top) walk the listing order from a signed position, so
@@ -30,11 +37,7 @@ function nextUrl(query: ListQuery, cursor: string): string {
  */
 export async function listPage(db: Database, key: Buffer, query: ListQuery): Promise<ListPage> {
   const filter = filterDigest(canonicalFilter(query));
-  const walk =
-    query.cursor === undefined ? undefined : query.cursor === '' ? { page: 1, after: null } : (() => {
-      const { page, ...after } = decodeCursor(key, filter, query.cursor);
-      return { page, after };
-    })();
+  const walk = query.cursor === undefined ? undefined : resume(key, filter, query.cursor);
   const page = walk?.page ?? query.page;
   const mode: ListMode = walk ? { after: walk.after } : { page };
   const { rows, total, hasMore } = await listJobs(db, query, mode);
