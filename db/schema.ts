@@ -125,15 +125,52 @@ export const jobs = mysqlTable(
     ),
   },
   (t) => [
-    // Each index ends in (created_at, id), the listing order, so a page is read from the index
-    // already sorted (no filesort, LIMIT stops early) and the page's COUNT(*) is answered from
-    // the index alone. Partners mostly filter the default listing, hence `listed` first.
+    // One index per set of filtered columns, for the default listing (`listed`) and for explicit
+    // statuses (`visible_status`): the filter's equalities, then (created_at, id), the listing
+    // order. So a page of any filter is a range read of one index already in order (no filesort;
+    // LIMIT stops early), ids only, and a list filter is one such read per value combination
+    // (service/jobs/list-plan.ts). Totals come from job_counts, never from these.
     index('jobs_listed_idx').on(t.listed, t.createdAt, t.id),
     index('jobs_listed_type_idx').on(t.listed, t.type, t.createdAt, t.id),
     index('jobs_listed_department_idx').on(t.listed, t.departmentKey, t.createdAt, t.id),
     index('jobs_listed_workplace_idx').on(t.listed, t.workplace, t.createdAt, t.id),
+    index('jobs_listed_type_workplace_idx').on(t.listed, t.type, t.workplace, t.createdAt, t.id),
+    index('jobs_listed_department_type_idx').on(t.listed, t.departmentKey, t.type, t.createdAt, t.id),
+    index('jobs_listed_department_workplace_idx').on(t.listed, t.departmentKey, t.workplace, t.createdAt, t.id),
+    index('jobs_listed_department_type_workplace_idx').on(t.listed, t.departmentKey, t.type, t.workplace, t.createdAt, t.id),
     index('jobs_visible_status_idx').on(t.visibleStatus, t.createdAt, t.id),
+    index('jobs_status_type_idx').on(t.visibleStatus, t.type, t.createdAt, t.id),
+    index('jobs_status_department_idx').on(t.visibleStatus, t.departmentKey, t.createdAt, t.id),
+    index('jobs_status_workplace_idx').on(t.visibleStatus, t.workplace, t.createdAt, t.id),
+    index('jobs_status_type_workplace_idx').on(t.visibleStatus, t.type, t.workplace, t.createdAt, t.id),
+    index('jobs_status_department_type_idx').on(t.visibleStatus, t.departmentKey, t.type, t.createdAt, t.id),
+    index('jobs_status_department_workplace_idx').on(t.visibleStatus, t.departmentKey, t.workplace, t.createdAt, t.id),
+    index('jobs_status_department_type_workplace_idx').on(t.visibleStatus, t.departmentKey, t.type, t.workplace, t.createdAt, t.id),
   ],
+);
+
+/** What job_counts records for a job without a workplace (a key column cannot be NULL). */
+export const NO_WORKPLACE = 'none';
+
+/**
+ * Listing totals kept by the database: how many listable jobs (not soft-deleted, not a draft)
+ * there are per (status, type, workplace), once over all departments (`by_department` false,
+ * `department_key` '') and once per department. Maintained by triggers on `jobs` (migration
+ * 0008) inside the writer's transaction, so a listing's exact total is a SUM over at most
+ * 4 x 6 x 4 rows of one key prefix, whatever the table's size (docs/decisions.md, Data).
+ */
+export const jobCounts = mysqlTable(
+  'job_counts',
+  {
+    byDepartment: boolean('by_department').notNull(),
+    departmentKey: varchar('department_key', { length: 100 }).notNull(),
+    status: mysqlEnum('status', JOB_STATUSES).notNull(),
+    type: mysqlEnum('type', JOB_TYPES).notNull(),
+    workplace: mysqlEnum('workplace', [NO_WORKPLACE, ...WORKPLACES]).notNull(),
+    // Signed: a counter must never make a writer's statement fail.
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.byDepartment, t.departmentKey, t.status, t.type, t.workplace] })],
 );
 
 export type JobRow = typeof jobs.$inferSelect;
