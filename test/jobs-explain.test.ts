@@ -39,7 +39,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => database.close());
 
-type Plan = Array<{ table: string; type: string; key: string | null; Extra: string | null }>;
+type Plan = Array<{ select_type: string; table: string; type: string; key: string | null; Extra: string | null }>;
 
 async function explain(builder: { toSQL(): { sql: string; params: unknown[] } }): Promise<Plan> {
   const { sql, params } = builder.toSQL();
@@ -71,26 +71,24 @@ async function positionAt(query: string, n: number): Promise<ListPosition> {
 }
 
 describe('a cursor page', () => {
-  test.each([
-    ['', 'jobs_listed_idx'],
-    ['type=contract', 'jobs_listed_type_idx'],
-    ['department=finance', 'jobs_listed_department_idx'],
-    ['workplace=remote', 'jobs_listed_workplace_idx'],
-    ['status=paused', 'jobs_visible_status_idx'],
-  ])('%s: a range read of %s in listing order, then rows by primary key', async (query, index) => {
-    const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(`${query}&limit=100`)));
-    const deep = await positionAt(query, 2_000);
-    const plan = await explain(listQueries(database.db, parsed, { after: deep }).page);
-    const ids = plan.find((step) => step.table === 'jobs' && step.key === index);
-    expect(ids).toMatchObject({ type: 'range' });
-    expect(ids!.Extra).toMatch(/Using index/);
-    for (const step of plan) {
-      // The page's own ids, at most limit + 1 of them, are read whole; no table is.
-      if (!step.table.startsWith('<derived')) expect(step.type).not.toBe('ALL');
-      expect(step.Extra ?? '').not.toMatch(/filesort|temporary/);
-    }
-    expect(plan.find((step) => step.table === 'jobs' && step.key === 'PRIMARY')).toMatchObject({ type: 'eq_ref' });
-  });
+  test.each(['', 'type=contract', 'department=finance', 'workplace=remote', 'status=paused'])(
+    '%s: its ids are a range read of one index in listing order, then the rows by primary key',
+    async (query) => {
+      const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(`${query}&limit=100`)));
+      const deep = await positionAt(query, 1_000);
+      const plan = await explain(listQueries(database.db, parsed, { after: deep }).page);
+      const ids = plan.find((step) => step.select_type === 'DERIVED');
+      expect(ids).toMatchObject({ table: 'jobs', type: 'range' });
+      expect(ids!.key).not.toBe('PRIMARY');
+      expect(ids!.Extra).toMatch(/Using index/);
+      for (const step of plan) {
+        // The page's own ids, at most limit + 1 of them, are read whole; no table is.
+        if (!step.table.startsWith('<derived')) expect(step.type).not.toBe('ALL');
+        expect(step.Extra ?? '').not.toMatch(/filesort|temporary/);
+      }
+      expect(plan.find((step) => step.table === 'jobs' && step.key === 'PRIMARY')).toMatchObject({ type: 'eq_ref' });
+    },
+  );
 
   test('page 5,000 of the walk reads no more rows than page 1', async () => {
     const parsed = parseListQuery({ limit: '5' });
