@@ -23,7 +23,10 @@ export interface LoadRequest {
 export interface LoadResult {
   requests: number;
   seconds: number;
-  /** Latencies in ms, measured per response with process.hrtime (autocannon's own histogram has 1 ms steps). */
+  /**
+   * Latencies in ms, measured per response with process.hrtime (autocannon's own histogram has
+   * 1 ms steps); -1 when nothing was answered (NaN would not survive IPC).
+   */
   p50: number;
   p99: number;
   statuses: Record<string, number>;
@@ -32,7 +35,7 @@ export interface LoadResult {
 }
 
 function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
+  if (sorted.length === 0) return -1;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
@@ -45,8 +48,8 @@ export function runLoad(request: LoadRequest): Promise<LoadResult> {
       {
         url: request.url,
         connections: request.connections,
-        duration: request.duration,
-        amount: request.amount,
+        // autocannon refuses an explicit undefined duration.
+        ...(request.amount ? { amount: request.amount } : { duration: request.duration }),
         timeout: request.timeout,
         requests: [
           {
