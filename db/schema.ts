@@ -155,9 +155,12 @@ export const NO_WORKPLACE = 'none';
 /**
  * Listing totals kept by the database: how many listable jobs (not soft-deleted, not a draft)
  * there are per (status, type, workplace), once over all departments (`by_department` false,
- * `department_key` '') and once per department. Maintained by triggers on `jobs` (migration
- * 0008) inside the writer's transaction, so a listing's exact total is a SUM over at most
- * 4 x 6 x 4 rows of one key prefix, whatever the table's size (docs/decisions.md, Data).
+ * `department_key` '') and once per department. Triggers on `jobs` (migration 0010) add each
+ * change, inside the writer's transaction, to the row of the writer's own connection (`slot` =
+ * CONNECTION_ID()), so two open transactions never wait for each other's counter row; the
+ * service folds committed slot rows into `slot` 0 (service/jobs/job-counts.ts). A listing's exact
+ * total is a SUM over one key prefix: at most 4 x 6 x 4 groups, each its folded row plus the
+ * few not folded yet, whatever the table's size (docs/decisions.md, Data).
  */
 export const jobCounts = mysqlTable(
   'job_counts',
@@ -167,10 +170,16 @@ export const jobCounts = mysqlTable(
     status: mysqlEnum('status', JOB_STATUSES).notNull(),
     type: mysqlEnum('type', JOB_TYPES).notNull(),
     workplace: mysqlEnum('workplace', [NO_WORKPLACE, ...WORKPLACES]).notNull(),
-    // Signed: a counter must never make a writer's statement fail.
+    // 0: folded; else the connection whose transactions added `n` (only it ever writes the row).
+    slot: bigint('slot', { mode: 'number', unsigned: true }).notNull().default(0),
+    // Signed: a connection's own row may go below zero, and a counter must never fail a write.
     n: bigint('n', { mode: 'number' }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.byDepartment, t.departmentKey, t.status, t.type, t.workplace] })],
+  (t) => [
+    primaryKey({ columns: [t.byDepartment, t.departmentKey, t.status, t.type, t.workplace, t.slot] }),
+    // The fold finds the rows still to fold without reading the folded ones.
+    index('job_counts_slot_idx').on(t.slot),
+  ],
 );
 
 export type JobRow = typeof jobs.$inferSelect;
