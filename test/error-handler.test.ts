@@ -3,8 +3,9 @@
  * something fails, and what the log keeps of it.
  * - through the real app: a database error that is not an outage is a bare 500; a router's 501
  *   (a method it does not know) is the same 405 as any other wrong method;
- * - through a Koa app with only the middleware: the kinds of error Koa and its routers throw
- *   (http-errors with status and expose), which the service's own routes do not produce today.
+ * - through a Koa app with only the middleware: the kinds of error Koa, its routers and raw-body
+ *   throw (http-errors with status and expose), which the service's own routes rarely produce,
+ *   and responses a route writes itself.
  */
 import Koa from 'koa';
 import { errorHandler } from '../service/middleware/error-handler';
@@ -80,8 +81,22 @@ describe('errors thrown by Koa and its middleware', () => {
     app.use((ctx) => {
       if (ctx.path === '/empty') return; // nothing answers: 404
       if (ctx.path === '/teapot') {
-        ctx.status = 418; // a status set without a body is left alone
         ctx.body = 'short and stout';
+        ctx.status = 418;
+        return;
+      }
+      if (ctx.path === '/own-404') {
+        ctx.body = { error: 'Job not found', id: 'x' };
+        ctx.status = 404;
+        return;
+      }
+      if (ctx.path === '/own-405') {
+        ctx.body = { error: 'Not here' };
+        ctx.status = 405;
+        return;
+      }
+      if (ctx.path === '/no-content') {
+        ctx.status = 204;
         return;
       }
       throw thrown;
@@ -162,8 +177,14 @@ describe('errors thrown by Koa and its middleware', () => {
   });
 
   test('a response with a body is left as it is, whatever its status', async () => {
-    const res = await call(`${served.url}/teapot`);
-    expect(res.status).toBe(418);
-    expect(res.text).toBe('short and stout');
+    expect(await call(`${served.url}/teapot`)).toMatchObject({ status: 418, text: 'short and stout' });
+    expect(await call(`${served.url}/own-404`)).toMatchObject({ status: 404, body: { error: 'Job not found', id: 'x' } });
+    expect(await call(`${served.url}/own-405`)).toMatchObject({ status: 405, body: { error: 'Not here' } });
+  });
+
+  test('a 204 without a body is left as it is', async () => {
+    const res = await call(`${served.url}/no-content`);
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
   });
 });

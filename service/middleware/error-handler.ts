@@ -11,32 +11,11 @@ interface ErrorResponse {
   headers?: Record<string, string>;
 }
 
-/** Errors thrown by koa-bodyparser: co-body's JSON.parse failures, raw-body's typed errors. */
-function bodyParserError(error: { type?: unknown; status?: unknown }): ErrorResponse | undefined {
-  if (error instanceof SyntaxError) return { status: 400, body: { error: 'Malformed JSON body' } };
-  switch (error.type) {
-    case 'entity.parse.failed':
-      return { status: 400, body: { error: 'Malformed JSON body' } };
-    case 'entity.too.large':
-      return { status: 413, body: { error: 'Request body too large: the limit is 100 KB' } };
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return { status: 415, body: { error: 'Unsupported body encoding: send UTF-8 JSON' } };
-    case 'request.aborted':
-    case 'request.size.invalid':
-      return { status: 400, body: { error: 'Request body was incomplete' } };
-    default:
-      return undefined;
-  }
-}
-
 export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof HttpError) {
     return { status: error.status, body: { error: error.message, ...error.extra }, headers: error.headers };
   }
   if (error && typeof error === 'object') {
-    const fromBody = bodyParserError(error as { type?: unknown });
-    if (fromBody) return fromBody;
     if (isDatabaseUnavailable(error)) {
       return {
         status: 503,
@@ -44,7 +23,8 @@ export function toErrorResponse(error: unknown): ErrorResponse {
         headers: { 'Retry-After': RETRY_AFTER_SECONDS },
       };
     }
-    // Errors from Koa itself and its routers (405 and the like) are safe to show.
+    // Errors from Koa itself, its routers and raw-body (http-errors: a 4xx with expose) are safe
+    // to show. json-body.ts turns the body errors partners meet into its own messages.
     const { status, expose, message } = error as { status?: number; expose?: boolean; message?: string };
     if (typeof status === 'number' && status >= 400 && status < 500 && expose && message) {
       return { status, body: { error: message } };
