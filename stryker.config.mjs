@@ -33,8 +33,10 @@ export default {
   incrementalFile: 'reports/stryker-incremental.json',
   // The machine has 2 cores; one checker and one jest per worker.
   concurrency: 2,
-  // Some suites wait on timers (rate-limit windows, reload debounce); a busy machine needs slack.
-  timeoutMS: 10000,
+  // Longer than jest's own testTimeout (30 s): a mutant that hangs a request then fails its test
+  // (killed) instead of being guessed a timeout. Mutants that only ran slowly on a busy machine were
+  // counted as timeouts with Stryker's 5-10 s, which flattered the score.
+  timeoutMS: 60000,
   reporters: ['clear-text', 'progress', 'html', 'json'],
   clearTextReporter: { allowColor: false, reportMutants: true, reportScoreTable: true, logTests: false },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
