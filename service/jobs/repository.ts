@@ -1,27 +1,15 @@
-import { and, count, desc, eq, inArray, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, is, isNull, ne, or, Placeholder, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
+import { primaryOf } from '../../db/replicas';
 import { jobs, type NewJobRow } from '../../db/schema';
 
 import { publicColumns, type PublicJobRow } from './columns';
+import { countedOf, countStatement, foldSoon, type Counted } from './job-counts';
+import { queryBuilder, readRows, ReadQuery, toPublicRow, type Statement } from './job-rows';
+import { pageStatement, planList, type ListPosition } from './list-plan';
 import type { ListQuery } from './list-query';
 
-function listConditions(query: ListQuery): SQL | undefined {
-  return and(
-    // Without a status filter the default listing is exactly the generated `listed` column,
-    // which has its own index in listing order.
-    query.status ? inArray(jobs.visibleStatus, query.status) : eq(jobs.listed, true),
-    query.type ? inArray(jobs.type, query.type) : undefined,
-    query.workplace ? inArray(jobs.workplace, query.workplace) : undefined,
-    // Folded by the database on both sides, so the match is exactly the column's definition.
-    query.department ? eq(jobs.departmentKey, sql`lower(${query.department})`) : undefined,
-  );
-}
-
-/** A place in the listing order (createdAt desc, id desc): a cursor resumes after it. */
-export interface ListPosition {
-  createdAt: Date;
-  id: string;
-}
+export type { ListPosition } from './list-plan';
 
 /** Offset pages (`page`), or a keyset walk after a position (`after`, null for the top). */
 export type ListMode = { page: number } | { after: ListPosition | null };
@@ -33,92 +21,93 @@ export interface JobPage {
   hasMore: boolean;
 }
 
-/** Jobs strictly after `position` in listing order. */
-function after(position: ListPosition): SQL | undefined {
-  return or(
-    lt(jobs.createdAt, position.createdAt),
-    and(eq(jobs.createdAt, position.createdAt), lt(jobs.id, position.id)),
-  );
-}
-
-/** Listing order on the page's rows, which the deferred join below does not promise. */
+/** Listing order on the page's rows, which the join by primary key does not promise. */
 const byListingOrder = (a: PublicJobRow, b: PublicJobRow) =>
   a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1;
 
+const toRows = (rows: unknown[][]) => rows.map(toPublicRow).sort(byListingOrder);
+
 /**
- * The two queries behind a listing page (exported so the benchmark and the EXPLAIN tests can
- * read their plans). A keyset page reads one more row than it shows, to know whether another
- * page follows. Its ids come from the filter's index alone (a range read in listing order that
- * stops after limit + 1 entries, whatever the depth), then the rows by primary key: asked for
- * the full rows at once, MariaDB 10.11 prefers reading the whole `listed = 1` prefix backwards,
- * which costs as much as the walk is deep.
+ * The two statements behind a listing page (exported so the benchmark and the EXPLAIN tests read
+ * the plans of exactly what runs): the total from job_counts (job-counts.ts), and the page from
+ * the filter's index (list-plan.ts). A keyset page reads one more row than it shows, to know
+ * whether another page follows.
  */
 export function listQueries(db: Database, query: ListQuery, mode: ListMode = { page: query.page }) {
-  const where = listConditions(query);
-  const counted = db.select({ total: count() }).from(jobs).where(where);
-  if ('after' in mode) {
-    const ids = db
-      .select({ id: jobs.id })
-      .from(jobs)
-      .where(and(where, mode.after ? after(mode.after) : undefined))
-      .orderBy(desc(jobs.createdAt), desc(jobs.id))
-      .limit(query.limit + 1)
-      .as('page_ids');
-    return { offset: 0, count: counted, page: db.select(publicColumns).from(ids).innerJoin(jobs, eq(jobs.id, ids.id)) };
-  }
-  const offset = (mode.page - 1) * query.limit;
+  const offset = 'after' in mode ? 0 : (mode.page - 1) * query.limit;
+  const window = 'after' in mode ? { after: mode.after, skip: 0, take: query.limit + 1 } : { after: null, skip: offset, take: query.limit };
   return {
     offset,
-    count: counted,
-    page: db
-      .select(publicColumns)
-      .from(jobs)
-      .where(where)
-      .orderBy(desc(jobs.createdAt), desc(jobs.id))
-      .limit(query.limit)
-      .offset(offset),
+    count: new ReadQuery(db, countStatement(query), countedOf),
+    page: new ReadQuery(db, pageStatement(planList(query), window), toRows),
   };
 }
 
 export async function listJobs(db: Database, query: ListQuery, mode: ListMode = { page: query.page }): Promise<JobPage> {
   const queries = listQueries(db, query, mode);
+  const total = async () => {
+    const counted: Counted = await queries.count;
+    // Connection rows were summed: fold them (in the background, on the primary) so totals stay cheap.
+    if (counted.unfolded > 0) foldSoon(primaryOf(db));
+    return counted.total;
+  };
   if ('after' in mode) {
-    const [[counted], rows] = await Promise.all([queries.count, queries.page]);
-    rows.sort(byListingOrder);
-    return { rows: rows.slice(0, query.limit), total: counted?.total ?? 0, hasMore: rows.length > query.limit };
+    const [count, rows] = await Promise.all([total(), queries.page]);
+    return { rows: rows.slice(0, query.limit), total: count, hasMore: rows.length > query.limit };
   }
   if (queries.offset === 0) {
-    // First page: both queries at once.
-    const [[counted], rows] = await Promise.all([queries.count, queries.page]);
-    const total = counted?.total ?? 0;
-    return { rows, total, hasMore: rows.length < total };
+    // First page: both statements at once.
+    const [count, rows] = await Promise.all([total(), queries.page]);
+    return { rows, total: count, hasMore: rows.length < count };
   }
-  // Later pages: skip the page query when it is past the end, where OFFSET would still scan.
-  const [counted] = await queries.count;
-  const total = counted?.total ?? 0;
-  const rows = queries.offset >= total ? [] : await queries.page;
-  return { rows, total, hasMore: queries.offset + rows.length < total };
+  // Later pages: skip the page statement when it is past the end, where OFFSET would still read
+  // every match before finding nothing.
+  const count = await total();
+  const rows = queries.offset >= count ? [] : await queries.page;
+  return { rows, total: count, hasMore: queries.offset + rows.length < count };
+}
+
+/** A statement built once, with the values of its named placeholders filled in per call. */
+function compile(builder: { toSQL(): Statement }) {
+  const { sql: text, params } = builder.toSQL();
+  return (values: Record<string, unknown>): Statement => ({
+    sql: text,
+    params: params.map((param) => (is(param, Placeholder) ? values[param.name] : param)),
+  });
 }
 
 /**
  * One job as its reader may see it: never soft-deleted, and a draft only by the consumer that
- * created it (compared in SQL, so the creator column is never read out).
+ * created it (compared in SQL, so the creator column is never read out). Both statements are
+ * built once, at load.
  */
+const byId = {
+  anyone: compile(
+    queryBuilder
+      .select(publicColumns)
+      .from(jobs)
+      .where(and(eq(jobs.id, sql.placeholder('id')), isNull(jobs.deletedAt), ne(jobs.status, 'draft')))
+      .limit(1),
+  ),
+  consumer: compile(
+    queryBuilder
+      .select(publicColumns)
+      .from(jobs)
+      .where(
+        and(
+          eq(jobs.id, sql.placeholder('id')),
+          isNull(jobs.deletedAt),
+          or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, sql.placeholder('consumer'))),
+        ),
+      )
+      .limit(1),
+  ),
+};
+
 export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<PublicJobRow | undefined> {
-  const [row] = await db
-    .select(publicColumns)
-    .from(jobs)
-    .where(
-      and(
-        eq(jobs.id, id),
-        isNull(jobs.deletedAt),
-        consumerId === undefined
-          ? ne(jobs.status, 'draft')
-          : or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, consumerId)),
-      ),
-    )
-    .limit(1);
-  return row;
+  const values = { id: jobs.id.mapToDriverValue(id), consumer: consumerId };
+  const [row] = await readRows(db, consumerId === undefined ? byId.anyone(values) : byId.consumer(values));
+  return row && toPublicRow(row);
 }
 
 export async function insertJob(db: Database, row: NewJobRow): Promise<void> {

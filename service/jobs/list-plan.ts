@@ -1,0 +1,142 @@
+import { getTableName } from 'drizzle-orm';
+import { getTableConfig, type MySqlColumn } from 'drizzle-orm/mysql-core';
+import { JOB_TYPES, jobs } from '../../db/schema';
+import { PUBLIC_SELECT_LIST, type Statement } from './job-rows';
+import { DEFAULT_STATUSES, type ListQuery } from './list-query';
+
+/**
+ * How a listing page is read, for every combination of filters: from one index whose leading
+ * columns are exactly the filter's equalities and whose last two are the listing order
+ * (created_at desc, id desc), so matches come out already in order and LIMIT stops the read.
+ *
+ * A list filter (`status=active,paused`, `type=contract,part-time`) is one such read per value
+ * combination, each stopping after the rows the page can need (offset + limit, or limit + 1 after
+ * a cursor); the page's ids are then taken from those few rows in listing order. So a page never
+ * sorts the matching rows, only at most combinations x (offset + limit) ids, whatever the
+ * table's size. Ids come from the index alone; the page's rows are then read by primary key.
+ */
+
+/** The leading column: `listed` (active or open, not deleted) for the default statuses, else `visible_status`. */
+type Prefix = 'listed' | 'status';
+/** Filters matched by equality after the prefix, in the order index names spell them. */
+const DIMENSIONS = ['department', 'type', 'workplace'] as const;
+type Dimension = (typeof DIMENSIONS)[number];
+
+const COLUMNS: Record<Prefix | Dimension, MySqlColumn> = {
+  listed: jobs.listed,
+  status: jobs.visibleStatus,
+  department: jobs.departmentKey,
+  type: jobs.type,
+  workplace: jobs.workplace,
+};
+
+const quote = (name: string) => `\`${name}\``;
+const CREATED_AT = quote(jobs.createdAt.name);
+const ID = quote(jobs.id.name);
+const ORDER = `order by ${CREATED_AT} desc, ${ID} desc`;
+const JOBS = quote(getTableName(jobs));
+
+/** The schema's index for a prefix and set of dimensions, found by its columns (db/schema.ts). */
+const INDEXES = (() => {
+  const byColumns = new Map<string, string>();
+  for (const index of getTableConfig(jobs).indexes) {
+    const names = index.config.columns.map((column) => (column as MySqlColumn).name);
+    if (names.slice(-2).join() !== [jobs.createdAt.name, jobs.id.name].join()) continue;
+    byColumns.set(names.slice(0, -2).sort().join(), index.config.name);
+  }
+  const found = new Map<string, string>();
+  for (const prefix of ['listed', 'status'] as const) {
+    for (let mask = 0; mask < 1 << DIMENSIONS.length; mask++) {
+      const dimensions = DIMENSIONS.filter((_d, i) => mask & (1 << i));
+      const key = [prefix, ...dimensions].map((name) => COLUMNS[name].name).sort().join();
+      const name = byColumns.get(key);
+      // Every filter combination must have its index: a missing one is a schema mistake, found at start-up.
+      if (!name) throw new Error(`db/schema.ts has no index on (${key}, created_at, id) for listings`);
+      found.set(`${prefix}:${dimensions.join()}`, name);
+    }
+  }
+  return found;
+})();
+
+export interface ListPlan {
+  /** The index every read of the page uses. */
+  index: string;
+  /** The equality conditions, with `?` for values, shared by every combination. */
+  where: string;
+  /** One parameter list per value combination (a single one when no filter is a list). */
+  combinations: unknown[][];
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value) => b.includes(value));
+}
+
+/** The plan for a listing's filters (status, type, workplace, department); paging comes later. */
+export function planList(query: Pick<ListQuery, 'status' | 'type' | 'workplace' | 'department'>): ListPlan {
+  // Asking for active and open is asking for the default listing: one read of `listed`.
+  const listed = !query.status || sameSet(query.status, DEFAULT_STATUSES);
+  const prefix: Prefix = listed ? 'listed' : 'status';
+  // All six types is no type filter (type is never NULL); all three workplaces is not (NULL is none).
+  const types = query.type && query.type.length < JOB_TYPES.length ? query.type : undefined;
+  const values: Record<Prefix | Dimension, readonly unknown[] | undefined> = {
+    listed: [true],
+    status: listed ? undefined : query.status,
+    department: query.department === undefined ? undefined : [query.department],
+    type: types,
+    workplace: query.workplace,
+  };
+  const used = ([prefix, ...DIMENSIONS] as const).filter((name) => values[name] !== undefined);
+  const where = used
+    .map((name) => `${quote(COLUMNS[name].name)} = ${name === 'department' ? 'lower(?)' : '?'}`)
+    .join(' and ');
+  let combinations: unknown[][] = [[]];
+  for (const name of used) combinations = combinations.flatMap((head) => values[name]!.map((value) => [...head, value]));
+  return { index: INDEXES.get(`${prefix}:${DIMENSIONS.filter((d) => values[d] !== undefined).join()}`)!, where, combinations };
+}
+
+/** A place in the listing order; a keyset page starts strictly after it. */
+export interface ListPosition {
+  createdAt: Date;
+  id: string;
+}
+
+/** Which slice of the listing a page is: `skip` rows then `take`, after `after` when given. */
+export interface PageWindow {
+  after: ListPosition | null;
+  skip: number;
+  take: number;
+}
+
+const AFTER = `(${CREATED_AT} < ? or (${CREATED_AT} = ? and ${ID} < ?))`;
+const afterParams = (after: ListPosition) => {
+  const createdAt = jobs.createdAt.mapToDriverValue(after.createdAt);
+  return [createdAt, createdAt, jobs.id.mapToDriverValue(after.id)];
+};
+const limitClause = (skip: number) => (skip > 0 ? 'limit ? offset ?' : 'limit ?');
+const limitParams = (window: PageWindow) => (window.skip > 0 ? [window.take, window.skip] : [window.take]);
+
+/**
+ * The page's rows in one statement: the ids of the window (from the plan's index alone, FORCE
+ * INDEX so the plan never depends on statistics), joined back to `jobs` by primary key. The join
+ * does not keep the order: the caller sorts the page (at most `take` rows) in listing order.
+ */
+export function pageStatement(plan: ListPlan, window: PageWindow): Statement {
+  const where = window.after ? `${plan.where} and ${AFTER}` : plan.where;
+  const after = window.after ? afterParams(window.after) : [];
+  const from = `from ${JOBS} force index (${quote(plan.index)}) where ${where} ${ORDER}`;
+  let ids: string;
+  let params: unknown[];
+  if (plan.combinations.length === 1) {
+    ids = `select ${ID} as \`page_id\` ${from} ${limitClause(window.skip)}`;
+    params = [...plan.combinations[0]!, ...after, ...limitParams(window)];
+  } else {
+    // Each combination's first skip + take in order; the window is then cut from their union.
+    const reads = plan.combinations.map(() => `(select ${ID} as \`page_id\`, ${CREATED_AT} ${from} limit ?)`);
+    ids = `select \`page_id\` from (${reads.join(' union all ')}) \`matches\` order by ${CREATED_AT} desc, \`page_id\` desc ${limitClause(window.skip)}`;
+    params = [...plan.combinations.flatMap((combination) => [...combination, ...after, window.skip + window.take]), ...limitParams(window)];
+  }
+  return {
+    sql: `select ${PUBLIC_SELECT_LIST} from (${ids}) \`page_ids\` join ${JOBS} on ${JOBS}.${ID} = \`page_ids\`.\`page_id\``,
+    params,
+  };
+}
