@@ -2,9 +2,8 @@ import { eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { jobChangeSequence, jobChanges } from '../../db/schema';
 
-const BATCH = 500;
-/** At most this many batches per call: a bulk import is numbered over a few feed requests. */
-const BATCHES_PER_CALL = 10;
+/** Rows numbered per statement, and statements per call: a bulk import is numbered over a few feed requests. */
+export const SEQUENCER_LIMITS = { batch: 500, batchesPerCall: 10 };
 
 /**
  * Numbers the committed changes that have no number yet, after every number already given.
@@ -18,7 +17,7 @@ const BATCHES_PER_CALL = 10;
  * the locking reads from taking gap locks that would hold up writers. Returns whether committed
  * changes are still waiting (more than one call's share).
  */
-export async function sequencePendingChanges(db: Database): Promise<boolean> {
+export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LIMITS): Promise<boolean> {
   // Nothing committed and waiting: no write transaction at all (the common case for a poll).
   const [waiting] = await db.select({ jobId: jobChanges.jobId }).from(jobChanges).where(isNull(jobChanges.seq)).limit(1);
   if (!waiting) return false;
@@ -34,7 +33,7 @@ export async function sequencePendingChanges(db: Database): Promise<boolean> {
       let last = counter.lastSeq;
       let more = false;
       for (let batch = 0; ; batch++) {
-        if (batch === BATCHES_PER_CALL) {
+        if (batch === limits.batchesPerCall) {
           more = true;
           break;
         }
@@ -43,7 +42,7 @@ export async function sequencePendingChanges(db: Database): Promise<boolean> {
           .from(jobChanges)
           .where(isNull(jobChanges.seq))
           .orderBy(jobChanges.changedAt, jobChanges.jobId)
-          .limit(BATCH)
+          .limit(limits.batch)
           .for('update', { skipLocked: true });
         if (pending.length === 0) break;
         // Rows this transaction has locked, so the upsert only ever updates them.
@@ -52,7 +51,7 @@ export async function sequencePendingChanges(db: Database): Promise<boolean> {
           .values(pending.map(({ jobId }, i) => ({ jobId, seq: last + i + 1 })))
           .onDuplicateKeyUpdate({ set: { seq: sql`values(${jobChanges.seq})` } });
         last += pending.length;
-        if (pending.length < BATCH) break;
+        if (pending.length < limits.batch) break;
       }
       await tx.update(jobChangeSequence).set({ lastSeq: last }).where(eq(jobChangeSequence.id, 1));
       return more;
