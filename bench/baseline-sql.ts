@@ -1,19 +1,13 @@
 /**
- * The raw baseline's SQL, written out by hand: the same statements, text and parameters, that
- * the service sends through drizzle (service/jobs/repository.ts). bench/run.ts captures the
+ * The raw baseline's statements for a job by id and a create, written out by hand: the text and
+ * parameters the service sends (service/jobs/repository.ts). bench/check.ts captures the
  * service's statements for every scenario and prints a warning when these drift from them.
+ * (Listings use the service's own statement builders: bench/baseline.ts.)
  */
 
 export interface Statement {
   sql: string;
   params: unknown[];
-}
-
-export interface ListFilter {
-  status?: string[];
-  type?: string[];
-  workplace?: string[];
-  department?: string;
 }
 
 const COLUMNS = [
@@ -38,55 +32,7 @@ const COLUMNS = [
   '`updated_at`',
 ];
 const SELECT = COLUMNS.join(', ');
-// The keyset page joins its ids back to the table, so every column is qualified.
-const SELECT_QUALIFIED = COLUMNS.map((column) => column.replace(/`([a-z_]+)`/g, '`jobs`.`$1`')).join(', ');
-const ORDER = 'order by `jobs`.`created_at` desc, `jobs`.`id` desc';
-
 const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ');
-
-/** drizzle's and(): one condition as it is, several in parentheses joined by "and". */
-function and(parts: Array<[string, unknown[]]>): [string, unknown[]] {
-  const sql = parts.length === 1 ? parts[0]![0] : `(${parts.map(([text]) => text).join(' and ')})`;
-  return [sql, parts.flatMap(([, params]) => params)];
-}
-
-function conditions(filter: ListFilter): Array<[string, unknown[]]> {
-  const parts: Array<[string, unknown[]]> = [
-    filter.status ? [`\`jobs\`.\`visible_status\` in (${placeholders(filter.status)})`, filter.status] : ['`jobs`.`listed` = ?', [true]],
-  ];
-  if (filter.type) parts.push([`\`jobs\`.\`type\` in (${placeholders(filter.type)})`, filter.type]);
-  if (filter.workplace) parts.push([`\`jobs\`.\`workplace\` in (${placeholders(filter.workplace)})`, filter.workplace]);
-  if (filter.department !== undefined) parts.push(['`jobs`.`department_key` = lower(?)', [filter.department]]);
-  return parts;
-}
-
-export function countJobs(filter: ListFilter): Statement {
-  const [where, params] = and(conditions(filter));
-  return { sql: `select count(*) from \`jobs\` where ${where}`, params };
-}
-
-export function offsetPage(filter: ListFilter, limit: number, offset: number): Statement {
-  const [where, params] = and(conditions(filter));
-  return offset > 0
-    ? { sql: `select ${SELECT} from \`jobs\` where ${where} ${ORDER} limit ? offset ?`, params: [...params, limit, offset] }
-    : { sql: `select ${SELECT} from \`jobs\` where ${where} ${ORDER} limit ?`, params: [...params, limit] };
-}
-
-/** `after`: the position's created_at as the driver string (UTC) and its id as 16 bytes. */
-export function keysetPage(filter: ListFilter, limit: number, after: { createdAt: string; id: Buffer } | null): Statement {
-  const parts = conditions(filter);
-  if (after) {
-    parts.push([
-      '(`jobs`.`created_at` < ? or (`jobs`.`created_at` = ? and `jobs`.`id` < ?))',
-      [after.createdAt, after.createdAt, after.id],
-    ]);
-  }
-  const [where, params] = and(parts);
-  return {
-    sql: `select ${SELECT_QUALIFIED} from (select \`id\` from \`jobs\` where ${where} ${ORDER} limit ?) \`page_ids\` inner join \`jobs\` on \`jobs\`.\`id\` = \`page_ids\`.\`id\``,
-    params: [...params, limit + 1],
-  };
-}
 
 export function findJob(id: Buffer, consumerId: string | undefined): Statement {
   return consumerId === undefined

@@ -1,8 +1,13 @@
 /**
  * The raw baseline: what the benchmark's scenarios cost without the framework. node:http and a
- * mysql2 pool of the service's size, running the service's SQL (bench/baseline-sql.ts) and
- * writing the service's JSON byte for byte (checked before every timed run), with nothing
- * else: no validation, no logging, no middleware. It serves only what the scenarios ask.
+ * mysql2 pool of the service's size, running the service's SQL and writing the service's JSON
+ * byte for byte (checked before every timed run), with nothing else: no validation, no logging,
+ * no middleware, no drizzle. It serves only what the scenarios ask.
+ *
+ * The SQL: listings take their two statements from the service's own statement builders
+ * (list-plan.ts, job-counts.ts: plain functions from a filter to SQL text and parameters), so the
+ * comparison stays like for like as that SQL improves; a job by id and a create are written out in
+ * bench/baseline-sql.ts, and bench/check.ts tells when they drift from the service's.
  *
  *   node dist/bench/baseline.js   (BASELINE_DATABASE_URL, PORT, DB_POOL_SIZE)
  */
@@ -10,6 +15,8 @@ import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { formatUuid, uuidToBuffer, uuidv7 } from '../db/uuid';
+import { countStatement } from '../service/jobs/job-counts';
+import { pageStatement, planList } from '../service/jobs/list-plan';
 import { canonicalFilter, type ListQuery } from '../service/jobs/list-query';
 import { decodeCursor, encodeCursor, filterDigest } from '../service/jobs/tokens';
 import * as SQL from './baseline-sql';
@@ -61,40 +68,43 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     const [rows] = await pool.query({ sql: statement.sql, rowsAsArray: true, typeCast }, statement.params);
     return rows as Row[];
   }
-  const total = async (statement: SQL.Statement) => Number((await run(statement))[0]![0]);
+
+  const inListingOrder = (a: ReturnType<typeof job>, b: ReturnType<typeof job>) =>
+    a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt! < b.createdAt! ? 1 : -1;
 
   async function listJobs(params: URLSearchParams) {
-    const filter: SQL.ListFilter = {
+    const filter = {
       status: list(params.get('status')),
       type: list(params.get('type')),
       workplace: list(params.get('workplace')),
       department: params.get('department')?.trim(),
-    };
+    } as Pick<ListQuery, 'status' | 'type' | 'workplace' | 'department'>;
     const limit = Number(params.get('limit') ?? 20);
     const cursor = params.get('cursor');
+    const plan = planList(filter);
+    const count = async () => Number((await run(countStatement(filter)))[0]![0]);
     if (cursor === null) {
       const page = Number(params.get('page') ?? 1);
       const offset = (page - 1) * limit;
-      let count: number;
+      const read = () => run(pageStatement(plan, { after: null, skip: offset, take: limit }));
+      let total: number;
       let rows: Row[];
-      if (offset === 0) [count, rows] = await Promise.all([total(SQL.countJobs(filter)), run(SQL.offsetPage(filter, limit, offset))]);
+      if (offset === 0) [total, rows] = await Promise.all([count(), read()]);
       else {
-        count = await total(SQL.countJobs(filter));
-        rows = offset >= count ? [] : await run(SQL.offsetPage(filter, limit, offset));
+        total = await count();
+        rows = offset >= total ? [] : await read();
       }
-      return { data: rows.map(job), meta: { total: count, page, limit, totalPages: Math.ceil(count / limit) } };
+      return { data: rows.map(job).sort(inListingOrder), meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
     }
     const digest = filterDigest(canonicalFilter(filter as ListQuery));
     const position = cursor === '' ? null : decodeCursor(signingKey, digest, cursor);
     const page = position?.page ?? 1;
-    const after = position && { createdAt: driverDate(position.createdAt), id: uuidToBuffer(position.id) };
-    const [count, found] = await Promise.all([total(SQL.countJobs(filter)), run(SQL.keysetPage(filter, limit, after))]);
-    const jobs = found.map(job).sort((a, b) =>
-      a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt! < b.createdAt! ? 1 : -1,
-    );
+    const after = position && { createdAt: position.createdAt, id: position.id };
+    const [total, found] = await Promise.all([count(), run(pageStatement(plan, { after, skip: 0, take: limit + 1 }))]);
+    const jobs = found.map(job).sort(inListingOrder);
     const last = jobs.length > limit ? jobs[limit - 1] : undefined;
     const nextCursor = last ? encodeCursor(signingKey, digest, { createdAt: new Date(last.createdAt!), id: last.id, page: page + 1 }) : null;
-    return { data: jobs.slice(0, limit), meta: { total: count, page, limit, totalPages: Math.ceil(count / limit), nextCursor } };
+    return { data: jobs.slice(0, limit), meta: { total, page, limit, totalPages: Math.ceil(total / limit), nextCursor } };
   }
 
   async function findJob(id: string, consumerId: string | undefined) {

@@ -93,6 +93,7 @@ export function summarise(result: ScenarioResult, target: Target): Summary | und
 const MiB = (bytes: number | undefined) => (bytes === undefined ? '–' : (bytes / 1024 / 1024).toFixed(0));
 const fixed = (value: number | undefined, digits = 0) => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));
 const rate = (s: Summary) => `${fixed(s.reqPerSec, s.reqPerSec < 10 ? 2 : 0)} (${fixed(s.min, s.min < 10 ? 2 : 0)}–${fixed(s.max, s.max < 10 ? 2 : 0)})`;
+const signed = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(2)}`;
 const latency = (s: Summary) => `${fixed(s.p50, 2)} / ${fixed(s.p99, 2)}`;
 
 function find(results: ScenarioResult[], size: number, key: ScenarioKey) {
@@ -132,7 +133,7 @@ export function markdownTable(run: RunResult): string {
         const directSummary = direct && summarise(direct, 'service');
         if (!gateway) continue;
         const ratio = directSummary ? `${(gateway.reqPerSec / directSummary.reqPerSec).toFixed(2)}x direct` : '–';
-        const added = directSummary ? `, +${(gateway.p50 - directSummary.p50).toFixed(2)} ms p50` : '';
+        const added = directSummary ? `, ${signed(gateway.p50 - directSummary.p50)} ms p50` : '';
         lines.push(
           `| ${label} | ${rate(gateway)} | ${latency(gateway)} | (direct: ${directSummary ? rate(directSummary) : '–'}) | | ${ratio}${added} | gw ${fixed(gateway.cpu.gateway)} + svc ${fixed(gateway.cpu.service)} | gw ${MiB(gateway.peakRss.gateway)} | ${notes(result, gateway, undefined)} |`,
         );
@@ -188,7 +189,7 @@ export function targets(run: RunResult): string[] {
     if (!gateway || !direct) continue;
     const added = gateway.p50 - direct.p50;
     const ratio = gateway.reqPerSec / direct.reqPerSec;
-    say(added <= 1.5 && ratio >= 0.85, `F the gateway adds <= 1.5 ms to D's p50 and stays >= 0.85x direct at ${size}: +${added.toFixed(2)} ms, ${ratio.toFixed(2)}x`);
+    say(added <= 1.5 && ratio >= 0.85, `F the gateway adds <= 1.5 ms to D's p50 and stays >= 0.85x direct at ${size}: ${signed(added)} ms, ${ratio.toFixed(2)}x`);
   }
   const peaks = run.scenarios.flatMap((r) => r.measurements.map((m) => m.peakRssBytes.service ?? 0));
   const peak = peaks.length ? Math.max(...peaks) : undefined;

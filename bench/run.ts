@@ -203,6 +203,8 @@ async function main(): Promise<void> {
         const scenarios = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios);
         const results = new Map<Scenario, ScenarioResult>();
         const slow = new Set<Scenario>();
+        // One request's time, unloaded (from the check): slower scenarios get longer windows.
+        const latency = new Map<Scenario, number>();
         for (const scenario of scenarios) {
           const result: ScenarioResult = { size, key: scenario.key, title: scenario.title, path: scenario.path, unavailable: scenario.unavailable, measurements: [] };
           results.set(scenario, result);
@@ -214,6 +216,7 @@ async function main(): Promise<void> {
           if (scenario.via === 'direct') {
             result.check = await checkScenario(scenario, service, baseline, { databaseUrl: table.url, gatewaySecret: GATEWAY_SECRET });
             if (scenario.method === 'POST') await removeCreates();
+            latency.set(scenario, result.check.ms);
             if (result.check.ms > SLOW_MS) slow.add(scenario);
             log(`${scenario.key.padEnd(4)} ${scenario.title}: response ${result.check.body}; SQL ${result.check.sql}${slow.has(scenario) ? `; ${result.check.ms.toFixed(0)} ms a request: timed one at a time` : ''}`);
           }
@@ -222,6 +225,7 @@ async function main(): Promise<void> {
         for (const scenario of scenarios) {
           const direct = scenarios.find((s) => s.key === scenario.key.slice(2));
           if (scenario.via === 'gateway' && direct && slow.has(direct)) slow.add(scenario);
+          if (scenario.via === 'gateway' && direct) latency.set(scenario, latency.get(direct) ?? 0);
         }
 
         const targetsOf = (scenario: Scenario, round: number): Array<{ target: Target; server: Server }> => {
@@ -233,6 +237,14 @@ async function main(): Promise<void> {
           // Turns alternate, so neither side always runs on a warmer (or more loaded) machine.
           return round % 2 === 0 ? pair : pair.reverse();
         };
+
+        /**
+         * At least `seconds`, and long enough for each connection to finish about five requests
+         * when requests queue for the pool (at most 15 s): a window shorter than one request
+         * would measure nothing.
+         */
+        const windowFor = (scenario: Scenario, seconds: number) =>
+          Math.min(15, Math.max(seconds, Math.ceil((5 * (latency.get(scenario) ?? 0) * options.connections) / options.pool / 1000)));
 
         const measure = async (scenario: Scenario, target: Target, server: Server, round: number, seconds: number): Promise<Measurement> => {
           const processes: Array<['service' | 'baseline' | 'gateway', Server]> =
@@ -248,7 +260,7 @@ async function main(): Promise<void> {
             idPath: scenario.ids ? scenario.path : undefined,
             ids: scenario.ids,
             connections: oneAtATime ? 1 : options.connections,
-            ...(oneAtATime ? { amount: 2 } : { duration: seconds }),
+            ...(oneAtATime ? { amount: 2 } : { duration: windowFor(scenario, seconds) }),
             timeout: oneAtATime ? 120 : 30,
           });
           const cpuMicrosPerRequest: Measurement['cpuMicrosPerRequest'] = {};
