@@ -1,4 +1,4 @@
-import { and, eq, getTableName, gt, or, sql } from 'drizzle-orm';
+import { and, eq, getTableName, gt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { jobCounts } from '../../db/schema';
 import type { Statement } from './job-rows';
@@ -45,16 +45,20 @@ export interface Counted {
 export const countedOf = (rows: unknown[][]): Counted => ({ total: Number(rows[0]?.[0] ?? 0), unfolded: Number(rows[0]?.[1] ?? 0) });
 
 /** Connection rows folded per transaction. */
-const FOLD_BATCH = 1000;
+export const FOLD_BATCH = 100;
+/** Batches per background fold: a backlog (after a bulk import) is folded over a few reads. */
+const FOLD_BATCHES = 10;
 
 /**
  * Adds committed connection rows (slot > 0) to their group's folded row (slot 0) and deletes
  * them, in one transaction, so totals never change. `SKIP LOCKED` passes over the rows of
  * connections whose transaction is still open (their count is not final; a later fold takes
  * them), so a fold never waits for a writer; a writer waits at most for a fold's few statements.
- * READ COMMITTED keeps the fold from taking gap locks that would hold up writers' new rows.
- * Folded rows are upserted in key order, so two folds (two instances) cannot deadlock on them.
- * Returns the number of rows folded.
+ * Each row is deleted by its whole primary key: a single DELETE naming them all may be run as a
+ * scan of this small table, which would wait on the rows open transactions hold. READ COMMITTED
+ * keeps the fold from taking gap locks that would hold up writers' new rows. Folded rows are
+ * upserted in key order, so two folds (two instances) cannot deadlock on them. Returns the
+ * number of rows folded.
  */
 export async function foldJobCounts(db: Database): Promise<number> {
   return db.transaction(
@@ -78,9 +82,10 @@ export async function foldJobCounts(db: Database): Promise<number> {
         .insert(jobCounts)
         .values(folded)
         .onDuplicateKeyUpdate({ set: { n: sql`${jobCounts.n} + values(${jobCounts.n})` } });
-      await tx.delete(jobCounts).where(
-        or(
-          ...rows.map((row) =>
+      for (const row of rows) {
+        await tx
+          .delete(jobCounts)
+          .where(
             and(
               eq(jobCounts.byDepartment, row.byDepartment),
               eq(jobCounts.departmentKey, row.departmentKey),
@@ -89,9 +94,8 @@ export async function foldJobCounts(db: Database): Promise<number> {
               eq(jobCounts.workplace, row.workplace),
               eq(jobCounts.slot, row.slot),
             ),
-          ),
-        ),
-      );
+          );
+      }
       return rows.length;
     },
     { isolationLevel: 'read committed' },
@@ -113,8 +117,12 @@ export function foldSoon(primary: Database, now = Date.now()): void {
   if (state.running || now - state.last < FOLD_INTERVAL_MS) return;
   state.running = true;
   state.last = now;
-  foldJobCounts(primary)
-    .catch(() => 0)
+  (async () => {
+    for (let batch = 0; batch < FOLD_BATCHES; batch++) {
+      if ((await foldJobCounts(primary)) < FOLD_BATCH) break;
+    }
+  })()
+    .catch(() => undefined)
     .finally(() => {
       state.running = false;
     });
