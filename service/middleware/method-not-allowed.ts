@@ -1,12 +1,12 @@
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { RouterMiddleware } from '@koa/router';
 import { HttpError } from '../errors';
 
 /**
  * The router's allowedMethods, except that OPTIONS is a 405 like every other method a path does
  * not serve (decisions.md): koa-router would answer it 200 with an empty body. Allow stays set.
  */
-export function methodNotAllowed(router: Router): Middleware {
+export function methodNotAllowed(router: Router): RouterMiddleware {
   const allowedMethods = router.allowedMethods();
   return async (ctx, next) => {
     await allowedMethods(ctx, next);
