@@ -1,0 +1,187 @@
+/**
+ * Query plans of listing pages and totals on 20,000 jobs, for every kind of filter: status
+ * (default, one, a list), type (none, one, a list), workplace (none, one, a list) and department
+ * (none, one), in each paging mode. What this proves, per combination:
+ * - the page reads ids from the one index made for the filter (its leading columns are the
+ *   filter's equalities, its last two the listing order): one `ref`/`range` read per value
+ *   combination, index only, never a filesort or temporary table on `jobs`, never a full scan of
+ *   the table or an index; then each of the page's rows by primary key (`eq_ref`);
+ * - a list filter's reads are merged by one sort over their union, which holds at most
+ *   combinations x (offset + limit) ids (each read stops there: LIMIT), never the matching rows;
+ * - the storage engine hands over no more rows than about twice that bound (handler counters:
+ *   the index entries, then the same ids again from the union), at 20,000 rows as it would at
+ *   2,000,000;
+ * - the total is a range read of job_counts' primary key, a few rows per filter group;
+ * - and the page is exactly what a plain ORDER BY over the base columns returns.
+ */
+import type { RowDataPacket } from 'mysql2';
+import { JOB_TYPES } from '../db/schema';
+import { planList } from '../service/jobs/list-plan';
+import { parseListQuery } from '../service/jobs/list-query';
+import { listJobs, listQueries, type ListMode } from '../service/jobs/repository';
+import { freshDatabase, type TestDatabase } from './helpers/database';
+
+const ROWS = 20_000;
+let database: TestDatabase;
+
+const DIGITS = '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
+
+beforeAll(async () => {
+  database = await freshDatabase('list_explain');
+  // One job a minute, ids growing with created_at; statuses, types, workplaces (a quarter without
+  // one) and departments (spelled in several cases) spread so every combination has rows; one in
+  // fifty soft-deleted.
+  await database.query(`
+    INSERT INTO jobs (id, title, department, location, workplace, type, description, requirements, responsibilities, status, created_at, deleted_at)
+    SELECT UNHEX(CONCAT(LPAD(HEX(n), 12, '0'), '7000', '8000', LPAD(HEX(n), 12, '0'))),
+      CONCAT('Job ', n), ELT(1 + n % 7, 'Engineering', 'Finance', ' finance ', 'Sales', 'Data & Analytics', 'FINANCE', 'Operations'),
+      '', ELT(1 + n % 4, 'on-site', 'hybrid', 'remote', NULL),
+      ELT(1 + n % 6, 'full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'),
+      'Generated for the plan tests.', '[]', '[]', ELT(1 + n % 5, 'draft', 'active', 'open', 'paused', 'closed'),
+      TIMESTAMPADD(MINUTE, n, '2020-01-01'), IF(n % 50 = 7, '2024-01-01', NULL)
+    FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d AS n FROM ${DIGITS} a, ${DIGITS} b, ${DIGITS} c, ${DIGITS} e, ${DIGITS} f) numbers
+    WHERE n < ${ROWS}`);
+  await database.query('ANALYZE TABLE jobs, job_counts');
+}, 120_000);
+afterAll(() => database.close());
+
+const STATUSES = ['', 'status=paused', 'status=open,active', 'status=active,open,paused,closed'];
+const TYPES = ['', 'type=contract', 'type=contract,part-time', `type=${JOB_TYPES.join(',')}`];
+const WORKPLACES = ['', 'workplace=remote', 'workplace=remote,hybrid'];
+const DEPARTMENTS = ['', 'department=finance'];
+const FILTERS = STATUSES.flatMap((s) => TYPES.flatMap((t) => WORKPLACES.flatMap((w) => DEPARTMENTS.map((d) => [s, t, w, d].filter(Boolean).join('&')))));
+
+type Step = { id: number | null; select_type: string; table: string; type: string; key: string | null; Extra: string | null };
+
+async function explain(statement: { toSQL(): { sql: string; params: unknown[] } }): Promise<Step[]> {
+  const { sql, params } = statement.toSQL();
+  const [rows] = await database.pool.query<RowDataPacket[]>(`EXPLAIN ${sql}`, params);
+  return rows as Step[];
+}
+
+/** Rows the storage engine handed over (index and table reads) for one run of the statement. */
+async function rowsRead(statement: { toSQL(): { sql: string; params: unknown[] } }): Promise<number> {
+  const { sql, params } = statement.toSQL();
+  const connection = await database.pool.getConnection();
+  try {
+    await connection.query('FLUSH STATUS');
+    await connection.query(sql, params);
+    const [rows] = await connection.query<RowDataPacket[]>(
+      "SHOW SESSION STATUS WHERE Variable_name IN ('Handler_read_key', 'Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd_next', 'Handler_read_first', 'Handler_read_last')",
+    );
+    return rows.reduce((sum, row) => sum + Number(row.Value), 0);
+  } finally {
+    connection.release();
+  }
+}
+
+const parse = (filter: string, extra = '') => parseListQuery(Object.fromEntries(new URLSearchParams([filter, extra].filter(Boolean).join('&'))));
+
+/** The filter's matching rows, from the base columns (not the service's derived ones). */
+function matching(filter: string, after?: { createdAt: string; id: string }): { where: string; params: unknown[] } {
+  const query = parse(filter);
+  const statuses = query.status ?? ['active', 'open'];
+  const conditions = ['deleted_at IS NULL', `status IN (${statuses.map(() => '?').join(',')})`];
+  const params: unknown[] = [...statuses];
+  if (query.type) {
+    conditions.push(`type IN (${query.type.map(() => '?').join(',')})`);
+    params.push(...query.type);
+  }
+  if (query.workplace) {
+    conditions.push(`workplace IN (${query.workplace.map(() => '?').join(',')})`);
+    params.push(...query.workplace);
+  }
+  if (query.department) {
+    conditions.push('LOWER(TRIM(department)) = LOWER(?)');
+    params.push(query.department);
+  }
+  if (after) {
+    conditions.push('(created_at, id) < (?, UNHEX(?))');
+    params.push(after.createdAt.replace('T', ' ').replace('Z', ''), after.id.replace(/-/g, ''));
+  }
+  return { where: conditions.join(' AND '), params };
+}
+
+/** The filter's ids in listing order by a plain ORDER BY (whatever plan it takes). */
+async function expectedIds(filter: string, skip: number, take: number, after?: { createdAt: string; id: string }): Promise<string[]> {
+  const { where, params } = matching(filter, after);
+  const rows = await database.query<RowDataPacket[]>(
+    `SELECT LOWER(HEX(id)) AS h FROM jobs WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+    [...params, take, skip],
+  );
+  return rows.map(({ h }) => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`);
+}
+
+/** Checks one page of the filter (see the file's comment); the page it read. */
+async function checkPage(filter: string, mode: ListMode, skip: number, take: number, after?: { createdAt: string; id: string }): Promise<void> {
+  const plan = planList(parse(filter));
+  const reads = plan.combinations.length;
+  const query = parse(filter, 'limit=20');
+  const statement = listQueries(database.db, query, mode).page;
+
+  const steps = await explain(statement);
+  const idReads = steps.filter((step) => step.table === 'jobs' && step.key === plan.index);
+  expect(idReads).toHaveLength(reads);
+  for (const step of idReads) {
+    expect(['ref', 'range']).toContain(step.type);
+    expect(step.Extra).toMatch(/Using index/);
+  }
+  expect(steps.filter((step) => step.table === 'jobs' && step.key === 'PRIMARY').map((step) => step.type)).toEqual(['eq_ref']);
+  for (const step of steps) {
+    // Only derived results (the page's ids, their union) are read whole; `jobs` never is.
+    if (step.table === 'jobs') {
+      expect(['ALL', 'index']).not.toContain(step.type);
+      expect(step.Extra ?? '').not.toMatch(/filesort|temporary/);
+    } else {
+      expect(step.table).toMatch(/^<(derived|union)[\d,]+>$/);
+    }
+  }
+  // One read: no sort at all. Several: one sort, over the union of the reads (each LIMITed).
+  expect(steps.filter((step) => /filesort/.test(step.Extra ?? ''))).toHaveLength(reads === 1 ? 0 : 1);
+
+  // What the engine reads: each combination's first skip + take index entries (fewer where it
+  // has fewer) and those ids again from the union, then the page's ids and rows by key.
+  expect(await rowsRead(statement)).toBeLessThanOrEqual(2 * reads * (skip + take + 1) + 2 * take + 10);
+
+  // And the page is the right one.
+  const page = await listJobs(database.db, query, mode);
+  expect(page.rows.map((row) => row.id)).toEqual(await expectedIds(filter, skip, 20, after));
+}
+
+describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_name, filter) => {
+  const reads = planList(parse(filter)).combinations.length;
+
+  test.concurrent(`pages 1 and 3 and a cursor page: ${reads} index read(s) in order, rows by primary key, at most ${reads} x (offset + limit) ids sorted`, async () => {
+    // A position some way into the filter, for the cursor page.
+    const [row] = await listQueries(database.db, { ...parse(filter), limit: 1 }, { page: 50 }).page;
+    const after = row && { createdAt: row.createdAt, id: row.id };
+    await Promise.all([
+      checkPage(filter, { page: 1 }, 0, 20),
+      checkPage(filter, { page: 3 }, 40, 20),
+      checkPage(filter, { after: after ? { createdAt: new Date(after.createdAt), id: after.id } : null }, 0, 21, after),
+    ]);
+  });
+
+  test.concurrent('the total: a range read of job_counts by primary key, equal to COUNT(*)', async () => {
+    const { count } = listQueries(database.db, parse(filter));
+    const steps = await explain(count);
+    expect(steps).toHaveLength(1);
+    expect(steps[0]).toMatchObject({ table: 'job_counts', key: 'PRIMARY' });
+    expect(['ref', 'range']).toContain(steps[0]!.type);
+    // The counter rows of the filter's groups: at most 4 x 6 x 4 groups, each a folded row and
+    // the rows of connections not folded yet (here: the one that loaded the table).
+    expect(await rowsRead(count)).toBeLessThanOrEqual(2 * 4 * 6 * 4 + 2);
+    const { where, params } = matching(filter);
+    const [[counted]] = await database.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, params);
+    expect((await count).total).toBe(Number(counted!.n));
+  });
+});
+
+test('a deep offset page of one index reads offset + limit entries of it, and no more', async () => {
+  const query = parse('', 'limit=20');
+  const shallow = await rowsRead(listQueries(database.db, query, { page: 1 }).page);
+  const deep = await rowsRead(listQueries(database.db, query, { page: 200 }).page);
+  // Page 1: 20 index entries, the 20 ids read back, 20 rows by key. Page 200: 3,980 more entries.
+  expect(shallow).toBeLessThanOrEqual(3 * 20 + 10);
+  expect(deep).toBeLessThanOrEqual(199 * 20 + 3 * 20 + 10);
+});
