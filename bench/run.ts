@@ -1,6 +1,6 @@
 /**
  * npm run bench [-- --sizes 10000,100000,1000000 --rounds 3 --duration 3 --warmup 2
- *                  --connections 16 --pool 10 --scenarios A,D --reseed --note "..."]
+ *                  --connections 16 --pool 10 --scenarios A,D --reseed --no-readme --note "..."]
  *
  * For each table size: the service (node dist/service/server.js, production logging), the raw
  * baseline (bench/baseline.ts) and the local gateway run as processes of their own, and
@@ -39,6 +39,8 @@ interface Options {
   pool: number;
   scenarios: ScenarioKey[];
   reseed: boolean;
+  /** Whether the README's latest table is replaced (--no-readme: results/ only). */
+  readme: boolean;
   note: string;
   serverUrl: string;
   argv: string;
@@ -54,9 +56,10 @@ function parseOptions(argv: string[]): Options {
     pool: 10,
     scenarios: ALL,
     reseed: false,
+    readme: true,
     note: process.env.BENCH_NOTE ?? '',
     serverUrl: process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
-    argv: argv.join(' '),
+    argv: argv.map((arg) => (/^[\w.,=:/-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`)).join(' '),
   };
   const whole = (name: string, value: string | undefined, min: number) => {
     if (!value || !/^\d+$/.test(value) || Number(value) < min) throw new Error(`${name} takes a whole number >= ${min} (got "${value ?? ''}")`);
@@ -101,12 +104,15 @@ function parseOptions(argv: string[]): Options {
       case '--reseed':
         options.reseed = true;
         break;
+      case '--no-readme':
+        options.readme = false;
+        break;
       case '--note':
         options.note = value ?? '';
         i++;
         break;
       default:
-        throw new Error(`Unknown argument "${name}". Usage: npm run bench -- [--sizes 10000,100000,1000000] [--rounds 3] [--duration 3] [--warmup 2] [--connections 16] [--pool 10] [--scenarios A,B,...] [--reseed] [--note text]`);
+        throw new Error(`Unknown argument "${name}". Usage: npm run bench -- [--sizes 10000,100000,1000000] [--rounds 3] [--duration 3] [--warmup 2] [--connections 16] [--pool 10] [--scenarios A,B,...] [--reseed] [--no-readme] [--note text]`);
     }
   }
   return options;
@@ -328,8 +334,9 @@ async function main(): Promise<void> {
   const stamp = run.startedAt.replace(/[:.]/g, '-');
   writeFileSync(path.join(resultsDir, `${stamp}.json`), `${JSON.stringify(run, null, 2)}\n`);
   writeFileSync(path.join(resultsDir, `${stamp}.md`), `${markdown}\n`);
-  const updated = updateReadme(path.join(ROOT, 'README.md'), markdown);
-  console.log(`\nWrote bench/results/${stamp}.json and .md${updated ? '; README.md "Performance" table updated' : ' (README.md has no bench:latest markers: not updated)'} (${run.minutes.toFixed(1)} min).`);
+  const updated = options.readme && updateReadme(path.join(ROOT, 'README.md'), markdown);
+  const readme = !options.readme ? ' (README.md left as it was: --no-readme)' : updated ? '; README.md "Performance" table updated' : ' (README.md has no bench:latest markers: not updated)';
+  console.log(`\nWrote bench/results/${stamp}.json and .md${readme} (${run.minutes.toFixed(1)} min).`);
 }
 
 main().catch((error: unknown) => {
