@@ -36,6 +36,7 @@ describe('X-Consumer-ID', () => {
     expect(own.status).toBe(200);
     const other = await call(`${service.url}/api/v1/jobs/${res.body.data.id}`, { headers: { 'X-Consumer-ID': `${id.slice(0, 63)}2` } });
     expect(other.status).toBe(404);
+    expect(other.body).toEqual({ error: 'Job not found' });
   });
 
   test.each([
