@@ -35,7 +35,7 @@ export function memoryLog(lines: string[]): Writable {
 }
 
 /**
- * The real app on a fresh database `jobs_test_<name>` (migrated, demo set loaded when `seed`),
+ * The real app on a fresh database of its own (test/helpers/database.ts) (migrated, demo set loaded when `seed`),
  * served on an ephemeral loopback port.
  */
 export async function startTestService(opts: { name: string; gatewaySecret?: string; seed?: boolean }): Promise<TestService> {
