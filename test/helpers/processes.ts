@@ -30,7 +30,8 @@ export function startServiceProcess(env: NodeJS.ProcessEnv, script = 'service/se
   let err = '';
   child.stdout!.on('data', (chunk) => (out += chunk));
   child.stderr!.on('data', (chunk) => (err += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': only then has all of the process's output been read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const listening = new Promise<{ url: string } | { exitCode: number | null; stderr: string }>((resolve) => {
     const onData = () => {
       const match = /Jobs service listening on (http:\/\/\S+)/.exec(out);
