@@ -12,11 +12,13 @@
  *   the index entries, then the same ids again from the union), at 20,000 rows as it would at
  *   2,000,000;
  * - the total is a range read of job_counts' primary key, a few rows per filter group;
+ * - a page in the back half of a listing is read the same way from the end, stepping over the
+ *   entries after it rather than before it;
  * - and the page is exactly what a plain ORDER BY over the base columns returns.
  */
 import type { RowDataPacket } from 'mysql2';
 import { JOB_TYPES } from '../db/schema';
-import { planList } from '../service/jobs/list-plan';
+import { pageStatement, planList } from '../service/jobs/list-plan';
 import { parseListQuery } from '../service/jobs/list-query';
 import { listJobs, listQueries, type ListMode } from '../service/jobs/repository';
 import { freshDatabase, type TestDatabase } from './helpers/database';
@@ -112,13 +114,12 @@ async function expectedIds(filter: string, skip: number, take: number, after?: {
   return rows.map(({ h }) => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`);
 }
 
-/** Checks one page of the filter (see the file's comment); the page it read. */
-async function checkPage(filter: string, mode: ListMode, skip: number, take: number, after?: { createdAt: string; id: string }): Promise<void> {
+type Sql = { toSQL(): { sql: string; params: unknown[] } };
+
+/** The plan checks of the file's comment, for a statement that skips `skip` and takes `take` per read. */
+async function checkStatement(filter: string, statement: Sql, skip: number, take: number): Promise<void> {
   const plan = planList(parse(filter));
   const reads = plan.combinations.length;
-  const query = parse(filter, 'limit=20');
-  const statement = listQueries(database.db, query, mode).page;
-
   const steps = await explain(statement);
   const idReads = steps.filter((step) => step.table === 'jobs' && step.key === plan.index);
   expect(idReads).toHaveLength(reads);
@@ -142,8 +143,12 @@ async function checkPage(filter: string, mode: ListMode, skip: number, take: num
   // What the engine reads: each combination's first skip + take index entries (fewer where it
   // has fewer) and those ids again from the union, then the page's ids and rows by key.
   expect(await rowsRead(statement)).toBeLessThanOrEqual(2 * reads * (skip + take + 1) + 2 * take + 10);
+}
 
-  // And the page is the right one.
+/** A page as listQueries builds it: plan checks, then the service's page against a plain ORDER BY. */
+async function checkPage(filter: string, mode: ListMode, skip: number, take: number, after?: { createdAt: string; id: string }): Promise<void> {
+  const query = parse(filter, 'limit=20');
+  await checkStatement(filter, listQueries(database.db, query, mode).page, skip, take);
   const page = await listJobs(database.db, query, mode);
   expect(page.rows.map((row) => row.id)).toEqual(await expectedIds(filter, skip, 20, after));
 }
@@ -160,6 +165,23 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
       checkPage(filter, { page: 3 }, 40, 20),
       checkPage(filter, { after: after ? { createdAt: new Date(after.createdAt), id: after.id } : null }, 0, 21, after),
     ]);
+  });
+
+  test.concurrent('a page in the back half is read from the end: the same plan, stepping over the entries after it', async () => {
+    const { where, params } = matching(filter);
+    const [[counted]] = await database.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, params);
+    const total = Number(counted!.n);
+    // The second-to-last page; where that is not in the back half, the forward pages cover it.
+    const page = Math.ceil(total / 20) - 1;
+    const offset = (page - 1) * 20;
+    if (page < 2 || offset < total / 2) return;
+    const take = Math.min(20, total - offset);
+    const fromEnd = total - offset - take;
+    const plan = planList(parse(filter));
+    await checkStatement(filter, { toSQL: () => pageStatement(plan, { after: null, skip: fromEnd, take, fromEnd: true }) }, fromEnd, take);
+    const served = await listJobs(database.db, parse(filter, 'limit=20'), { page });
+    expect(served.total).toBe(total);
+    expect(served.rows.map((row) => row.id)).toEqual(await expectedIds(filter, offset, 20));
   });
 
   test.concurrent('the total: a range read of job_counts by primary key, equal to COUNT(*)', async () => {

@@ -63,14 +63,20 @@ interface DriverSession {
 
 /**
  * Where drizzle would run a select on `db`: a replica picked at random when the database has
- * replicas (db/replicas.ts), else the database or transaction itself. Its session's query() is
- * the one drizzle's prepared statements use (same driver options, same logger, so the benchmark
- * still sees every statement); it is not part of drizzle's typed surface, hence the check.
+ * replicas (db/replicas.ts), else the database or transaction itself.
+ */
+export function readerOf(db: Database): Database {
+  const replicas = (db as { $replicas?: Database[] }).$replicas;
+  return replicas?.length ? replicas[Math.floor(Math.random() * replicas.length)]! : db;
+}
+
+/**
+ * The reader's session. Its query() is the one drizzle's prepared statements use (same driver
+ * options, same logger, so the benchmark still sees every statement); it is not part of
+ * drizzle's typed surface, hence the check.
  */
 function readerSession(db: Database): DriverSession {
-  const replicas = (db as { $replicas?: Database[] }).$replicas;
-  const reader = replicas?.length ? replicas[Math.floor(Math.random() * replicas.length)]! : db;
-  const session = (reader as unknown as { session?: Partial<DriverSession> }).session;
+  const session = (readerOf(db) as unknown as { session?: Partial<DriverSession> }).session;
   if (typeof session?.query !== 'function') throw new Error('drizzle session without query(): see service/jobs/job-rows.ts');
   return session as DriverSession;
 }

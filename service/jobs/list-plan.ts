@@ -33,7 +33,8 @@ const COLUMNS: Record<Prefix | Dimension, MySqlColumn> = {
 const quote = (name: string) => `\`${name}\``;
 const CREATED_AT = quote(jobs.createdAt.name);
 const ID = quote(jobs.id.name);
-const ORDER = `order by ${CREATED_AT} desc, ${ID} desc`;
+/** Listing order, or its reverse for a window counted from the end. */
+const order = (fromEnd: boolean, id = ID) => (fromEnd ? `order by ${CREATED_AT}, ${id}` : `order by ${CREATED_AT} desc, ${id} desc`);
 const JOBS = quote(getTableName(jobs));
 
 /** The schema's index for a prefix and set of dimensions, found by its columns (db/schema.ts). */
@@ -100,11 +101,16 @@ export interface ListPosition {
   id: string;
 }
 
-/** Which slice of the listing a page is: `skip` rows then `take`, after `after` when given. */
+/**
+ * Which slice of the listing a page is: `skip` rows then `take`, after `after` when given; with
+ * `fromEnd`, counted from the listing's end (the same index read the other way), which steps
+ * over fewer entries for a page in the back half of a listing whose total is known.
+ */
 export interface PageWindow {
   after: ListPosition | null;
   skip: number;
   take: number;
+  fromEnd?: boolean;
 }
 
 const AFTER = `(${CREATED_AT} < ? or (${CREATED_AT} = ? and ${ID} < ?))`;
@@ -123,7 +129,8 @@ const limitParams = (window: PageWindow) => (window.skip > 0 ? [window.take, win
 export function pageStatement(plan: ListPlan, window: PageWindow): Statement {
   const where = window.after ? `${plan.where} and ${AFTER}` : plan.where;
   const after = window.after ? afterParams(window.after) : [];
-  const from = `from ${JOBS} force index (${quote(plan.index)}) where ${where} ${ORDER}`;
+  const fromEnd = window.fromEnd === true;
+  const from = `from ${JOBS} force index (${quote(plan.index)}) where ${where} ${order(fromEnd)}`;
   let ids: string;
   let params: unknown[];
   if (plan.combinations.length === 1) {
@@ -132,7 +139,7 @@ export function pageStatement(plan: ListPlan, window: PageWindow): Statement {
   } else {
     // Each combination's first skip + take in order; the window is then cut from their union.
     const reads = plan.combinations.map(() => `(select ${ID} as \`page_id\`, ${CREATED_AT} ${from} limit ?)`);
-    ids = `select \`page_id\` from (${reads.join(' union all ')}) \`matches\` order by ${CREATED_AT} desc, \`page_id\` desc ${limitClause(window.skip)}`;
+    ids = `select \`page_id\` from (${reads.join(' union all ')}) \`matches\` ${order(fromEnd, '`page_id`')} ${limitClause(window.skip)}`;
     params = [...plan.combinations.flatMap((combination) => [...combination, ...after, window.skip + window.take]), ...limitParams(window)];
   }
   return {

@@ -5,8 +5,8 @@ import { jobs, type NewJobRow } from '../../db/schema';
 
 import { publicColumns, type PublicJobRow } from './columns';
 import { countedOf, countStatement, foldSoon, type Counted } from './job-counts';
-import { queryBuilder, readRows, ReadQuery, toPublicRow, type Statement } from './job-rows';
-import { pageStatement, planList, type ListPosition } from './list-plan';
+import { queryBuilder, readerOf, readRows, ReadQuery, toPublicRow, type Statement } from './job-rows';
+import { pageStatement, planList, type ListPosition, type PageWindow } from './list-plan';
 import type { ListQuery } from './list-query';
 
 export type { ListPosition } from './list-plan';
@@ -44,27 +44,40 @@ export function listQueries(db: Database, query: ListQuery, mode: ListMode = { p
 }
 
 export async function listJobs(db: Database, query: ListQuery, mode: ListMode = { page: query.page }): Promise<JobPage> {
-  const queries = listQueries(db, query, mode);
-  const total = async () => {
-    const counted: Counted = await queries.count;
+  const counted = async (reader: Database) => {
+    const { total, unfolded } = await new ReadQuery(reader, countStatement(query), countedOf);
     // Connection rows were summed: fold them (in the background, on the primary) so totals stay cheap.
-    if (counted.unfolded > 0) foldSoon(primaryOf(db));
-    return counted.total;
+    if (unfolded > 0) foldSoon(primaryOf(db));
+    return total;
   };
+  const page = (reader: Database, window: PageWindow) => new ReadQuery(reader, pageStatement(planList(query), window), toRows);
+
   if ('after' in mode) {
-    const [count, rows] = await Promise.all([total(), queries.page]);
-    return { rows: rows.slice(0, query.limit), total: count, hasMore: rows.length > query.limit };
+    const [total, rows] = await Promise.all([counted(db), page(db, { after: mode.after, skip: 0, take: query.limit + 1 })]);
+    return { rows: rows.slice(0, query.limit), total, hasMore: rows.length > query.limit };
   }
-  if (queries.offset === 0) {
+  const offset = (mode.page - 1) * query.limit;
+  if (offset === 0) {
     // First page: both statements at once.
-    const [count, rows] = await Promise.all([total(), queries.page]);
-    return { rows, total: count, hasMore: rows.length < count };
+    const [total, rows] = await Promise.all([counted(db), page(db, { after: null, skip: 0, take: query.limit })]);
+    return { rows, total, hasMore: rows.length < total };
   }
-  // Later pages: skip the page statement when it is past the end, where OFFSET would still read
-  // every match before finding nothing.
-  const count = await total();
-  const rows = queries.offset >= count ? [] : await queries.page;
-  return { rows, total: count, hasMore: queries.offset + rows.length < count };
+  // Later pages: the total first, in the same snapshot as the page. A page past the end is not
+  // read (OFFSET would still step over every match to find nothing), and one nearer the end
+  // than the start is counted from the end, so a page never steps over more than half the
+  // listing's entries.
+  return readerOf(db).transaction(
+    async (tx) => {
+      const total = await counted(tx);
+      if (offset >= total) return { rows: [], total, hasMore: false };
+      const take = Math.min(query.limit, total - offset);
+      const fromEnd = total - offset - take;
+      const rows = await page(tx, fromEnd < offset ? { after: null, skip: fromEnd, take, fromEnd: true } : { after: null, skip: offset, take });
+      return { rows, total, hasMore: offset + rows.length < total };
+    },
+    // (drizzle writes "read only" without the comma MariaDB needs, so the access mode is left out.)
+    { isolationLevel: 'repeatable read', withConsistentSnapshot: true },
+  );
 }
 
 /** A statement built once, with the values of its named placeholders filled in per call. */
