@@ -83,10 +83,8 @@ export async function listJobs(db: Database, query: ListQuery, mode: ListMode = 
 /** A statement built once, with the values of its named placeholders filled in per call. */
 function compile(builder: { toSQL(): Statement }) {
   const { sql: text, params } = builder.toSQL();
-  return (values: Record<string, unknown>): Statement => ({
-    sql: text,
-    params: params.map((param) => (is(param, Placeholder) ? values[param.name] : param)),
-  });
+  const fill = params.map((param) => (is(param, Placeholder) ? (values: Record<string, unknown>) => values[param.name] : () => param));
+  return (values: Record<string, unknown>): Statement => ({ sql: text, params: fill.map((value) => value(values)) });
 }
 
 /**
