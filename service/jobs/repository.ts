@@ -62,22 +62,18 @@ export async function listJobs(db: Database, query: ListQuery, mode: ListMode = 
     const [total, rows] = await Promise.all([counted(db), page(db, { after: null, skip: 0, take: query.limit })]);
     return { rows, total, hasMore: rows.length < total };
   }
-  // Later pages: the total first, in the same snapshot as the page. A page past the end is not
-  // read (OFFSET would still step over every match to find nothing), and one nearer the end
-  // than the start is counted from the end, so a page never steps over more than half the
-  // listing's entries.
-  return readerOf(db).transaction(
-    async (tx) => {
-      const total = await counted(tx);
-      if (offset >= total) return { rows: [], total, hasMore: false };
-      const take = Math.min(query.limit, total - offset);
-      const fromEnd = total - offset - take;
-      const rows = await page(tx, fromEnd < offset ? { after: null, skip: fromEnd, take, fromEnd: true } : { after: null, skip: offset, take });
-      return { rows, total, hasMore: offset + rows.length < total };
-    },
-    // (drizzle writes "read only" without the comma MariaDB needs, so the access mode is left out.)
-    { isolationLevel: 'repeatable read', withConsistentSnapshot: true },
-  );
+  // Later pages: the total first, then the page, from the same database (one replica). A page
+  // past the end is not read (OFFSET would still step over every match to find nothing), and one
+  // nearer the end than the start is counted from the end, so no page steps over more than half
+  // the listing's entries. As before, a write committed between the two statements can shift
+  // the page by one row per write (counted from the end, only a write older than the page does).
+  const reader = readerOf(db);
+  const total = await counted(reader);
+  if (offset >= total) return { rows: [], total, hasMore: false };
+  const take = Math.min(query.limit, total - offset);
+  const fromEnd = total - offset - take;
+  const rows = await page(reader, fromEnd < offset ? { after: null, skip: fromEnd, take, fromEnd: true } : { after: null, skip: offset, take });
+  return { rows, total, hasMore: offset + rows.length < total };
 }
 
 /** A statement built once, with the values of its named placeholders filled in per call. */
