@@ -4,6 +4,7 @@ import {
   boolean,
   char,
   customType,
+  date,
   datetime,
   decimal,
   index,
@@ -211,6 +212,26 @@ export const jobChanges = mysqlTable(
     // The feed reads `ever_public AND seq > ?` in seq order: one index range, no sort.
     index('job_changes_feed_idx').on(t.everPublic, t.seq),
   ],
+);
+
+/**
+ * Listable jobs per day of created_at (UTC) and status, kept like job_counts (triggers of
+ * migration 0012 add to the writing connection's `slot`; the service folds into slot 0). A deep
+ * offset page of a status-only listing (the default one included) walks these day counts from
+ * the nearer end to the day that holds its first row, then steps over that day's entries only
+ * (service/jobs/list-plan.ts), instead of over every entry before the page.
+ */
+export const jobDayCounts = mysqlTable(
+  'job_day_counts',
+  {
+    day: date('day', { mode: 'string' }).notNull(),
+    status: mysqlEnum('status', JOB_STATUSES).notNull(),
+    slot: bigint('slot', { mode: 'number', unsigned: true }).notNull().default(0),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  // Day first: days are read newest (or oldest) first, grouped in index order, and the read stops
+  // at the page's day.
+  (t) => [primaryKey({ columns: [t.day, t.status, t.slot] }), index('job_day_counts_slot_idx').on(t.slot)],
 );
 
 /** The last number the sequencer gave out; its one row is also the sequencers' lock. */
