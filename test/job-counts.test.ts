@@ -1,10 +1,11 @@
 /**
- * Listing totals come from job_counts, which triggers keep (migrations 0008, 0010) and the
- * service folds (service/jobs/job-counts.ts). Property: whatever plain SQL does to `jobs`
- * (inserts, status changes, soft deletes and undeletes, department/type/workplace edits, hard
- * deletes, id rewrites, several rows at once, on several connections, in transactions that stay
- * open, commit late or roll back, with folds in between), every filter's total equals COUNT(*)
- * over the committed rows at every moment. Random but seeded: a failure names the seed and step.
+ * Listing totals come from job_counts, and deep pages find their day in job_day_counts, which
+ * triggers keep (migrations 0008, 0010, 0012) and the service folds (service/jobs/job-counts.ts).
+ * Property: whatever plain SQL does to `jobs` (inserts, status changes, soft deletes and
+ * undeletes, department/type/workplace/created_at edits, hard deletes, id rewrites, several rows
+ * at once, on several connections, in transactions that stay open, commit late or roll back,
+ * with folds in between), every filter's total equals COUNT(*) over the committed rows, and every
+ * day's count its COUNT(*), at every moment. Random but seeded: a failure names the seed and step.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -93,6 +94,16 @@ async function mismatches(db: TestDatabase): Promise<string[]> {
       .reduce((sum, group) => sum + Number(group.n), 0);
   };
   const wrong: string[] = [];
+  // Day counts (job_day_counts) against COUNT(*) per day of created_at and status.
+  const byDay = async (statement: string) =>
+    new Map((await db.query<RowDataPacket[]>(statement)).map((row) => [`${row.day as string} ${row.status as string}`, Number(row.n)]));
+  const days = await byDay(
+    "SELECT DATE_FORMAT(created_at, '%Y-%m-%d') AS day, status, COUNT(*) AS n FROM jobs WHERE deleted_at IS NULL AND status <> 'draft' GROUP BY 1, 2",
+  );
+  const kept = await byDay("SELECT DATE_FORMAT(day, '%Y-%m-%d') AS day, status, SUM(n) AS n FROM job_day_counts GROUP BY 1, 2 HAVING SUM(n) <> 0");
+  for (const key of new Set([...days.keys(), ...kept.keys()])) {
+    if (days.get(key) !== kept.get(key)) wrong.push(`day ${key}: job_day_counts ${kept.get(key)}, COUNT(*) ${days.get(key)}`);
+  }
   // A few at a time: the pool has ten connections.
   for (let i = 0; i < FILTERS.length; i += 8) {
     await Promise.all(
@@ -124,10 +135,13 @@ function jobValues(rnd: ReturnType<typeof random>): unknown[] {
     rnd.pick(WORKPLACES),
     rnd.pick(STATUSES),
     rnd.next() < 0.1 ? new Date('2026-01-01T00:00:00Z') : null,
+    createdAt(rnd),
   ];
 }
-const INSERT = `INSERT INTO jobs (id, title, department, type, workplace, status, deleted_at, description, requirements, responsibilities, created_at)
-  VALUES (?, 'Counted', ?, ?, ?, ?, ?, 'x', '[]', '[]', NOW(3))`;
+/** A moment in ten days, so day counts have several days to keep apart (and midnights to cross). */
+const createdAt = (rnd: ReturnType<typeof random>) => new Date(Date.UTC(2026, 2, 1) + rnd.int(10 * 24 * 60) * 60_000 + rnd.int(60_000));
+const INSERT = `INSERT INTO jobs (id, title, department, type, workplace, status, deleted_at, created_at, description, requirements, responsibilities)
+  VALUES (?, 'Counted', ?, ?, ?, ?, ?, ?, 'x', '[]', '[]')`;
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -169,7 +183,7 @@ test.each([[20261122], [5]])('every filter total equals COUNT(*) through random 
       }
       const mine = owned[c]!;
       const id = rnd.pick(mine);
-      switch (rnd.int(11)) {
+      switch (rnd.int(12)) {
         case 0: {
           const values = jobValues(rnd);
           await run(INSERT, values);
@@ -210,6 +224,9 @@ test.each([[20261122], [5]])('every filter total equals COUNT(*) through random 
             rnd.pick(STATUSES), rnd.pick(TYPES), rnd.pick(WORKPLACES), rnd.pick(DEPARTMENTS), id,
           ]);
           break;
+        case 10:
+          await run('UPDATE jobs SET created_at = ? WHERE id = ?', [createdAt(rnd), id]);
+          break;
         default:
           // A fold, while other connections' transactions may be open.
           log.push(`${step}: fold`);
@@ -229,7 +246,9 @@ test.each([[20261122], [5]])('every filter total equals COUNT(*) through random 
     expect(await mismatches(database)).toEqual([]);
     // With no transaction open, folding leaves only folded rows, and the totals unchanged.
     while ((await foldJobCounts(database.db)) > 0);
-    const [[left]] = await database.pool.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM job_counts WHERE slot <> 0');
+    const [[left]] = await database.pool.query<RowDataPacket[]>(
+      'SELECT (SELECT COUNT(*) FROM job_counts WHERE slot <> 0) + (SELECT COUNT(*) FROM job_day_counts WHERE slot <> 0) AS n',
+    );
     expect(Number(left!.n)).toBe(0);
     expect(await mismatches(database)).toEqual([]);
   } finally {
@@ -256,7 +275,7 @@ describe('writers never wait for each other on a counter', () => {
   });
 
   const insertActive = (connection: PoolConnection) =>
-    connection.query(INSERT, [newId(), 'Waitless', 'contract', 'remote', 'active', null]);
+    connection.query(INSERT, [newId(), 'Waitless', 'contract', 'remote', 'active', null, new Date()]);
   const waitlessTotal = () => totalOf(database, 'department=waitless');
 
   test('two open transactions create jobs of the same group; each counts once it commits, a rollback never', async () => {
@@ -292,7 +311,7 @@ describe('writers never wait for each other on a counter', () => {
 });
 
 test('a listing whose total summed connection rows has them folded in the background', async () => {
-  await database.query(INSERT, [newId(), 'Background', 'contract', 'remote', 'open', null]);
+  await database.query(INSERT, [newId(), 'Background', 'contract', 'remote', 'open', null, new Date()]);
   const unfolded = async () => {
     const [[row]] = await database.pool.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM job_counts WHERE slot <> 0');
     return Number(row!.n);

@@ -14,13 +14,17 @@
  * - the total is a range read of job_counts' primary key, a few rows per filter group;
  * - a page in the back half of a listing is read the same way from the end, stepping over the
  *   entries after it rather than before it;
+ * - a deep page of a status-only filter (the default listing included) first walks the day
+ *   counts (job_day_counts, in primary-key order, no sort) to the day holding its first row, then
+ *   steps over that day's entries only;
  * - and the page is exactly what a plain ORDER BY over the base columns returns.
  */
 import type { RowDataPacket } from 'mysql2';
 import { JOB_TYPES } from '../db/schema';
 import { pageStatement, planList } from '../service/jobs/list-plan';
 import { parseListQuery } from '../service/jobs/list-query';
-import { listJobs, listQueries, type ListMode } from '../service/jobs/repository';
+import { dayCountsStatement } from '../service/jobs/job-counts';
+import { listJobs, listQueries, startAtDay, type ListMode } from '../service/jobs/repository';
 import { freshDatabase, type TestDatabase } from './helpers/database';
 
 const ROWS = 20_000;
@@ -182,6 +186,35 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
     const served = await listJobs(database.db, parse(filter, 'limit=20'), { page });
     expect(served.total).toBe(total);
     expect(served.rows.map((row) => row.id)).toEqual(await expectedIds(filter, offset, 20));
+  });
+
+  test.concurrent('a deep page of a status-only filter starts at its day and skips within that day only', async () => {
+    const plan = planList(parse(filter));
+    if (!plan.statusesOnly) return; // Only status filters have day counts; the others step over entries.
+    const { where, params } = matching(filter);
+    const [[counted]] = await database.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, params);
+    const total = Number(counted!.n);
+    // One job a minute: a day holds at most 1,440 of a filter's jobs.
+    const days = plan.statusesOnly;
+    const dayStatement = dayCountsStatement(days, false, undefined, 100);
+    const daySteps = await explain({ toSQL: () => dayStatement });
+    expect(daySteps).toHaveLength(1);
+    expect(daySteps[0]).toMatchObject({ table: 'job_day_counts', key: 'PRIMARY' });
+    expect(daySteps[0]!.Extra ?? '').not.toMatch(/filesort|temporary/);
+    expect(await rowsRead({ toSQL: () => dayStatement })).toBeLessThanOrEqual(100 * 4 * 2 + 2);
+    for (const share of [0.3, 0.7]) {
+      const page = Math.floor((total * share) / 20);
+      const offset = (page - 1) * 20;
+      const fromEnd = total - offset - 20;
+      const window = fromEnd < offset ? { after: null, skip: fromEnd, take: 20, fromEnd: true } : { after: null, skip: offset, take: 20 };
+      expect(window.skip).toBeGreaterThanOrEqual(1000);
+      const started = await startAtDay(database.db, days, window);
+      expect(started.from).toBeDefined();
+      expect(started.skip).toBeLessThan(1440);
+      await checkStatement(filter, { toSQL: () => pageStatement(plan, started) }, started.skip, 20);
+      const served = await listJobs(database.db, parse(filter, 'limit=20'), { page });
+      expect(served.rows.map((row) => row.id)).toEqual(await expectedIds(filter, offset, 20));
+    }
   });
 
   test.concurrent('the total: a range read of job_counts by primary key, equal to COUNT(*)', async () => {

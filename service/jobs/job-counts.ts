@@ -1,6 +1,7 @@
 import { and, eq, getTableName, gt, sql } from 'drizzle-orm';
+import type { MySqlColumn, MySqlTable } from 'drizzle-orm/mysql-core';
 import type { Database } from '../../db/client';
-import { jobCounts } from '../../db/schema';
+import { jobCounts, jobDayCounts } from '../../db/schema';
 import type { Statement } from './job-rows';
 import { DEFAULT_STATUSES, type ListQuery } from './list-query';
 
@@ -36,6 +37,20 @@ export function countStatement(query: Pick<ListQuery, 'status' | 'type' | 'workp
   };
 }
 
+/**
+ * Up to `days` days of job_day_counts in listing order (newest first) or, `fromEnd`, oldest first,
+ * after `past` when given: each day with its count of jobs in `statuses`. The primary key starts
+ * with the day, so the rows are grouped in index order and the read stops after `days` days.
+ */
+export function dayCountsStatement(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number): Statement {
+  const day = c(jobDayCounts.day);
+  const conditions = [inList(jobDayCounts.status, statuses), ...(past === undefined ? [] : [`${day} ${fromEnd ? '>' : '<'} ?`])];
+  return {
+    sql: `select ${day}, sum(${c(jobDayCounts.n)}) from ${quote(getTableName(jobDayCounts))} where ${conditions.join(' and ')} group by ${day} order by ${day}${fromEnd ? '' : ' desc'} limit ?`,
+    params: [...statuses, ...(past === undefined ? [] : [past]), days],
+  };
+}
+
 export interface Counted {
   total: number;
   /** Connection rows among those summed: a fold would make the next total cheaper. */
@@ -49,57 +64,74 @@ export const FOLD_BATCH = 100;
 /** Batches per background fold: a backlog (after a bulk import) is folded over a few reads. */
 const FOLD_BATCHES = 10;
 
+/** A counter table kept per connection: its key columns (without `slot`), `slot` and `n`. */
+interface Counters {
+  table: MySqlTable;
+  keys: MySqlColumn[];
+  slot: MySqlColumn;
+  n: MySqlColumn;
+}
+
+const COUNTERS: Counters[] = [
+  {
+    table: jobCounts,
+    keys: [jobCounts.byDepartment, jobCounts.departmentKey, jobCounts.status, jobCounts.type, jobCounts.workplace],
+    slot: jobCounts.slot,
+    n: jobCounts.n,
+  },
+  { table: jobDayCounts, keys: [jobDayCounts.day, jobDayCounts.status], slot: jobDayCounts.slot, n: jobDayCounts.n },
+];
+
 /**
- * Adds committed connection rows (slot > 0) to their group's folded row (slot 0) and deletes
- * them, in one transaction, so totals never change. `SKIP LOCKED` passes over the rows of
- * connections whose transaction is still open (their count is not final; a later fold takes
- * them), so a fold never waits for a writer; a writer waits at most for a fold's few statements.
- * Each row is deleted by its whole primary key: a single DELETE naming them all may be run as a
- * scan of this small table, which would wait on the rows open transactions hold. READ COMMITTED
- * keeps the fold from taking gap locks that would hold up writers' new rows. Folded rows are
- * upserted in key order, so two folds (two instances) cannot deadlock on them. Returns the
- * number of rows folded.
+ * Adds committed connection rows (slot > 0) of one counter table to their group's folded row
+ * (slot 0) and deletes them, in one transaction, so totals never change. `SKIP LOCKED` passes
+ * over the rows of connections whose transaction is still open (their count is not final; a
+ * later fold takes them), so a fold never waits for a writer; a writer waits at most for a
+ * fold's few statements. Each row is deleted by its whole primary key: a single DELETE naming
+ * them all may be run as a scan of this small table, which would wait on the rows open
+ * transactions hold. READ COMMITTED keeps the fold from taking gap locks that would hold up
+ * writers' new rows. Folded rows are upserted in key order, so two folds (two instances) cannot
+ * deadlock on them. Returns the number of rows folded.
  */
-export async function foldJobCounts(db: Database): Promise<number> {
+async function foldTable(db: Database, { table, keys, slot, n }: Counters): Promise<number> {
   return db.transaction(
     async (tx) => {
-      const rows = await tx
-        .select()
-        .from(jobCounts)
-        .where(gt(jobCounts.slot, 0))
+      const selected = Object.fromEntries([...keys, slot, n].map((column) => [column.name, column]));
+      const rows = (await tx
+        .select(selected)
+        .from(table)
+        .where(gt(slot, 0))
         .limit(FOLD_BATCH)
-        .for('update', { skipLocked: true });
+        .for('update', { skipLocked: true })) as Array<Record<string, unknown>>;
       if (rows.length === 0) return 0;
-      const groups = new Map<string, (typeof rows)[number]>();
+      const groups = new Map<string, { key: unknown[]; n: number }>();
       for (const row of rows) {
-        const key = JSON.stringify([row.byDepartment, row.departmentKey, row.status, row.type, row.workplace]);
-        const group = groups.get(key);
-        if (group) group.n += row.n;
-        else groups.set(key, { ...row, slot: 0 });
+        const key = keys.map((column) => row[column.name]);
+        const id = JSON.stringify(key);
+        const group = groups.get(id) ?? { key, n: 0 };
+        group.n += Number(row[n.name]);
+        groups.set(id, group);
       }
       const folded = [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, group]) => group);
-      await tx
-        .insert(jobCounts)
-        .values(folded)
-        .onDuplicateKeyUpdate({ set: { n: sql`${jobCounts.n} + values(${jobCounts.n})` } });
+      const names = sql.join([...keys, slot, n].map((column) => sql.identifier(column.name)), sql`, `);
+      const values = folded.map(({ key, n: sum }) => sql`(${sql.join([...key, 0, sum].map((value) => sql`${value}`), sql`, `)})`);
+      await tx.execute(
+        sql`insert into ${table} (${names}) values ${sql.join(values, sql`, `)} on duplicate key update ${sql.identifier(n.name)} = ${sql.identifier(n.name)} + values(${sql.identifier(n.name)})`,
+      );
       for (const row of rows) {
-        await tx
-          .delete(jobCounts)
-          .where(
-            and(
-              eq(jobCounts.byDepartment, row.byDepartment),
-              eq(jobCounts.departmentKey, row.departmentKey),
-              eq(jobCounts.status, row.status),
-              eq(jobCounts.type, row.type),
-              eq(jobCounts.workplace, row.workplace),
-              eq(jobCounts.slot, row.slot),
-            ),
-          );
+        await tx.delete(table).where(and(...[...keys, slot].map((column) => eq(column, row[column.name]))));
       }
       return rows.length;
     },
     { isolationLevel: 'read committed' },
   );
+}
+
+/** One fold of every counter table (job_counts, job_day_counts); the rows folded, in all. */
+export async function foldJobCounts(db: Database): Promise<number> {
+  let folded = 0;
+  for (const counters of COUNTERS) folded += await foldTable(db, counters);
+  return folded;
 }
 
 /** A fold at most this often per database and process: a handful of statements a second at most. */
@@ -119,7 +151,9 @@ export function foldSoon(primary: Database, now = Date.now()): void {
   state.last = now;
   (async () => {
     for (let batch = 0; batch < FOLD_BATCHES; batch++) {
-      if ((await foldJobCounts(primary)) < FOLD_BATCH) break;
+      let full = false;
+      for (const counters of COUNTERS) full = (await foldTable(primary, counters)) === FOLD_BATCH || full;
+      if (!full) break;
     }
   })()
     .catch(() => undefined)

@@ -66,6 +66,8 @@ export interface ListPlan {
   where: string;
   /** One parameter list per value combination (a single one when no filter is a list). */
   combinations: unknown[][];
+  /** For a filter on statuses only (the default listing included): those statuses, whose day counts cover it. */
+  statusesOnly?: readonly string[];
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
@@ -92,7 +94,13 @@ export function planList(query: Pick<ListQuery, 'status' | 'type' | 'workplace' 
     .join(' and ');
   let combinations: unknown[][] = [[]];
   for (const name of used) combinations = combinations.flatMap((head) => values[name]!.map((value) => [...head, value]));
-  return { index: INDEXES.get(`${prefix}:${DIMENSIONS.filter((d) => values[d] !== undefined).join()}`)!, where, combinations };
+  const dimensions = DIMENSIONS.filter((d) => values[d] !== undefined);
+  return {
+    index: INDEXES.get(`${prefix}:${dimensions.join()}`)!,
+    where,
+    combinations,
+    ...(dimensions.length === 0 ? { statusesOnly: query.status ?? DEFAULT_STATUSES } : {}),
+  };
 }
 
 /** A place in the listing order; a keyset page starts strictly after it. */
@@ -111,6 +119,12 @@ export interface PageWindow {
   skip: number;
   take: number;
   fromEnd?: boolean;
+  /**
+   * Where the read starts (a created_at, as the driver writes it): only rows created before it,
+   * or with `fromEnd` at or after it. A deep page starts at the day that holds its first row
+   * (job_day_counts) and skips only within that day.
+   */
+  from?: string;
 }
 
 const AFTER = `(${CREATED_AT} < ? or (${CREATED_AT} = ? and ${ID} < ?))`;
@@ -127,9 +141,13 @@ const limitParams = (window: PageWindow) => (window.skip > 0 ? [window.take, win
  * does not keep the order: the caller sorts the page (at most `take` rows) in listing order.
  */
 export function pageStatement(plan: ListPlan, window: PageWindow): Statement {
-  const where = window.after ? `${plan.where} and ${AFTER}` : plan.where;
-  const after = window.after ? afterParams(window.after) : [];
   const fromEnd = window.fromEnd === true;
+  let where = window.after ? `${plan.where} and ${AFTER}` : plan.where;
+  const after = window.after ? afterParams(window.after) : [];
+  if (window.from !== undefined) {
+    where += ` and ${CREATED_AT} ${fromEnd ? '>=' : '<'} ?`;
+    after.push(window.from);
+  }
   const from = `from ${JOBS} force index (${quote(plan.index)}) where ${where} ${order(fromEnd)}`;
   let ids: string;
   let params: unknown[];
