@@ -28,10 +28,11 @@ const byListingOrder = (a: PublicJobRow, b: PublicJobRow) =>
 const toRows = (rows: unknown[][]) => rows.map(toPublicRow).sort(byListingOrder);
 
 /**
- * The two statements behind a listing page (exported so the benchmark and the EXPLAIN tests read
- * the plans of exactly what runs): the total from job_counts (job-counts.ts), and the page from
- * the filter's index (list-plan.ts). A keyset page reads one more row than it shows, to know
- * whether another page follows.
+ * The two statements behind a listing page, as read from the top (exported so the EXPLAIN tests
+ * read the plans of what runs): the total from job_counts (job-counts.ts), and the page from the
+ * filter's index (list-plan.ts). A keyset page reads one more row than it shows, to know whether
+ * another page follows. listJobs reads deep offset pages from the nearer end and, for
+ * status-only listings, from their day (startAtDay).
  */
 export function listQueries(db: Database, query: ListQuery, mode: ListMode = { page: query.page }) {
   const offset = 'after' in mode ? 0 : (mode.page - 1) * query.limit;
@@ -50,7 +51,8 @@ export async function listJobs(db: Database, query: ListQuery, mode: ListMode = 
     if (unfolded > 0) foldSoon(primaryOf(db));
     return total;
   };
-  const page = (reader: Database, window: PageWindow) => new ReadQuery(reader, pageStatement(planList(query), window), toRows);
+  const plan = planList(query);
+  const page = (reader: Database, window: PageWindow) => new ReadQuery(reader, pageStatement(plan, window), toRows);
 
   if ('after' in mode) {
     const [total, rows] = await Promise.all([counted(db), page(db, { after: mode.after, skip: 0, take: query.limit + 1 })]);
@@ -73,7 +75,6 @@ export async function listJobs(db: Database, query: ListQuery, mode: ListMode = 
   const take = Math.min(query.limit, total - offset);
   const fromEnd = total - offset - take;
   let window: PageWindow = fromEnd < offset ? { after: null, skip: fromEnd, take, fromEnd: true } : { after: null, skip: offset, take };
-  const plan = planList(query);
   if (plan.statusesOnly && window.skip >= DAY_JUMP_MIN) window = await startAtDay(reader, plan.statusesOnly, window);
   const rows = await page(reader, window);
   return { rows, total, hasMore: offset + rows.length < total };
