@@ -30,6 +30,7 @@ export function setConsumer(ctx: RequestContext, consumer: Consumer | null, cred
   ctx.consumer = consumer;
   ctx.credential = credential;
   const set = (name: string, value: string | undefined): void => {
+    // Stryker disable next-line ConditionalExpression: the values come from parsed state files as string or undefined, never null; the null check mirrors Lua's nil
     if (value !== undefined && value !== null) ctx.setHeader(name, value);
     else ctx.clearHeader(name);
   };
