@@ -145,3 +145,40 @@ describe('exact messages for enum fields', () => {
     ]);
   });
 });
+
+describe('the exact message for each field a partner gets wrong', () => {
+  test.each([
+    [{ location: 'Austin\nTX' }, 'location', 'location must not contain control characters or line breaks'],
+    [{ location: 42 }, 'location', 'location must be a string'],
+    [{ title: 'Data\nEngineer' }, 'title', 'title must not contain control characters or line breaks'],
+    [{ title: 'Broken \ud800 text' }, 'title', 'title must be valid Unicode text (it holds a lone surrogate)'],
+    [{ description: 'Colour \u001b[31m' }, 'description', 'description must not contain control characters other than tab and line breaks'],
+    [{ requirements: ['SQL', ''] }, 'requirements.1', 'each item of requirements must not be empty'],
+    [{ responsibilities: 'Own the warehouse' }, 'responsibilities', 'responsibilities must be an array of strings'],
+    [{ state: 48 }, 'state', 'state must be a string'],
+    [{ salary: { max: -1, currency: 'USD' } }, 'salary.max', 'salary.max must not be negative'],
+    [{ salary: { min: 1, currency: 840 } }, 'salary.currency', 'salary.currency must be a string'],
+    [{ submissionDueDate: 20261231 }, 'submissionDueDate', 'submissionDueDate must be a string'],
+  ])('%j', async (patch, field, message) => {
+    expect(await refused(patch)).toEqual([{ field, message }]);
+  });
+
+  test('one problem per field: the first, even when a value breaks two rules', async () => {
+    // A lone surrogate and a line break: two rules, one detail for the title.
+    expect(await refused({ title: 'Bad \ud800 and\nworse' })).toEqual([
+      { field: 'title', message: 'title must be valid Unicode text (it holds a lone surrogate)' },
+    ]);
+  });
+});
+
+describe('unknown field names in details', () => {
+  test('a name over 64 characters is clipped to 64 and an ellipsis', async () => {
+    const name = `x${'y'.repeat(64)}`;
+    expect(await refused({ [name]: 1 })).toEqual([{ field: `${name.slice(0, 64)}…`, message: `${name.slice(0, 64)}… is not a known field` }]);
+  });
+
+  test('a name of exactly 64 characters is shown whole', async () => {
+    const name = 'z'.repeat(64);
+    expect(await refused({ [name]: 1 })).toEqual([{ field: name, message: `${name} is not a known field` }]);
+  });
+});
