@@ -1,0 +1,77 @@
+/**
+ * POST /api/v1/jobs's body reader (service/middleware/json-body.ts) at edges that had no
+ * test (issue 12): the charset spellings that are UTF-8, the headers on its refusals,
+ * the clipped name of an unknown coding and codings listed with identity.
+ */
+import net from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { json, writer } from './helpers/consumers';
+import { call } from './helpers/http';
+import { startTestService, type TestService } from './helpers/service';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService({ name: 'json_body_edges' });
+});
+afterAll(() => service.close());
+
+const valid = { title: 'Body Edges', department: 'QA', type: 'contract', description: 'Checks the body reader.' };
+const post = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
+  call(`${service.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json, ...headers }, body });
+
+/**
+ * Writes a raw request, half-closes the socket (the client has nothing more to send) and
+ * returns the whole answer as text.
+ */
+function raw(request: string): Promise<string> {
+  const { port } = new URL(service.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port: Number(port), allowHalfOpen: true }, () => socket.end(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+test.each(['utf8', 'UTF-8', 'Utf-8'])('charset=%s is UTF-8', async (charset) => {
+  const res = await post(JSON.stringify(valid), { 'Content-Type': `application/json; charset=${charset}` });
+  expect(res.status).toBe(201);
+});
+
+test('an unknown coding is named in the 415, clipped to 40 characters, with Accept-Encoding: gzip', async () => {
+  const coding = `x-${'z'.repeat(50)}`;
+  const res = await post(JSON.stringify(valid), { 'Content-Encoding': coding });
+  expect(res.status).toBe(415);
+  expect(res.body).toEqual({
+    error: `Unsupported Content-Encoding "${coding.slice(0, 40)}": send the body uncompressed or gzip-compressed`,
+  });
+  expect(res.headers.get('accept-encoding')).toBe('gzip');
+});
+
+test('gzip listed with identity is still gzip; two real codings are refused', async () => {
+  const gz = gzipSync(JSON.stringify(valid));
+  expect((await post(gz, { 'Content-Encoding': 'identity, gzip' })).status).toBe(201);
+  const stacked = await post(gz, { 'Content-Encoding': 'gzip, x-gzip' });
+  expect(stacked.status).toBe(415);
+  expect(stacked.body).toEqual({ error: 'Unsupported Content-Encoding "gzip, x-gzip": send the body uncompressed or gzip-compressed' });
+});
+
+test('the answers that leave the body unread close the connection: 413 by Content-Length, 415 for a coding', async () => {
+  const tooLarge = await raw(
+    `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-Consumer-ID: ${writer['X-Consumer-ID']}\r\nX-Consumer-Username: demo-writer\r\n` +
+      `X-Consumer-Groups: jobs:read, jobs:write\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024}\r\n\r\n{`,
+  );
+  expect(tooLarge).toMatch(/^HTTP\/1\.1 413 /);
+  expect(tooLarge).toMatch(/\r\nConnection: close\r\n/i);
+  expect(tooLarge).toContain('{"error":"Request body too large: the limit is 100 KB"}');
+
+  const body = JSON.stringify(valid);
+  const coded = await raw(
+    `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-Consumer-ID: ${writer['X-Consumer-ID']}\r\nX-Consumer-Username: demo-writer\r\n` +
+      `X-Consumer-Groups: jobs:read, jobs:write\r\nContent-Type: application/json\r\nContent-Encoding: br\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
+  expect(coded).toMatch(/^HTTP\/1\.1 415 /);
+  expect(coded).toMatch(/\r\nConnection: close\r\n/i);
+});
