@@ -5,7 +5,7 @@ import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { clientErrorHandler } from './client-error';
-import { createLogger, exitOnCrash, type Logger } from './logger';
+import { createLogger, exitOnCrash, flushNow, type Logger } from './logger';
 import { drainOnStop } from './shutdown';
 
 export interface RunningService {
@@ -56,6 +56,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host}:${port}`;
   logger.info({ url, database: describeDatabaseUrl(config.databaseUrl), gatewaySecret: Boolean(config.gatewaySecret) }, 'jobs service listening');
+  flushNow(logger);
 
   return {
     url,
@@ -67,6 +68,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       if (!drained) logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
       await database.close();
       logger.info('jobs service stopped');
+      flushNow(logger);
     },
   };
 }

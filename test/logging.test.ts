@@ -64,5 +64,17 @@ describe('log lines are all written when the process ends', () => {
       expect(lines.filter((line) => line.msg === 'request' && line.path === '/api/v1/jobs')).toHaveLength(20);
       expect(lines[lines.length - 1]!.msg).toBe('jobs service stopped');
     }, 30_000);
+
+    test('a quiet service still shows each request line within about a second (lines are batched)', async () => {
+      service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'info' });
+      const { url } = (await service.listening) as { url: string };
+      expect((await fetch(`${url}/api/v1/jobs?limit=1`)).status).toBe(200);
+      const shown = Date.now();
+      while (!service.stdout().includes('"msg":"request"') && Date.now() - shown < 5000) await new Promise((r) => setTimeout(r, 50));
+      // LOG_FLUSH_INTERVAL_MS is 1 s; without the timer the line would wait for 4 KiB or the exit.
+      expect(service.stdout()).toContain('"msg":"request"');
+      expect(Date.now() - shown).toBeLessThan(3000);
+      expect(await service.stop()).toBe(0);
+    }, 30_000);
   });
 });

@@ -10,7 +10,7 @@
  * 5. header_filter on whatever answers (header-filter.ts), then the log phase of the collected
  *    plugins (or of the global ones when nothing was routed) once the response is sent.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type http from 'node:http';
 import type { LoadedGateway } from './config/load';
 import { headerFilter, type HeaderPairs, type Timing } from './header-filter';
@@ -40,9 +40,18 @@ export function clientAddress(remote: string | undefined): string {
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }
 
-/** Kong's request id ($kong_request_id: 32 hex characters). */
+// Random bytes drawn 4 KiB at a time: one randomFillSync per 256 ids instead of one per request.
+const ids = Buffer.alloc(4096);
+let idOffset = ids.length;
+
+/** Kong's request id ($kong_request_id, nginx's $request_id: 16 random bytes as 32 hex characters). */
 export function newRequestId(): string {
-  return randomBytes(16).toString('hex');
+  if (idOffset === ids.length) {
+    randomFillSync(ids);
+    idOffset = 0;
+  }
+  idOffset += 16;
+  return ids.toString('hex', idOffset - 16, idOffset);
 }
 
 function splitTarget(url: string): { path: string; query: string | null } {
