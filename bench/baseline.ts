@@ -15,6 +15,7 @@ import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { formatUuid, uuidToBuffer, uuidv7 } from '../db/uuid';
+import { offsetWindow } from '../service/jobs/deep-page';
 import { countStatement } from '../service/jobs/job-counts';
 import { pageStatement, planList } from '../service/jobs/list-plan';
 import { canonicalFilter, type ListQuery } from '../service/jobs/list-query';
@@ -86,13 +87,13 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     if (cursor === null) {
       const page = Number(params.get('page') ?? 1);
       const offset = (page - 1) * limit;
-      const read = () => run(pageStatement(plan, { after: null, skip: offset, take: limit }));
       let total: number;
       let rows: Row[];
-      if (offset === 0) [total, rows] = await Promise.all([count(), read()]);
+      if (offset === 0) [total, rows] = await Promise.all([count(), run(pageStatement(plan, { after: null, skip: 0, take: limit }))]);
       else {
+        // The service's deep-page walk (nearer end, day counts), so page 2500 is like for like.
         total = await count();
-        rows = offset >= total ? [] : await read();
+        rows = offset >= total ? [] : await run(pageStatement(plan, await offsetWindow(run, plan, offset, limit, total)));
       }
       return { data: rows.map(job).sort(inListingOrder), meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
     }

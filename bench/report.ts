@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { LoadResult } from './load';
 import type { ScenarioCheck } from './check';
 import type { ScenarioKey } from './scenarios';
+import { serviceNodeFlags } from './servers';
 
 export type Target = 'service' | 'baseline' | 'gateway';
 
@@ -204,7 +205,7 @@ export function markdownReport(run: RunResult): string {
   return [
     `Run ${run.startedAt} (${run.minutes.toFixed(1)} min), \`npm run bench -- ${String(run.options.argv ?? '')}\`.`,
     `Machine: ${machine}.`,
-    `Each figure: median of ${run.options.rounds} interleaved rounds of ${run.options.duration} s (spread min–max), ${run.options.connections} connections, after a ${run.options.warmup} s warm-up; autocannon in its own process; service with LOG_LEVEL=info to stdout (/dev/null here), DB_POOL_SIZE=${run.options.pool} for both servers. Ratio = service / baseline req/s (F rows: gateway / direct service).`,
+    `Each figure: median of ${run.options.rounds} interleaved rounds of ${run.options.duration} s (spread min–max), ${run.options.connections} connections, after a ${run.options.warmup} s warm-up; autocannon in its own process; service with LOG_LEVEL=info to stdout (/dev/null here), DB_POOL_SIZE=${run.options.pool} and \`node ${serviceNodeFlags().join(' ')}\` (the Dockerfile's CMD) for both servers. Ratio = service / baseline req/s (F rows: gateway / direct service).`,
     markdownTable(run),
     '',
     'Targets (issue 10):',

@@ -27,6 +27,17 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * The node flags the service image runs with: the Dockerfile's CMD (`node <flags> dist/...`), so
+ * the benchmark measures the service as it is deployed.
+ */
+export function serviceNodeFlags(dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')): string[] {
+  const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile);
+  const argv = cmd ? (JSON.parse(cmd[1]!) as string[]) : [];
+  if (argv[0] !== 'node' || argv.at(-1) !== 'dist/service/server.js') throw new Error('Dockerfile: CMD is not ["node", ..., "dist/service/server.js"]');
+  return argv.slice(1, -1);
+}
+
 /** Starts `node <script>` and waits until `probe` answers 200 (start-up migrations included). */
 async function startNode(
   name: string,
@@ -35,8 +46,9 @@ async function startNode(
   env: NodeJS.ProcessEnv,
   url: string,
   probe: { path: string; headers?: Record<string, string> },
+  nodeFlags: string[] = [],
 ): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, script), ...args], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     // The service logs to stdout as in production; nothing reads it here.
@@ -87,6 +99,7 @@ export async function startService(databaseUrl: string, options: { poolSize: num
     },
     `http://127.0.0.1:${port}`,
     { path: '/healthz' },
+    serviceNodeFlags(),
   );
 }
 
@@ -99,6 +112,8 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
     { BASELINE_DATABASE_URL: databaseUrl, PORT: String(port), DB_POOL_SIZE: String(options.poolSize) },
     `http://127.0.0.1:${port}`,
     { path: '/healthz' },
+    // The same runtime settings as the service: the comparison is of the code, not of V8 flags.
+    serviceNodeFlags(),
   );
 }
 

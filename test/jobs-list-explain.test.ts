@@ -24,7 +24,9 @@ import { JOB_TYPES } from '../db/schema';
 import { pageStatement, planList } from '../service/jobs/list-plan';
 import { parseListQuery } from '../service/jobs/list-query';
 import { dayCountsStatement } from '../service/jobs/job-counts';
-import { listJobs, listQueries, startAtDay, type ListMode } from '../service/jobs/repository';
+import { startAtDay } from '../service/jobs/deep-page';
+import { readRows } from '../service/jobs/job-rows';
+import { listJobs, listQueries, type ListMode } from '../service/jobs/repository';
 import { freshDatabase, type TestDatabase } from './helpers/database';
 
 const ROWS = 20_000;
@@ -208,7 +210,7 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
       const fromEnd = total - offset - 20;
       const window = fromEnd < offset ? { after: null, skip: fromEnd, take: 20, fromEnd: true } : { after: null, skip: offset, take: 20 };
       expect(window.skip).toBeGreaterThanOrEqual(1000);
-      const started = await startAtDay(database.db, days, window);
+      const started = await startAtDay((statement) => readRows(database.db, statement), days, window);
       expect(started.from).toBeDefined();
       expect(started.skip).toBeLessThan(1440);
       await checkStatement(filter, { toSQL: () => pageStatement(plan, started) }, started.skip, 20);

@@ -4,7 +4,8 @@ import { primaryOf } from '../../db/replicas';
 import { jobs, type NewJobRow } from '../../db/schema';
 
 import { publicColumns, type PublicJobRow } from './columns';
-import { countedOf, countStatement, dayCountsStatement, foldSoon } from './job-counts';
+import { offsetWindow } from './deep-page';
+import { countedOf, countStatement, foldSoon } from './job-counts';
 import { queryBuilder, readerOf, readRows, ReadQuery, toPublicRow, type Statement } from './job-rows';
 import { pageStatement, planList, type ListPosition, type PageWindow } from './list-plan';
 import type { ListQuery } from './list-query';
@@ -32,7 +33,7 @@ const toRows = (rows: unknown[][]) => rows.map(toPublicRow).sort(byListingOrder)
  * read the plans of what runs): the total from job_counts (job-counts.ts), and the page from the
  * filter's index (list-plan.ts). A keyset page reads one more row than it shows, to know whether
  * another page follows. listJobs reads deep offset pages from the nearer end and, for
- * status-only listings, from their day (startAtDay).
+ * status-only listings, from their day (deep-page.ts).
  */
 export function listQueries(db: Database, query: ListQuery, mode: ListMode = { page: query.page }) {
   const offset = 'after' in mode ? 0 : (mode.page - 1) * query.limit;
@@ -72,43 +73,9 @@ export async function listJobs(db: Database, query: ListQuery, mode: ListMode = 
   const reader = readerOf(db);
   const total = await counted(reader);
   if (offset >= total) return { rows: [], total, hasMore: false };
-  const take = Math.min(query.limit, total - offset);
-  const fromEnd = total - offset - take;
-  let window: PageWindow = fromEnd < offset ? { after: null, skip: fromEnd, take, fromEnd: true } : { after: null, skip: offset, take };
-  if (plan.statusesOnly && window.skip >= DAY_JUMP_MIN) window = await startAtDay(reader, plan.statusesOnly, window);
+  const window = await offsetWindow((statement) => readRows(reader, statement), plan, offset, query.limit, total);
   const rows = await page(reader, window);
   return { rows, total, hasMore: offset + rows.length < total };
-}
-
-/** A skip at least this long walks the day counts first: below it, stepping over entries is cheaper. */
-const DAY_JUMP_MIN = 1000;
-const DAYS_PER_READ = 100;
-const DAY_MS = 86_400_000;
-
-/**
- * The window moved to the day (of created_at, UTC) that holds its first row, walking
- * job_day_counts from the window's end of the listing: the page then skips only within that
- * day. Days are read 100 at a time, so the walk costs about one statement per 100 days passed.
- * If the counts run out first (a write between the total and this walk), the window is left as
- * it was: a plain skip, never a wrong one.
- */
-export async function startAtDay(reader: Database, statuses: readonly string[], window: PageWindow): Promise<PageWindow> {
-  const fromEnd = window.fromEnd === true;
-  let passed = 0;
-  let past: string | undefined;
-  for (;;) {
-    const days = (await readRows(reader, dayCountsStatement(statuses, fromEnd, past, DAYS_PER_READ))) as Array<[string, unknown]>;
-    for (const [day, counted] of days) {
-      const n = Number(counted);
-      if (passed + n > window.skip) {
-        const start = new Date(`${day}T00:00:00.000Z`).getTime();
-        return { ...window, skip: window.skip - passed, from: String(jobs.createdAt.mapToDriverValue(new Date(fromEnd ? start : start + DAY_MS))) };
-      }
-      passed += n;
-    }
-    if (days.length < DAYS_PER_READ) return window;
-    past = days.at(-1)![0];
-  }
 }
 
 /** A statement built once, with the values of its named placeholders filled in per call. */
