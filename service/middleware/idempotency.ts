@@ -74,8 +74,8 @@ export function idempotent(db: Database): Middleware {
     if (!KEY.test(key)) {
       throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)');
     }
-    const consumerId = ctx.state.consumer?.id;
-    if (!consumerId) throw new HttpError(401, 'Missing consumer identity: requests must come through the API gateway');
+    // requireConsumer (routes.ts) runs before this middleware: a keyed create always has a consumer.
+    const consumerId = ctx.state.consumer!.id;
     const hash = requestHash(ctx);
 
     const existing = await findKey(db, consumerId, key);
