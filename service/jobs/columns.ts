@@ -7,7 +7,10 @@ import { Salary, type Job, type JobRow } from './job';
  * DATETIME(3) read as the Job's ISO 8601 string. The driver hands DATETIMEs over as
  * `2026-11-21 10:23:00.000` in the session's time zone, which db/client.ts sets to UTC.
  */
-const toIso = (value: string) => new Date(`${value.replace(' ', 'T')}Z`).toISOString();
+const DRIVER_DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
+const toIso = (value: string) =>
+  // The driver's form is already ISO 8601 but for the T and the Z; anything else goes through Date.
+  DRIVER_DATETIME.test(value) ? `${value.slice(0, 10)}T${value.slice(11)}Z` : new Date(`${value.replace(' ', 'T')}Z`).toISOString();
 const iso = (column: typeof jobs.createdAt) => sql`${column}`.mapWith(toIso);
 const isoOrNull = (column: typeof jobs.updatedAt | typeof jobs.submissionDueDate) =>
   sql`${column}`.mapWith((value: string | null) => (value === null ? null : toIso(value)));

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Middleware } from 'koa';
 
 /**
@@ -15,7 +15,7 @@ export const conditional: Middleware = async (ctx, next) => {
   const text = JSON.stringify(ctx.body);
   ctx.body = text;
   ctx.type = 'application/json; charset=utf-8';
-  const tag = `"${createHash('sha256').update(text).digest('base64url')}"`;
+  const tag = `"${hash('sha256', text, 'base64url')}"`;
   ctx.set('ETag', tag);
   ctx.set('Cache-Control', 'private, no-cache');
   if (noneMatch(ctx.get('If-None-Match'), tag)) ctx.status = 304;
