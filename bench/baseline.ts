@@ -1,7 +1,7 @@
 /**
  * The raw baseline: what the benchmark's scenarios cost without the framework. node:http and a
  * mysql2 pool of the service's size, running the service's SQL and writing the service's JSON
- * byte for byte (checked before every timed run), with nothing else: no validation, no logging,
+ * byte for byte with the contract's ETag (checked before every timed run), with nothing else: no validation, no logging,
  * no middleware, no drizzle. It serves only what the scenarios ask.
  *
  * The SQL: listings take their two statements from the service's own statement builders
@@ -11,6 +11,7 @@
  *
  *   node dist/bench/baseline.js   (BASELINE_DATABASE_URL, PORT, DB_POOL_SIZE)
  */
+import { hash } from 'node:crypto';
 import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
@@ -148,11 +149,25 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     res.end(text);
   }
 
+  /** A 200 to a GET as the contract has it (issue 9): an ETag of the exact body, 304 when it matches. */
+  function sendConditional(req: http.IncomingMessage, res: http.ServerResponse, body: unknown) {
+    const text = JSON.stringify(body);
+    const tag = `"${hash('sha256', text, 'base64url')}"`;
+    const cache = { ETag: tag, 'Cache-Control': 'private, no-cache' };
+    if (req.headers['if-none-match']?.includes(tag)) {
+      res.writeHead(304, cache);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), ...cache });
+    res.end(text);
+  }
+
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://baseline');
     const consumerId = req.headers['x-consumer-id'] as string | undefined;
     if (url.pathname === '/healthz') return send(res, 200, { status: 'ok' });
-    if (url.pathname === '/api/v1/jobs' && req.method === 'GET') return send(res, 200, await listJobs(url.searchParams));
+    if (url.pathname === '/api/v1/jobs' && req.method === 'GET') return sendConditional(req, res, await listJobs(url.searchParams));
     if (url.pathname === '/api/v1/jobs' && req.method === 'POST') {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -162,7 +177,7 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     const byId = /^\/api\/v1\/jobs\/([0-9a-fA-F-]{36})$/.exec(url.pathname);
     if (byId && req.method === 'GET') {
       const found = await findJob(byId[1]!.toLowerCase(), consumerId);
-      return found ? send(res, 200, { data: found }) : send(res, 404, { error: 'Job not found' });
+      return found ? sendConditional(req, res, { data: found }) : send(res, 404, { error: 'Job not found' });
     }
     // For bench/run.ts's check that these statements are the service's: the SQL run since the last DELETE.
     if (url.pathname === '/__bench/sql') {

@@ -1,6 +1,6 @@
 /**
  * Before anything is timed: the baseline must answer exactly what the service answers (same
- * status, same bytes) and send the same SQL, or its figures compare nothing. Mismatches are
+ * status, same bytes, same ETag on a GET) and send the same SQL, or its figures compare nothing. Mismatches are
  * printed and recorded, never hidden; the run goes on.
  */
 import { performance } from 'node:perf_hooks';
@@ -27,6 +27,7 @@ export interface ScenarioCheck {
 interface Answer {
   status: number;
   text: string;
+  etag: string | null;
   ms: number;
 }
 
@@ -38,7 +39,7 @@ async function ask(server: Server, scenario: Scenario, path: string, gatewaySecr
     body: scenario.body,
   });
   const text = await response.text();
-  return { status: response.status, text, ms: performance.now() - started };
+  return { status: response.status, text, etag: response.headers.get('etag'), ms: performance.now() - started };
 }
 
 /** A create's id and createdAt differ by nature: compared as placeholders. */
@@ -53,6 +54,7 @@ function withoutNewIdentity(text: string): string {
 
 function describeDifference(service: Answer, baseline: Answer): string {
   if (service.status !== baseline.status) return `MISMATCH: service answered ${service.status}, baseline ${baseline.status}`;
+  if (service.text === baseline.text && service.etag !== baseline.etag) return `MISMATCH: ETag ${service.etag ?? 'none'} from the service, ${baseline.etag ?? 'none'} from the baseline`;
   let at = 0;
   while (at < service.text.length && service.text[at] === baseline.text[at]) at++;
   const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 40), at + 40));
@@ -96,7 +98,9 @@ export async function checkScenario(
     ms = Math.max(ms, fromService.ms, fromBaseline.ms);
     const same =
       fromService.status === fromBaseline.status &&
-      (scenario.method === 'POST' ? withoutNewIdentity(fromService.text) === withoutNewIdentity(fromBaseline.text) : fromService.text === fromBaseline.text);
+      (scenario.method === 'POST'
+        ? withoutNewIdentity(fromService.text) === withoutNewIdentity(fromBaseline.text)
+        : fromService.text === fromBaseline.text && fromService.etag === fromBaseline.etag);
     if (!same) {
       body = describeDifference(fromService, fromBaseline);
       break;

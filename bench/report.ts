@@ -9,7 +9,7 @@ import type { ScenarioCheck } from './check';
 import type { ScenarioKey } from './scenarios';
 import { serviceNodeFlags } from './servers';
 
-export type Target = 'service' | 'baseline' | 'gateway';
+export type Target = 'service' | 'baseline' | 'gateway' | 'proxy';
 
 export interface Measurement extends LoadResult {
   round: number;
@@ -17,8 +17,8 @@ export interface Measurement extends LoadResult {
   mode: 'load' | 'one at a time';
   reqPerSec: number;
   /** CPU microseconds per request, per process involved (the gateway row has both). */
-  cpuMicrosPerRequest: Partial<Record<'service' | 'baseline' | 'gateway', number>>;
-  peakRssBytes: Partial<Record<'service' | 'baseline' | 'gateway', number>>;
+  cpuMicrosPerRequest: Partial<Record<Target, number>>;
+  peakRssBytes: Partial<Record<Target, number>>;
 }
 
 export interface ScenarioResult {
@@ -48,8 +48,8 @@ export interface Summary {
   max: number;
   p50: number;
   p99: number;
-  cpu: Partial<Record<'service' | 'baseline' | 'gateway', number>>;
-  peakRss: Partial<Record<'service' | 'baseline' | 'gateway', number>>;
+  cpu: Partial<Record<Target, number>>;
+  peakRss: Partial<Record<Target, number>>;
   non2xx: number;
   errors: number;
   mode: Measurement['mode'];
@@ -66,7 +66,7 @@ export function summarise(result: ScenarioResult, target: Target): Summary | und
   const runs = result.measurements.filter((m) => m.target === target);
   if (runs.length === 0) return undefined;
   const rates = runs.map((m) => m.reqPerSec);
-  const processes = ['service', 'baseline', 'gateway'] as const;
+  const processes = ['service', 'baseline', 'gateway', 'proxy'] as const;
   const cpu: Summary['cpu'] = {};
   const peakRss: Summary['peakRss'] = {};
   for (const name of processes) {
@@ -138,6 +138,13 @@ export function markdownTable(run: RunResult): string {
         lines.push(
           `| ${label} | ${rate(gateway)} | ${latency(gateway)} | (direct: ${directSummary ? rate(directSummary) : '–'}) | | ${ratio}${added} | gw ${fixed(gateway.cpu.gateway)} + svc ${fixed(gateway.cpu.service)} | gw ${MiB(gateway.peakRss.gateway)} | ${notes(result, gateway, undefined)} |`,
         );
+        const proxy = summarise(result, 'proxy');
+        if (proxy) {
+          const proxyRatio = directSummary ? `${(proxy.reqPerSec / directSummary.reqPerSec).toFixed(2)}x direct, ${signed(proxy.p50 - directSummary.p50)} ms p50` : '–';
+          lines.push(
+            `| ${result.key}' the same through a bare proxy (F's floor) | ${rate(proxy)} | ${latency(proxy)} | | | ${proxyRatio} | proxy ${fixed(proxy.cpu.proxy)} + svc ${fixed(proxy.cpu.service)} | proxy ${MiB(proxy.peakRss.proxy)} | node:http + undici, no plugins |`,
+          );
+        }
         continue;
       }
       const service = summarise(result, 'service');
@@ -190,7 +197,9 @@ export function targets(run: RunResult): string[] {
     if (!gateway || !direct) continue;
     const added = gateway.p50 - direct.p50;
     const ratio = gateway.reqPerSec / direct.reqPerSec;
-    say(added <= 1.5 && ratio >= 0.85, `F the gateway adds <= 1.5 ms to D's p50 and stays >= 0.85x direct at ${size}: ${signed(added)} ms, ${ratio.toFixed(2)}x`);
+    const proxy = f && summarise(f, 'proxy');
+    const floor = proxy ? ` (a bare node:http + undici proxy on the same machine: ${signed(proxy.p50 - direct.p50)} ms, ${(proxy.reqPerSec / direct.reqPerSec).toFixed(2)}x)` : '';
+    say(added <= 1.5 && ratio >= 0.85, `F the gateway adds <= 1.5 ms to D's p50 and stays >= 0.85x direct at ${size}: ${signed(added)} ms, ${ratio.toFixed(2)}x${floor}`);
   }
   const peaks = run.scenarios.flatMap((r) => r.measurements.map((m) => m.peakRssBytes.service ?? 0));
   const peak = peaks.length ? Math.max(...peaks) : undefined;
@@ -205,7 +214,7 @@ export function markdownReport(run: RunResult): string {
   return [
     `Run ${run.startedAt} (${run.minutes.toFixed(1)} min), \`npm run bench -- ${String(run.options.argv ?? '')}\`.`,
     `Machine: ${machine}.`,
-    `Each figure: median of ${run.options.rounds} interleaved rounds of ${run.options.duration} s (spread min–max), ${run.options.connections} connections, after a ${run.options.warmup} s warm-up; autocannon in its own process; service with LOG_LEVEL=info to stdout (/dev/null here), DB_POOL_SIZE=${run.options.pool} and \`node ${serviceNodeFlags().join(' ')}\` (the Dockerfile's CMD) for both servers. Ratio = service / baseline req/s (F rows: gateway / direct service).`,
+    `Each figure: median of ${run.options.rounds} interleaved rounds of ${run.options.duration} s (spread min–max), ${run.options.connections} connections, after a ${run.options.warmup} s warm-up; autocannon in its own process; service with LOG_LEVEL=info to stdout (/dev/null here), DB_POOL_SIZE=${run.options.pool} and \`node ${serviceNodeFlags().join(' ')}\` (the Dockerfile's CMD) for both servers. Ratio = service / baseline req/s (F rows: gateway, or the bare proxy, / direct service).`,
     markdownTable(run),
     '',
     'Targets (issue 10):',

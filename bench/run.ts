@@ -3,7 +3,8 @@
  *                  --connections 16 --pool 10 --scenarios A,D --reseed --no-readme --note "..."]
  *
  * For each table size: the service (node dist/service/server.js, production logging), the raw
- * baseline (bench/baseline.ts) and the local gateway run as processes of their own, and
+ * baseline (bench/baseline.ts), the local gateway and a bare proxy (bench/bare-proxy.ts, F's floor)
+ * run as processes of their own, and
  * autocannon drives them from a fourth. Before timing, the baseline's answers are checked
  * byte for byte against the service's. Then a warm-up, and rounds in which the service and the
  * baseline take turns on each scenario. Prints req/s, p50, p99, the ratio to the baseline, CPU
@@ -21,8 +22,8 @@ import { checkScenario } from './check';
 import type { LoadRequest, LoadResult } from './load';
 import { cpuMicros, peakRss, resetPeakRss } from './proc';
 import { markdownReport, markdownTable, targets, updateReadme, type Measurement, type RunResult, type ScenarioResult, type Target } from './report';
-import { BENCH_WRITER_ID, DEMO_READER_KEY, headersFor, scenariosFor, type Scenario, type ScenarioKey } from './scenarios';
-import { ROOT, startBaseline, startGateway, startService, type Server } from './servers';
+import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersFor, scenariosFor, type Scenario, type ScenarioKey } from './scenarios';
+import { ROOT, startBareProxy, startBaseline, startGateway, startService, type Server } from './servers';
 import { prepareTable } from './tables';
 
 const ALL: ScenarioKey[] = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D'];
@@ -205,6 +206,11 @@ async function main(): Promise<void> {
         const wantsGateway = options.scenarios.some((key) => key.startsWith('F-'));
         const gateway = wantsGateway ? await startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY }) : undefined;
         if (gateway) servers.push(gateway);
+        // F's floor: what the cheapest proxy process costs on this machine (bench/bare-proxy.ts).
+        const proxy = wantsGateway
+          ? await startBareProxy(service, { gatewaySecret: GATEWAY_SECRET, consumerId: DEMO_READER.id, username: DEMO_READER.username, groups: DEMO_READER.groups })
+          : undefined;
+        if (proxy) servers.push(proxy);
 
         const scenarios = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios);
         const results = new Map<Scenario, ScenarioResult>();
@@ -235,7 +241,14 @@ async function main(): Promise<void> {
         }
 
         const targetsOf = (scenario: Scenario, round: number): Array<{ target: Target; server: Server }> => {
-          if (scenario.via === 'gateway') return gateway ? [{ target: 'gateway', server: gateway }] : [];
+          if (scenario.via === 'gateway') {
+            if (!gateway || !proxy) return [];
+            const pair: Array<{ target: Target; server: Server }> = [
+              { target: 'gateway', server: gateway },
+              { target: 'proxy', server: proxy },
+            ];
+            return round % 2 === 0 ? pair : pair.reverse();
+          }
           const pair: Array<{ target: Target; server: Server }> = [
             { target: 'service', server: service },
             { target: 'baseline', server: baseline },
@@ -253,8 +266,7 @@ async function main(): Promise<void> {
           Math.min(15, Math.max(seconds, Math.ceil((5 * (latency.get(scenario) ?? 0) * options.connections) / options.pool / 1000)));
 
         const measure = async (scenario: Scenario, target: Target, server: Server, round: number, seconds: number): Promise<Measurement> => {
-          const processes: Array<['service' | 'baseline' | 'gateway', Server]> =
-            target === 'gateway' ? [['gateway', server], ['service', service]] : [[target, server]];
+          const processes: Array<[Target, Server]> = target === 'gateway' || target === 'proxy' ? [[target, server], ['service', service]] : [[target, server]];
           const cpuBefore = processes.map(([, s]) => cpuMicros(s.pid));
           for (const [, s] of processes) resetPeakRss(s.pid);
           const oneAtATime = slow.has(scenario);

@@ -24,7 +24,7 @@ export interface Scenario {
 }
 
 /** demo.yaml's consumers, as the gateway would identify them to the service. */
-const DEMO_READER = { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', username: 'demo-reader', groups: 'jobs:read' };
+export const DEMO_READER = { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', username: 'demo-reader', groups: 'jobs:read' };
 const BENCH_WRITER = { id: 'bench-writer', username: 'bench-writer', groups: 'jobs:read, jobs:write' };
 export const BENCH_WRITER_ID = BENCH_WRITER.id;
 export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';

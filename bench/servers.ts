@@ -117,6 +117,26 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
   );
 }
 
+/** The bare proxy (bench/bare-proxy.ts) in front of the service, as the bench's reader. */
+export async function startBareProxy(service: Server, identity: { gatewaySecret: string; consumerId: string; username: string; groups: string }): Promise<Server> {
+  const port = await freePort();
+  return startNode(
+    'proxy',
+    'dist/bench/bare-proxy.js',
+    [],
+    {
+      UPSTREAM_URL: service.url,
+      PORT: String(port),
+      BARE_GATEWAY_SECRET: identity.gatewaySecret,
+      BARE_CONSUMER_ID: identity.consumerId,
+      BARE_CONSUMER_USERNAME: identity.username,
+      BARE_CONSUMER_GROUPS: identity.groups,
+    },
+    `http://127.0.0.1:${port}`,
+    { path: '/healthz' },
+  );
+}
+
 /** A state file of the repository as data (comments dropped: decK renders templates in them). */
 function repoState(file: string): any {
   return parse(readFileSync(path.join(ROOT, file), 'utf8').replace(/^\s*#.*$/gm, ''));
