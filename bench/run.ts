@@ -15,6 +15,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
@@ -47,6 +48,21 @@ interface Options {
   argv: string;
 }
 
+const FLAGS = {
+  sizes: { type: 'string' },
+  rounds: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  connections: { type: 'string' },
+  pool: { type: 'string' },
+  scenarios: { type: 'string' },
+  reseed: { type: 'boolean' },
+  'no-readme': { type: 'boolean' },
+  note: { type: 'string' },
+} as const;
+const USAGE =
+  'npm run bench -- [--sizes 10000,100000,1000000] [--rounds 3] [--duration 3] [--warmup 2] [--connections 16] [--pool 10] [--scenarios A,B,...] [--reseed] [--no-readme] [--note text]';
+
 function parseOptions(argv: string[]): Options {
   const options: Options = {
     sizes: [10_000, 100_000],
@@ -66,56 +82,28 @@ function parseOptions(argv: string[]): Options {
     if (!value || !/^\d+$/.test(value) || Number(value) < min) throw new Error(`${name} takes a whole number >= ${min} (got "${value ?? ''}")`);
     return Number(value);
   };
-  for (let i = 0; i < argv.length; i++) {
-    const name = argv[i]!;
-    const value = argv[i + 1];
-    switch (name) {
-      case '--sizes':
-        options.sizes = (value ?? '').split(',').map((size) => whole('--sizes', size.trim(), 1));
-        i++;
-        break;
-      case '--rounds':
-        options.rounds = whole(name, value, 1);
-        i++;
-        break;
-      case '--duration':
-        options.duration = whole(name, value, 1);
-        i++;
-        break;
-      case '--warmup':
-        options.warmup = whole(name, value, 0);
-        i++;
-        break;
-      case '--connections':
-        options.connections = whole(name, value, 1);
-        i++;
-        break;
-      case '--pool':
-        options.pool = whole(name, value, 1);
-        i++;
-        break;
-      case '--scenarios': {
-        const keys = (value ?? '').split(',').map((key) => key.trim());
-        const unknown = keys.filter((key) => !ALL.includes(key as ScenarioKey));
-        if (unknown.length) throw new Error(`--scenarios takes a comma list of ${ALL.join(', ')} (got ${unknown.join(', ')})`);
-        options.scenarios = keys as ScenarioKey[];
-        i++;
-        break;
-      }
-      case '--reseed':
-        options.reseed = true;
-        break;
-      case '--no-readme':
-        options.readme = false;
-        break;
-      case '--note':
-        options.note = value ?? '';
-        i++;
-        break;
-      default:
-        throw new Error(`Unknown argument "${name}". Usage: npm run bench -- [--sizes 10000,100000,1000000] [--rounds 3] [--duration 3] [--warmup 2] [--connections 16] [--pool 10] [--scenarios A,B,...] [--reseed] [--no-readme] [--note text]`);
-    }
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof FLAGS; strict: true }>>['values'];
+  try {
+    parsed = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new Error(`${(error as Error).message}. Usage: ${USAGE}`);
   }
+  const { sizes, rounds, duration, warmup, connections, pool, scenarios, reseed, note } = parsed;
+  if (sizes !== undefined) options.sizes = sizes.split(',').map((size) => whole('--sizes', size.trim(), 1));
+  if (rounds !== undefined) options.rounds = whole('--rounds', rounds, 1);
+  if (duration !== undefined) options.duration = whole('--duration', duration, 1);
+  if (warmup !== undefined) options.warmup = whole('--warmup', warmup, 0);
+  if (connections !== undefined) options.connections = whole('--connections', connections, 1);
+  if (pool !== undefined) options.pool = whole('--pool', pool, 1);
+  if (scenarios !== undefined) {
+    const keys = scenarios.split(',').map((key) => key.trim());
+    const unknown = keys.filter((key) => !ALL.includes(key as ScenarioKey));
+    if (unknown.length) throw new Error(`--scenarios takes a comma list of ${ALL.join(', ')} (got ${unknown.join(', ')})`);
+    options.scenarios = keys as ScenarioKey[];
+  }
+  if (reseed) options.reseed = true;
+  if (parsed['no-readme']) options.readme = false;
+  if (note !== undefined) options.note = note;
   return options;
 }
 
