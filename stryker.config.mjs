@@ -11,7 +11,20 @@ export default {
     // Each mutant runs only the test files that import its file. Jest finds them through its
     // module map, which covers only `roots`: the sources must be in it, not just test/.
     enableFindRelatedTests: true,
-    config: { roots: ['<rootDir>/test', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'] },
+    config: {
+      roots: ['<rootDir>/test', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'],
+      // STRYKER_QUICK=1: leave out the suites that start processes or wait on clocks (e2e, faults,
+      // startup, logging, replicas, ...). A mutant only they would kill then counts as survived,
+      // so quick scores are a lower bound (README, Testing, says which runs used it).
+      ...(process.env.STRYKER_QUICK
+        ? {
+            testPathIgnorePatterns: [
+              '/node_modules/', '/test/e2e/', '/test/faults/', '/test/startup', '/test/logging', '/test/replicas',
+              '/test/leak', '/test/kong-logs', '/test/seed-demo-data', '/test/deploy-config', '/test/keys/',
+            ],
+          }
+        : {}),
+    },
   },
   // Each Stryker worker is its own process running jest in band; test/helpers/global-setup.ts gives
   // it its own TEST_RUN_ID, so its databases (jt_<run>_1_*) never meet another worker's or run's.
