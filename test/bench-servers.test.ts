@@ -5,7 +5,7 @@ import { serviceNodeFlags } from '../bench/servers';
 // npm run bench runs the service (and the baseline) with the service image's node flags.
 describe('bench: the service runs as the Dockerfile runs it', () => {
   test("the flags are the Dockerfile CMD's, between node and the script", () => {
-    expect(serviceNodeFlags(readFileSync(path.join(__dirname, '..', 'Dockerfile'), 'utf8'))).toEqual(['--max-semi-space-size=4']);
+    expect(serviceNodeFlags(readFileSync(path.join(__dirname, '..', 'Dockerfile'), 'utf8'))).toEqual(['--max-semi-space-size=4', '--heap-growing-percent=50']);
     expect(serviceNodeFlags('FROM x\nCMD ["node", "--a", "--b=1", "dist/service/server.js"]\n')).toEqual(['--a', '--b=1']);
     expect(serviceNodeFlags('CMD ["node", "dist/service/server.js"]')).toEqual([]);
   });
