@@ -42,6 +42,14 @@ test.each([
   expect(res.body).toEqual({ error: message });
 });
 
+test('a page number past the largest safe one is a 400 that names the largest, never zod\'s own text', async () => {
+  for (const page of ['9007199254740992', '9999999999999999']) {
+    const res = await list(`?page=${page}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'page must be at most 9007199254740991' });
+  }
+});
+
 test('the largest safe page number is a page (an empty one), and the default limit is 20', async () => {
   const res = await list('?page=9007199254740991');
   expect(res.status).toBe(200);

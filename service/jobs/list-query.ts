@@ -28,12 +28,13 @@ function commaList<T extends string>(name: string, allowed: readonly T[], explai
   }).meta({ pattern: `^ *(${allowed.join('|')})( *, *(${allowed.join('|')}))* *$`, examples: [allowed.slice(0, 2).join(',')] });
 }
 
-function boundedInteger(min: number, max: number, fallback: number, message: string) {
+function boundedInteger(min: number, max: number, fallback: number, message: string, tooBig = message) {
   return z
     .string()
     .regex(/^\d{1,16}$/, message)
     .transform(Number)
-    .pipe(z.number().int().min(min, message).max(max, message))
+    // Digits only, so .int() fails only past Number.MAX_SAFE_INTEGER: too big, not "not whole".
+    .pipe(z.number().int(tooBig).min(min, message).max(max, tooBig))
     .default(fallback);
 }
 
@@ -53,7 +54,7 @@ export const ListQuery = z.object({
     .min(1, 'department must not be empty')
     .max(100, 'department must be at most 100 characters')
     .optional(),
-  page: boundedInteger(1, Number.MAX_SAFE_INTEGER, 1, 'page must be a whole number, 1 or more'),
+  page: boundedInteger(1, Number.MAX_SAFE_INTEGER, 1, 'page must be a whole number, 1 or more', `page must be at most ${Number.MAX_SAFE_INTEGER}`),
   // Opaque (tokens.ts); empty starts a cursor walk at the top, so a client can loop on one shape.
   cursor: z.string().max(200, 'cursor is not valid: pass meta.nextCursor back exactly as it was given').optional(),
   limit: boundedInteger(1, 100, 20, 'limit must be an integer from 1 to 100'),

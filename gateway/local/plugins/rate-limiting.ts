@@ -80,6 +80,11 @@ export class RateLimitCounters {
     return entry.value;
   }
 
+  /** Counters kept, expired ones included until the next sweep (past 10,000 counters). */
+  get size(): number {
+    return this.counts.size;
+  }
+
   increment(key: string, ttlSeconds: number): void {
     const now = this.now();
     const entry = this.counts.get(key);
