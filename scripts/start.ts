@@ -20,7 +20,7 @@ function banner(gateway: LocalGateway): string {
   const keys = gateway.demoKeys();
   const width = Math.max(...keys.map((k) => k.username.length), 8);
   const keyWidth = Math.max(...keys.map((k) => k.key.length), 8);
-  const lines = keys.map((k) => `  ${k.username.padEnd(width)}  ${k.key.padEnd(keyWidth)}  ${k.groups.join(', ')}`);
+  const lines = keys.map((k) => `  ${k.username.padEnd(width)}  ${k.key.padEnd(keyWidth)}  ${k.groups.join(', ') || '(no groups: 403 everywhere)'}`);
   const reader = keys.find((k) => k.groups.includes('jobs:read') && !k.groups.includes('jobs:write') && !k.groups.includes('disabled'));
   return [
     `Job Listings API on ${gateway.url} (local gateway serving ${gateway.configPaths.map((p) => path.relative(ROOT, p) || p).join(' + ')}; production uses Kong)`,

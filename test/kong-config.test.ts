@@ -82,6 +82,8 @@ const DEMO_CONSUMERS: Record<string, { id: string; groups: string[] }> = {
   'demo-writer': { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a02', groups: ['jobs:read', 'jobs:write'] },
   'demo-writer-2': { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a03', groups: ['jobs:read', 'jobs:write'] },
   'demo-disabled': { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a04', groups: ['jobs:read', 'disabled'] },
+  // A key and no group: every route answers 403 Missing scope (the auth-cases rows use it).
+  'demo-no-groups': { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a05', groups: [] },
 };
 const ANONYMOUS_ID = '00000000-0000-4000-8000-000000000000';
 const ALLOWED_PLUGINS = new Set([

@@ -4,11 +4,11 @@ local chain = require "support.chain"
 local kong_config = require "support.kong_config"
 local pdk_double = require "support.pdk_double"
 
-local db = kong_config.load({ "kong.yaml", "demo.yaml", "gateway/spec/auth-cases-consumers.yaml" })
+local db = kong_config.load({ "kong.yaml", "demo.yaml" })
 local env = { JOBS_GATEWAY_SECRET = "spec-gateway-secret" }
 local READER = "demo-reader-2f6c1a9e"
 local WRITER = "demo-writer-7b3d8e41"
-local NO_GROUPS = "spec-no-groups-4e9b2d71"
+local NO_GROUPS = "demo-no-groups-4e9b2d71"
 
 local function get(headers, query)
   return { method = "GET", path = "/api/v1/jobs", headers = headers or {}, query = query or {} }

@@ -89,6 +89,7 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
         `demo-writer ${DEMO.writer} jobs:read,jobs:write`,
         `demo-writer-2 ${DEMO.writer2} jobs:read,jobs:write`,
         `demo-disabled ${DEMO.disabled} jobs:read,disabled`,
+        'demo-no-groups demo-no-groups-4e9b2d71 ',
       ]);
     } finally {
       await prodOnly.close();
