@@ -24,15 +24,50 @@ export interface Timing {
   upstreamHeaders?: number;
 }
 
-function set(headers: HeaderPairs, name: string, value: string | null): void {
-  const lower = name.toLowerCase();
-  for (let i = headers.length - 1; i >= 0; i--) if (headers[i]![0].toLowerCase() === lower) headers.splice(i, 1);
-  if (value !== null) headers.push([name, value]);
-}
+/**
+ * The response headers while the phase rewrites them: names, their lower-case forms (computed
+ * once, so each set or get compares strings instead of lower-casing every name again) and values.
+ */
+class Headers {
+  readonly names: string[] = [];
+  readonly lowers: string[] = [];
+  readonly values: string[] = [];
 
-function get(headers: HeaderPairs, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  return headers.find(([n]) => n.toLowerCase() === lower)?.[1];
+  constructor(pairs: HeaderPairs) {
+    for (const [name, value] of pairs) this.push(name, name.toLowerCase(), value);
+  }
+
+  private push(name: string, lower: string, value: string): void {
+    this.names.push(name);
+    this.lowers.push(lower);
+    this.values.push(value);
+  }
+
+  /** Replaces every header of that name (any case) with one, or removes them (null). */
+  set(name: string, value: string | null, lower = name.toLowerCase()): void {
+    for (let i = this.lowers.length - 1; i >= 0; i--) {
+      if (this.lowers[i] !== lower) continue;
+      this.names.splice(i, 1);
+      this.lowers.splice(i, 1);
+      this.values.splice(i, 1);
+    }
+    if (value !== null) this.push(name, lower, value);
+  }
+
+  get(lower: string): string | undefined {
+    const i = this.lowers.indexOf(lower);
+    return i === -1 ? undefined : this.values[i];
+  }
+
+  /** name, value, name, value...: what writeHead takes. */
+  flat(): string[] {
+    const out = new Array<string>(this.names.length * 2);
+    for (let i = 0; i < this.names.length; i++) {
+      out[2 * i] = this.names[i]!;
+      out[2 * i + 1] = this.values[i]!;
+    }
+    return out;
+  }
 }
 
 export interface HeaderFilterInput {
@@ -47,31 +82,32 @@ export interface HeaderFilterInput {
   close: boolean;
 }
 
-export function headerFilter(input: HeaderFilterInput): HeaderPairs {
+/** The headers to send, flat (name, value, name, value...). */
+export function headerFilter(input: HeaderFilterInput): string[] {
   const { ctx, kongHeaders, timing } = input;
-  const headers: HeaderPairs = input.headers.map(([n, v]) => [n, v]);
+  const headers = new Headers(input.headers);
   for (const plugin of input.plugins) plugin.definition.headerFilter?.(ctx, plugin.config);
-  for (const [name, value] of ctx.responseHeaders) set(headers, name, value);
+  for (const [name, value] of ctx.responseHeaders) headers.set(name, value);
 
   const enabled = kongHeaders.downstream;
   const now = Date.now();
   if (input.proxied) {
     const upstreamStart = timing.upstreamStart ?? now;
     const upstreamHeaders = timing.upstreamHeaders ?? now;
-    if (enabled.has('X-Kong-Upstream-Latency')) set(headers, 'X-Kong-Upstream-Latency', String(upstreamHeaders - upstreamStart));
-    if (enabled.has('X-Kong-Proxy-Latency')) set(headers, 'X-Kong-Proxy-Latency', String(upstreamStart - timing.started));
+    if (enabled.has('X-Kong-Upstream-Latency')) headers.set('X-Kong-Upstream-Latency', String(upstreamHeaders - upstreamStart), 'x-kong-upstream-latency');
+    if (enabled.has('X-Kong-Proxy-Latency')) headers.set('X-Kong-Proxy-Latency', String(upstreamStart - timing.started), 'x-kong-proxy-latency');
     if (enabled.has('Via')) {
-      const via = get(headers, 'Via');
-      set(headers, 'Via', via ? `${via}, 1.1 ${SERVER_TOKENS}` : `1.1 ${SERVER_TOKENS}`);
+      const via = headers.get('via');
+      headers.set('Via', via ? `${via}, 1.1 ${SERVER_TOKENS}` : `1.1 ${SERVER_TOKENS}`, 'via');
     }
-    if (get(headers, 'Server') === undefined && enabled.has('Server')) set(headers, 'Server', SERVER_TOKENS);
+    if (headers.get('server') === undefined && enabled.has('Server')) headers.set('Server', SERVER_TOKENS, 'server');
   } else {
-    if (enabled.has('X-Kong-Response-Latency')) set(headers, 'X-Kong-Response-Latency', String(now - timing.started));
-    if (!(enabled.has('Via') && get(headers, 'Via') === SERVER_TOKENS)) {
-      set(headers, 'Server', enabled.has('Server') ? SERVER_TOKENS : null);
+    if (enabled.has('X-Kong-Response-Latency')) headers.set('X-Kong-Response-Latency', String(now - timing.started), 'x-kong-response-latency');
+    if (!(enabled.has('Via') && headers.get('via') === SERVER_TOKENS)) {
+      headers.set('Server', enabled.has('Server') ? SERVER_TOKENS : null, 'server');
     }
   }
-  if (enabled.has('X-Kong-Request-Id')) set(headers, 'X-Kong-Request-Id', ctx.requestId);
-  set(headers, 'Connection', input.close ? 'close' : 'keep-alive');
-  return headers;
+  if (enabled.has('X-Kong-Request-Id')) headers.set('X-Kong-Request-Id', ctx.requestId, 'x-kong-request-id');
+  headers.set('Connection', input.close ? 'close' : 'keep-alive', 'connection');
+  return headers.flat();
 }

@@ -16,7 +16,7 @@ import { headerFilter } from './header-filter';
 import { clientErrorStatus, type ParserError } from './nginx/client-error';
 import { HEADER_TOTAL_LIMIT } from './nginx/limits';
 import { specialResponse } from './nginx/special-response';
-import { RequestContext } from './request-context';
+import { headerMap, RequestContext } from './request-context';
 import { clientAddress, createHandler, newRequestId, type HandlerDeps } from './server';
 
 export const KEEPALIVE_TIMEOUT_MS = 75_000;
@@ -28,7 +28,7 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
   const { config } = deps.current();
   const exit = specialResponse(config.errorTemplate, status, requestId);
   const remote = (socket as { remoteAddress?: string }).remoteAddress;
-  const ctx = new RequestContext(req, new ServerResponse(req), null, req.method ?? 'GET', '/', '/', null, requestId, config, null, clientAddress(remote));
+  const ctx = new RequestContext(req, new ServerResponse(req), null, req.method ?? 'GET', '/', '/', null, requestId, config, null, clientAddress(remote), headerMap(req.rawHeaders));
   const headers = headerFilter({
     ctx,
     plugins: config.globalPlugins,
@@ -41,7 +41,7 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
   const lines = [
     `HTTP/1.1 ${exit.status} ${http.STATUS_CODES[exit.status] ?? ''}`,
     `Date: ${new Date().toUTCString()}`,
-    ...headers.map(([n, v]) => `${n}: ${v}`),
+    ...headers.flatMap((v, i) => (i % 2 === 0 ? [`${v}: ${headers[i + 1]}`] : [])),
     `Content-Length: ${Buffer.byteLength(exit.body)}`,
   ];
   socket.end(`${lines.join('\r\n')}\r\n\r\n${exit.body}`);

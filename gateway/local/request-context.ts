@@ -10,8 +10,24 @@ import type { Consumer, Credential, GatewayConfig, Route } from './types';
  * that plugins read are the ones earlier plugins changed (key-auth's hide_credentials removes the
  * key before later plugins run), and they are what the service receives.
  */
+/** The request's headers as nginx keeps them: lower-cased names, every value in arrival order. */
+export type HeaderMap = Map<string, readonly string[]>;
+
+/** Built once per request from the raw header lines (Node's headers/headersDistinct are built lazily, each by its own pass). */
+export function headerMap(rawHeaders: readonly string[]): HeaderMap {
+  const map: Map<string, string[]> = new Map();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    const values = map.get(name);
+    if (values) values.push(rawHeaders[i + 1]!);
+    else map.set(name, [rawHeaders[i + 1]!]);
+  }
+  return map;
+}
+
 export class RequestContext {
-  readonly headers: Map<string, string[]>;
+  /** The live request headers plugins read and change; their value arrays are replaced, never changed in place. */
+  readonly headers: HeaderMap;
   /** ngx.var.args: the query string as sent (null without `?`), until a plugin clears an argument. */
   args: string | null;
   private parsedQuery: { args: string | null; parsed: ParsedQuery } | null = null;
@@ -44,18 +60,16 @@ export class RequestContext {
     readonly route: Route | null,
     /** kong.client.get_forwarded_ip(): $remote_addr (no trusted_ips, so the realip module is off). */
     readonly clientIp: string,
+    /** The headers as the client sent them (headerMap), never changed. */
+    readonly clientHeaders: HeaderMap,
   ) {
-    const headers = new Map<string, string[]>();
-    for (const [name, values] of Object.entries(req.headersDistinct)) {
-      if (values) headers.set(name.toLowerCase(), [...values]);
-    }
-    this.headers = headers;
+    this.headers = new Map(clientHeaders);
     this.args = args;
   }
 
   /** ngx.req.read_body(): the whole body, read once (null without one), or tooLarge past client_max_body_size. */
   readBody(): Promise<BodyResult> {
-    this.body ??= readBody(this.req, this.res, this.bodyLimit);
+    this.body ??= readBody(this.req, this.res, this.bodyLimit, this.clientHeaders);
     return this.body;
   }
 

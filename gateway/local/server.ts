@@ -20,7 +20,7 @@ import type { NginxLimits } from './nginx/limits';
 import { nginxRefusal } from './nginx/request-checks';
 import { specialResponse } from './nginx/special-response';
 import type { Exit } from './plugins/definition';
-import { RequestContext } from './request-context';
+import { headerMap, RequestContext } from './request-context';
 import { normalizePath } from './router';
 import type { PluginInstance } from './types';
 import { proxy, type Upstreams } from './upstream/proxy';
@@ -76,9 +76,10 @@ export function createHandler(deps: HandlerDeps): http.RequestListener {
     const method = req.method ?? 'GET';
     const target = splitTarget(req.url ?? '/');
     const path = normalizePath(target.path);
-    const refusal = nginxRefusal(req, deps.limits);
+    const clientHeaders = headerMap(req.rawHeaders);
+    const refusal = nginxRefusal(req, clientHeaders, deps.limits);
     const route = refusal === null ? router.match(method, path) : null;
-    const ctx = new RequestContext(req, res, deps.limits.maxBodyBytes, method, path, target.path, target.query, requestId, config, route, clientAddress(req.socket.remoteAddress));
+    const ctx = new RequestContext(req, res, deps.limits.maxBodyBytes, method, path, target.path, target.query, requestId, config, route, clientAddress(req.socket.remoteAddress), clientHeaders);
     // Collected plugins: the route's, all of them; the global ones when nothing was routed.
     const plugins: readonly PluginInstance[] = route ? route.plugins : config.globalPlugins;
 
@@ -100,7 +101,7 @@ export function createHandler(deps: HandlerDeps): http.RequestListener {
       );
     });
 
-    const filter = (headers: HeaderPairs, proxied: boolean, close: boolean): HeaderPairs =>
+    const filter = (headers: HeaderPairs, proxied: boolean, close: boolean): string[] =>
       headerFilter({ ctx, plugins, kongHeaders: deps.kongHeaders, headers, proxied, timing, close: close || !res.shouldKeepAlive });
 
     const sendExit = (exit: Exit): void => {
@@ -110,8 +111,8 @@ export function createHandler(deps: HandlerDeps): http.RequestListener {
         return;
       }
       const headers = filter(Object.entries(exit.headers), false, exit.close === true);
-      headers.push(['Content-Length', String(Buffer.byteLength(exit.body))]);
-      res.writeHead(exit.status, headers.flat());
+      headers.push('Content-Length', String(Buffer.byteLength(exit.body)));
+      res.writeHead(exit.status, headers);
       res.end(method === 'HEAD' ? undefined : exit.body);
     };
 

@@ -5,18 +5,21 @@
  * at a size limit.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HeaderMap } from '../request-context';
 
 export type BodyResult = { body: Buffer | null } | { tooLarge: true };
 
 /** Whether the request carries a body at all (Content-Length or Transfer-Encoding). */
-export function hasBody(req: IncomingMessage): boolean {
-  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+export function hasBody(headers: HeaderMap): boolean {
+  return headers.has('content-length') || headers.has('transfer-encoding');
 }
 
 const continued = new WeakSet<ServerResponse>();
+const NO_BODY: BodyResult = Object.freeze({ body: null });
 
-function sendContinue(req: IncomingMessage, res: ServerResponse): void {
-  const expect = req.headers.expect;
+function sendContinue(headers: HeaderMap, res: ServerResponse): void {
+  // Several Expect lines are joined as Node's req.headers joins them, so only a lone 100-continue counts.
+  const expect = headers.get('expect')?.join(', ');
   if (expect && expect.trim().toLowerCase() === '100-continue' && !continued.has(res) && !res.headersSent) {
     continued.add(res);
     res.writeContinue();
@@ -27,9 +30,9 @@ function sendContinue(req: IncomingMessage, res: ServerResponse): void {
  * The whole body, or `tooLarge` once more than `limit` bytes arrived (the rest is then drained so
  * the answer can still be delivered). `body` is null when the request has no body.
  */
-export function readBody(req: IncomingMessage, res: ServerResponse, limit: number | null): Promise<BodyResult> {
-  if (!hasBody(req)) return Promise.resolve({ body: null });
-  sendContinue(req, res);
+export function readBody(req: IncomingMessage, res: ServerResponse, limit: number | null, headers: HeaderMap): Promise<BodyResult> {
+  if (!hasBody(headers)) return Promise.resolve(NO_BODY);
+  sendContinue(headers, res);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -5,10 +5,11 @@
  * the connection, as nginx does for these errors.
  */
 import type { IncomingMessage } from 'node:http';
+import type { HeaderMap } from '../request-context';
 import { HEADER_LINE_LIMIT, HEADER_TOTAL_LIMIT, type NginxLimits } from './limits';
 
 /** The status nginx answers with, or null when the request goes on to Kong. */
-export function nginxRefusal(req: IncomingMessage, limits: NginxLimits): number | null {
+export function nginxRefusal(req: IncomingMessage, headers: HeaderMap, limits: NginxLimits): number | null {
   const requestLine = `${req.method ?? ''} ${req.url ?? ''} HTTP/${req.httpVersion}`;
   // "client sent too long URI"
   if (requestLine.length + 2 > HEADER_LINE_LIMIT) return 414;
@@ -21,11 +22,11 @@ export function nginxRefusal(req: IncomingMessage, limits: NginxLimits): number 
   }
   if (total > HEADER_TOTAL_LIMIT) return 494;
 
-  const host = req.headersDistinct.host ?? [];
+  const host = headers.get('host') ?? [];
   // "client sent HTTP/1.1 request without "Host" header", "client sent duplicate host header"
   if ((host.length === 0 && req.httpVersion !== '1.0') || host.length > 1) return 400;
 
-  const te = req.headersDistinct['transfer-encoding'];
+  const te = headers.get('transfer-encoding');
   if (te) {
     // "client sent HTTP/1.0 request with "Transfer-Encoding" header"
     if (req.httpVersion === '1.0') return 400;
@@ -37,7 +38,7 @@ export function nginxRefusal(req: IncomingMessage, limits: NginxLimits): number 
   if (req.method === 'CONNECT' || req.method === 'TRACE') return 405;
 
   // find-config phase: "client intended to send too large body"
-  const length = req.headers['content-length'];
+  const length = headers.get('content-length')?.[0];
   if (length !== undefined && limits.maxBodyBytes !== null && Number(length) > limits.maxBodyBytes) return 413;
   return null;
 }

@@ -112,7 +112,14 @@ function identifier(ctx: RequestContext, conf: RateLimitingConfig): string {
   }
 }
 
+/** X-RateLimit-Limit-<Window> and X-RateLimit-Remaining-<Window>, built once. */
+const LIMIT_HEADER = Object.fromEntries(PERIODS.map((p) => [p, `X-RateLimit-Limit-${TITLE[p]}`])) as Record<Period, string>;
+const REMAINING_HEADER = Object.fromEntries(PERIODS.map((p) => [p, `X-RateLimit-Remaining-${TITLE[p]}`])) as Record<Period, string>;
+
 export function rateLimitingPlugin(counters: RateLimitCounters) {
+  // The windows of the current second, computed once per second rather than once per request.
+  let startsAt = Number.NaN;
+  let starts = windowStarts(0);
   return definePlugin<RateLimitingConfig>({
     name: 'rate-limiting',
     priority: 910,
@@ -138,39 +145,46 @@ export function rateLimitingPlugin(counters: RateLimitCounters) {
     },
     access(ctx, conf, scope): Exit | undefined {
       const now = counters.nowSeconds();
-      const starts = windowStarts(now);
-      const id = identifier(ctx, conf);
-      const keyOf = (period: Period): string =>
-        `ratelimit:${scope.routeId ?? EMPTY_UUID}:${scope.serviceId ?? EMPTY_UUID}:${id}:${starts[period]}:${period}`;
-
+      if (now !== startsAt) {
+        starts = windowStarts(now);
+        startsAt = now;
+      }
+      const prefix = `ratelimit:${scope.routeId ?? EMPTY_UUID}:${scope.serviceId ?? EMPTY_UUID}:${identifier(ctx, conf)}:`;
+      const limits = conf.limits;
+      const keys = new Array<string>(limits.length);
+      const remainingBefore = new Array<number>(limits.length);
       let stop: Period | null = null;
-      const usage = conf.limits.map(([period, limit]) => {
-        const remaining = limit - counters.get(keyOf(period));
-        if (remaining <= 0) stop = period;
-        return { period, limit, remaining };
-      });
+      for (let i = 0; i < limits.length; i++) {
+        const [period, limit] = limits[i]!;
+        keys[i] = `${prefix}${starts[period]}:${period}`;
+        remainingBefore[i] = limit - counters.get(keys[i]!);
+        if (remainingBefore[i]! <= 0) stop = period;
+      }
 
       const headers: Record<string, string> = {};
       let reset = 0;
       if (!conf.hideClientHeaders) {
-        let chosen: { limit: number; window: number; remaining: number } | null = null;
-        for (const u of usage) {
-          let remaining = u.remaining;
-          if (stop === null || stop === u.period) remaining -= 1;
+        let chosenLimit = 0;
+        let chosenWindow = 0;
+        let chosenRemaining = Infinity;
+        for (let i = 0; i < limits.length; i++) {
+          const [period, limit] = limits[i]!;
+          let remaining = remainingBefore[i]!;
+          if (stop === null || stop === period) remaining -= 1;
           remaining = Math.max(0, remaining);
-          const window = EXPIRATION[u.period];
-          if (!chosen || remaining < chosen.remaining || (remaining === chosen.remaining && window > chosen.window)) {
-            chosen = { limit: u.limit, window, remaining };
-            reset = Math.max(1, window - Math.floor((now - starts[u.period]) / 1000));
+          const window = EXPIRATION[period];
+          if (i === 0 || remaining < chosenRemaining || (remaining === chosenRemaining && window > chosenWindow)) {
+            chosenLimit = limit;
+            chosenWindow = window;
+            chosenRemaining = remaining;
+            reset = Math.max(1, window - Math.floor((now - starts[period]) / 1000));
           }
-          headers[`X-RateLimit-Limit-${TITLE[u.period]}`] = String(u.limit);
-          headers[`X-RateLimit-Remaining-${TITLE[u.period]}`] = String(remaining);
+          headers[LIMIT_HEADER[period]] = String(limit);
+          headers[REMAINING_HEADER[period]] = String(remaining);
         }
-        if (chosen) {
-          headers['RateLimit-Limit'] = String(chosen.limit);
-          headers['RateLimit-Remaining'] = String(chosen.remaining);
-          headers['RateLimit-Reset'] = String(reset);
-        }
+        headers['RateLimit-Limit'] = String(chosenLimit);
+        headers['RateLimit-Remaining'] = String(chosenRemaining);
+        headers['RateLimit-Reset'] = String(reset);
       }
 
       if (stop !== null) {
@@ -178,8 +192,8 @@ export function rateLimitingPlugin(counters: RateLimitCounters) {
         if (!conf.hideClientHeaders) headers['Retry-After'] = String(reset);
         return ctx.error(conf.errorCode, conf.errorMessage, headers);
       }
-      for (const [name, value] of Object.entries(headers)) ctx.responseHeaders.set(name, value);
-      for (const [period] of conf.limits) counters.increment(keyOf(period), EXPIRATION[period]);
+      for (const name in headers) ctx.responseHeaders.set(name, headers[name]!);
+      for (let i = 0; i < limits.length; i++) counters.increment(keys[i]!, EXPIRATION[limits[i]![0]]);
       return undefined;
     },
   });

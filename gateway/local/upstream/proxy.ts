@@ -52,19 +52,34 @@ const HOP_BY_HOP_REQUEST = new Set([
 /** nginx's upstream module never passes these response headers on. */
 const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
 
-function csv(value: string | string[] | undefined): string[] {
-  const joined = Array.isArray(value) ? value.join(',') : (value ?? '');
+function csv(value: string | readonly string[] | undefined): string[] {
+  if (value === undefined) return [];
+  const joined = typeof value === 'string' ? value : value.join(',');
   return joined.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
 }
 
 /** The names a Connection header lists, except the three Kong keeps (keep-alive, close, upgrade). */
-function connectionListed(value: string | string[] | undefined): Set<string> {
-  return new Set(csv(value).filter((t) => t !== 'keep-alive' && t !== 'close' && t !== 'upgrade'));
+function connectionListed(value: string | readonly string[] | undefined): Set<string> | null {
+  // The usual cases (no header, or a lone keep-alive/close) list nothing.
+  if (value === undefined || (typeof value === 'string' && /^\s*(keep-alive|close)\s*$/i.test(value))) return null;
+  const listed = new Set(csv(value).filter((t) => t !== 'keep-alive' && t !== 'close' && t !== 'upgrade'));
+  return listed.size === 0 ? null : listed;
 }
 
 /** Whether the client asked for trailers (TE: trailers, alone or in a list). */
 function wantsTrailers(ctx: RequestContext): boolean {
   return csv(ctx.getHeader('te')).includes('trailers');
+}
+
+/** The Host header without its port (X-Forwarded-Host). */
+function hostName(host: string): string {
+  const colon = host.lastIndexOf(':');
+  if (colon === -1 || colon === host.length - 1) return host;
+  for (let i = colon + 1; i < host.length; i++) {
+    const c = host.charCodeAt(i);
+    if (c < 48 || c > 57) return host;
+  }
+  return host.slice(0, colon);
 }
 
 export function upstreamUri(ctx: RequestContext, servicePath: string | null): string {
@@ -80,8 +95,9 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number, kongHeaders: K
   const listed = connectionListed(ctx.getHeader('connection'));
   const out: Record<string, string | string[]> = {};
   for (const [name, values] of ctx.headers) {
-    if (HOP_BY_HOP_REQUEST.has(name) || listed.has(name)) continue;
-    out[name] = values.length === 1 ? (values[0] ?? '') : values;
+    if (HOP_BY_HOP_REQUEST.has(name) || listed?.has(name)) continue;
+    // undici only reads the list.
+    out[name] = values.length === 1 ? (values[0] ?? '') : (values as string[]);
   }
   const clientHost = ctx.getFirstHeader('host') ?? '';
   out.host = ctx.route!.preserveHost ? clientHost : service.port === 80 ? service.host : `${service.host}:${service.port}`;
@@ -92,7 +108,7 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number, kongHeaders: K
   const forwardedFor = ctx.getFirstHeader('x-forwarded-for');
   out['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${ctx.clientIp}` : ctx.clientIp;
   out['x-forwarded-proto'] = 'http';
-  out['x-forwarded-host'] = clientHost.replace(/:\d+$/, '');
+  out['x-forwarded-host'] = hostName(clientHost);
   out['x-forwarded-port'] = String(listenPort);
   out['x-forwarded-path'] = ctx.rawPath;
   out['x-real-ip'] = ctx.clientIp;
@@ -142,7 +158,7 @@ export interface ProxyDeps {
   /** The request body, read whole (nginx's request buffering); null when the request has none. */
   body: Buffer | null;
   /** Kong's header_filter on the service's response headers (in place): plugins, Via, Server, ids. */
-  headerFilter(headers: Array<[string, string]>): Array<[string, string]>;
+  headerFilter(headers: Array<[string, string]>): string[];
   /** Kong's own answer when proxying fails (502/503/504). */
   fail(status: 502 | 503 | 504, message: string): void;
 }
@@ -184,21 +200,28 @@ class Exchange implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     // 1xx answers are nginx's business with the service; the client sees the final one only.
     if (statusCode < 200) return true;
-    const pairs: Array<[string, string]> = [];
-    const upstreamConnection: string[] = [];
+    const names: string[] = [];
+    const values: string[] = [];
+    let upstreamConnection: string[] | undefined;
+    let trailer = false;
     for (let i = 0; i < rawHeaders.length; i += 2) {
-      const name = String(rawHeaders[i]);
-      const value = String(rawHeaders[i + 1]);
-      if (name.length === 10 && name.toLowerCase() === 'connection') upstreamConnection.push(value);
-      pairs.push([name, value]);
+      const name = rawHeaders[i]!.toString();
+      const value = rawHeaders[i + 1]!.toString();
+      const lower = name.toLowerCase();
+      if (lower === 'connection') (upstreamConnection ??= []).push(value);
+      else if (lower === 'trailer') trailer = true;
+      names.push(name);
+      values.push(value);
     }
     const listed = connectionListed(upstreamConnection);
-    const trailers = wantsTrailers(this.ctx);
-    const kept = pairs.filter(([name]) => {
-      const lower = name.toLowerCase();
-      return !HOP_BY_HOP_RESPONSE.has(lower) && !listed.has(lower) && (trailers || lower !== 'trailer');
-    });
-    this.res.writeHead(statusCode, this.deps.headerFilter(kept).flat());
+    const dropTrailer = trailer && !wantsTrailers(this.ctx);
+    const kept: Array<[string, string]> = [];
+    for (let i = 0; i < names.length; i++) {
+      const lower = names[i]!.toLowerCase();
+      if (HOP_BY_HOP_RESPONSE.has(lower) || listed?.has(lower) || (dropTrailer && lower === 'trailer')) continue;
+      kept.push([names[i]!, values[i]!]);
+    }
+    this.res.writeHead(statusCode, this.deps.headerFilter(kept));
     this.res.on('drain', resume);
     return true;
   }
