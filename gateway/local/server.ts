@@ -128,7 +128,9 @@ export function createHandler(deps: HandlerDeps): http.RequestListener {
 
     void (async () => {
       for (const plugin of route.plugins) {
-        const exit = await plugin.definition.access(ctx, plugin.config, plugin);
+        // Most access handlers answer synchronously; awaiting only promises saves a turn each.
+        let exit = plugin.definition.access(ctx, plugin.config, plugin);
+        if (exit instanceof Promise) exit = await exit;
         if (exit) {
           ctx.source = exit.close ? 'error' : 'exit';
           sendExit(exit);

@@ -222,12 +222,17 @@ class Exchange implements Dispatcher.DispatchHandler {
       kept.push([names[i]!, values[i]!]);
     }
     this.res.writeHead(statusCode, this.deps.headerFilter(kept));
-    this.res.on('drain', resume);
+    this.resume = resume;
     return true;
   }
 
+  private resume: (() => void) | null = null;
+
   onData(chunk: Buffer): boolean {
-    return this.res.write(chunk);
+    if (this.res.write(chunk)) return true;
+    // Backpressure: undici pauses the upstream socket until the client's side drains.
+    this.res.once('drain', this.resume!);
+    return false;
   }
 
   onComplete(): void {
