@@ -97,7 +97,9 @@ export const keyAuth = definePlugin<KeyAuthConfig>({
     if (conf.anonymous === null) return ctx.error(failure.status, failure.message, failure.headers);
     const anonymous = ctx.config.consumersByIdOrUsername.get(conf.anonymous);
     if (!anonymous) {
-      return ctx.error(500, `anonymous consumer ${conf.anonymous} is configured but doesn't exist`);
+      // 3.9.1's set_anonymous_consumer passes the nil it found to kong.client.authenticate, which
+      // raises (kong/pdk/client.lua); Kong answers a Lua error as its generic 500.
+      return ctx.error(500, 'An unexpected error occurred');
     }
     setConsumer(ctx, anonymous, null);
     return undefined;
