@@ -91,3 +91,27 @@ test('the server carries on serving after refusing', async () => {
   const res = await fetch(`${service.url}/healthz`);
   expect(res.status).toBe(200);
 });
+
+test('a client that keeps its side open after the answer is cut off once CLIENT_ERROR_LINGER_MS (500 ms here) has passed', async () => {
+  // allowHalfOpen: the client does not close when the server ends its side, as a client still
+  // busy sending would not; the server must then close the connection itself.
+  const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+  socket.on('error', () => undefined);
+  let answer = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (data: string) => (answer += data));
+  socket.write('FOO / HTTP/1.1\r\n\r\n');
+  await new Promise((resolve) => socket.once('end', resolve));
+  const answered = Date.now();
+  expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+  // Past the linger the server has closed the connection: the client's writes are refused (the
+  // first one draws the reset, a later one fails on it), which closes the client's socket.
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  const writing = setInterval(() => socket.write('still sending'), 100);
+  const at = await Promise.race([closed, new Promise<null>((resolve) => setTimeout(() => resolve(null), 3000))]);
+  clearInterval(writing);
+  socket.destroy();
+  expect(at).not.toBeNull();
+  expect(at! - answered).toBeGreaterThanOrEqual(500);
+});

@@ -75,6 +75,15 @@ describe('GET /api/v1/jobs', () => {
     expect((await get('/api/v1/jobs?limit=4', { ...reader, 'If-None-Match': tag })).status).toBe(200);
   });
 
+  test('If-None-Match with no quoted tag, or with W/ anywhere but in front, matches nothing: 200 with the body', async () => {
+    const tag = await tagOf('/api/v1/jobs?limit=3');
+    for (const header of ['abc', tag.slice(1, -1), `"W/${tag.slice(1)}`]) {
+      const res = await get('/api/v1/jobs?limit=3', { ...reader, 'If-None-Match': header });
+      expect({ header, status: res.status }).toEqual({ header, status: 200 });
+      expect(JSON.parse(res.text).data).toHaveLength(3);
+    }
+  });
+
   test('errors carry no ETag and ignore If-None-Match', async () => {
     const res = await get('/api/v1/jobs?limit=0', { ...reader, 'If-None-Match': '*' });
     expect(res.status).toBe(400);

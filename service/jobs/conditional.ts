@@ -28,6 +28,8 @@ export const conditional: Middleware = async (ctx, next) => {
  * request it is handed, so those partners would never see a 304.
  */
 function noneMatch(header: string, tag: string): boolean {
-  if (header.trim() === '*') return true;
-  return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).some((listed) => listed.replace(/^W\//, '') === tag);
+  // Node has already trimmed the value's surrounding whitespace.
+  if (header === '*') return true;
+  const listed = header.match(/(?:W\/)?"[^"]*"/g);
+  return listed !== null && listed.some((one) => one.replace(/^W\//, '') === tag);
 }
