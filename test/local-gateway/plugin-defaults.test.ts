@@ -4,83 +4,14 @@
  * run left unpinned (README, Testing, "Below 85%"): what a partner or the service sees when an
  * option is left out or given as YAML null, and the text an operator reads when a value is refused.
  *
- * Every configuration here is loaded inside its test, never in a beforeAll: Stryker counts what a
- * beforeAll runs as static coverage and, with --ignoreStatic, tests such a mutant only against the
- * tests that reached it while they ran. key-auth-gaps.test.ts relies on key-auth's defaults too,
- * but reads them in its beforeAll, which is why those mutants survived.
+ * Every configuration here is loaded inside its test (plugin-stack.ts says why).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { stringify } from 'yaml';
-import { loadGateway } from '../../gateway/local/config/load';
-import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
-import { pluginRegistry } from '../../gateway/local/plugins/registry';
-import { gatewayEnv, send, startGateway, stubUpstream, type RawResponse, type Received, type StubUpstream, type TestGateway } from './support';
+import { loadError, withGateway, type Plugin } from './plugin-stack';
+import type { RawResponse } from './support';
 
-type Plugin = { name: string; config: Record<string, unknown> };
-
-const ALICE = {
-  username: 'alice',
-  id: '11111111-1111-4111-8111-111111111111',
-  keyauth_credentials: [{ id: 'aaaaaaaa-0000-4000-8000-000000000001', key: 'alice-key' }],
-};
 const JSON_TYPE = 'application/json; charset=utf-8';
 const MIB = 2 ** 20;
-
-/** A state file with one route, /r (every method), carrying `plugins`, proxied to `port`. */
-function writeState(port: number, plugins: Plugin[]): { file: string; remove(): void } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'plugin-defaults-'));
-  const file = path.join(dir, 'kong.yaml');
-  const route = { name: 'r', paths: ['/r'], strip_path: false, plugins };
-  writeFileSync(file, stringify({ _format_version: '3.0', services: [{ name: 's', url: `http://127.0.0.1:${port}`, routes: [route] }], consumers: [ALICE] }));
-  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-interface Stack {
-  gateway: TestGateway;
-  upstream: StubUpstream;
-  /** One request to /r; `proxied` is what the service received (undefined when it received nothing). */
-  request(opts?: Omit<Parameters<typeof send>[1], 'path'>): Promise<{ res: RawResponse; proxied: Received | undefined }>;
-}
-
-/** A stub upstream and a gateway on `plugins`, started and stopped inside the calling test. */
-async function withGateway(plugins: Plugin[], run: (stack: Stack) => Promise<void>, env: NodeJS.ProcessEnv = {}): Promise<void> {
-  const upstream = await stubUpstream();
-  const state = writeState(upstream.port, plugins);
-  let gateway: TestGateway | undefined;
-  try {
-    gateway = await startGateway(state.file, gatewayEnv(undefined, env));
-    const url = gateway.url;
-    await run({
-      gateway,
-      upstream,
-      async request(opts = {}) {
-        const before = upstream.received.length;
-        const res = await send(url, { path: '/r', ...opts });
-        return { res, proxied: upstream.received.length > before ? upstream.received.at(-1) : undefined };
-      },
-    });
-  } finally {
-    await gateway?.close();
-    await upstream.close();
-    state.remove();
-  }
-}
-
-/** The error an operator reads when the gateway refuses to load `plugins`. */
-function loadError(plugins: Plugin[]): string {
-  const state = writeState(9, plugins);
-  try {
-    loadGateway(state.file, gatewayEnv(undefined), pluginRegistry(new RateLimitCounters()), () => undefined);
-    return '(loaded)';
-  } catch (err) {
-    return (err as Error).message;
-  } finally {
-    state.remove();
-  }
-}
 
 const AT = 'services[0].routes[0].plugins[0]';
 
@@ -159,6 +90,36 @@ describe("key-auth with no options: Kong 3.9.1's defaults (kong/plugins/key-auth
       expect(res.status).toBe(500);
       expect(res.json).toEqual({ error: 'An unexpected error occurred', request_id: expect.any(String) });
       expect(proxied).toBeUndefined();
+    });
+  });
+});
+
+describe('key-auth options an operator turns off', () => {
+  const keyAuth = (config: Record<string, unknown>): Plugin[] => [{ name: 'key-auth', config }];
+
+  test('key_in_header: false: a key sent only as a header is not looked at (401 No API key found)', async () => {
+    await withGateway(keyAuth({ key_in_header: false }), async ({ request }) => {
+      const { res, proxied } = await request({ headers: { apikey: 'alice-key' } });
+      expect(res.status).toBe(401);
+      expect(res.json).toMatchObject({ error: 'No API key found in request' });
+      expect(proxied).toBeUndefined();
+    });
+  });
+
+  test('key_in_query: false: a key sent only in the query is not looked at (401 No API key found)', async () => {
+    await withGateway(keyAuth({ key_in_query: false }), async ({ request }) => {
+      const { res, proxied } = await request({ query: { apikey: 'alice-key' } });
+      expect(res.status).toBe(401);
+      expect(res.json).toMatchObject({ error: 'No API key found in request' });
+      expect(proxied).toBeUndefined();
+    });
+  });
+
+  test('run_on_preflight: false: an OPTIONS preflight without a key goes through to the service', async () => {
+    await withGateway(keyAuth({ run_on_preflight: false }), async ({ request }) => {
+      const { res, proxied } = await request({ method: 'OPTIONS' });
+      expect(res.status).toBe(200);
+      expect(proxied!.method).toBe('OPTIONS');
     });
   });
 });

