@@ -58,6 +58,38 @@ test('gzip listed with identity is still gzip; two real codings are refused', as
   expect(stacked.body).toEqual({ error: 'Unsupported Content-Encoding "gzip, x-gzip": send the body uncompressed or gzip-compressed' });
 });
 
+/**
+ * Writes a raw request and keeps the client's side open, as a client still uploading would;
+ * returns the answer once its whole body has arrived.
+ */
+function rawKeepOpen(request: string): Promise<string> {
+  const { port } = new URL(service.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port: Number(port) }, () => socket.write(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => {
+      answer += chunk;
+      const [head = '', body] = answer.split('\r\n\r\n', 2);
+      const length = /\r\ncontent-length: (\d+)/i.exec(head)?.[1];
+      if (body !== undefined && length !== undefined && Buffer.byteLength(body) >= Number(length)) {
+        socket.destroy();
+        resolve(answer);
+      }
+    });
+    socket.on('error', reject);
+  });
+}
+
+test('a Content-Length over the limit is refused with Connection: close while the client is still sending', async () => {
+  const answer = await rawKeepOpen(
+    `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-Consumer-ID: ${writer['X-Consumer-ID']}\r\nX-Consumer-Username: demo-writer\r\n` +
+      `X-Consumer-Groups: jobs:read, jobs:write\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024}\r\n\r\n{"title":`,
+  );
+  expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+  expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+});
+
 test('the answers that leave the body unread close the connection: 413 by Content-Length, 415 for a coding', async () => {
   const tooLarge = await raw(
     `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-Consumer-ID: ${writer['X-Consumer-ID']}\r\nX-Consumer-Username: demo-writer\r\n` +

@@ -40,15 +40,17 @@ function contentCoding(header: string | undefined): 'gzip' | undefined {
     .filter((coding) => coding !== '' && coding !== 'identity');
   if (codings.length === 0) return undefined;
   if (codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')) return 'gzip';
-  throw unsupportedEncoding(header!.trim());
+  // Node has already trimmed the value.
+  throw unsupportedEncoding(header!);
 }
 
-async function readBytes(req: Parameters<typeof getRawBody>[0] & { headers: Record<string, unknown> }, coded: boolean): Promise<Buffer> {
+async function readBytes(req: Parameters<typeof getRawBody>[0] & { headers: Record<string, unknown> }): Promise<Buffer> {
   try {
-    // Without a coding, a Content-Length over the limit is refused before a byte is read.
+    // A Content-Length over the limit is refused before a byte is read. It counts the bytes as
+    // sent (compressed, for gzip), which is what the limit applies to on the wire.
     return await getRawBody(req, {
       limit: BODY_LIMIT_BYTES,
-      length: coded ? undefined : (req.headers['content-length'] as string | undefined),
+      length: req.headers['content-length'] as string | undefined,
     });
   } catch (error) {
     const type = (error as { type?: string }).type;
@@ -109,7 +111,7 @@ export function jsonBody(): Middleware {
       throw new HttpError(415, 'Unsupported charset: JSON bodies must be UTF-8');
     }
     const coding = contentCoding(ctx.get('Content-Encoding') || undefined);
-    const bytes = await readBytes(ctx.req, coding !== undefined);
+    const bytes = await readBytes(ctx.req);
     ctx.request.body = parseJsonObject(coding === 'gzip' ? await decode(bytes) : bytes);
     await next();
   };
