@@ -34,7 +34,7 @@ export const requestSizeLimiting = definePlugin<RequestSizeLimitingConfig>({
   },
   async access(ctx, conf) {
     const cl = ctx.getFirstHeader('content-length');
-    // Stryker disable next-line MethodExpression,StringLiteral: the HTTP parser trims Content-Length and refuses an empty one with 400 before any plugin runs (plugin-defaults.test.ts), so trim() and the '' check cannot change an answer
+    // Stryker disable next-line MethodExpression,StringLiteral: the HTTP parser trims Content-Length and refuses an empty one with 400 before any plugin runs (nginx-answers.test.ts), so trim() and the '' check cannot change an answer
     if (cl !== undefined && cl.trim() !== '' && !Number.isNaN(Number(cl))) return checkSize(ctx, Number(cl), conf);
     if (conf.requireContentLength && ctx.getHeader('transfer-encoding') !== 'chunked') {
       return ctx.error(411, 'A valid Content-Length header is required');
