@@ -19,6 +19,7 @@ const daysIn = (year: number, month: number) => (month === 2 && isLeap(year) ? 2
 export function parseDueDate(value: string): DueDate {
   const match = DATE.exec(value) ?? DATE_TIME.exec(value);
   if (!match) return { problem: 'format' };
+  // Stryker disable next-line StringLiteral: Number('') is 0 too; the defaults only keep NaN out
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', sign, offsetH = '0', offsetM = '0'] = match;
   const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return { problem: 'calendar' };
@@ -28,6 +29,7 @@ export function parseDueDate(value: string): DueDate {
   const offsetMinutes = (sign === '-' ? -1 : 1) * (Number(offsetH) * 60 + Number(offsetM));
   const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMinutes * 60_000;
   // Date.UTC maps years 0-99 to 1900-1999; those are out of range either way, so say so.
+  // Stryker disable next-line EqualityOperator: the year 1000 is before 1970 as well
   if (year < 1000 || utc < EARLIEST_DUE_DATE.getTime() || utc > LATEST_DUE_DATE.getTime()) return { problem: 'range' };
   return { date: new Date(utc) };
 }
