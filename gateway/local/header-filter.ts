@@ -28,7 +28,7 @@ export interface Timing {
  * The response headers while the phase rewrites them: names, their lower-case forms (computed
  * once, so each set or get compares strings instead of lower-casing every name again) and values.
  */
-class Headers {
+class ResponseHeaders {
   readonly names: string[] = [];
   readonly lowers: string[] = [];
   readonly values: string[] = [];
@@ -85,7 +85,7 @@ export interface HeaderFilterInput {
 /** The headers to send, flat (name, value, name, value...). */
 export function headerFilter(input: HeaderFilterInput): string[] {
   const { ctx, kongHeaders, timing } = input;
-  const headers = new Headers(input.headers);
+  const headers = new ResponseHeaders(input.headers);
   for (const plugin of input.plugins) plugin.definition.headerFilter?.(ctx, plugin.config);
   for (const [name, value] of ctx.responseHeaders) headers.set(name, value);
 

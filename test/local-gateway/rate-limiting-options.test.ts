@@ -113,15 +113,21 @@ describe('which window the RateLimit-* headers describe', () => {
 });
 
 describe('the counters stay bounded', () => {
-  test('past 10,000 counters, the expired ones are dropped when the next is counted; live ones stay', () => {
+  /** 10,000 one-second counters at a fake clock's start, and a way to move that clock on. */
+  function fullCounters(): { counters: RateLimitCounters; advance(ms: number): void } {
     let now = Date.UTC(2026, 0, 1, 0, 0, 0, 0);
     const counters = new RateLimitCounters(() => now);
     for (let i = 0; i < 10_000; i++) counters.increment(`old-${i}`, 1);
+    return { counters, advance: (ms) => (now += ms) };
+  }
+
+  test('past 10,000 counters, the expired ones are dropped when the next is counted; live ones stay', () => {
+    const { counters, advance } = fullCounters();
     expect(counters.size).toBe(10_000);
     counters.increment('live', 60);
     // Still within their second: nothing to drop.
     expect(counters.size).toBe(10_001);
-    now += 2000;
+    advance(2000);
     counters.increment('new', 60);
     expect(counters.size).toBe(2);
     expect(counters.get('live')).toBe(1);
@@ -129,10 +135,8 @@ describe('the counters stay bounded', () => {
   });
 
   test('at exactly 10,000 counters nothing is swept, expired or not; below it expired ones wait for the sweep', () => {
-    let now = Date.UTC(2026, 0, 1, 0, 0, 0, 0);
-    const counters = new RateLimitCounters(() => now);
-    for (let i = 0; i < 10_000; i++) counters.increment(`old-${i}`, 1);
-    now += 2000;
+    const { counters, advance } = fullCounters();
+    advance(2000);
     // Counting an expired key again starts it afresh without adding a counter: still 10,000.
     counters.increment('old-0', 1);
     expect(counters.size).toBe(10_000);
@@ -141,10 +145,8 @@ describe('the counters stay bounded', () => {
   });
 
   test('a counter whose window ends this very millisecond is swept', () => {
-    let now = Date.UTC(2026, 0, 1, 0, 0, 0, 0);
-    const counters = new RateLimitCounters(() => now);
-    for (let i = 0; i < 10_000; i++) counters.increment(`old-${i}`, 1);
-    now += 1000;
+    const { counters, advance } = fullCounters();
+    advance(1000);
     counters.increment('new', 60);
     expect(counters.size).toBe(1);
   });

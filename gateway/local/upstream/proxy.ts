@@ -60,8 +60,7 @@ function csv(value: string | readonly string[] | undefined): string[] {
 
 /** The names a Connection header lists, except the three Kong keeps (keep-alive, close, upgrade). */
 function connectionListed(value: string | readonly string[] | undefined): Set<string> | null {
-  // The usual cases (no header, or a lone keep-alive/close) list nothing.
-  if (value === undefined || (typeof value === 'string' && /^\s*(keep-alive|close)\s*$/i.test(value))) return null;
+  if (value === undefined) return null;
   const listed = new Set(csv(value).filter((t) => t !== 'keep-alive' && t !== 'close' && t !== 'upgrade'));
   return listed.size === 0 ? null : listed;
 }
@@ -157,7 +156,7 @@ export interface ProxyDeps {
   kongHeaders: KongHeaders;
   /** The request body, read whole (nginx's request buffering); null when the request has none. */
   body: Buffer | null;
-  /** Kong's header_filter on the service's response headers (in place): plugins, Via, Server, ids. */
+  /** Kong's header_filter on the service's response headers (plugins, Via, Server, ids), flat for writeHead. */
   headerFilter(headers: Array<[string, string]>): string[];
   /** Kong's own answer when proxying fails (502/503/504). */
   fail(status: 502 | 503 | 504, message: string): void;
@@ -200,8 +199,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     // 1xx answers are nginx's business with the service; the client sees the final one only.
     if (statusCode < 200) return true;
-    const names: string[] = [];
-    const values: string[] = [];
+    const headers: Array<{ name: string; lower: string; value: string }> = [];
     let upstreamConnection: string[] | undefined;
     let trailer = false;
     for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -210,16 +208,15 @@ class Exchange implements Dispatcher.DispatchHandler {
       const lower = name.toLowerCase();
       if (lower === 'connection') (upstreamConnection ??= []).push(value);
       else if (lower === 'trailer') trailer = true;
-      names.push(name);
-      values.push(value);
+      headers.push({ name, lower, value });
     }
+    // Which to drop is known only once all are read: the ones a Connection header lists.
     const listed = connectionListed(upstreamConnection);
     const dropTrailer = trailer && !wantsTrailers(this.ctx);
     const kept: Array<[string, string]> = [];
-    for (let i = 0; i < names.length; i++) {
-      const lower = names[i]!.toLowerCase();
+    for (const { name, lower, value } of headers) {
       if (HOP_BY_HOP_RESPONSE.has(lower) || listed?.has(lower) || (dropTrailer && lower === 'trailer')) continue;
-      kept.push([names[i]!, values[i]!]);
+      kept.push([name, value]);
     }
     this.res.writeHead(statusCode, this.deps.headerFilter(kept));
     this.resume = resume;
