@@ -72,6 +72,23 @@ describe('salary ranges', () => {
     });
   });
 
+  // decimal(10,2) would round these silently: 0.01000001 used to pass a 1e-6 tolerance and be
+  // stored as 0.01, and 0.00000001 (exactly 1e-6 cents off) sat on the tolerance's edge.
+  test.each([0.01000001, 0.00000001, 5.00000001, 1.005])('%p, more than two decimals however small, is refused', async (max) => {
+    expect(await refused({ salary: { max, currency: 'USD' } })).toEqual([
+      { field: 'salary.max', message: 'salary.max may have at most 2 decimal places' },
+    ]);
+  });
+
+  test('amounts in cents come back exactly as sent', async () => {
+    expect((await created({ salary: { min: 0.07, max: 1234567.89, currency: 'USD' } })).salary).toEqual({
+      min: 0.07,
+      max: 1234567.89,
+      currency: 'USD',
+    });
+    expect((await created({ salary: { min: 0.1, max: 0.3, currency: 'USD' } })).salary).toEqual({ min: 0.1, max: 0.3, currency: 'USD' });
+  });
+
   test('a minimum one cent above the maximum is refused', async () => {
     expect(await refused({ salary: { min: 100000.01, max: 100000, currency: 'USD' } })).toContainEqual({
       field: 'salary.min',

@@ -69,7 +69,7 @@ export function jobsRouter(db: Database): Router {
   router.post('/', requireConsumer, requireJson, parseJson, idempotent(primary), async (ctx) => {
     // With an Idempotency-Key the job is written and read back in the key's transaction.
     const write = ctx.state.tx ?? primary;
-    const body = parseCreateJobBody(ctx.request.body);
+    const body = parseCreateJobBody(ctx.request.body!);
     const row = newJobRow(body, ctx.state.consumer!.id);
     await insertJob(write, row);
     // Read back through the one projection: the 201 is exactly what GET will answer.

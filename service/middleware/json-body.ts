@@ -7,8 +7,8 @@ import { HttpError, validationFailed } from '../errors';
 
 declare module 'koa' {
   interface Request {
-    /** The parsed JSON object, set by jsonBody(). */
-    body?: unknown;
+    /** The parsed JSON object, set by jsonBody(): never an array, null or a scalar. */
+    body?: Record<string, unknown>;
   }
 }
 
