@@ -229,3 +229,21 @@ describe('a request that waits too long for the same key in flight', () => {
     expect(await jobsTitled('Waited too long')).toBe(0);
   });
 });
+
+describe('a key the database refuses to record for another reason', () => {
+  test('is that failure (a 500), not a 409 "still being processed" that no retry would clear', async () => {
+    // Any error but a duplicate key or a lock wait: here a trigger that refuses every claim.
+    await service.database.query(
+      `create trigger refuse_claims before insert on idempotency_keys for each row
+       signal sqlstate '45000' set message_text = 'claims refused'`,
+    );
+    try {
+      const res = await post(newKey(), { ...valid, title: 'Claim refused' });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: 'Internal server error' });
+    } finally {
+      await service.database.query('drop trigger refuse_claims');
+    }
+    expect(await jobsTitled('Claim refused')).toBe(0);
+  });
+});

@@ -21,7 +21,7 @@ const KEY = /^[\x21-\x7E]{1,255}$/;
 
 // Another request holds the key (its transaction is still open) for longer than the database's
 // lock wait limit, or two waiters collided: retrying shortly is the right thing either way.
-const STILL_RUNNING = new Set(['ER_LOCK_WAIT_TIMEOUT', 'ER_LOCK_DEADLOCK']);
+const STILL_RUNNING = new Set<string | undefined>(['ER_LOCK_WAIT_TIMEOUT', 'ER_LOCK_DEADLOCK']);
 
 const inProgress = () =>
   new HttpError(409, 'A request with this Idempotency-Key is still being processed; retry in a moment', {}, { 'Retry-After': '1' });
@@ -84,7 +84,6 @@ export function idempotent(db: Database): Middleware {
 
     // drizzle keeps its pool as $client (db/client.ts's Database type leaves it out).
     const connection = await (db as Database & { $client: Pool }).$client.getConnection();
-    let stored = false;
     try {
       const tx = drizzle(connection, { schema, mode: 'default' });
       await connection.beginTransaction();
@@ -93,7 +92,7 @@ export function idempotent(db: Database): Middleware {
       } catch (error) {
         await rollback(connection);
         const code = errorCode(error);
-        if (STILL_RUNNING.has(code ?? '')) throw inProgress();
+        if (STILL_RUNNING.has(code)) throw inProgress();
         if (code !== 'ER_DUP_ENTRY') throw error;
         // Another request with this key committed while this one waited: answer as it did.
         const winner = await findKey(db, consumerId, key);
@@ -101,29 +100,21 @@ export function idempotent(db: Database): Middleware {
         return answerFromRecord(ctx, winner, hash);
       }
       ctx.state.tx = tx;
-      try {
-        await next();
-      } finally {
-        ctx.state.tx = undefined;
-      }
-      if (ctx.status >= 200 && ctx.status < 300) {
-        const body = JSON.stringify(ctx.body);
-        await recordResponse(tx, consumerId, key, { status: ctx.status, location: ctx.response.get('Location') || null, body });
-        await connection.commit();
-        stored = true;
-        // The exact text recorded is the text sent, so a replay is byte for byte the same.
-        ctx.type = 'json';
-        ctx.body = body;
-      } else {
-        await rollback(connection);
-      }
+      // The handler returns only with its 201: every refusal or failure throws, and rolls back below.
+      await next();
+      const body = JSON.stringify(ctx.body);
+      await recordResponse(tx, consumerId, key, { status: ctx.status, location: ctx.response.get('Location') || null, body });
+      await connection.commit();
+      // The exact text recorded is the text sent, so a replay is byte for byte the same.
+      ctx.type = 'json';
+      ctx.body = body;
     } catch (error) {
-      if (!stored) await rollback(connection);
+      await rollback(connection);
       throw error;
     } finally {
       connection.release();
     }
     // Housekeeping after the answer, not before it: a failure here only postpones the cleanup.
-    if (stored) void deleteExpiredKeys(db).catch(() => undefined);
+    void deleteExpiredKeys(db).catch(() => undefined);
   };
 }
