@@ -31,13 +31,14 @@ function score({ detected, undetected }) {
 }
 
 /** The report's lines: a header, a row per file, then each file under the target with its reason. */
-function targetLines(report, { quick = false, ignoreStatic = false } = {}) {
+function targetLines(report, { quick = false, ignoreStatic = false, suites = '' } = {}) {
   const rows = Object.entries(report.files)
     .map(([file, result]) => ({ file, counts: fileCounts(result.mutants) }))
     .sort((a, b) => a.file.localeCompare(b.file));
   const caveats = [
     ignoreStatic ? 'static mutants left out (--ignoreStatic)' : null,
     quick ? 'process-starting suites left out (STRYKER_QUICK=1): scores are lower bounds' : null,
+    suites ? `only the suites ${suites} (STRYKER_TESTS): scores are lower bounds` : null,
   ].filter(Boolean);
   const lines = [`Mutation score per file, target ${TARGET}%${caveats.length ? ` (${caveats.join('; ')})` : ''}:`];
   const below = [];
@@ -69,8 +70,9 @@ class MutationTargetReporter {
   }
 
   onMutationTestReportReady(report) {
-    const quick = Boolean(process.env.STRYKER_QUICK);
-    process.stdout.write(`${targetLines(report, { quick, ignoreStatic: this.options.ignoreStatic }).join('\n')}\n`);
+    const { STRYKER_QUICK, STRYKER_TESTS } = process.env;
+    const lines = targetLines(report, { quick: Boolean(STRYKER_QUICK), ignoreStatic: this.options.ignoreStatic, suites: STRYKER_TESTS });
+    process.stdout.write(`${lines.join('\n')}\n`);
   }
 }
 

@@ -4,7 +4,7 @@
 const { TARGET, BELOW_TARGET, targetLines } = require('../scripts/mutation-target.cjs') as {
   TARGET: number;
   BELOW_TARGET: Record<string, string>;
-  targetLines(report: unknown, options?: { quick?: boolean; ignoreStatic?: boolean }): string[];
+  targetLines(report: unknown, options?: { quick?: boolean; ignoreStatic?: boolean; suites?: string }): string[];
 };
 
 const mutants = (statuses: Record<string, number>, statusReason?: string) =>
@@ -50,6 +50,13 @@ test('static and marked mutants are counted apart, outside the score', () => {
     'Mutation score per file, target 85% (static mutants left out (--ignoreStatic); process-starting suites left out (STRYKER_QUICK=1): scores are lower bounds):',
   );
   expect(lines.slice(1)).toEqual(['   90.0%  service/c.ts (9/10; 2 marked, 4 static)', 'Every file scored is at or above 85%.']);
+});
+
+test('a run over chosen suites says its scores are lower bounds', () => {
+  const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), { suites: 'test/faults/overload.test.ts' });
+  expect(lines[0]).toBe(
+    'Mutation score per file, target 85% (only the suites test/faults/overload.test.ts (STRYKER_TESTS): scores are lower bounds):',
+  );
 });
 
 test('a file with nothing to score shows n/a and is not called under the target', () => {
