@@ -38,3 +38,11 @@ test('a job by id is field for field what drizzle selects, for every seeded job 
   }
   expect(found).toBeGreaterThan(100);
 });
+
+test('a drizzle whose session has no query() fails loudly, naming this file, instead of reading nothing', async () => {
+  const { readRows } = await import('../service/jobs/job-rows');
+  const noSession = { session: {} } as unknown as typeof database.db;
+  await expect(readRows(noSession, { sql: 'select 1', params: [] })).rejects.toThrow(
+    'drizzle session without query(): see service/jobs/job-rows.ts',
+  );
+});

@@ -22,9 +22,10 @@ export interface JobPage {
   hasMore: boolean;
 }
 
-/** Listing order on the page's rows, which the join by primary key does not promise. */
-const byListingOrder = (a: PublicJobRow, b: PublicJobRow) =>
-  a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1;
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Listing order (newest first, then the larger id) on the page's rows, which the join by primary key does not promise. */
+export const byListingOrder = (a: PublicJobRow, b: PublicJobRow) => compare(b.createdAt, a.createdAt) || compare(b.id, a.id);
 
 const toRows = (rows: unknown[][]) => rows.map(toPublicRow).sort(byListingOrder);
 
@@ -72,6 +73,7 @@ export async function listJobs(db: Database, query: ListQuery, mode: ListMode = 
   // the page by one row per write (counted from the end, only a write older than the page does).
   const reader = readerOf(db);
   const total = await counted(reader);
+  // Stryker disable next-line EqualityOperator,BooleanLiteral: at offset = total the window takes 0 rows; an empty page has no row to continue after
   if (offset >= total) return { rows: [], total, hasMore: false };
   const window = await offsetWindow((statement) => readRows(reader, statement), plan, offset, query.limit, total);
   const rows = await page(reader, window);
@@ -87,35 +89,25 @@ function compile(builder: { toSQL(): Statement }) {
 
 /**
  * One job as its reader may see it: never soft-deleted, and a draft only by the consumer that
- * created it (compared in SQL, so the creator column is never read out). Both statements are
- * built once, at load.
+ * created it (compared in SQL, so the creator column is never read out; without a consumer the
+ * comparison is with NULL, which matches no draft). Built once, at load.
  */
-const byId = {
-  anyone: compile(
-    queryBuilder
-      .select(publicColumns)
-      .from(jobs)
-      .where(and(eq(jobs.id, sql.placeholder('id')), isNull(jobs.deletedAt), ne(jobs.status, 'draft')))
-      .limit(1),
-  ),
-  consumer: compile(
-    queryBuilder
-      .select(publicColumns)
-      .from(jobs)
-      .where(
-        and(
-          eq(jobs.id, sql.placeholder('id')),
-          isNull(jobs.deletedAt),
-          or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, sql.placeholder('consumer'))),
-        ),
-      )
-      .limit(1),
-  ),
-};
+const byId = compile(
+  queryBuilder
+    .select(publicColumns)
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.id, sql.placeholder('id')),
+        isNull(jobs.deletedAt),
+        or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, sql.placeholder('consumer'))),
+      ),
+    )
+    .limit(1),
+);
 
 export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<PublicJobRow | undefined> {
-  const values = { id: jobs.id.mapToDriverValue(id), consumer: consumerId };
-  const [row] = await readRows(db, consumerId === undefined ? byId.anyone(values) : byId.consumer(values));
+  const [row] = await readRows(db, byId({ id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null }));
   return row && toPublicRow(row);
 }
 
