@@ -18,8 +18,9 @@ const DAY_MS = 86_400_000;
  */
 export async function offsetWindow(read: ReadRows, plan: ListPlan, offset: number, limit: number, total: number): Promise<PageWindow> {
   const take = Math.min(limit, total - offset);
-  const fromEnd = total - offset - take;
-  const window: PageWindow = fromEnd < offset ? { after: null, skip: fromEnd, take, fromEnd: true } : { after: null, skip: offset, take };
+  // Counted from the end only when that steps over fewer entries; a tie reads forward.
+  const skip = Math.min(offset, total - offset - take);
+  const window: PageWindow = skip < offset ? { after: null, skip, take, fromEnd: true } : { after: null, skip, take };
   return plan.statusesOnly && window.skip >= DAY_JUMP_MIN ? startAtDay(read, plan.statusesOnly, window) : window;
 }
 
