@@ -21,6 +21,8 @@ beforeAll(async () => {
   const rows = generateJobs({ count: 6, seed: 21, newest: new Date('2026-04-01T00:00:00Z'), firstNumber: 1, statusFor: () => 'active' });
   for (const [i, row] of rows.entries()) {
     row.department = 'Engineering';
+    row.type = i % 2 === 0 ? 'contract' : 'full-time';
+    row.workplace = 'remote';
     row.createdAt = new Date(i < 4 ? '2026-03-01T10:00:00.000Z' : `2026-02-0${i}T10:00:00.000Z`);
   }
   await insertInBatches(service.database.db, rows);
@@ -42,6 +44,18 @@ describe('offset pages', () => {
     const last = await list('limit=4&page=2');
     expect(last.body.data).toHaveLength(2);
     expect(last.headers.get('link')).toBeNull();
+  });
+
+  test('the next page keeps every filter: status, type, workplace and department', async () => {
+    const res = await list('limit=1&status=active&type=contract,full-time&workplace=remote,hybrid&department=Engineering');
+    const link = new URL(/^<([^>]+)>/.exec(res.headers.get('link') ?? '')![1]!, 'http://x');
+    expect(Object.fromEntries([...link.searchParams].filter(([name]) => name !== 'cursor'))).toEqual({
+      status: 'active',
+      type: 'contract,full-time',
+      workplace: 'remote,hybrid',
+      department: 'Engineering',
+      limit: '1',
+    });
   });
 
   test('the last page that is exactly full has no Link header', async () => {

@@ -59,9 +59,9 @@ export function jobsRouter(db: Database): Router {
     const consumerId = ctx.state.consumer?.id;
     // A replica that has not caught up yet must not 404 a job that exists: a miss is asked again
     // of the primary, so a create followed by a GET of its id is found on any instance.
+    // Either case finds the job: the id is compared as the 16 bytes its hex spells (db/uuid.ts).
     const row =
-      (await findJob(db, id.toLowerCase(), consumerId)) ??
-      (primary === db ? undefined : await findJob(primary, id.toLowerCase(), consumerId));
+      (await findJob(db, id, consumerId)) ?? (primary === db ? undefined : await findJob(primary, id, consumerId));
     if (!row) throw jobNotFound();
     ctx.body = { data: projectJob(row) };
   });
