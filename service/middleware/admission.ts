@@ -48,10 +48,10 @@ export function admission({ concurrency, queueLimit, queueTimeoutMs }: Admission
           resolve();
         },
       };
+      // Only while waiting: admit() settles first, which clears both triggers of leave().
       const leave = (error: HttpError) => {
         settle();
-        const index = queue.indexOf(waiter);
-        if (index >= 0) queue.splice(index, 1);
+        queue.splice(queue.indexOf(waiter), 1);
         reject(error);
       };
       const timer = setTimeout(() => leave(unavailable('Service temporarily unavailable. Retry in a few seconds.')), queueTimeoutMs);
