@@ -21,11 +21,12 @@ export function canonicalJson(root: unknown): string {
       for (let i = item.length - 1; i >= 0; i--) stack.push(item[i], new Literal(i === 0 ? '' : ','));
       stack.push(new Literal('['));
     } else if (item !== null && typeof item === 'object') {
-      const entries = Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      // Keys are unique, so the default sort (by UTF-16 code units) orders them completely.
+      const keys = Object.keys(item).sort();
       stack.push(new Literal('}'));
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, value] = entries[i]!;
-        stack.push(value, new Literal(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`));
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        stack.push((item as Record<string, unknown>)[key], new Literal(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`));
       }
       stack.push(new Literal('{'));
     } else {
