@@ -6,7 +6,13 @@ const TARGET = 85;
 
 // Files known to stay under the target, and why (README, Testing). A file not listed that falls
 // under the target is a regression: its survivors are tests to write.
-const BELOW_TARGET = {};
+const CHILD_PROCESS_ONLY =
+  'its code runs in the child processes of the shutdown, startup-race and logging suites, where Stryker records no per-test coverage, so those suites are never run for its mutants; score it with --coverageAnalysis all and STRYKER_TESTS naming them (README, Testing)';
+const BELOW_TARGET = {
+  'service/logger.ts': CHILD_PROCESS_ONLY,
+  'service/server.ts': CHILD_PROCESS_ONLY,
+  'service/shutdown.ts': CHILD_PROCESS_ONLY,
+};
 
 const DETECTED = new Set(['Killed', 'Timeout']);
 const UNDETECTED = new Set(['Survived', 'NoCoverage']);
