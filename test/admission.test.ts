@@ -4,7 +4,7 @@
  * away never takes a turn. test/faults/overload.test.ts shows the same through a locked table.
  */
 import { EventEmitter } from 'node:events';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { admission } from '../service/middleware/admission';
 import { HttpError } from '../service/errors';
 
@@ -18,16 +18,22 @@ function request() {
   return { ctx: { res } as unknown as Context, res, hangUp };
 }
 
-/** A handler that runs until finish() is called; `started` says whether it was let in. */
-function handler() {
+/** A request through `admit` whose handler runs until done(); `started` says whether it was let in. */
+function enter(admit: Middleware, ctx: Context = request().ctx) {
   let finish!: () => void;
-  const done = new Promise<void>((resolve) => (finish = resolve));
-  const state = { started: false, finish: () => finish() };
-  const next = async () => {
-    state.started = true;
-    await done;
-  };
-  return { state, next };
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const entry = { started: false, result: Promise.resolve() };
+  entry.result = admit(ctx, async () => {
+    entry.started = true;
+    await finished;
+  }) as Promise<void>;
+  return Object.assign(entry, {
+    /** Ends the handler and waits for admission to let go. */
+    async done() {
+      finish();
+      await entry.result;
+    },
+  });
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -40,159 +46,126 @@ async function refusal(promise: Promise<unknown>): Promise<HttpError> {
   return error as HttpError;
 }
 
+/** A turn is free: a new request runs at once. */
+async function runsAtOnce(admit: Middleware): Promise<void> {
+  const next = enter(admit);
+  await tick();
+  expect(next.started).toBe(true);
+  await next.done();
+}
+
+/** `waiting` takes the turn when `running` ends. */
+async function takesTheTurnAfter(running: ReturnType<typeof enter>, waiting: ReturnType<typeof enter>): Promise<void> {
+  await running.done();
+  await tick();
+  expect(waiting.started).toBe(true);
+  await waiting.done();
+}
+
 test('one runs, one waits, the next is a 503 with Retry-After at once; the waiter runs when the turn is free', async () => {
   const admit = admission({ concurrency: 1, queueLimit: 1, queueTimeoutMs: 60_000 });
-  const [a, b] = [handler(), handler()];
-  const first = admit(request().ctx, a.next);
-  const second = admit(request().ctx, b.next);
+  const [a, b] = [enter(admit), enter(admit)];
   await tick();
-  expect([a.state.started, b.state.started]).toEqual([true, false]);
+  expect([a.started, b.started]).toEqual([true, false]);
 
-  const third = await refusal(admit(request().ctx, handler().next));
+  const third = await refusal(enter(admit).result);
   expect(third).toMatchObject({ status: 503, message: UNAVAILABLE, headers: { 'Retry-After': '5' } });
 
-  a.state.finish();
-  await first;
-  await tick();
-  expect(b.state.started).toBe(true);
-  b.state.finish();
-  await second;
+  await takesTheTurnAfter(a, b);
 });
 
 test('two turns serve two at once', async () => {
   const admit = admission({ concurrency: 2, queueLimit: 0, queueTimeoutMs: 60_000 });
-  const [a, b] = [handler(), handler()];
-  const running = [admit(request().ctx, a.next), admit(request().ctx, b.next)];
+  const [a, b] = [enter(admit), enter(admit)];
   await tick();
-  expect([a.state.started, b.state.started]).toEqual([true, true]);
-  expect((await refusal(admit(request().ctx, handler().next))).status).toBe(503);
-  a.state.finish();
-  b.state.finish();
-  await Promise.all(running);
+  expect([a.started, b.started]).toEqual([true, true]);
+  expect((await refusal(enter(admit).result)).status).toBe(503);
+  await Promise.all([a.done(), b.done()]);
 });
 
 test('a waiter gives up after queueTimeoutMs with a 503, and its place is free again', async () => {
   const admit = admission({ concurrency: 1, queueLimit: 1, queueTimeoutMs: 50 });
-  const a = handler();
-  const first = admit(request().ctx, a.next);
-  const waiter = handler();
+  const a = enter(admit);
   const started = Date.now();
-  const timedOut = await refusal(admit(request().ctx, waiter.next));
+  const waiter = enter(admit);
+  const timedOut = await refusal(waiter.result);
   expect(Date.now() - started).toBeGreaterThanOrEqual(45);
   expect(timedOut).toMatchObject({ status: 503, message: UNAVAILABLE, headers: { 'Retry-After': '5' } });
-  expect(waiter.state.started).toBe(false);
+  expect(waiter.started).toBe(false);
 
   // The place it left can be taken: this one waits instead of being refused at once.
-  const next = handler();
-  const queued = admit(request().ctx, next.next);
+  const next = enter(admit);
   await tick();
-  a.state.finish();
-  await first;
-  await tick();
-  expect(next.state.started).toBe(true);
-  next.state.finish();
-  await queued;
+  await takesTheTurnAfter(a, next);
 });
 
 test('a waiter whose client hangs up leaves the queue with its own 503 and never runs', async () => {
   const admit = admission({ concurrency: 1, queueLimit: 1, queueTimeoutMs: 60_000 });
-  const a = handler();
-  const first = admit(request().ctx, a.next);
+  const a = enter(admit);
   const gone = request();
-  const waiter = handler();
-  const waiting = admit(gone.ctx, waiter.next);
+  const waiter = enter(admit, gone.ctx);
   await tick();
   gone.hangUp();
-  expect(await refusal(waiting)).toMatchObject({ status: 503, message: 'Client closed the request while it waited' });
+  expect(await refusal(waiter.result)).toMatchObject({ status: 503, message: 'Client closed the request while it waited' });
 
   // Its place is free: another request queues, and takes the turn when it comes.
-  const next = handler();
-  const queued = admit(request().ctx, next.next);
-  a.state.finish();
-  await first;
-  await tick();
-  expect([waiter.state.started, next.state.started]).toEqual([false, true]);
-  next.state.finish();
-  await queued;
+  const next = enter(admit);
+  await takesTheTurnAfter(a, next);
+  expect(waiter.started).toBe(false);
 });
 
 test('the turn skips a waiter whose client is gone but not yet closed, and goes to the next', async () => {
   const admit = admission({ concurrency: 1, queueLimit: 2, queueTimeoutMs: 60_000 });
-  const a = handler();
-  const first = admit(request().ctx, a.next);
+  const a = enter(admit);
   const gone = request();
-  const [skipped, next] = [handler(), handler()];
-  void admit(gone.ctx, skipped.next).catch(() => undefined);
-  const queued = admit(request().ctx, next.next);
+  const skipped = enter(admit, gone.ctx);
+  void skipped.result.catch(() => undefined);
+  const next = enter(admit);
   await tick();
   gone.res.destroyed = true;
-  a.state.finish();
-  await first;
+  await a.done();
   await tick();
-  expect([skipped.state.started, next.state.started]).toEqual([false, true]);
+  expect([skipped.started, next.started]).toEqual([false, true]);
   gone.res.emit('close');
-  next.state.finish();
-  await queued;
-  // Every turn is back: a new request runs at once.
-  const later = handler();
-  const last = admit(request().ctx, later.next);
-  await tick();
-  expect(later.state.started).toBe(true);
-  later.state.finish();
-  await last;
+  await next.done();
+  // Every turn is back.
+  await runsAtOnce(admit);
 });
 
 test('a request whose client is already gone is refused before it takes a turn', async () => {
   const admit = admission({ concurrency: 1, queueLimit: 1, queueTimeoutMs: 60_000 });
   const gone = request();
   gone.res.destroyed = true;
-  const never = handler();
-  expect(await refusal(admit(gone.ctx, never.next))).toMatchObject({
+  const never = enter(admit, gone.ctx);
+  expect(await refusal(never.result)).toMatchObject({
     status: 503,
     message: 'Client closed the request before it was served',
     headers: { 'Retry-After': '5' },
   });
-  expect(never.state.started).toBe(false);
+  expect(never.started).toBe(false);
   // It took nothing: the one turn is still free.
-  const next = handler();
-  const running = admit(request().ctx, next.next);
-  await tick();
-  expect(next.state.started).toBe(true);
-  next.state.finish();
-  await running;
+  await runsAtOnce(admit);
 });
 
 test('a handler that throws still gives its turn back', async () => {
   const admit = admission({ concurrency: 1, queueLimit: 0, queueTimeoutMs: 60_000 });
   await expect(admit(request().ctx, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
-  const next = handler();
-  const running = admit(request().ctx, next.next);
-  await tick();
-  expect(next.state.started).toBe(true);
-  next.state.finish();
-  await running;
+  await runsAtOnce(admit);
 });
 
 test('a waiter let in keeps nothing of its wait: neither its timer nor its client closing touches the queue', async () => {
   const admit = admission({ concurrency: 1, queueLimit: 1, queueTimeoutMs: 100 });
-  const [a, b, c] = [handler(), handler(), handler()];
-  const first = admit(request().ctx, a.next);
+  const a = enter(admit);
   const bRequest = request();
-  const second = admit(bRequest.ctx, b.next);
+  const b = enter(admit, bRequest.ctx);
   // b waits 50 ms of its 100, then runs; c queues behind it.
   await sleep(50);
-  a.state.finish();
-  await first;
+  await a.done();
   await tick();
-  expect(b.state.started).toBe(true);
-  const third = admit(request().ctx, c.next);
+  expect(b.started).toBe(true);
+  const c = enter(admit);
   // While b runs, its client goes away and its old wait limit passes; c's has 30 ms to go.
   bRequest.hangUp();
   await sleep(70);
-  b.state.finish();
-  await second;
-  await tick();
-  expect(c.state.started).toBe(true);
-  c.state.finish();
-  await third;
+  await takesTheTurnAfter(b, c);
 });
