@@ -241,9 +241,12 @@ describe('a key the database refuses to record for another reason', () => {
       const res = await post(newKey(), { ...valid, title: 'Claim refused' });
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ error: 'Internal server error' });
+      // Each refusal gives its connection back: more refusals than the pool holds (10, db/client.ts) all answer.
+      for (let i = 0; i < 11; i++) expect((await post(newKey(), { ...valid, title: 'Claim refused' })).status).toBe(500);
     } finally {
       await service.database.query('drop trigger refuse_claims');
     }
     expect(await jobsTitled('Claim refused')).toBe(0);
+    expect((await post(newKey(), { ...valid, title: 'Claimed after refusals' })).status).toBe(201);
   });
 });

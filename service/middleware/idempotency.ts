@@ -53,6 +53,30 @@ async function rollback(connection: PoolConnection): Promise<void> {
   await connection.rollback().catch(() => connection.destroy());
 }
 
+interface Claimed {
+  connection: PoolConnection;
+  tx: Database;
+}
+
+/**
+ * Opens the request's transaction and claims the key in it. A refused claim is rolled back and its
+ * connection released here, before the caller looks up the winner on another connection.
+ */
+async function claim(db: Database, consumerId: string, key: string, hash: string): Promise<Claimed> {
+  // drizzle keeps its pool as $client (db/client.ts's Database type leaves it out).
+  const connection = await (db as Database & { $client: Pool }).$client.getConnection();
+  try {
+    const tx = drizzle(connection, { schema, mode: 'default' });
+    await connection.beginTransaction();
+    await claimKey(tx, consumerId, key, hash);
+    return { connection, tx };
+  } catch (error) {
+    await rollback(connection);
+    connection.release();
+    throw error;
+  }
+}
+
 /**
  * Idempotent creates (Stripe's model, docs/decisions.md "Idempotent creates"). Without an
  * Idempotency-Key header the request passes untouched. With one, per consumer:
@@ -82,23 +106,20 @@ export function idempotent(db: Database): Middleware {
     if (existing?.live) return answerFromRecord(ctx, existing, hash);
     if (existing) await forgetExpiredKey(db, consumerId, key);
 
-    // drizzle keeps its pool as $client (db/client.ts's Database type leaves it out).
-    const connection = await (db as Database & { $client: Pool }).$client.getConnection();
+    let claimed: Claimed;
     try {
-      const tx = drizzle(connection, { schema, mode: 'default' });
-      await connection.beginTransaction();
-      try {
-        await claimKey(tx, consumerId, key, hash);
-      } catch (error) {
-        await rollback(connection);
-        const code = errorCode(error);
-        if (STILL_RUNNING.has(code)) throw inProgress();
-        if (code !== 'ER_DUP_ENTRY') throw error;
-        // Another request with this key committed while this one waited: answer as it did.
-        const winner = await findKey(db, consumerId, key);
-        if (!winner?.live) throw inProgress();
-        return answerFromRecord(ctx, winner, hash);
-      }
+      claimed = await claim(db, consumerId, key, hash);
+    } catch (error) {
+      const code = errorCode(error);
+      if (STILL_RUNNING.has(code)) throw inProgress();
+      if (code !== 'ER_DUP_ENTRY') throw error;
+      // Another request with this key committed while this one waited: answer as it did.
+      const winner = await findKey(db, consumerId, key);
+      if (!winner?.live) throw inProgress();
+      return answerFromRecord(ctx, winner, hash);
+    }
+    const { connection, tx } = claimed;
+    try {
       ctx.state.tx = tx;
       // The handler returns only with its 201: every refusal or failure throws, and rolls back below.
       await next();
