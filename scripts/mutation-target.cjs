@@ -19,7 +19,7 @@ const UNDETECTED = new Set(['Survived', 'NoCoverage']);
 
 /** Counts of one file's mutants; "static" are the ones --ignoreStatic left out. */
 function fileCounts(mutants) {
-  const counts = { mutants: mutants.length, detected: 0, undetected: 0, marked: 0, static: 0 };
+  const counts = { detected: 0, undetected: 0, marked: 0, static: 0 };
   for (const mutant of mutants) {
     if (DETECTED.has(mutant.status)) counts.detected++;
     else if (UNDETECTED.has(mutant.status)) counts.undetected++;
