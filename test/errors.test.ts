@@ -45,6 +45,15 @@ describe('paths and methods', () => {
     expect(probe.headers.get('allow')).toBe('HEAD, GET');
   });
 
+  test('OPTIONS to a path no route knows is a 404, without Allow', async () => {
+    for (const path of ['/nowhere', '/api/v1/nowhere']) {
+      const res = await call(`${service.url}${path}`, { method: 'OPTIONS', headers: reader });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Not found' });
+      expect(res.headers.get('allow')).toBeNull();
+    }
+  });
+
   test('health probes', async () => {
     expect(await call(`${service.url}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await call(`${service.url}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });
