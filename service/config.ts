@@ -2,15 +2,21 @@ import { z } from 'zod';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** A whole number in [min, max] read from the environment, with one message for every way it can be wrong. */
-const wholeNumber = (min: number, max: number, unit: string) => {
-  const message = `must be a whole number of ${unit} from ${min} to ${max}`;
-  return z.coerce.number({ error: message }).int(message).min(min, message).max(max, message);
-};
+/**
+ * A whole number in [min, max], from the environment (digits only) or from runService's
+ * overrides, with one message for every way it can be wrong. Digits only: Number() reads an empty
+ * variable as 0 (PORT= would listen on a random port, SHUTDOWN_GRACE_MS= would drop in-flight
+ * requests), and "1e3" or "0x10" are not what an operator means to write.
+ */
+const number = (min: number, max: number, message: string) =>
+  z
+    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: message })
+    .pipe(z.number().int(message).min(min, message).max(max, message));
+const wholeNumber = (min: number, max: number, unit: string) => number(min, max, `must be a whole number of ${unit} from ${min} to ${max}`);
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export const Config = z.object({
-  port: z.coerce.number({ error: 'must be a port number (0-65535)' }).int('must be a port number (0-65535)').min(0, 'must be a port number (0-65535)').max(65535, 'must be a port number (0-65535)').default(3000),
+  port: number(0, 65535, 'must be a port number (0-65535)').default(3000),
   // Loopback by default: partners reach the service only through the gateway. Containers set
   // HOST=0.0.0.0 on a private network.
   host: z.string().min(1).default('127.0.0.1'),
@@ -22,7 +28,7 @@ export const Config = z.object({
     }),
   // When set, only requests carrying it in X-Gateway-Secret are served (the gateway adds it).
   gatewaySecret: z.string().min(16, 'must be at least 16 characters').optional(),
-  dbPoolSize: z.coerce.number({ error: 'must be a whole number from 1 to 100' }).int('must be a whole number from 1 to 100').min(1, 'must be a whole number from 1 to 100').max(100, 'must be a whole number from 1 to 100').default(10),
+  dbPoolSize: number(1, 100, 'must be a whole number from 1 to 100').default(10),
   logLevel: z.enum(LOG_LEVELS).default('info'),
   // Demo jobs into an empty table at start-up only when asked (npm start asks); never by default.
   seedDemoData: z
@@ -71,10 +77,8 @@ export class ConfigError extends Error {}
 
 /** Reads the environment; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const raw: Record<string, unknown> = {};
-  for (const [key, name] of Object.entries(ENV_NAMES)) {
-    if (env[name] !== undefined) raw[key] = env[name];
-  }
+  // An unset variable reads as undefined, which zod answers with the default.
+  const raw = Object.fromEntries(Object.entries(ENV_NAMES).map(([key, name]) => [key, env[name]]));
   const parsed = Config.safeParse({ ...raw, ...overrides });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
