@@ -40,8 +40,8 @@ const UNAVAILABLE = new Set([
 ]);
 
 /** An error meaning "no answer within `ms`", which requests answer with 503 + Retry-After. */
-export function deadlineError(what: string, ms: number): Error {
-  return Object.assign(new Error(`${what} did not answer within ${ms} ms`), { code: 'DB_DEADLINE' });
+export function deadlineError(ms: number): Error {
+  return Object.assign(new Error(`The database did not answer within ${ms} ms`), { code: 'DB_DEADLINE' });
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {

@@ -4,10 +4,10 @@ import type { Database } from '../db/client';
 import { deadlineError } from '../db/errors';
 
 /** Resolves like `work`, or rejects with a deadline error after `ms` (the work itself goes on). */
-function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(deadlineError(what, ms)), ms);
+    timer = setTimeout(() => reject(deadlineError(ms)), ms);
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
@@ -16,7 +16,7 @@ function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
  * Probes for orchestrators, outside /api/v1 and outside the gateway's routes. `readyTimeoutMs`
  * keeps /readyz under the probe's own time-out (Kubernetes: 1 s) when the database is silent.
  */
-export function healthRouter(db: Database, readyTimeoutMs = 800): Router {
+export function healthRouter(db: Database, readyTimeoutMs: number): Router {
   const router = new Router();
   // Liveness: the process answers.
   router.get('/healthz', (ctx) => {
@@ -26,7 +26,7 @@ export function healthRouter(db: Database, readyTimeoutMs = 800): Router {
   router.get('/readyz', async (ctx) => {
     const ping = db.execute(sql`select 1`);
     ping.catch(() => undefined); // a late failure, after the deadline answered, is not unhandled
-    await within(ping, readyTimeoutMs, 'The database');
+    await within(ping, readyTimeoutMs);
     ctx.body = { status: 'ready' };
   });
   return router;

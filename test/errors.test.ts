@@ -58,6 +58,14 @@ describe('paths and methods', () => {
     expect(await call(`${service.url}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await call(`${service.url}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready' } });
   });
+
+  test('a ready probe answered in time leaves no deadline timer behind (probes come every few seconds)', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    for (let i = 0; i < 20; i++) expect((await call(`${service.url}/readyz`)).status).toBe(200);
+    // Each probe's 800 ms deadline would still be pending here; a few keep-alive timers may come and go.
+    expect(timers() - before).toBeLessThan(5);
+  });
 });
 
 describe('gateway secret', () => {
@@ -94,7 +102,7 @@ describe('database outage', () => {
   let database: TestDatabase;
   let served: Served;
   let proxy: Relay;
-  let app: { close(): Promise<void> };
+  let app: ReturnType<typeof createDatabase>;
   const logs: string[] = [];
 
   beforeAll(async () => {
@@ -133,5 +141,22 @@ describe('database outage', () => {
     // Logged as a failure, without driver messages (they quote SQL and values).
     expect(logs.some((line) => line.includes('"request failed"'))).toBe(true);
     expect(logs.join('\n')).not.toMatch(/select|from `jobs`/i);
+  });
+
+  test('READY_TIMEOUT_MS is how long /readyz waits for a silent database before its 503', async () => {
+    const quick = await serve(createApp({ db: app.db, config: { readyTimeoutMs: 150 }, logger: createLogger('silent') }).callback());
+    proxy.set('blackhole');
+    try {
+      const started = Date.now();
+      const res = await call(`${quick.url}/readyz`);
+      const ms = Date.now() - started;
+      expect(res.status).toBe(503);
+      expect(ms).toBeGreaterThanOrEqual(140);
+      // Not the default 800 ms.
+      expect(ms).toBeLessThan(700);
+    } finally {
+      proxy.set('forward');
+      await quick.close();
+    }
   });
 });

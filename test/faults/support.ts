@@ -45,9 +45,13 @@ export async function lockTable(database: string, table: string) {
   };
   return {
     waiting,
-    /** Resolves once `count` statements of `database` wait for the lock. */
-    async waiters(count: number): Promise<void> {
-      while ((await waiting()).length < count) await sleep(20);
+    /** Resolves once `count` statements of `database` wait for the lock; throws after `withinMs`, so a failing test ends. */
+    async waiters(count: number, withinMs = 10_000): Promise<void> {
+      const deadline = Date.now() + withinMs;
+      while ((await waiting()).length < count) {
+        if (Date.now() > deadline) throw new Error(`${count} statements did not come to wait for the lock within ${withinMs} ms`);
+        await sleep(20);
+      }
     },
     /** Interrupts the waiting statements (KILL QUERY), keeping the lock. */
     async interruptWaiters(): Promise<void> {
