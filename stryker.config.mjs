@@ -10,7 +10,9 @@ export default {
     configFile: 'jest.config.js',
     // Each mutant runs only the test files that import its file. Jest finds them through its
     // module map, which covers only `roots`: the sources must be in it, not just test/.
-    enableFindRelatedTests: true,
+    // STRYKER_CHILD_PROCESS=1 (with STRYKER_TESTS): the named suites reach the file only through
+    // the processes they start, so no import links them to it: run every one of them for each mutant.
+    enableFindRelatedTests: !process.env.STRYKER_CHILD_PROCESS,
     config: {
       roots: ['<rootDir>/test', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'],
       // STRYKER_QUICK=1: leave out the suites that start processes or wait on clocks (e2e, faults,
@@ -34,7 +36,10 @@ export default {
   },
   // Each Stryker worker is its own process running jest in band; test/helpers/global-setup.ts gives
   // it its own TEST_RUN_ID, so its databases (jt_<run>_1_*) never meet another worker's or run's.
-  coverageAnalysis: 'perTest',
+  // A child process reports no coverage, so its mutants would count as not covered (even with
+  // 'all'): with STRYKER_CHILD_PROCESS=1 there is no coverage analysis and every mutant runs the
+  // named suites whole; the child inherits __STRYKER_ACTIVE_MUTANT__ from the jest process.
+  coverageAnalysis: process.env.STRYKER_CHILD_PROCESS ? 'off' : 'perTest',
   checkers: ['typescript'],
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
