@@ -17,7 +17,7 @@ export type { Logger };
 export const LOG_BATCH_BYTES = 4096;
 export const LOG_FLUSH_INTERVAL_MS = 1000;
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export function createLogger(level: string, destination: DestinationStream = batched(1)): Logger {
   return pino(
     {
       level,
@@ -27,12 +27,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         censor: '[redacted]',
       },
     },
-    destination ?? batchedStdout(),
+    destination,
   );
 }
 
-function batchedStdout(): DestinationStream {
-  const stream = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
+/** Lines for file descriptor `fd` (1: stdout), written in batches (above). */
+export function batched(fd: number): DestinationStream {
+  const stream = pino.destination({ dest: fd, sync: false, minLength: LOG_BATCH_BYTES });
   // unref: the timer never keeps a stopping process alive; exit flushes the rest.
   setInterval(() => {
     try {
@@ -54,10 +55,8 @@ export function flushNow(logger: Logger): void {
  * exit). Name, code and stack frames only: an error's message may quote SQL and bound values.
  */
 export function exitOnCrash(logger: Logger): void {
-  let crashed = false;
+  // process.exit() does not return, and a throw inside this handler ends the process (code 7).
   process.on('uncaughtException', (error: unknown) => {
-    if (crashed) return;
-    crashed = true;
     const { name, code, stack } = (error ?? {}) as { name?: string; code?: unknown; stack?: string };
     const frames = typeof stack === 'string' ? stack.split('\n').filter((line) => /^\s+at /.test(line)).join('\n') : undefined;
     logger.fatal({ err: { name, code, frames } }, 'uncaught exception: exiting');

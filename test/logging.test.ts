@@ -36,6 +36,10 @@ describe('log lines are all written when the process ends', () => {
     const fatal = JSON.parse(lines[LINES]!);
     expect(fatal).toMatchObject({ level: 60, msg: 'uncaught exception: exiting', err: { name: 'Error' } });
     expect(fatal.err.frames).toMatch(/log-and-exit\.ts/);
+    // Stack frames, one per line, and nothing else of the stack (its first line is the message).
+    const frames = (fatal.err.frames as string).split('\n');
+    expect(frames.length).toBeGreaterThan(1);
+    for (const frame of frames) expect(frame).toMatch(/^\s+at /);
     expect(lines.join('\n')).not.toContain('pay_rate');
   });
 
