@@ -43,7 +43,7 @@ describe('log lines are all written when the process ends', () => {
     expect(lines.join('\n')).not.toContain('pay_rate');
   });
 
-  describe('the service on SIGTERM', () => {
+  describe('the service process, stopped by a signal', () => {
     let database: TestDatabase;
     beforeAll(async () => {
       database = await freshDatabase('logging');
@@ -53,19 +53,46 @@ describe('log lines are all written when the process ends', () => {
     let service: ServiceProcess | undefined;
     afterAll(() => service?.stop());
 
-    test('the request lines and the final "stopped" line are all in its output', async () => {
-      service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'info' });
+    /** The JSON lines of the process's output (the console line is not one). */
+    const jsonLines = (output: string) =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; path?: string; [field: string]: unknown });
+
+    test('the start-up lines, the request lines and the final "stopped" line are all in its output', async () => {
+      service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'info', SEED_DEMO_DATA: 'true' });
       const listening = await service.listening;
       expect(listening).toHaveProperty('url');
       const url = (listening as { url: string }).url;
       for (let i = 0; i < 20; i++) expect((await fetch(`${url}/api/v1/jobs?limit=1`)).status).toBe(200);
       expect(await service.stop()).toBe(0);
-      const lines = service
-        .stdout()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { msg: string; path?: string });
+      expect(service.stdout()).toContain(`Jobs service listening on ${url} (no gateway secret: send the X-Consumer-* identity headers yourself)`);
+      const lines = jsonLines(service.stdout());
+      const seeded = lines.find((line) => line.msg === 'loaded the demo jobs into an empty table');
+      expect(seeded?.jobs).toBeGreaterThan(0);
+      // Where it listens and which database it uses, never the database's password.
+      expect(lines.find((line) => line.msg === 'jobs service listening')).toMatchObject({
+        url,
+        database: `127.0.0.1:${new URL(database.url).port || '3306'}/${database.name}`,
+        gatewaySecret: false,
+      });
       expect(lines.filter((line) => line.msg === 'request' && line.path === '/api/v1/jobs')).toHaveLength(20);
+      expect(lines[lines.length - 1]!.msg).toBe('jobs service stopped');
+    }, 30_000);
+
+    test('with a gateway secret, on SIGINT (Ctrl-C under npm start): the same orderly stop, and no demo load into a table that has jobs', async () => {
+      const secret = 'a-gateway-secret-of-some-length';
+      service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'info', SEED_DEMO_DATA: 'true', GATEWAY_SECRET: secret });
+      const { url } = (await service.listening) as { url: string };
+      expect((await fetch(`${url}/api/v1/jobs?limit=1`, { headers: { 'X-Gateway-Secret': secret } })).status).toBe(200);
+      service.child.kill('SIGINT');
+      expect(await service.exited).toBe(0);
+      expect(service.stdout()).toContain(`Jobs service listening on ${url} (only requests carrying the gateway secret are served)`);
+      const lines = jsonLines(service.stdout());
+      expect(lines.find((line) => line.msg === 'jobs service listening')).toMatchObject({ url, gatewaySecret: true });
+      expect(lines.some((line) => line.msg === 'loaded the demo jobs into an empty table')).toBe(false);
+      expect(service.stdout()).not.toContain(secret);
       expect(lines[lines.length - 1]!.msg).toBe('jobs service stopped');
     }, 30_000);
 

@@ -3,7 +3,8 @@ import { ConfigError, loadConfig } from '../service/config';
 import { runService } from '../service/server';
 import { call } from './helpers/http';
 import { freshDatabase } from './helpers/database';
-import { json, writer } from './helpers/consumers';
+import { json, reader, writer } from './helpers/consumers';
+import { lockTable } from './faults/support';
 
 describe('configuration', () => {
   test('defaults', () => {
@@ -69,5 +70,37 @@ describe('runService', () => {
     expect(response).toMatch(/^HTTP\/1\.1 201 Created/);
     // Nothing listens any more.
     await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
+  });
+
+  test('a port already taken is one clear line', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    const database = await freshDatabase('startup_port_taken');
+    try {
+      await expect(runService({ databaseUrl: database.url, host: '127.0.0.1', port, logLevel: 'silent' })).rejects.toThrow(
+        `Cannot listen on 127.0.0.1:${port} (EADDRINUSE)`,
+      );
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+      await database.close();
+    }
+  });
+
+  test('the pool gets its limits from the configuration: DB_QUERY_TIMEOUT_MS ends a query stuck behind a lock', async () => {
+    const database = await freshDatabase('startup_query_timeout');
+    const service = await runService({ databaseUrl: database.url, port: 0, logLevel: 'silent', dbQueryTimeoutMs: 300 });
+    const lock = await lockTable(database.name, 'jobs');
+    try {
+      const started = Date.now();
+      const res = await call(`${service.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader });
+      expect(res.status).toBe(503);
+      // 300 ms, plus the client's one-second margin on a silent link; the default would be 5 s.
+      expect(Date.now() - started).toBeLessThan(2500);
+    } finally {
+      await lock.release();
+      await service.stop();
+      await database.close();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/database';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { testServerAddress } from '../helpers/server';
 import { startRelay, type Relay } from './relay';
-import { job, sleep } from './support';
+import { job, lockTable, sleep } from './support';
 
 /** The exit code, or 'still running' when the process has not exited within `ms`. */
 async function exitWithin(service: ServiceProcess, ms: number): Promise<number | null | 'still running'> {
@@ -38,7 +38,7 @@ describe('SIGTERM', () => {
   });
 
   test('under a stream of creates: exits 0, and every create a client saw as 201 is stored', async () => {
-    service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', SHUTDOWN_GRACE_MS: '5000' });
+    service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: '5000' });
     const url = await listening(service);
 
     const confirmed: string[] = [];
@@ -70,6 +70,7 @@ describe('SIGTERM', () => {
     // In-flight requests finish and the keep-alive connections close: no need for the grace period.
     expect(await exitWithin(service, 5000 + 3000)).toBe(0);
     await Promise.all(clients);
+    expect(service.stdout()).not.toContain('grace period over');
 
     const stored = await database.query<Array<{ title: string }>>("SELECT title FROM jobs WHERE title LIKE 'Shutdown %'");
     const storedTitles = new Set(stored.map((row) => row.title));
@@ -80,12 +81,35 @@ describe('SIGTERM', () => {
     ]);
   });
 
+  test('a second SIGTERM while draining (an orchestrator and an init both sending one) does not cut the request still running', async () => {
+    service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: '5000', DB_QUERY_TIMEOUT_MS: '10000' });
+    const url = await listening(service);
+    const lock = await lockTable(database.name, 'jobs');
+    let running: Promise<number | string> | undefined;
+    try {
+      running = fetch(`${url}/api/v1/jobs`, { headers: reader }).then(
+        (response) => response.status,
+        () => 'cut',
+      );
+      await lock.waiters(1);
+      service.child.kill('SIGTERM');
+      await sleep(100);
+      service.child.kill('SIGTERM');
+      // Longer than the pool's own close deadline (1 s, db/client.ts): a second stop would have closed it by now.
+      await sleep(1500);
+    } finally {
+      await lock.release();
+    }
+    expect(await running).toBe(200);
+    expect(await exitWithin(service, 5000 + 3000)).toBe(0);
+  });
+
   test('while the database link is hung: the grace period ends it, sockets and pool included, and it exits 0', async () => {
     const graceMs = 1000;
     relay = await startRelay(testServerAddress());
     service = startServiceProcess({
       DATABASE_URL: relay.via(database.url),
-      LOG_LEVEL: 'silent',
+      LOG_LEVEL: 'warn',
       SHUTDOWN_GRACE_MS: String(graceMs),
       // Long limits, so only the shutdown deadline can end the hung requests within this test.
       DB_QUERY_TIMEOUT_MS: '20000',
@@ -110,5 +134,12 @@ describe('SIGTERM', () => {
     expect(Date.now() - signalled).toBeLessThan(graceMs + 4000);
     // The hung requests were cut, not answered as if they had succeeded.
     expect(await Promise.all(hung)).toEqual(['cut', 'cut', 'cut']);
+    // And the operator is told why: one warning naming the grace period.
+    const warnings = service
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('grace period over'))
+      .map((line) => JSON.parse(line));
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, graceMs, msg: 'grace period over: closed the requests still running' })]);
   });
 });
