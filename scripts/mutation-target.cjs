@@ -37,7 +37,7 @@ function score({ detected, undetected }) {
 }
 
 /** The report's lines: a header, a row per file, then each file under the target with its reason. */
-function targetLines(report, { quick = false, ignoreStatic = false, suites = '' } = {}) {
+function targetLines(report, { quick = false, ignoreStatic = false, suites = '', childProcess = false } = {}) {
   const rows = Object.entries(report.files)
     .map(([file, result]) => ({ file, counts: fileCounts(result.mutants) }))
     .sort((a, b) => a.file.localeCompare(b.file));
@@ -45,6 +45,7 @@ function targetLines(report, { quick = false, ignoreStatic = false, suites = '' 
     ignoreStatic ? 'static mutants left out (--ignoreStatic)' : null,
     quick ? 'process-starting suites left out (STRYKER_QUICK=1): scores are lower bounds' : null,
     suites ? `only the suites ${suites} (STRYKER_TESTS): scores are lower bounds` : null,
+    childProcess ? 'each mutant ran those suites whole, child processes included (STRYKER_CHILD_PROCESS)' : null,
   ].filter(Boolean);
   const lines = [`Mutation score per file, target ${TARGET}%${caveats.length ? ` (${caveats.join('; ')})` : ''}:`];
   const below = [];
@@ -76,8 +77,13 @@ class MutationTargetReporter {
   }
 
   onMutationTestReportReady(report) {
-    const { STRYKER_QUICK, STRYKER_TESTS } = process.env;
-    const lines = targetLines(report, { quick: Boolean(STRYKER_QUICK), ignoreStatic: this.options.ignoreStatic, suites: STRYKER_TESTS });
+    const { STRYKER_QUICK, STRYKER_TESTS, STRYKER_CHILD_PROCESS } = process.env;
+    const lines = targetLines(report, {
+      quick: Boolean(STRYKER_QUICK),
+      ignoreStatic: this.options.ignoreStatic,
+      suites: STRYKER_TESTS,
+      childProcess: Boolean(STRYKER_CHILD_PROCESS),
+    });
     process.stdout.write(`${lines.join('\n')}\n`);
   }
 }

@@ -4,7 +4,7 @@
 const { TARGET, BELOW_TARGET, targetLines } = require('../scripts/mutation-target.cjs') as {
   TARGET: number;
   BELOW_TARGET: Record<string, string>;
-  targetLines(report: unknown, options?: { quick?: boolean; ignoreStatic?: boolean; suites?: string }): string[];
+  targetLines(report: unknown, options?: { quick?: boolean; ignoreStatic?: boolean; suites?: string; childProcess?: boolean }): string[];
 };
 
 const mutants = (statuses: Record<string, number>, statusReason?: string) =>
@@ -56,6 +56,13 @@ test('a run over chosen suites says its scores are lower bounds', () => {
   const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), { suites: 'test/faults/overload.test.ts' });
   expect(lines[0]).toBe(
     'Mutation score per file, target 85% (only the suites test/faults/overload.test.ts (STRYKER_TESTS): scores are lower bounds):',
+  );
+});
+
+test('a run that starts the suites whole for each mutant says so', () => {
+  const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), { suites: 'test/drain.test.ts', childProcess: true });
+  expect(lines[0]).toBe(
+    'Mutation score per file, target 85% (only the suites test/drain.test.ts (STRYKER_TESTS): scores are lower bounds; each mutant ran those suites whole, child processes included (STRYKER_CHILD_PROCESS)):',
   );
 });
 
