@@ -81,21 +81,15 @@ describe('overload with read replicas', () => {
   // The replica pools are stood in for by a primary pool of that size; only the count matters here.
   const REPLICAS = { dbPoolSize: 1, dbQueueLimit: 0, dbQueryTimeoutMs: 10000, databaseReadUrls: ['mysql://ro@replica-1:3306/jobs', 'mysql://ro@replica-2:3306/jobs'] };
   let database: TestDatabase;
-  let handle: DatabaseHandle;
-  let served: Served;
-
   beforeAll(async () => {
     database = await freshDatabase('faults_overload_replicas');
-    handle = createDatabase(database.url, { connectionLimit: 3, queryTimeoutMs: REPLICAS.dbQueryTimeoutMs });
-    served = await serve(createApp({ db: handle.db, config: REPLICAS, logger: createLogger('silent') }).callback());
   });
-  afterAll(async () => {
-    await served.close();
-    await handle.close();
-    await database.close();
-  });
+  afterAll(() => database.close());
 
   test('one turn per connection of every server: three run with two replicas, the fourth is a 503 at once', async () => {
+    // The app is built here, not in a beforeAll: Stryker's per-test coverage must see this test build it.
+    const handle = createDatabase(database.url, { connectionLimit: 3, queryTimeoutMs: REPLICAS.dbQueryTimeoutMs });
+    const served = await serve(createApp({ db: handle.db, config: REPLICAS, logger: createLogger('silent') }).callback());
     const byId = () => call(`${served.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader });
     const lock = await lockTable(database.name, 'jobs');
     let running: Array<ReturnType<typeof byId>> = [];
@@ -108,7 +102,12 @@ describe('overload with read replicas', () => {
     } finally {
       await lock.release();
     }
-    // The three were running, not refused: each finds no such job once the lock is gone.
-    expect((await Promise.all(running)).map((res) => res.status)).toEqual([404, 404, 404]);
+    try {
+      // The three were running, not refused: each finds no such job once the lock is gone.
+      expect((await Promise.all(running)).map((res) => res.status)).toEqual([404, 404, 404]);
+    } finally {
+      await served.close();
+      await handle.close();
+    }
   });
 });
