@@ -129,8 +129,9 @@ describe('database outage', () => {
       expect(res.headers.get('retry-after')).toBe('5');
       expect(res.body).toEqual({ error: 'Service temporarily unavailable. Retry in a few seconds.' });
     }
-    // The process is still serving what needs no database.
+    // The process is still serving what needs no database: a malformed id is a 404 without a query.
     expect((await call(`${served.url}/healthz`)).status).toBe(200);
+    expect(await call(`${served.url}/api/v1/jobs/not-a-job-id`, { headers: reader })).toMatchObject({ status: 404, body: { error: 'Job not found' } });
 
     proxy.set('forward');
     let status = 0;

@@ -72,9 +72,9 @@ export function jobsRouter(db: Database): Router {
     const body = parseCreateJobBody(ctx.request.body!);
     const row = newJobRow(body, ctx.state.consumer!.id);
     await insertJob(write, row);
-    // Read back through the one projection: the 201 is exactly what GET will answer.
-    const stored = await findJob(write, row.id, ctx.state.consumer!.id);
-    if (!stored) throw new Error('a created job could not be read back');
+    // Read back through the one projection: the 201 is exactly what GET will answer. Read where
+    // it was just written (the key's transaction or the primary), so it is there.
+    const stored = (await findJob(write, row.id, ctx.state.consumer!.id))!;
     ctx.status = 201;
     ctx.set('Location', `/api/v1/jobs/${stored.id}`);
     ctx.body = { data: projectJob(stored) };
