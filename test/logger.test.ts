@@ -37,21 +37,13 @@ test('LOG_LEVEL is honoured: at warn, info lines are dropped', () => {
   expect(lines.map((line) => JSON.parse(line).msg)).toEqual(['shown']);
 });
 
-describe('batched lines', () => {
-  let dir: string;
-  let fd: number;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jobs-logger-'));
-    fd = fs.openSync(path.join(dir, 'out.log'), 'w');
-  });
-  afterEach(() => {
-    fs.closeSync(fd);
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  const written = () => fs.readFileSync(path.join(dir, 'out.log'), 'utf8');
-
-  test('small lines wait in memory (no write per request), and flushNow writes them out at once', async () => {
-    const logger = createLogger('info', batched(fd));
+test('batched lines: small ones wait in memory (no write per request), and flushNow writes them out at once', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jobs-logger-'));
+  const file = path.join(dir, 'out.log');
+  const stream = batched(file);
+  const written = () => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '');
+  try {
+    const logger = createLogger('info', stream);
     for (let i = 0; i < 3; i++) logger.info({ i }, 'request');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(written()).toBe('');
@@ -60,5 +52,12 @@ describe('batched lines', () => {
     const deadline = Date.now() + 500;
     while (written().split('\n').filter(Boolean).length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(written().split('\n').filter(Boolean).map((line) => JSON.parse(line).i)).toEqual([0, 1, 2]);
-  });
+  } finally {
+    // The stream owns the file: ended, it writes nothing more (its flush timer then finds it ended).
+    await new Promise((resolve) => {
+      stream.once('close', resolve);
+      stream.end();
+    });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
