@@ -3,7 +3,7 @@ import { migrateDatabase, startupDatabaseError } from '../db/migrate';
 import { openDatabase } from '../db/replicas';
 import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
-import { ConfigError, loadConfig, type Config } from './config';
+import { loadConfig, type Config } from './config';
 import { clientErrorHandler } from './client-error';
 import { createLogger, exitOnCrash, flushNow, type Logger } from './logger';
 import { drainOnStop } from './shutdown';
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   try {
     service = await runService();
   } catch (error) {
-    console.error(error instanceof ConfigError || error instanceof Error ? error.message : String(error));
+    console.error(error instanceof Error ? error.message : String(error));
     process.exit(1);
   }
   exitOnCrash(service.logger);
