@@ -6,6 +6,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { drainOnStop } from '../service/shutdown';
+import { pendingTimers } from './helpers/timers';
 
 interface Connection {
   /** Everything the server sent on it. */
@@ -48,8 +49,7 @@ test('a request in flight is answered with Connection: close, its socket closes,
   const client = await connect();
   client.write(GET);
   await tick();
-  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-  const timersBefore = timers();
+  const timersBefore = pendingTimers();
   const drained = drain(5_000);
   await tick();
   expect(await refused(port)).toBe('ECONNREFUSED');
@@ -60,7 +60,7 @@ test('a request in flight is answered with Connection: close, its socket closes,
   expect(client.received()).toMatch(/\r\n\r\ndone$/);
   expect(await drained).toBe(true);
   // The grace period's timer is gone with it: a stopped service has nothing left to wait for.
-  expect(timers()).toBe(timersBefore);
+  expect(pendingTimers()).toBe(timersBefore);
 });
 
 test('an idle keep-alive connection is closed at once, not at its idle time-out', async () => {

@@ -5,6 +5,7 @@ import { call, serve, type Served } from './helpers/http';
 import { reader } from './helpers/consumers';
 import { freshDatabase, type TestDatabase } from './helpers/database';
 import { testServerAddress } from './helpers/server';
+import { pendingTimers } from './helpers/timers';
 import { memoryLog, startTestService, type TestService } from './helpers/service';
 import { startRelay, type Relay } from './faults/relay';
 
@@ -60,11 +61,10 @@ describe('paths and methods', () => {
   });
 
   test('a ready probe answered in time leaves no deadline timer behind (probes come every few seconds)', async () => {
-    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-    const before = timers();
+    const before = pendingTimers();
     for (let i = 0; i < 20; i++) expect((await call(`${service.url}/readyz`)).status).toBe(200);
     // Each probe's 800 ms deadline would still be pending here; a few keep-alive timers may come and go.
-    expect(timers() - before).toBeLessThan(5);
+    expect(pendingTimers() - before).toBeLessThan(5);
   });
 });
 
@@ -102,19 +102,18 @@ describe('database outage', () => {
   let database: TestDatabase;
   let served: Served;
   let proxy: Relay;
-  let app: ReturnType<typeof createDatabase>;
+  let viaProxy: ReturnType<typeof createDatabase>;
   const logs: string[] = [];
 
   beforeAll(async () => {
     database = await freshDatabase('errors_outage');
     proxy = await startRelay(testServerAddress());
-    const viaProxy = createDatabase(proxy.via(database.url), { connectTimeoutMs: 1000 });
-    app = viaProxy;
+    viaProxy = createDatabase(proxy.via(database.url), { connectTimeoutMs: 1000 });
     served = await serve(createApp({ db: viaProxy.db, config: {}, logger: createLogger('info', memoryLog(logs)) }).callback());
   });
   afterAll(async () => {
     await served.close();
-    await app.close();
+    await viaProxy.close();
     await proxy.close();
     await database.close();
   });
@@ -145,7 +144,7 @@ describe('database outage', () => {
   });
 
   test('READY_TIMEOUT_MS is how long /readyz waits for a silent database before its 503', async () => {
-    const quick = await serve(createApp({ db: app.db, config: { readyTimeoutMs: 150 }, logger: createLogger('silent') }).callback());
+    const quick = await serve(createApp({ db: viaProxy.db, config: { readyTimeoutMs: 150 }, logger: createLogger('silent') }).callback());
     proxy.set('blackhole');
     try {
       const started = Date.now();
