@@ -8,15 +8,15 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * variable as 0 (PORT= would listen on a random port, SHUTDOWN_GRACE_MS= would drop in-flight
  * requests), and "1e3" or "0x10" are not what an operator means to write.
  */
-const number = (min: number, max: number, message: string) =>
+const whole = (min: number, max: number, message: string) =>
   z
     .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: message })
     .pipe(z.number().int(message).min(min, message).max(max, message));
-const wholeNumber = (min: number, max: number, unit: string) => number(min, max, `must be a whole number of ${unit} from ${min} to ${max}`);
+const wholeNumber = (min: number, max: number, unit: string) => whole(min, max, `must be a whole number of ${unit} from ${min} to ${max}`);
 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export const Config = z.object({
-  port: number(0, 65535, 'must be a port number (0-65535)').default(3000),
+  port: whole(0, 65535, 'must be a port number (0-65535)').default(3000),
   // Loopback by default: partners reach the service only through the gateway. Containers set
   // HOST=0.0.0.0 on a private network.
   host: z.string().min(1).default('127.0.0.1'),
@@ -28,7 +28,7 @@ export const Config = z.object({
     }),
   // When set, only requests carrying it in X-Gateway-Secret are served (the gateway adds it).
   gatewaySecret: z.string().min(16, 'must be at least 16 characters').optional(),
-  dbPoolSize: number(1, 100, 'must be a whole number from 1 to 100').default(10),
+  dbPoolSize: whole(1, 100, 'must be a whole number from 1 to 100').default(10),
   logLevel: z.enum(LOG_LEVELS).default('info'),
   // Demo jobs into an empty table at start-up only when asked (npm start asks); never by default.
   seedDemoData: z
