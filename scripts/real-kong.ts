@@ -129,7 +129,9 @@ export function findKong(): FoundKong | NoKong {
   if (typeof onPath !== 'string') return (cached = onPath);
   reasons.push(`PATH: ${onPath}`);
   if (existsSync(SHARED_SETUP)) {
-    const setup = spawnSync('bash', [SHARED_SETUP], { encoding: 'utf8', timeout: 600_000 });
+    // setup.sh unpacks into $KONG_HOME when set: a KONG_HOME that failed above must not be its target.
+    const { KONG_HOME: _unused, ...setupEnv } = process.env;
+    const setup = spawnSync('bash', [SHARED_SETUP], { encoding: 'utf8', timeout: 600_000, env: setupEnv });
     const dir = setup.stdout.trim().split('\n').pop() ?? '';
     if (setup.status === 0 && dir) {
       const env = envOfHome(dir);

@@ -2,6 +2,11 @@
 # npm test: the jest suites (service, kong.yaml invariants, local gateway, end to end) and the
 # gateway checks (luacheck, deck validate, busted). Runs both even when the first fails, then
 # prints one closing line: `tests: N passed, M failed` (jest's and busted's counts added).
+#
+# The real-Kong tier (test/kong/ and the e2e suites' "through the real Kong" half) runs when a
+# Kong 3.9 is found (scripts/real-kong.ts findKong: KONG_HOME, `kong` on PATH, ../shared/kong);
+# one line says which Kong it used and how many of its tests ran, or why it was skipped.
+# REQUIRE_REAL_KONG=1 (.ci/run) makes a skipped or empty tier a failure.
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -10,7 +15,19 @@ report="$(mktemp)"
 gateway_log="$(mktemp)"
 trap 'rm -f "$report" "$gateway_log"' EXIT
 
-npx jest --json --outputFile="$report" "$@"
+{ read -r kong_home; read -r kong_which; } < <(node -r ./test/helpers/register-ts.js scripts/kong-tier.ts 2>&1)
+kong_which="${kong_which:-no Kong 3.9 found (scripts/kong-tier.ts failed)}"
+jest_args=()
+if [ "${kong_home:--}" != "-" ] && [[ "$kong_which" == Kong* ]]; then
+  export KONG_HOME="$kong_home"
+elif [[ "$kong_which" == Kong* ]]; then
+  :
+else
+  export REAL_KONG=off
+  jest_args+=('--testPathIgnorePatterns=<rootDir>/test/kong/')
+fi
+
+npx jest --json --outputFile="$report" "$@" "${jest_args[@]}"
 jest_rc=$?
 read -r jest_passed jest_failed < <(node -e '
   try {
@@ -21,6 +38,27 @@ read -r jest_passed jest_failed < <(node -e '
     console.log(r.numPassedTests, failed);
   } catch { console.log(0, 1); }' "$report")
 if [ "$jest_rc" -ne 0 ] && [ "$jest_failed" -eq 0 ]; then jest_failed=1; fi
+# The tier's tests: every test under test/kong/ and every one in a "through the real Kong" block.
+kong_ran="$(node -e '
+  try {
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    let n = 0;
+    for (const file of r.testResults) for (const t of file.assertionResults) {
+      if (t.status !== "passed" && t.status !== "failed") continue;
+      if (/[\/]test[\/]kong[\/]/.test(file.name) || t.ancestorTitles.includes("through the real Kong")) n++;
+    }
+    console.log(n);
+  } catch { console.log(0); }' "$report")"
+if [ "${REAL_KONG:-}" = off ]; then
+  tier_line="real-Kong tier: skipped, $kong_which"
+  tier_ok=0
+elif [ "$kong_ran" -gt 0 ]; then
+  tier_line="real-Kong tier: $kong_which, $kong_ran tests"
+  tier_ok=1
+else
+  tier_line="real-Kong tier: $kong_which, but none of its tests ran"
+  tier_ok=0
+fi
 
 bash gateway/test.sh 2>&1 | tee "$gateway_log"
 gateway_rc=${PIPESTATUS[0]}
@@ -29,8 +67,12 @@ busted_passed="$(sed -E 's/^busted: ([0-9]+) passed.*/\1/' <<<"${line:-busted: 0
 busted_failed="$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"${line:-busted: 0 passed, 1 failed}")"
 if [ "$gateway_rc" -ne 0 ] && [ "$busted_failed" -eq 0 ]; then busted_failed=1; fi
 
+tier_failed=0
+if [ "$tier_ok" -eq 0 ] && [ "${REQUIRE_REAL_KONG:-}" = 1 ]; then tier_failed=1; fi
+
 echo
+echo "$tier_line"
 echo "jest: $jest_passed passed, $jest_failed failed"
 echo "busted: $busted_passed passed, $busted_failed failed"
-echo "tests: $((jest_passed + busted_passed)) passed, $((jest_failed + busted_failed)) failed"
-[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + busted_failed)) -eq 0 ]
+echo "tests: $((jest_passed + busted_passed)) passed, $((jest_failed + busted_failed + tier_failed)) failed"
+[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + busted_failed + tier_failed)) -eq 0 ]
