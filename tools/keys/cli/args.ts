@@ -32,15 +32,18 @@ export const APPLY_HELP = `  --apply              also make the change on a runn
 
 type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
 
-/** parseArgs, strict: an unknown option, a missing value or the wrong number of arguments is a UsageError. */
-export function parse<O extends Options>(args: string[], options: O, positionals: readonly string[]): Parsed<O> {
+/**
+ * parseArgs, strict: an unknown option, a missing value or the wrong number of arguments is a
+ * UsageError. `positionals` names the arguments expected; null takes any number.
+ */
+export function parse<O extends Options>(args: string[], options: O, positionals: readonly string[] | null): Parsed<O> {
   let parsed: Parsed<O>;
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (!(parsed.values as { help?: boolean }).help && parsed.positionals.length !== positionals.length) {
+  if (positionals && !(parsed.values as { help?: boolean }).help && parsed.positionals.length !== positionals.length) {
     throw new UsageError(
       parsed.positionals.length > positionals.length
         ? `unexpected argument "${parsed.positionals[positionals.length]}"`
@@ -68,15 +71,7 @@ export function adminClient(
     }
     return null;
   }
-  const url = values['admin-url'] ?? io.env.KONG_ADMIN_URL;
-  if (!url) throw new UsageError('--apply needs --admin-url URL (or KONG_ADMIN_URL)');
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(`--admin-url: not a URL: ${url}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--admin-url: expected http:// or https://, found ${parsed.protocol}`);
+  const url = adminUrl(values['admin-url'], io, '--apply needs');
   const rawTimeout = values.timeout ?? io.env.KONG_ADMIN_TIMEOUT_MS;
   const timeoutMs = rawTimeout === undefined ? DEFAULT_TIMEOUT_MS : Number(rawTimeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
@@ -84,4 +79,18 @@ export function adminClient(
   }
   const token = values['admin-token'] ?? io.env.KONG_ADMIN_TOKEN;
   return new AdminClient({ url, timeoutMs, ...(token ? { token } : {}) });
+}
+
+/** The Admin API's URL from --admin-url or KONG_ADMIN_URL, checked. */
+export function adminUrl(option: string | undefined, io: Io, needs = 'this command needs'): string {
+  const url = option ?? io.env.KONG_ADMIN_URL;
+  if (!url) throw new UsageError(`${needs} --admin-url URL (or KONG_ADMIN_URL)`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--admin-url: not a URL: ${url}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--admin-url: expected http:// or https://, found ${parsed.protocol}`);
+  return url;
 }

@@ -7,5 +7,6 @@ import { list } from './list';
 import { revoke } from './revoke';
 import { rotate } from './rotate';
 import { scope } from './scope';
+import { sync } from './sync';
 
-export const COMMANDS: readonly Command[] = [issue, scope, disable, enable, rotate, revoke, list];
+export const COMMANDS: readonly Command[] = [issue, scope, disable, enable, rotate, revoke, list, sync];

@@ -1,0 +1,206 @@
+/**
+ * The keys tool against a real Kong 3.9 with PostgreSQL (scripts/real-kong.ts: a database of its
+ * own, `kong migrations bootstrap`), as production runs it: decK syncs kong.yaml, then
+ * partners.yaml, each on its own with the select tags the files define; then every --apply
+ * command of the tool against the real Admin API, each checked by requests through Kong's proxy
+ * to the real service, with a `deck diff` of each state file after each step.
+ *
+ * The installed decK is Debian's 1.4.0, older than the minimum (tools/keys/deck.ts): its diffs
+ * show the hazard the minimum exists for (a sync of partners.yaml would delete every partner key),
+ * `keys sync` refuses it, and the keys stay alive.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT, startRealKong, type RealKong } from '../../scripts/real-kong';
+import { run } from '../../tools/keys/run';
+import { startTestService, type TestService } from '../helpers/service';
+
+const SECRET = 'keys-lifecycle-secret-0123456789';
+let service: TestService;
+let kong: RealKong;
+let dir: string;
+/** What the secret manager holds: every key the tool printed. */
+const secrets: Record<string, string> = {};
+
+function deck(args: string[]): { code: number | null; text: string } {
+  const out = spawnSync('deck', [...args, '--kong-addr', kong.adminUrl], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...secrets } });
+  return { code: out.status, text: `${out.stdout}${out.stderr}` };
+}
+
+/** The entities a `deck diff` of the file plans to create, update or delete (first line of each). */
+function plan(file: string): string[] {
+  const diff = deck(['diff', '-s', file]);
+  expect([file, diff.code]).toEqual([file, 0]);
+  return diff.text.split('\n').filter((l) => /^(creating|updating|deleting) /.test(l)).map((l) => l.replace(/\s+\{$/, '').trim());
+}
+
+async function keys(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(args, { out: (t) => out.push(t), err: (t) => err.push(t), env: { PATH: process.env.PATH, HOME: process.env.HOME }, cwd: dir });
+  for (const line of out) {
+    const m = /^(DECK_[A-Z0-9_]+)=(\S+)$/.exec(line.trim());
+    if (m) secrets[m[1]!] = m[2]!;
+  }
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+const apply = () => ['--apply', '--admin-url', kong.adminUrl];
+
+async function get(key: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': key } });
+  return { status: res.status, body: await res.json() };
+}
+
+async function post(key: string): Promise<number> {
+  const res = await fetch(`${kong.proxyUrl}/api/v1/jobs`, {
+    method: 'POST',
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ title: 'Lifecycle', department: 'Engineering', type: 'contract', description: 'd' }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** Milliseconds until `check` holds (polled every 50 ms), or throws after `limitMs`. */
+async function msUntil(what: string, limitMs: number, check: () => Promise<boolean>): Promise<number> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Date.now() - start;
+}
+
+/** Every state file's planned changes: kong.yaml none; the others only what decK 1.4.0 gets wrong. */
+function expectDiffsExplainedByOldDeck(partnerIds: string[]): void {
+  const kongPlan = plan('kong.yaml');
+  // 1.4.0 compares without Kong 3's field defaults, so it plans cosmetic updates; it creates and deletes nothing.
+  expect(kongPlan.filter((l) => !/^updating (route|plugin) /.test(l))).toEqual([]);
+  const live = Object.keys(secrets).length;
+  // 1.4.0 lists credentials without the select-tag filter: it would delete every live partner key.
+  const partnersPlan = plan('partners.yaml');
+  expect(partnersPlan.every((l) => /^deleting key-auth \S+ for consumer /.test(l))).toBe(true);
+  expect(partnersPlan.every((l) => partnerIds.some((id) => l.endsWith(id)))).toBe(true);
+  expect(partnersPlan.length).toBe(live);
+  // ...and, for partner-keys.yaml, renders no ${{ env }} template (1.7.0 too) and sees ACL groups it must not.
+  const keysPlan = plan('partner-keys.yaml');
+  expect(keysPlan.every((l) => /^(updating key-auth .* for consumer |deleting acl-group )/.test(l))).toBe(true);
+}
+
+beforeAll(async () => {
+  service = await startTestService({ name: 'kong_keys_lifecycle', gatewaySecret: SECRET, seed: true });
+  kong = await startRealKong({ postgres: true, gatewaySecret: SECRET });
+  dir = mkdtempSync(path.join(os.tmpdir(), 'keys-lifecycle-'));
+  // kong.yaml as committed, pointed at the test service and this Kong's Redis.
+  writeFileSync(
+    path.join(dir, 'kong.yaml'),
+    readFileSync(path.join(ROOT, 'kong.yaml'), 'utf8')
+      .replace('http://jobs-service:3000', service.url)
+      .replace(/host: redis\n(\s+)port: 6379/g, `host: ${kong.redis.host}\n$1port: ${kong.redis.port}`),
+  );
+  for (const file of ['partners.yaml', 'partner-keys.yaml']) copyFileSync(path.join(ROOT, file), path.join(dir, file));
+}, 120_000);
+afterAll(async () => {
+  await kong?.stop();
+  await service?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('decK syncs kong.yaml, then partners.yaml, each on its own; every entity carries its file\'s select tag', async () => {
+  for (const file of ['kong.yaml', 'partners.yaml']) expect([file, deck(['sync', '-s', file]).code]).toEqual([file, 0]);
+  const services = (await (await fetch(`${kong.adminUrl}/services`)).json()) as any;
+  expect(services.data.map((s: any) => [s.name, s.tags])).toEqual([['jobs-service', ['jobs-api']]]);
+  const anonymous = (await (await fetch(`${kong.adminUrl}/consumers/anonymous`)).json()) as any;
+  expect(anonymous.tags).toEqual(['jobs-api']);
+  // The router is rebuilt from the database a few seconds after a change (worker_state_update_frequency).
+  await msUntil('the synced routes', 15_000, async () => (await get('none')).status === 401);
+}, 60_000);
+
+test('the keys tool\'s whole --apply lifecycle against the real Admin API', async () => {
+  // issue: read scope
+  const issued = await keys(['issue', 'acme', '--scope', 'read', ...apply()]);
+  expect(issued.code).toBe(0);
+  const key1 = secrets[Object.keys(secrets)[0]!]!;
+  const acme = /consumer ([0-9a-f-]{36})/.exec(issued.err)![1]!;
+  await msUntil('the issued key', 5_000, async () => (await get(key1)).status === 200);
+  expect((await get(key1)).body.data).toHaveLength(1);
+  expect(await post(key1)).toBe(403);
+  expect(service.received.at(-1)?.headers['x-consumer-id']).toBe(acme);
+  // Kong holds what the files say, each entity tagged so that only its own file's sync sees it.
+  const files = () => ({ keys: readFileSync(path.join(dir, 'partner-keys.yaml'), 'utf8'), partners: readFileSync(path.join(dir, 'partners.yaml'), 'utf8') });
+  const admin = async (p: string) => ((await (await fetch(`${kong.adminUrl}${p}`)).json()) as any);
+  expect(await admin('/consumers/acme')).toMatchObject({ id: acme, username: 'acme', tags: ['jobs-partners', 'jobs-partner-keys'] });
+  expect((await admin(`/consumers/${acme}/acls`)).data.map((a: any) => [a.group, a.tags])).toEqual([['jobs:read', ['jobs-partners']]]);
+  const [credential] = (await admin(`/consumers/${acme}/key-auth`)).data;
+  expect(credential.tags).toEqual(['jobs-partner-keys']);
+  expect(files().keys).toContain(`id: ${credential.id}`);
+  expect(files().partners).toContain(`id: ${acme}`);
+  expect(JSON.stringify(files())).not.toContain(key1);
+  expectDiffsExplainedByOldDeck([acme]);
+
+  // scope: write, same key
+  expect((await keys(['scope', 'acme', 'write', ...apply()])).code).toBe(0);
+  await msUntil('the write scope', 5_000, async () => (await post(key1)) === 201);
+  expectDiffsExplainedByOldDeck([acme]);
+
+  // disable: 403 within 5 s, measured
+  expect((await keys(['disable', 'acme', ...apply()])).code).toBe(0);
+  const disabledAfter = await msUntil('disable', 5_000, async () => (await get(key1)).status === 403);
+  expect(disabledAfter).toBeLessThan(5_000);
+  expect((await get(key1)).body).toEqual({ error: 'API key disabled' });
+  expectDiffsExplainedByOldDeck([acme]);
+
+  // rotate: a second key; both work (once enabled)
+  expect((await keys(['enable', 'acme', ...apply()])).code).toBe(0);
+  await msUntil('enable', 5_000, async () => (await get(key1)).status === 200);
+  expect((await keys(['rotate', 'acme', ...apply()])).code).toBe(0);
+  const key2 = secrets[Object.keys(secrets)[1]!]!;
+  await msUntil('the rotated key', 5_000, async () => (await get(key2)).status === 200);
+  expect((await get(key1)).status).toBe(200);
+  expectDiffsExplainedByOldDeck([acme]);
+
+  // revoke-old: only the new key is left
+  expect((await keys(['rotate', 'acme', '--revoke-old', ...apply()])).code).toBe(0);
+  delete secrets[Object.keys(secrets)[0]!];
+  await msUntil('the revoked key', 5_000, async () => (await get(key1)).status === 401);
+  expect((await get(key1)).body).toEqual({ error: 'Invalid API key' });
+  expect((await get(key2)).status).toBe(200);
+  expectDiffsExplainedByOldDeck([acme]);
+
+  // revoke one credential by id: that key stops, the other keeps working
+  expect((await keys(['rotate', 'acme', ...apply()])).code).toBe(0);
+  const key3 = secrets[Object.keys(secrets)[1]!]!;
+  await msUntil('the third key', 5_000, async () => (await get(key3)).status === 200);
+  const third = (await admin(`/consumers/${acme}/key-auth`)).data.find((c: any) => c.key === key3);
+  expect((await keys(['revoke', 'acme', '--credential', third.id, ...apply()])).code).toBe(0);
+  delete secrets[Object.keys(secrets)[1]!];
+  await msUntil('the revoked credential', 5_000, async () => (await get(key3)).status === 401);
+  expect((await get(key2)).status).toBe(200);
+  expectDiffsExplainedByOldDeck([acme]);
+
+  // disable, then enable: the key and its write scope are back
+  expect((await keys(['disable', 'acme', ...apply()])).code).toBe(0);
+  await msUntil('disable again', 5_000, async () => (await get(key2)).status === 403);
+  expect((await keys(['enable', 'acme', ...apply()])).code).toBe(0);
+  await msUntil('enable again', 5_000, async () => (await get(key2)).status === 200);
+  expect(await post(key2)).toBe(201);
+  expectDiffsExplainedByOldDeck([acme]);
+}, 120_000);
+
+test('keys sync refuses decK 1.4.0, sends nothing, and every key stays alive; the raw sync it prevents would have deleted them', async () => {
+  const live = Object.values(secrets);
+  expect(live).toHaveLength(1);
+  const refused = await keys(['sync', 'kong.yaml', 'partners.yaml', '--admin-url', kong.adminUrl]);
+  expect(refused.code).toBe(1);
+  expect(refused.err).toMatch(/decK 1\.4\.0 is older than 1\.7\.0: .*would delete every partner's key/);
+  await new Promise((r) => setTimeout(r, 1_000));
+  for (const key of live) expect((await get(key)).status).toBe(200);
+
+  // What the refusal prevents, for real: decK 1.4.0's own sync of partners.yaml.
+  expect(deck(['sync', '-s', 'partners.yaml']).code).toBe(0);
+  await msUntil('the hazard', 5_000, async () => (await get(live[0]!)).status === 401);
+  expect((await get(live[0]!)).body).toEqual({ error: 'Invalid API key' });
+}, 60_000);
