@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Gateway checks that run without Docker: luacheck, decK's offline validation of every state file
-# (each on its own, the way each is synced), and the busted specs of the job-scopes and auth-guard
-# plugins (schemas, every row of gateway/spec/auth-cases.json through auth-guard -> key-auth ->
-# job-scopes, handler details, the log redaction filter).
+# Gateway checks that need no Kong: luacheck, decK's offline validation of every state file (each
+# on its own, the way each is synced), and the busted spec of the log redaction filter, the one
+# piece of our Lua that runs outside Kong. The plugins are tested inside a real Kong (test/kong/,
+# test/e2e/: the real-Kong tier of npm test).
 #
 # The last line is always exactly `busted: N passed, M failed` (scripts/test.sh parses it): N and M
 # are busted's successes and failures+errors, plus one check for luacheck and one per state file.

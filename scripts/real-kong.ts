@@ -350,7 +350,7 @@ export interface RealKong {
   logs(): KongLogs;
   /** DB-less: renders the state files again (these options over the start's) and loads them (POST /config). */
   configure(opts?: Partial<RenderOptions>): Promise<void>;
-  /** DB-less: loads this declarative configuration as it is (POST /config). */
+  /** DB-less: loads this declarative configuration (POST /config); resolves once every worker serves it. */
   load(config: DeclarativeConfig): Promise<void>;
   /** Stops nginx (and the Redis and database it owns); idempotent. */
   stop(): Promise<void>;
@@ -387,13 +387,34 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, what: string):
   });
 }
 
-async function postConfig(adminUrl: string, config: DeclarativeConfig): Promise<void> {
+let generation = 0;
+
+/**
+ * POST /config, then waits until the workers serve it: Kong answers 201 once the configuration is
+ * stored, and each worker rebuilds its router and plugins from it later, on an event
+ * (kong/runloop/handler.lua, reconfigure_handler). The loaded copy carries one extra route whose
+ * request-termination answers 200 only when both the new router and the new plugins are in use.
+ */
+async function postConfig(adminUrl: string, proxyUrl: string, config: DeclarativeConfig): Promise<void> {
+  const probe = `/__real-kong-config/${process.pid}-${++generation}`;
+  const marked = {
+    ...config,
+    routes: [
+      ...((config.routes as unknown[] | undefined) ?? []),
+      { name: `real-kong-config-${generation}`, paths: [probe], plugins: [{ name: 'request-termination', config: { status_code: 200, message: 'loaded' } }] },
+    ],
+  };
   const res = await fetch(`${adminUrl}/config`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ config: JSON.stringify(config) }),
+    body: JSON.stringify({ config: JSON.stringify(marked) }),
   });
   if (res.status !== 201) throw new Error(`POST /config answered ${res.status}: ${await res.text()}`);
+  await until('the new configuration in every worker', 30_000, async () => {
+    const answer = await fetch(`${proxyUrl}${probe}`);
+    await answer.arrayBuffer();
+    return answer.status === 200 ? true : undefined;
+  });
 }
 
 /** Starts a real Kong as described at the top of this file, ready (/status/ready 200) when it resolves. */
@@ -523,7 +544,7 @@ export async function startRealKong(opts: RealKongOptions = {}): Promise<RealKon
       },
       async load(next) {
         if (opts.postgres) throw new Error('a Kong with PostgreSQL takes its configuration from decK or the Admin API');
-        await postConfig(adminUrl, next);
+        await postConfig(adminUrl, handle.proxyUrl, next);
         handle.config = next;
       },
       stop: cleanup,

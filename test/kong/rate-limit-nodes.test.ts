@@ -2,10 +2,11 @@
  * kong.yaml's rate limits (policy redis) across two DB-less Kong nodes sharing one Redis, as
  * production runs several nodes: the per-consumer minute limit holds for the pair, not for each
  * node; with Redis gone mid-run, fault_tolerant lets requests through and Kong's log says why.
- * The Redis is this test's own redis-server (never the machine's), so stopping it hurts no one.
+ * auth-guard, by design, counts per node. The Redis is this test's own redis-server (never the
+ * machine's), so stopping it hurts no one.
  */
 import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../../scripts/real-kong';
-import { DEMO, stubUpstream, type StubUpstream } from '../local-gateway/support';
+import { DEMO, send as raw, stubUpstream, type StubUpstream } from '../local-gateway/support';
 
 const READS_PER_MINUTE = 6;
 let upstream: StubUpstream;
@@ -53,6 +54,15 @@ test('one consumer alternating between the two nodes gets the minute limit once,
   expect(statuses.slice(READS_PER_MINUTE)).toEqual(Array(READS_PER_MINUTE).fill(429));
   // Another consumer's budget is its own, on either node.
   expect((await read(nodes[1]!, DEMO.writer)).status).toBe(200);
+});
+
+test("auth-guard counts per node: an address blocked on one node still gets through the other", async () => {
+  await awayFromMinuteEnd();
+  // An address of its own, so the block stays out of the other tests.
+  const send = async (node: RealKong, headers: Record<string, string>) => raw(node.proxyUrl, { path: '/api/v1/jobs', headers, localAddress: '127.6.0.1' });
+  for (let i = 0; i < 10; i++) expect((await send(nodes[0]!, { 'X-API-Key': `demo-guess-${i}` })).status).toBe(401);
+  expect((await send(nodes[0]!, { 'X-API-Key': DEMO.writer })).status).toBe(429);
+  expect((await send(nodes[1]!, { 'X-API-Key': DEMO.writer })).status).toBe(200);
 });
 
 test('Redis stopped mid-run: both nodes still answer (fault_tolerant, authentication still applies) and the log says why', async () => {
