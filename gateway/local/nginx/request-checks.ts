@@ -10,6 +10,9 @@ import { HEADER_LINE_LIMIT, HEADER_TOTAL_LIMIT, type NginxLimits } from './limit
 
 /** The status nginx answers with, or null when the request goes on to Kong. */
 export function nginxRefusal(req: IncomingMessage, headers: HeaderMap, limits: NginxLimits): number | null {
+  // "client sent invalid request" (a CONNECT's authority-form target), "HTTP version not supported"
+  if (!/^(\/|[a-z][a-z0-9+.-]*:\/\/)/i.test(req.url ?? '')) return 400;
+  if (req.httpVersionMajor > 1) return 505;
   const requestLine = `${req.method ?? ''} ${req.url ?? ''} HTTP/${req.httpVersion}`;
   // "client sent too long URI"
   if (requestLine.length + 2 > HEADER_LINE_LIMIT) return 414;
