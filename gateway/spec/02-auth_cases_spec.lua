@@ -85,7 +85,9 @@ describe("auth-cases.json", function()
         req.method .. " " .. req.path .. " is not routed to " .. case.route .. " by the state files")
 
       -- One Kong node, 5 s into a clock minute, one client IP for the whole case.
+      -- Every credential cached, as kong.conf's db_cache_warmup_entities loads them at start.
       local node = pdk_double.node(1700000040 + 5)
+      pdk_double.warm_credentials(node, db.credentials_by_key)
       local run_opts = { db = db, env = env, node = node, client_ip = "203.0.113.9" }
       for _ = 1, case.failedAttemptsBefore or 0 do
         local failed = chain.run("jobs-read", { method = "GET", path = "/api/v1/jobs" }, run_opts)

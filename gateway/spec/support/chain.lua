@@ -79,6 +79,7 @@ function M.run(route_name, request, opts)
     end,
     node = opts.node,
     client_ip = opts.client_ip,
+    credentials_by_key = db.credentials_by_key,
   })
 
   local steps = {}

@@ -82,7 +82,11 @@ local function authenticate(kong, conf, db)
     return nil, unauthorized("No API key found in request", www_auth)
   end
 
-  local credential = db.credentials_by_key[key]
+  -- Through the node's cache, as key-auth does (its handler.lua: cache:get(credential_cache_key,
+  -- ..., load_credential, key)); the double's select_by_key reads `db`.
+  local credential = kong.cache:get(kong.db.keyauth_credentials:cache_key(key), nil, function(k)
+    return kong.db.keyauth_credentials:select_by_key(k)
+  end, key)
   if not credential then
     return nil, unauthorized("Unauthorized", www_auth)
   end

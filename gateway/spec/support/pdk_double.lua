@@ -33,16 +33,35 @@ local HEADERS_MT = {
 
 local EXIT = {}
 
--- Shared across requests when a spec passes the same node: the clock and the
--- kong_rate_limiting_counters dictionary of one Kong node.
-function M.node(start)
+-- Shared across requests when a spec passes the same node: the clock, the
+-- kong_rate_limiting_counters dictionary and the entity cache (kong.cache) of one Kong node,
+-- its `database` setting, and how many key lookups reached the database (db_lookups).
+function M.node(start, database)
   local clock = { now = start or 1700000000 }
-  return { clock = clock, counters = shared_dict.new(clock) }
+  return {
+    clock = clock, counters = shared_dict.new(clock), cache = {}, database = database or "postgres", db_lookups = 0,
+  }
+end
+
+-- A cached miss (mlcache keeps "not found" too, so a second lookup of the same key is free).
+local NEGATIVE = {}
+
+-- kong.db.keyauth_credentials:cache_key(key) (kong/db/dao/init.lua cache_key, no workspace).
+local function credential_cache_key(key)
+  return "keyauth_credentials:" .. key .. ":::::"
+end
+
+-- What kong.conf's db_cache_warmup_entities = keyauth_credentials does when Kong starts
+-- (kong/cache/warmup.lua): every credential in the node's cache under its cache key.
+function M.warm_credentials(node, credentials_by_key)
+  for key, credential in pairs(credentials_by_key) do
+    node.cache[credential_cache_key(key)] = credential
+  end
 end
 
 -- request: { method, path, headers = {name = value|{values}}, query = table, rawQuery = string }
 -- opts: { groups_of = fn(consumer_id) -> list, groups_error = string, client_ip = string,
---         node = M.node() }
+--         node = M.node(), credentials_by_key = { [key] = credential } (the database's) }
 function M.new(request, opts)
   opts = opts or {}
   local node = opts.node or M.node()
@@ -192,6 +211,47 @@ function M.new(request, opts)
     },
     log = { err = log("err"), warn = log("warn"), info = log("info"), debug = log("debug") },
     ctx = { shared = {}, plugin = {} },
+    configuration = { database = node.database },
+    db = {
+      keyauth_credentials = {
+        cache_key = function(_, key)
+          return credential_cache_key(key)
+        end,
+        -- A database query with a database; DB-less, a read of Kong's LMDB copy.
+        select_by_key = function(_, key)
+          if node.database ~= "off" then
+            node.db_lookups = node.db_lookups + 1
+          end
+          return (opts.credentials_by_key or {})[key]
+        end,
+      },
+    },
+    -- kong.cache (resty.mlcache): get loads a miss through the callback and caches what it
+    -- returns, nil included; probe only reads the cache (ttl, err, value).
+    cache = {
+      get = function(_, cache_key, _, loader, ...)
+        local v = node.cache[cache_key]
+        if v == nil then
+          local loaded, err = loader(...)
+          if err then
+            return nil, err
+          end
+          v = loaded == nil and NEGATIVE or loaded
+          node.cache[cache_key] = v
+        end
+        if v == NEGATIVE then
+          return nil
+        end
+        return v
+      end,
+      probe = function(_, cache_key)
+        local v = node.cache[cache_key]
+        if v == nil then
+          return nil
+        end
+        return 0, nil, v ~= NEGATIVE and v or nil
+      end,
+    },
   }
 
   -- The ACL plugin's groups module (kong/plugins/acl/groups.lua at 3.9.1): get_consumer_groups
