@@ -5,13 +5,14 @@
  * ngx_http_gzip_accept_encoding, ngx_http_gzip_quantity, ngx_http_weak_etag):
  * - a response is compressible when gzip is on, its status is 200, 403 or 404, it has no
  *   Content-Encoding, its Content-Length (if any) is at least gzip_min_length, its media type is in
- *   gzip_types (text/html always is) and it has a body (not HEAD). Only then does gzip_vary add
+ *   gzip_types (text/html always is). Only then does gzip_vary add
  *   `Vary: Accept-Encoding`, whether or not this client asked;
  * - it is compressed when, in addition, the request is at least gzip_http_version (1.1), its
  *   Accept-Encoding names gzip with a q above 0, and gzip_proxied allows it (off: not when the
  *   request has a Via header; any: always). Then Content-Length and Accept-Ranges go, the body is
  *   sent chunked with Content-Encoding: gzip, and a strong ETag becomes weak (W/"..."); an ETag
- *   that is not a quoted string is dropped.
+ *   that is not a quoted string is dropped. A HEAD answer gets the same headers as the GET would
+ *   (nginx marks it header-only after the gzip filter has run).
  * Kong's own answers (exits, errors) are all under 1 KiB here, so only proxied responses pass this.
  */
 import zlib from 'node:zlib';
@@ -102,7 +103,7 @@ function removeHeader(headers: string[], lower: string): void {
 }
 
 function compressible(ctx: RequestContext, status: number, headers: readonly string[], settings: GzipSettings): boolean {
-  if (!settings.on || (status !== 200 && status !== 403 && status !== 404) || ctx.method === 'HEAD') return false;
+  if (!settings.on || (status !== 200 && status !== 403 && status !== 404)) return false;
   const encoding = findHeader(headers, 'content-encoding');
   if (encoding !== -1 && headers[encoding + 1] !== '') return false;
   const length = findHeader(headers, 'content-length');
@@ -133,5 +134,5 @@ export function gzipResponse(ctx: RequestContext, status: number, headers: strin
     else if (!(value.length > 2 && value.startsWith('W/'))) headers.splice(etag, 2);
   }
   headers.push('Content-Encoding', 'gzip');
-  return zlib.createGzip({ level: settings.level });
+  return ctx.method === 'HEAD' ? null : zlib.createGzip({ level: settings.level });
 }
