@@ -97,7 +97,10 @@ export interface RawAnswer {
   body: string;
   /** The gateway closed the connection (rather than the client giving up). */
   closed: boolean;
+  /** Until the connection ended (closed or given up). */
   ms: number;
+  /** Until the first byte of the answer (null: none came). */
+  answeredMs: number | null;
 }
 
 /**
@@ -110,6 +113,7 @@ export function raw(port: number, parts: Array<string | Buffer>, waitMs = 3000, 
     const chunks: Buffer[] = [];
     const socket = net.connect(port, '127.0.0.1');
     let finished = false;
+    let answeredMs: number | null = null;
     const finish = (closed: boolean): void => {
       if (finished) return;
       finished = true;
@@ -124,10 +128,13 @@ export function raw(port: number, parts: Array<string | Buffer>, waitMs = 3000, 
         if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
       }
       const m = /^HTTP\/1\.\d (\d{3})/.exec(statusLine ?? '');
-      resolve({ text, status: m ? Number(m[1]) : null, headers, body: text.slice(head.length + 4), closed, ms: Date.now() - started });
+      resolve({ text, status: m ? Number(m[1]) : null, headers, body: text.slice(head.length + 4), closed, ms: Date.now() - started, answeredMs });
     };
     const timer = setTimeout(() => finish(false), waitMs);
-    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('data', (c: Buffer) => {
+      answeredMs ??= Date.now() - started;
+      chunks.push(c);
+    });
     socket.on('end', () => finish(true));
     socket.on('close', () => finish(true));
     socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? finish(true) : reject(err)));

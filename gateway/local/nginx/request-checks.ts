@@ -33,8 +33,10 @@ export function nginxRefusal(req: IncomingMessage, headers: HeaderMap, limits: N
   if (te) {
     // "client sent HTTP/1.0 request with "Transfer-Encoding" header"
     if (req.httpVersion === '1.0') return 400;
+    // "client sent duplicate header line" (a unique header since nginx 1.23)
+    if (te.length > 1) return 400;
     // only exactly "chunked" is understood: "client sent unknown "Transfer-Encoding""
-    if (te.length !== 1 || (te[0] ?? '').trim().toLowerCase() !== 'chunked') return 501;
+    if ((te[0] ?? '').trim().toLowerCase() !== 'chunked') return 501;
   }
 
   // "client sent CONNECT method", "client sent TRACE method"
