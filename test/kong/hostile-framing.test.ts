@@ -52,6 +52,19 @@ describe.each(['local gateway', 'real Kong'] as const)('through the %s', (name) 
     expect(answer.answeredMs).not.toBeNull();
   });
 
+  test.each(['text/html', 'text/plain', 'application/xml', 'text/html;q=0.9, application/json;q=0.1'])('a client that asks for %s still gets JSON errors: no route, a refused method, a missing key, nginx\'s own 400', async (accept) => {
+    for (const parts of [
+      [`GET /api/v9/nothing HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\n\r\n`],
+      [`TRACE /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\n\r\n`],
+      [`GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\n\r\n`],
+      [`GET /api/v1/jobs HTTP/1.1\r\nHost: a\r\nHost: b\r\nAccept: ${accept}\r\n\r\n`],
+    ]) {
+      const answer = await raw(gateway().port, parts, 1500);
+      expect([parts[0]!.split('\r\n')[0], answer.headers['content-type']]).toEqual([parts[0]!.split('\r\n')[0], 'application/json; charset=utf-8']);
+      expect(typeof (JSON.parse(answer.body) as { error?: unknown }).error).toBe('string');
+    }
+  });
+
   test('a 20 KB chunk extension on a body that is not a job: a prompt JSON 4xx (the gateway or the service refuses it)', async () => {
     const answer = await raw(gateway().port, [post('Transfer-Encoding: chunked\r\n'), `5;${'e'.repeat(20_000)}\r\nhello\r\n0\r\n\r\n`]);
     expect(answer.status).toBeGreaterThanOrEqual(400);
