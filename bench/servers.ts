@@ -139,7 +139,7 @@ export async function startBareProxy(service: Server, identity: { gatewaySecret:
 
 /** A state file of the repository as data (comments dropped: decK renders templates in them). */
 function repoState(file: string): any {
-  return parse(readFileSync(path.join(ROOT, file), 'utf8').replace(/^\s*#.*$/gm, ''));
+  return parse(readFileSync(path.join(ROOT, file), 'utf8').replace(/^\s*#.*$/gm, ''), { merge: true });
 }
 
 /**

@@ -40,7 +40,7 @@ const load = (): Deploy => ({
   serviceDockerfile: read('Dockerfile'),
   dockerignore: read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')),
   logInclude: read('gateway/kong/nginx-http-jobs.conf'),
-  kongYaml: parse(read('kong.yaml')),
+  kongYaml: parse(read('kong.yaml'), { merge: true }),
 });
 
 const KONG_IMAGE_SERVICES = ['kong', 'kong-migrations', 'kong-migrations-finish'];

@@ -51,7 +51,7 @@ const AUTH_CASES = JSON.parse(read('gateway/spec/auth-cases.json')) as {
 };
 
 const load = (): Files => ({
-  kong: parse(TEXTS.kong) as StateDoc,
+  kong: parse(TEXTS.kong, { merge: true }) as StateDoc,
   partners: parse(TEXTS.partners) as StateDoc,
   partnerKeys: parse(TEXTS.partnerKeys) as StateDoc,
   demo: parse(TEXTS.demo) as StateDoc,
@@ -373,7 +373,7 @@ const invariants: Record<string, (files: Files) => string[]> = {
     }
     const extra = AUTH_CASES.stateFiles
       .filter((f) => f !== 'kong.yaml' && f !== 'demo.yaml')
-      .map((f) => parse(read(f)) as StateDoc);
+      .map((f) => parse(read(f), { merge: true }) as StateDoc);
     const routeNames = new Set(routes(files.kong).map((r) => r.route.name));
     const users = new Set([files.kong, files.demo, ...extra].flatMap((d) => (d.consumers ?? []).map((c) => c.username)));
     for (const c of AUTH_CASES.cases) {

@@ -13,6 +13,7 @@ import { createGatewayLogger, type Logger } from './logger';
 import { loadNginxLimits } from './nginx/limits';
 import { RateLimitCounters } from './plugins/rate-limiting';
 import { pluginRegistry } from './plugins/registry';
+import { loadGzipSettings } from './upstream/compress';
 import { Upstreams } from './upstream/proxy';
 
 export type ReloadResult = { ok: true } | { ok: false; error: string };
@@ -89,6 +90,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     logger,
     kongHeaders: loadKongHeaders(env),
     limits: loadNginxLimits(env),
+    gzip: loadGzipSettings(env),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -8,7 +8,19 @@
 import { readFileSync } from 'node:fs';
 
 /** Settings of kong.conf the local gateway applies from the file. */
-export const PORTABLE_SETTINGS = ['headers', 'headers_upstream', 'nginx_http_client_max_body_size'] as const;
+export const PORTABLE_SETTINGS = [
+  'headers',
+  'headers_upstream',
+  'nginx_http_client_max_body_size',
+  'nginx_proxy_client_body_timeout',
+  'nginx_proxy_gzip',
+  'nginx_proxy_gzip_types',
+  'nginx_proxy_gzip_min_length',
+  'nginx_proxy_gzip_comp_level',
+  'nginx_proxy_gzip_proxied',
+  'nginx_proxy_gzip_vary',
+  'nginx_proxy_gzip_http_version',
+] as const;
 
 export function parseKongConf(text: string): Map<string, string> {
   const settings = new Map<string, string>();

@@ -17,12 +17,14 @@ import { headerFilter, type HeaderPairs, type Timing } from './header-filter';
 import type { KongHeaders } from './kong-headers';
 import type { Logger } from './logger';
 import type { NginxLimits } from './nginx/limits';
+import { closeWhenBodyStalls } from './nginx/body-timeout';
 import { nginxRefusal } from './nginx/request-checks';
 import { specialResponse } from './nginx/special-response';
 import type { Exit } from './plugins/definition';
 import { headerMap, RequestContext } from './request-context';
 import { normalizePath } from './router';
 import type { PluginInstance } from './types';
+import type { GzipSettings } from './upstream/compress';
 import { proxy, type Upstreams } from './upstream/proxy';
 
 export interface HandlerDeps {
@@ -32,6 +34,7 @@ export interface HandlerDeps {
   logger: Logger;
   kongHeaders: KongHeaders;
   limits: NginxLimits;
+  gzip: GzipSettings;
 }
 
 /** $remote_addr: an IPv4 client on a dual-stack socket is shown as nginx shows it, without ::ffff:. */
@@ -137,7 +140,8 @@ export function createHandler(deps: HandlerDeps): http.RequestListener {
           return;
         }
       }
-      const read = await ctx.readBody();
+      const stalled = closeWhenBodyStalls(req, deps.limits.bodyTimeoutMs);
+      const read = await ctx.readBody().finally(stalled);
       if ('tooLarge' in read) {
         ctx.source = 'error';
         sendExit(specialResponse(config.errorTemplate, 413, requestId));
@@ -151,6 +155,7 @@ export function createHandler(deps: HandlerDeps): http.RequestListener {
         listenPort: deps.listenPort(),
         kongHeaders: deps.kongHeaders,
         body: read.body,
+        gzip: deps.gzip,
         headerFilter: (headers) => {
           timing.upstreamHeaders = Date.now();
           return filter(headers, true, false);

@@ -19,14 +19,14 @@ async function awayFromMinuteEnd(): Promise<void> {
 const get = (localAddress: string, headers: Record<string, string | string[]> = {}) =>
   send(stack.gateway.url, { path: '/api/v1/jobs', headers, localAddress });
 
-test('10 failed attempts (missing, unknown and duplicate keys alike), then 429 JSON with Retry-After for everything from that IP, a valid key included', async () => {
+test('10 failed attempts (missing, unknown and duplicate keys alike), then 429 JSON with Retry-After for everything from that IP but a valid key', async () => {
   await awayFromMinuteEnd();
   const ip = '127.2.0.1';
   const failures: Array<Record<string, string | string[]>> = [{}, { 'X-API-Key': 'demo-guess-1' }, { 'X-API-Key': [DEMO.reader, DEMO.writer] }];
   for (let i = 0; i < 10; i++) expect((await get(ip, failures[i % 3])).status).toBe(401);
 
   const before = stack.upstream.received.length;
-  const attempts: Array<Record<string, string>> = [{ 'X-API-Key': DEMO.reader }, {}, { 'X-API-Key': 'demo-guess-2' }];
+  const attempts: Array<Record<string, string | string[]>> = [{}, { 'X-API-Key': 'demo-guess-2' }, { 'X-API-Key': [DEMO.reader, DEMO.reader] }, { 'X-API-Key': '' }];
   for (const headers of attempts) {
     const res = await get(ip, headers);
     expect(res.status).toBe(429);
@@ -50,7 +50,23 @@ test('9 failures still let a valid key through, and successful requests never co
   for (let i = 0; i < 9; i++) expect((await get(ip)).status).toBe(401);
   for (let i = 0; i < 5; i++) expect((await get(ip, { 'X-API-Key': DEMO.reader })).status).toBe(200);
   expect((await get(ip)).status).toBe(401);
-  expect((await get(ip, { 'X-API-Key': DEMO.reader })).status).toBe(429);
+  expect((await get(ip)).status).toBe(429);
+  expect((await get(ip, { 'X-API-Key': DEMO.reader })).status).toBe(200);
+});
+
+test('past its failure limit an IP (a shared NAT) still gets 200 for every valid key, in the header or the query, and the service sees them; a disabled key gets its 403', async () => {
+  await awayFromMinuteEnd();
+  const ip = '127.2.0.9';
+  for (let i = 0; i < 10; i++) expect((await get(ip, { 'X-API-Key': `demo-guess-${i}` })).status).toBe(401);
+  expect((await get(ip, { 'X-API-Key': 'demo-guess-x' })).status).toBe(429);
+  const before = stack.upstream.received.length;
+  expect((await get(ip, { 'X-API-Key': DEMO.reader })).status).toBe(200);
+  expect((await get(ip, { 'X-API-Key': DEMO.writer })).status).toBe(200);
+  expect((await send(stack.gateway.url, { path: `/api/v1/jobs?api_key=${DEMO.writer2}`, localAddress: ip })).status).toBe(200);
+  expect(stack.upstream.received.slice(before).map((r) => r.headers['x-consumer-username'])).toEqual(['demo-reader', 'demo-writer', 'demo-writer-2']);
+  const disabled = await get(ip, { 'X-API-Key': DEMO.disabled });
+  expect([disabled.status, disabled.json]).toEqual([403, { error: 'API key disabled' }]);
+  expect((await get(ip)).status).toBe(429);
 });
 
 test("only the gateway's own 401s count: 403s and the service's own 401s do not", async () => {
@@ -75,7 +91,8 @@ test("only the gateway's own 401s count: 403s and the service's own 401s do not"
 describe('the window (a clock minute, as in handler.lua)', () => {
   /** A request as the plugin sees it: a client IP and the phases' state. */
   function fakeCtx(ip: string): RequestContext {
-    return { clientIp: ip, pluginState: new Map(), status: null, source: 'error' } as unknown as RequestContext;
+    const noKey = { getHeader: () => undefined, query: new Map(), config: { credentialsByKey: new Map() } };
+    return { clientIp: ip, pluginState: new Map(), status: null, source: 'error', ...noKey } as unknown as RequestContext;
   }
 
   test('counts reset when the minute changes; Retry-After is the seconds left in it', () => {
@@ -99,7 +116,8 @@ describe('the window (a clock minute, as in handler.lua)', () => {
 
   test('limit must be a whole number above 0, defaulting to 10', () => {
     const plugin = authGuardPlugin(new RateLimitCounters());
-    expect(plugin.parseConfig({})).toEqual({ limit: 10 });
+    expect(plugin.parseConfig({})).toEqual({ limit: 10, keyNames: ['apikey'] });
+    expect(() => plugin.parseConfig({ key_names: [] })).toThrow('key_names');
     expect(() => plugin.parseConfig({ limit: 0 })).toThrow('limit');
     expect(() => plugin.parseConfig({ limit: 1.5 })).toThrow('limit');
   });

@@ -82,10 +82,13 @@ describe('methods nginx refuses itself', () => {
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}#\d+$/);
   });
 
-  test('CONNECT: 405 as well, not a dropped connection', async () => {
-    const answer = await raw(stack.gateway.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+  test('CONNECT: 405 as well, not a dropped connection; with an authority-form target nginx cannot parse the line: 400', async () => {
+    const answer = await raw(stack.gateway.port, 'CONNECT /api/v1/jobs HTTP/1.1\r\nHost: example.com\r\n\r\n');
     expectKongError(answer, 405, 'Method not allowed');
     expect(answer.closed).toBe(true);
+    const authority = await raw(stack.gateway.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expectKongError(authority, 400, 'Bad request');
+    expect(authority.closed).toBe(true);
   });
 });
 
@@ -137,11 +140,14 @@ describe('malformed requests: nginx\'s status through Kong\'s error handler, nev
     expect(stack.upstream.received.length).toBe(before);
   });
 
-  test('a Transfer-Encoding other than "chunked": nginx\'s own 501 page (501 has no error_page in Kong)', async () => {
-    for (const te of ['gzip', 'gzip, chunked']) {
+  test('a Transfer-Encoding other than "chunked": 501 in the API\'s error shape (gateway/kong/nginx-proxy-jobs.conf), not nginx\'s HTML page', async () => {
+    for (const te of ['gzip', 'gzip, chunked', 'chunked, identity', 'xchunked']) {
       const answer = await raw(stack.gateway.port, `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\n${key}Transfer-Encoding: ${te}\r\n\r\n0\r\n\r\n`);
-      expect([te, answer.status, answer.headers['content-type']]).toEqual([te, 501, 'text/html']);
-      expect(answer.body).toBe('<html>\r\n<head><title>501 Not Implemented</title></head>\r\n<body>\r\n<center><h1>501 Not Implemented</h1></center>\r\n</body>\r\n</html>\r\n');
+      expect([te, answer.status, answer.headers['content-type']]).toEqual([te, 501, 'application/json; charset=utf-8']);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: 'Transfer-Encoding not supported: send a body with Content-Length or Transfer-Encoding: chunked',
+        request_id: answer.headers['x-kong-request-id'],
+      });
       expect(answer.closed).toBe(true);
     }
   });

@@ -30,7 +30,7 @@ export type KongState = any;
 
 /** A state file of the repository as data (its decK comments dropped). */
 export function repoState(file: string): KongState {
-  return parse(readFileSync(file, 'utf8').replace(/^\s*#.*$/gm, ''));
+  return parse(readFileSync(file, 'utf8').replace(/^\s*#.*$/gm, ''), { merge: true });
 }
 
 /** kong.yaml as data, with the service pointed at `upstreamPort`. */

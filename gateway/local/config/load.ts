@@ -48,7 +48,7 @@ export function readStateFile(file: string, env: NodeJS.ProcessEnv): Obj {
   }
   let state: unknown;
   try {
-    state = parse(rendered, { prettyErrors: true, uniqueKeys: true });
+    state = parse(rendered, { prettyErrors: true, uniqueKeys: true, merge: true });
   } catch (err) {
     throw new Error(`reading file ${file}: ${(err as Error).message}`);
   }

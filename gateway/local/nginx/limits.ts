@@ -9,6 +9,8 @@
  *   refuses bodies over 8 MiB (LOCAL_DEFAULT_MAX_BODY) instead of growing without bound.
  */
 
+import { loadBodyTimeout } from './body-timeout';
+
 export const HEADER_LINE_LIMIT = 8 * 1024;
 export const HEADER_TOTAL_LIMIT = 4 * HEADER_LINE_LIMIT;
 export const LOCAL_DEFAULT_MAX_BODY = 8 * 1024 * 1024;
@@ -16,6 +18,8 @@ export const LOCAL_DEFAULT_MAX_BODY = 8 * 1024 * 1024;
 export interface NginxLimits {
   /** client_max_body_size in bytes; null = no limit. */
   maxBodyBytes: number | null;
+  /** client_body_timeout in ms (body-timeout.ts). */
+  bodyTimeoutMs: number;
 }
 
 const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -28,7 +32,8 @@ export function parseNginxSize(value: string, setting: string): number {
 
 export function loadNginxLimits(env: NodeJS.ProcessEnv): NginxLimits {
   const raw = env.KONG_NGINX_HTTP_CLIENT_MAX_BODY_SIZE;
-  if (raw === undefined || raw === '') return { maxBodyBytes: LOCAL_DEFAULT_MAX_BODY };
+  const bodyTimeoutMs = loadBodyTimeout(env);
+  if (raw === undefined || raw === '') return { maxBodyBytes: LOCAL_DEFAULT_MAX_BODY, bodyTimeoutMs };
   const bytes = parseNginxSize(raw, 'nginx_http_client_max_body_size');
-  return { maxBodyBytes: bytes === 0 ? null : bytes };
+  return { maxBodyBytes: bytes === 0 ? null : bytes, bodyTimeoutMs };
 }

@@ -10,6 +10,9 @@ import { HEADER_LINE_LIMIT, HEADER_TOTAL_LIMIT, type NginxLimits } from './limit
 
 /** The status nginx answers with, or null when the request goes on to Kong. */
 export function nginxRefusal(req: IncomingMessage, headers: HeaderMap, limits: NginxLimits): number | null {
+  // "client sent invalid request" (a CONNECT's authority-form target), "HTTP version not supported"
+  if (!/^(\/|[a-z][a-z0-9+.-]*:\/\/)/i.test(req.url ?? '')) return 400;
+  if (req.httpVersionMajor > 1) return 505;
   const requestLine = `${req.method ?? ''} ${req.url ?? ''} HTTP/${req.httpVersion}`;
   // "client sent too long URI"
   if (requestLine.length + 2 > HEADER_LINE_LIMIT) return 414;
@@ -30,8 +33,10 @@ export function nginxRefusal(req: IncomingMessage, headers: HeaderMap, limits: N
   if (te) {
     // "client sent HTTP/1.0 request with "Transfer-Encoding" header"
     if (req.httpVersion === '1.0') return 400;
+    // "client sent duplicate header line" (a unique header since nginx 1.23)
+    if (te.length > 1) return 400;
     // only exactly "chunked" is understood: "client sent unknown "Transfer-Encoding""
-    if (te.length !== 1 || (te[0] ?? '').trim().toLowerCase() !== 'chunked') return 501;
+    if ((te[0] ?? '').trim().toLowerCase() !== 'chunked') return 501;
   }
 
   // "client sent CONNECT method", "client sent TRACE method"

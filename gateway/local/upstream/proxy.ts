@@ -19,10 +19,12 @@
  *   on a connect or read timeout, 503 when the name does not resolve.
  */
 import type { ServerResponse } from 'node:http';
+import type { Gzip } from 'node:zlib';
 import { Pool, errors, type Dispatcher } from 'undici';
 import { luaHttpVersion, SERVER_TOKENS, type KongHeaders } from '../kong-headers';
 import type { RequestContext } from '../request-context';
 import { escapeUri } from '../router';
+import { gzipResponse, type GzipSettings } from './compress';
 import { resolveHost, type HostsTable } from './resolve';
 
 /** Never forwarded as the client sent them; Kong sets its own or drops them. */
@@ -156,6 +158,8 @@ export interface ProxyDeps {
   kongHeaders: KongHeaders;
   /** The request body, read whole (nginx's request buffering); null when the request has none. */
   body: Buffer | null;
+  /** nginx's gzip filter on the service's response (compress.ts). */
+  gzip: GzipSettings;
   /** Kong's header_filter on the service's response headers (plugins, Via, Server, ids), flat for writeHead. */
   headerFilter(headers: Array<[string, string]>): string[];
   /** Kong's own answer when proxying fails (502/503/504). */
@@ -188,6 +192,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
     this.clientGone = true;
+    this.gzip?.destroy();
     this.abortUpstream?.();
   };
 
@@ -218,27 +223,34 @@ class Exchange implements Dispatcher.DispatchHandler {
       if (HOP_BY_HOP_RESPONSE.has(lower) || listed?.has(lower) || (dropTrailer && lower === 'trailer')) continue;
       kept.push([name, value]);
     }
-    this.res.writeHead(statusCode, this.deps.headerFilter(kept));
+    const filtered = this.deps.headerFilter(kept);
+    this.gzip = gzipResponse(this.ctx, statusCode, filtered, this.deps.gzip);
+    this.res.writeHead(statusCode, filtered);
+    this.gzip?.pipe(this.res);
     this.resume = resume;
     return true;
   }
 
   private resume: (() => void) | null = null;
+  /** The compressor the body goes through, when nginx's gzip filter applies. */
+  private gzip: Gzip | null = null;
 
   onData(chunk: Buffer): boolean {
-    if (this.res.write(chunk)) return true;
+    const sink = this.gzip ?? this.res;
+    if (sink.write(chunk)) return true;
     // Backpressure: undici pauses the upstream socket until the client's side drains.
-    this.res.once('drain', this.resume!);
+    sink.once('drain', this.resume!);
     return false;
   }
 
   onComplete(): void {
-    this.res.end();
+    (this.gzip ?? this.res).end();
   }
 
   onError(err: Error): void {
     if (this.clientGone) return;
     if (this.res.headersSent) {
+      this.gzip?.destroy();
       this.res.destroy(err);
       return;
     }

@@ -16,11 +16,21 @@ return {
         fields = {
           { limit = {
               description = "Failed authentication attempts a client IP may make per clock minute "
-                         .. "before every request from it gets 429 until the minute ends.",
+                         .. "before its requests get 429 until the minute ends, unless they carry "
+                         .. "a key Kong's cache holds as a credential.",
               type = "integer",
               required = true,
               default = 10,
               gt = 0,
+          }, },
+          { key_names = {
+              description = "Where the key is looked for, as key-auth's key_names (header, then "
+                         .. "query argument, in this order); give key-auth's own list.",
+              type = "array",
+              required = true,
+              default = { "apikey" },
+              elements = typedefs.header_name,
+              len_min = 1,
           }, },
         },
     }, },
