@@ -5,36 +5,82 @@ import { RETRY_AFTER_SECONDS } from './error-handler';
 export interface AdmissionLimits {
   /** Requests served at once: the pool's size, so admitted requests rarely wait for a connection. */
   concurrency: number;
-  /** Requests waiting for a turn; one more is refused at once. */
-  queueLimit: number;
-  /** Longest wait for a turn. */
+  /** Longest wait for a turn; a request that would wait longer is refused at once. */
   queueTimeoutMs: number;
+  /** Optional cap on the requests waiting, on top of the expected-wait bound. */
+  queueLimit?: number;
 }
 
+export interface AdmissionStats {
+  inUse: number;
+  waiting: number;
+  /** Refused on arrival: the wait they faced was longer than queueTimeoutMs (or the cap was reached). */
+  refused: number;
+  /** Waited queueTimeoutMs without a turn. */
+  timedOut: number;
+  /** Their client went away while they waited. */
+  abandoned: number;
+  /** The running average time a request holds its turn (0 before the first one ended). */
+  serviceMs: number;
+}
+
+export interface Admission {
+  middleware: Middleware;
+  /** Whether a request arriving now would be refused. */
+  full(): boolean;
+  stats(): AdmissionStats;
+}
+
+const UNAVAILABLE = 'Service temporarily unavailable. Retry in a few seconds.';
 const unavailable = (message: string) => new HttpError(503, message, {}, { 'Retry-After': RETRY_AFTER_SECONDS });
+const gone = () => unavailable('Client closed the request while it waited');
 
 /** The client closed its connection: nobody would read the answer. */
 const abandoned = (ctx: Context) => ctx.res.destroyed;
 
+// Weight of the latest turn in the running average: about the last twenty turns count.
+const SMOOTHING = 0.05;
+
 interface Waiter {
   admit(): void;
+  /** Leaves the queue, its client gone. */
+  drop(): void;
   ctx: Context;
 }
 
 /**
- * A bounded wait queue in front of the database pool. At most `concurrency` requests run; up to
- * `queueLimit` more wait, each at most `queueTimeoutMs`; beyond that a request is a 503 with
- * Retry-After at once instead of an ever longer queue. A request whose client has gone away
- * while it waited is dropped without running, so it costs no database time.
+ * The wait queue in front of the database pool. At most `concurrency` requests run. A request
+ * that finds every turn taken waits, unless the wait it faces (the requests ahead of it, times
+ * the measured time a turn is held, over the number of turns) is longer than `queueTimeoutMs`:
+ * then it is a 503 with Retry-After at once, cheaper than a wait that would end in a 503 anyway.
+ * So the queue is as long as the pool can serve in time, whatever the pool and the queries cost,
+ * and a slower database shortens it. A waiter still waiting after `queueTimeoutMs` is a 503; one
+ * whose client went away leaves without running, so it costs no database time.
  */
-export function admission({ concurrency, queueLimit, queueTimeoutMs }: AdmissionLimits): Middleware {
+export function createAdmission({ concurrency, queueLimit = Infinity, queueTimeoutMs }: AdmissionLimits): Admission {
   let running = 0;
+  let serviceMs = 0;
   const queue: Waiter[] = [];
+  const counts = { refused: 0, timedOut: 0, abandoned: 0 };
 
-  const release = () => {
+  // When each of the running requests began: a stall (a locked table) shows here before any
+  // turn ends to say so, and their average age then stands in for the time a turn is held.
+  const startedAt = new Set<{ at: number }>();
+  const meanAgeMs = () => {
+    const now = performance.now();
+    let total = 0;
+    for (const { at } of startedAt) total += now - at;
+    return total / Math.max(1, startedAt.size);
+  };
+  const expectedWaitMs = () => ((queue.length + 1) * Math.max(serviceMs, meanAgeMs())) / concurrency;
+  const full = () => running >= concurrency && (queue.length >= queueLimit || expectedWaitMs() > queueTimeoutMs);
+
+  const release = (heldMs: number) => {
+    serviceMs = serviceMs === 0 ? heldMs : serviceMs + SMOOTHING * (heldMs - serviceMs);
     // Hand the turn to the next waiter whose client is still there.
     for (let next = queue.shift(); next; next = queue.shift()) {
       if (!abandoned(next.ctx)) return next.admit();
+      next.drop();
     }
     running--;
   };
@@ -47,15 +93,18 @@ export function admission({ concurrency, queueLimit, queueTimeoutMs }: Admission
           settle();
           resolve();
         },
+        drop: () => leave('abandoned', gone()),
       };
       // Only while waiting: admit() settles first, which clears both triggers of leave().
-      const leave = (error: HttpError) => {
+      const leave = (count: 'timedOut' | 'abandoned', error: HttpError) => {
         settle();
-        queue.splice(queue.indexOf(waiter), 1);
+        counts[count]++;
+        const place = queue.indexOf(waiter);
+        if (place >= 0) queue.splice(place, 1); // drop() is called once release() took it out
         reject(error);
       };
-      const timer = setTimeout(() => leave(unavailable('Service temporarily unavailable. Retry in a few seconds.')), queueTimeoutMs);
-      const onClose = () => leave(unavailable('Client closed the request while it waited'));
+      const timer = setTimeout(() => leave('timedOut', unavailable(UNAVAILABLE)), queueTimeoutMs);
+      const onClose = () => leave('abandoned', gone());
       const settle = () => {
         clearTimeout(timer);
         ctx.res.off('close', onClose);
@@ -64,19 +113,32 @@ export function admission({ concurrency, queueLimit, queueTimeoutMs }: Admission
       queue.push(waiter);
     });
 
-  return async (ctx, next) => {
+  const middleware: Middleware = async (ctx, next) => {
     if (abandoned(ctx)) throw unavailable('Client closed the request before it was served');
     if (running < concurrency) {
       running++;
-    } else if (queue.length < queueLimit) {
-      await waitForTurn(ctx); // the turn is handed over with `running` unchanged
+    } else if (full()) {
+      counts.refused++;
+      throw unavailable(UNAVAILABLE);
     } else {
-      throw unavailable('Service temporarily unavailable. Retry in a few seconds.');
+      await waitForTurn(ctx); // the turn is handed over with `running` unchanged
     }
+    const turn = { at: performance.now() };
+    startedAt.add(turn);
     try {
       await next();
     } finally {
-      release();
+      startedAt.delete(turn);
+      release(performance.now() - turn.at);
     }
   };
+
+  return {
+    middleware,
+    full,
+    stats: () => ({ inUse: running, waiting: queue.length, ...counts, serviceMs }),
+  };
 }
+
+/** The admission middleware alone. */
+export const admission = (limits: AdmissionLimits): Middleware => createAdmission(limits).middleware;
