@@ -12,6 +12,8 @@ export interface ServiceMetrics {
   /** One request the HTTP parser refused (or a CONNECT), answered outside the app. */
   observeMalformed(status: number): void;
   watchAdmission(stats: () => AdmissionStats): void;
+  /** The API listener's open connections. */
+  watchConnections(count: () => Promise<number>): void;
   watchPool(stats: () => PoolStats): void;
   /** `count` is asked at each scrape; a failure leaves the gauge NaN rather than an old number. */
   watchPendingChanges(count: () => Promise<number>): void;
@@ -81,6 +83,9 @@ export function createMetrics(): ServiceMetrics {
       total('admission_refused_total', 'Requests refused on arrival: their expected wait was past DB_QUERY_TIMEOUT_MS', () => stats().refused);
       total('admission_timed_out_total', 'Requests that waited DB_QUERY_TIMEOUT_MS without a turn', () => stats().timedOut);
       total('admission_abandoned_total', 'Requests whose client left while they waited for a turn', () => stats().abandoned);
+    },
+    watchConnections(count) {
+      gauge('http_open_connections', 'Connections open on the API port', count);
     },
     watchPool(stats) {
       gauge('db_pool_connections_open', 'Connections the primary pool has open', () => stats().open);

@@ -80,6 +80,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const url = `http://${config.host}:${port}`;
   let metricsServer: MetricsServer | undefined;
   if (metrics) {
+    metrics.watchConnections(() => new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count)))));
     metrics.watchPool(() => poolStats(database.pool));
     metrics.watchPendingChanges(() => pendingChangeCount(database.db));
     try {
