@@ -46,6 +46,9 @@ describe('overload: a bounded wait queue in front of the pool', () => {
       const refused = await timed(list());
       expectRetryLater(refused);
       expect(refused.ms).toBeLessThan(LIMITS.dbQueryTimeoutMs / 2);
+      // Readiness says so too, so a balancer sends new work elsewhere meanwhile.
+      const ready = await call(`${served.url}/readyz`);
+      expect([ready.status, ready.headers.get('retry-after'), ready.body]).toEqual([503, '5', { error: 'Service cannot take more work right now' }]);
 
       giveUp.abort();
       expect(await abandoned).toBe('AbortError');
@@ -60,6 +63,7 @@ describe('overload: a bounded wait queue in front of the pool', () => {
       await lock.release();
     }
     // And the service serves normally afterwards.
+    expect((await call(`${served.url}/readyz`)).status).toBe(200);
     expect((await list()).status).toBe(200);
     expect((await create('After the rush')).status).toBe(201);
   });
