@@ -231,21 +231,20 @@ describe('shedding by expected wait', () => {
     expect(waiting.every((entry) => entry.started)).toBe(true);
   });
 
-  test('turns held far longer than usual (a stalled database) shorten the queue before any of them ends', async () => {
-    const gate = createAdmission({ concurrency: 1, queueTimeoutMs: 200 });
-    await holdFor(gate, 1);
-    const stuck = enter(gate.middleware);
-    const early = enter(gate.middleware);
-    await tick();
-    expect(gate.stats().waiting).toBe(1);
-    // The running one has now held its turn longer than anyone may wait: whoever comes is refused.
-    await sleep(150);
+  test('slower turns shorten the queue: the estimate follows the time turns are held', async () => {
+    const gate = createAdmission({ concurrency: 1, queueTimeoutMs: 250 });
+    await holdFor(gate, 10);
+    const fast = gate.stats().serviceMs;
+    // A database grown slow: turns now held about 100 ms.
+    for (let i = 0; i < 40; i++) await holdFor(gate, 100);
+    expect(gate.stats().serviceMs).toBeGreaterThan(fast * 5);
+    const running = enter(gate.middleware);
+    const waiting = [enter(gate.middleware), enter(gate.middleware)];
+    // Two waiters fit (about 90 ms a turn by now); a third would expect three turns: past 250 ms.
     expect((await refusal(enter(gate.middleware).result)).status).toBe(503);
-    expect(gate.full()).toBe(true);
-    await stuck.done();
-    await early.done();
-    expect(gate.full()).toBe(false);
-  });
+    await running.done();
+    for (const entry of waiting) await entry.done();
+  }, 15_000);
 
   test('a client gone while it waited is counted as abandoned, and a turn it would have had goes on', async () => {
     const gate = createAdmission({ concurrency: 1, queueTimeoutMs: 60_000 });

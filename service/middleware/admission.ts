@@ -54,8 +54,11 @@ interface Waiter {
  * the measured time a turn is held, over the number of turns) is longer than `queueTimeoutMs`:
  * then it is a 503 with Retry-After at once, cheaper than a wait that would end in a 503 anyway.
  * So the queue is as long as the pool can serve in time, whatever the pool and the queries cost,
- * and a slower database shortens it. A waiter still waiting after `queueTimeoutMs` is a 503; one
- * whose client went away leaves without running, so it costs no database time.
+ * and a slower database shortens it as soon as its turns end (every query is bounded by
+ * DB_QUERY_TIMEOUT_MS). The estimate counts finished turns only: the age of running ones jumps
+ * with every pause of the event loop, and refused work that would have been served in time. A
+ * waiter still waiting after `queueTimeoutMs` is a 503; one whose client went away leaves
+ * without running, so it costs no database time.
  */
 export function createAdmission({ concurrency, queueLimit = Infinity, queueTimeoutMs }: AdmissionLimits): Admission {
   let running = 0;
@@ -63,16 +66,7 @@ export function createAdmission({ concurrency, queueLimit = Infinity, queueTimeo
   const queue: Waiter[] = [];
   const counts = { refused: 0, timedOut: 0, abandoned: 0 };
 
-  // When each of the running requests began: a stall (a locked table) shows here before any
-  // turn ends to say so, and their average age then stands in for the time a turn is held.
-  const startedAt = new Set<{ at: number }>();
-  const meanAgeMs = () => {
-    const now = performance.now();
-    let total = 0;
-    for (const { at } of startedAt) total += now - at;
-    return total / Math.max(1, startedAt.size);
-  };
-  const expectedWaitMs = () => ((queue.length + 1) * Math.max(serviceMs, meanAgeMs())) / concurrency;
+  const expectedWaitMs = () => ((queue.length + 1) * serviceMs) / concurrency;
   const full = () => running >= concurrency && (queue.length >= queueLimit || expectedWaitMs() > queueTimeoutMs);
 
   const release = (heldMs: number) => {
@@ -123,13 +117,11 @@ export function createAdmission({ concurrency, queueLimit = Infinity, queueTimeo
     } else {
       await waitForTurn(ctx); // the turn is handed over with `running` unchanged
     }
-    const turn = { at: performance.now() };
-    startedAt.add(turn);
+    const started = performance.now();
     try {
       await next();
     } finally {
-      startedAt.delete(turn);
-      release(performance.now() - turn.at);
+      release(performance.now() - started);
     }
   };
 
