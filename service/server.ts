@@ -131,9 +131,8 @@ async function main(): Promise<void> {
   );
   let stopping = false;
   const stop = () => {
-    // Stryker disable next-line ConditionalExpression: a second stop() would also wait (server.close's callback waits for the same 'close' event); this says so without relying on it
+    // A second signal while stopping (an orchestrator and an init both send one) changes nothing.
     if (stopping) return;
-    // Stryker disable next-line BooleanLiteral: as above
     stopping = true;
     // stop() does not reject (db/client.ts's close never does); were it to, the unhandled
     // rejection would reach exitOnCrash: a fatal line and exit code 1.

@@ -91,7 +91,6 @@ describe('overload with read replicas', () => {
   afterAll(() => database.close());
 
   test('one turn per connection of every server: three run with two replicas, the fourth is a 503 at once', async () => {
-    // The app is built here, not in a beforeAll: Stryker's per-test coverage must see this test build it.
     const handle = createDatabase(database.url, { connectionLimit: 3, queryTimeoutMs: REPLICAS.dbQueryTimeoutMs });
     const served = await serve(createApp({ db: handle.db, config: REPLICAS, logger: createLogger('silent') }).callback());
     const byId = () => call(`${served.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader });
