@@ -214,6 +214,11 @@ describe('framing and methods the app itself must refuse (every answer JSON, not
     await expectRefused(slow, [408], 'Request not received in time');
   });
 
+  test('a connection that never sends a byte is a JSON 408 and closed once HEADERS_TIMEOUT_MS has passed', async () => {
+    const res = await expectRefused([], [408], 'Request not received in time');
+    expect(res.ms).toBeGreaterThanOrEqual(950);
+  });
+
   test('ten half-sent uploads that hang up leave every turn free: the next request needs none of theirs', async () => {
     const gone = Array.from({ length: 10 }, () => rawExchange(port, [post({ 'Content-Length': '500' }), '{"title":"short"}'], { hangUpAfterMs: 200 }));
     await Promise.all(gone);
