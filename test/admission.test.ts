@@ -233,17 +233,25 @@ describe('shedding by expected wait', () => {
 
   test('slower turns shorten the queue: the estimate follows the time turns are held', async () => {
     const gate = createAdmission({ concurrency: 1, queueTimeoutMs: 250 });
+    /** Waiters let in behind one running request until the next is refused; all of them then finish. */
+    const queueLength = async () => {
+      const running = enter(gate.middleware);
+      const waiting: Array<ReturnType<typeof enter>> = [];
+      while (!gate.full()) waiting.push(enter(gate.middleware));
+      expect((await refusal(enter(gate.middleware).result)).status).toBe(503);
+      await running.done();
+      for (const entry of waiting) await entry.done();
+      return waiting.length;
+    };
     await holdFor(gate, 10);
-    const fast = gate.stats().serviceMs;
-    // A database grown slow: turns now held about 100 ms.
+    const fast = await queueLength();
+    // A database grown slow: turns now held 100 ms or more.
     for (let i = 0; i < 40; i++) await holdFor(gate, 100);
-    expect(gate.stats().serviceMs).toBeGreaterThan(fast * 5);
-    const running = enter(gate.middleware);
-    const waiting = [enter(gate.middleware), enter(gate.middleware)];
-    // Two waiters fit (about 90 ms a turn by now); a third would expect three turns: past 250 ms.
-    expect((await refusal(enter(gate.middleware).result)).status).toBe(503);
-    await running.done();
-    for (const entry of waiting) await entry.done();
+    const fits = Math.floor(250 / gate.stats().serviceMs);
+    const slow = await queueLength();
+    expect(slow).toBe(fits);
+    expect(slow).toBeLessThanOrEqual(2);
+    expect(fast).toBeGreaterThan(slow);
   }, 15_000);
 
   test('a client gone while it waited is counted as abandoned, and a turn it would have had goes on', async () => {

@@ -7,14 +7,14 @@ export interface AdmissionLimits {
   concurrency: number;
   /** Longest wait for a turn; a request that would wait longer is refused at once. */
   queueTimeoutMs: number;
-  /** Optional cap on the requests waiting, on top of the expected-wait bound. */
+  /** A fixed number of requests that may wait, instead of the expected-wait bound (unset: that bound). */
   queueLimit?: number;
 }
 
 export interface AdmissionStats {
   inUse: number;
   waiting: number;
-  /** Refused on arrival: the wait they faced was longer than queueTimeoutMs (or the cap was reached). */
+  /** Refused on arrival: the wait they faced was longer than queueTimeoutMs (or the fixed queue was full). */
   refused: number;
   /** Waited queueTimeoutMs without a turn. */
   timedOut: number;
@@ -58,16 +58,18 @@ interface Waiter {
  * DB_QUERY_TIMEOUT_MS). The estimate counts finished turns only: the age of running ones jumps
  * with every pause of the event loop, and refused work that would have been served in time. A
  * waiter still waiting after `queueTimeoutMs` is a 503; one whose client went away leaves
- * without running, so it costs no database time.
+ * without running, so it costs no database time. With `queueLimit`, a fixed number may wait
+ * instead (DB_QUEUE_LIMIT: an operator's choice, and the unbounded baseline of the benchmark).
  */
-export function createAdmission({ concurrency, queueLimit = Infinity, queueTimeoutMs }: AdmissionLimits): Admission {
+export function createAdmission({ concurrency, queueLimit, queueTimeoutMs }: AdmissionLimits): Admission {
   let running = 0;
   let serviceMs = 0;
   const queue: Waiter[] = [];
   const counts = { refused: 0, timedOut: 0, abandoned: 0 };
 
   const expectedWaitMs = () => ((queue.length + 1) * serviceMs) / concurrency;
-  const full = () => running >= concurrency && (queue.length >= queueLimit || expectedWaitMs() > queueTimeoutMs);
+  const full = () =>
+    running >= concurrency && (queueLimit === undefined ? expectedWaitMs() > queueTimeoutMs : queue.length >= queueLimit);
 
   const release = (heldMs: number) => {
     serviceMs = serviceMs === 0 ? heldMs : serviceMs + SMOOTHING * (heldMs - serviceMs);
