@@ -2,6 +2,7 @@
  * The Prometheus endpoint (service/metrics.ts) on a running service: on its own port, never the
  * API's, with requests by route and status, admission, the pool and the change feed's backlog.
  */
+import net from 'node:net';
 import { runService, type RunningService } from '../service/server';
 import { json, reader, writer } from './helpers/consumers';
 import { freshDatabase, type TestDatabase } from './helpers/database';
@@ -86,4 +87,27 @@ test('requests refused before the app (parser errors, CONNECT) are counted by st
   const text = await scrape();
   expect(value(text, 'http_malformed_requests_total{status="400"}')).toBe(1);
   expect(value(text, 'http_malformed_requests_total{status="405"}')).toBe(1);
+});
+
+test('a taken metrics port is one clear line, and the service does not start', async () => {
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const port = (taken.address() as net.AddressInfo).port;
+  try {
+    await expect(runService({ databaseUrl: database.url, port: 0, metricsPort: port, logLevel: 'silent' })).rejects.toThrow(
+      `Cannot listen for metrics on 127.0.0.1:${port} (EADDRINUSE)`,
+    );
+  } finally {
+    taken.close();
+  }
+});
+
+test('without METRICS_PORT there is no metrics listener', async () => {
+  const plain = await runService({ databaseUrl: database.url, port: 0, logLevel: 'silent' });
+  try {
+    expect(plain.metricsUrl).toBeUndefined();
+    expect((await fetch(`${plain.url}/healthz`)).status).toBe(200);
+  } finally {
+    await plain.stop();
+  }
 });
