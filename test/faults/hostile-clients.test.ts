@@ -32,8 +32,10 @@ beforeAll(async () => {
   const outcome = await service.listening;
   if (!('url' in outcome)) throw new Error(`the service exited at start-up: ${outcome.stderr}`);
   port = Number(new URL(outcome.url).port);
-  const line = service.stdout().split('\n').find((entry) => entry.includes('"jobs service listening"'));
-  metricsUrl = JSON.parse(line!).metrics;
+  // The JSON log line may reach stdout after the console line that said it listens.
+  const logLine = () => service.stdout().split('\n').find((entry) => entry.includes('"jobs service listening"'));
+  for (let tries = 0; !logLine() && tries < 50; tries++) await sleep(100);
+  metricsUrl = JSON.parse(logLine()!).metrics;
 }, 30_000);
 afterAll(async () => {
   await service.stop();
