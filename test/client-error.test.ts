@@ -214,6 +214,13 @@ describe('framing and methods the app itself must refuse (every answer JSON, not
     await expectRefused(slow, [408], 'Request not received in time');
   });
 
+  test('a half-sent body nobody reads (a probe) is answered, then a JSON 408 once the whole request is overdue, and closed', async () => {
+    const res = await rawExchange(port, ['GET /healthz HTTP/1.1\r\nHost: jobs\r\nContent-Length: 100\r\n\r\n{']);
+    const answers = res.raw.match(/HTTP\/1\.1 \d{3}(?= )/g);
+    expect(answers).toEqual(['HTTP/1.1 200', 'HTTP/1.1 408']);
+    expect(res.raw.endsWith('{"error":"Request not received in time"}')).toBe(true);
+  });
+
   test('a connection that never sends a byte is a JSON 408 and closed once HEADERS_TIMEOUT_MS has passed', async () => {
     const res = await expectRefused([], [408], 'Request not received in time');
     expect(res.ms).toBeGreaterThanOrEqual(950);
