@@ -90,3 +90,23 @@ export function createDatabase(url: string, options: PoolOptions = {}): Database
   const db = drizzle(pool, { schema, mode: 'default' });
   return { db, pool, close: (timeoutMs = CLOSE_TIMEOUT_MS) => endWithin(raw, sockets, timeoutMs) };
 }
+
+export interface PoolStats {
+  open: number;
+  inUse: number;
+  /** Callers waiting for a connection. */
+  waiting: number;
+}
+
+interface PoolInternals {
+  _allConnections: { length: number };
+  _freeConnections: { length: number };
+  _connectionQueue: { length: number };
+}
+
+/** The pool's connections and waiters, for metrics (mysql2 keeps them only in its internal fields). */
+export function poolStats(pool: Pool): PoolStats {
+  const core = (pool as unknown as { pool: PoolInternals }).pool;
+  const open = core._allConnections.length;
+  return { open, inUse: open - core._freeConnections.length, waiting: core._connectionQueue.length };
+}

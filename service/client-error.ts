@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 // Node's own answers (lib/_http_server.js, socketOnError) with the same statuses, as JSON.
@@ -24,11 +24,16 @@ const MESSAGE_BY_CODE: Record<string, string> = {
 
 // The response Node is writing on this connection (its internal field; there is no public one).
 type ClientErrorSocket = Duplex & { _httpMessage?: NodeJS.EventEmitter | null };
+export type ParserError = Error & { code?: string };
 
-/** The full HTTP/1.1 response for a request Node's parser refused. */
-export function clientErrorResponse(code: string | undefined): string {
-  const status = (code && STATUS_BY_CODE[code]) || 400;
-  const body = JSON.stringify({ error: (code && MESSAGE_BY_CODE[code]) || 'Malformed HTTP request' });
+/** The status Node's parser error `code` is answered with. */
+export const clientErrorStatus = (code: string | undefined): number => (code && STATUS_BY_CODE[code]) || 400;
+/** The message Node's parser error `code` is answered with. */
+export const clientErrorMessage = (code: string | undefined): string => (code && MESSAGE_BY_CODE[code]) || 'Malformed HTTP request';
+
+/** A whole HTTP/1.1 JSON error response that closes the connection, for answers written on the socket itself. */
+export function rawErrorResponse(status: number, message: string): string {
+  const body = JSON.stringify({ error: message });
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
     'Content-Type: application/json; charset=utf-8\r\n' +
@@ -38,44 +43,87 @@ export function clientErrorResponse(code: string | undefined): string {
   );
 }
 
+/** The full HTTP/1.1 response for a request Node's parser refused. */
+export function clientErrorResponse(code: string | undefined): string {
+  return rawErrorResponse(clientErrorStatus(code), clientErrorMessage(code));
+}
+
+// Parser failures by connection, kept for a body reader that starts listening after the failure
+// (llhttp can fail in the same read that completed the head, before the app's first await).
+const failures = new WeakMap<Duplex, ParserError>();
+const PARSER_FAILED = Symbol('parser failed');
+
+/**
+ * Calls `listener` once if the parser fails on `socket` (a broken chunk, a request time-out),
+ * at once when it already has; returns the function that stops listening. A request whose body
+ * is being read learns here that the rest will never come.
+ */
+export function onParserFailure(socket: Duplex, listener: (error: ParserError) => void): () => void {
+  const earlier = failures.get(socket);
+  if (earlier) {
+    listener(earlier);
+    return () => undefined;
+  }
+  socket.once(PARSER_FAILED, listener);
+  return () => socket.off(PARSER_FAILED, listener);
+}
+
+/** Ends `socket` with `response`, and destroys it after `lingerMs` if the client keeps its side open. */
+function endWith(socket: Duplex, response: string, lingerMs: number): void {
+  socket.end(response);
+  const linger = setTimeout(() => socket.destroy(), lingerMs).unref();
+  socket.once('close', () => clearTimeout(linger));
+}
+
 /**
  * server.on('clientError', ...): answers what Node's HTTP parser refuses (bad header bytes,
  * folded headers, a repeated Content-Length, Content-Length with Transfer-Encoding, unknown
- * methods, headers over 16 KB) with the JSON error shape instead of Node's empty answer.
+ * methods, headers over 16 KB, broken chunks, a request not received in time) with the JSON
+ * error shape instead of Node's empty answer. `onAnswer` is told each status answered.
  *
  * Node writes its answer at once unless a response has started, and destroys the socket. Here a
- * response still being produced for an earlier request on the connection (keep-alive,
- * pipelining) is let finish first, so the client never reads the 400 as the answer to a request
- * that succeeded; then the socket is ended and closed after `lingerMs` (CLIENT_ERROR_LINGER_MS):
- * a client still sending (a 20 KB header) would otherwise get a reset that can swallow the answer.
+ * response still being produced for a request on the connection (its body being read, keep-alive,
+ * pipelining) is let finish first: a body reader is told of the failure and answers it itself,
+ * and otherwise the client never reads the 400 as the answer to a request that succeeded. Then
+ * the socket is ended and closed after `lingerMs` (CLIENT_ERROR_LINGER_MS): a client still
+ * sending (a 20 KB header) would otherwise get a reset that can swallow the answer.
  */
-export function clientErrorHandler(lingerMs: number) {
-  const answered = new WeakSet<Duplex>();
-  return (error: Error & { code?: string }, socket: ClientErrorSocket): void => {
+export function clientErrorHandler(lingerMs: number, onAnswer: (status: number) => void = () => undefined) {
+  return (error: ParserError, socket: ClientErrorSocket): void => {
     // The parser stays failed and reports again for every later chunk: one answer is enough.
-    // Stryker disable next-line ConditionalExpression: a second end() on an ended socket sends nothing more
-    if (answered.has(socket)) return;
-    answered.add(socket);
+    if (failures.has(socket)) return;
+    failures.set(socket, error);
+    socket.emit(PARSER_FAILED, error);
     const answer = () => {
+      // The response in flight closed the connection itself (a body reader's answer): Node ends it.
+      if (socket.writableEnded) return;
       // A socket error (ECONNRESET) arrives with the socket already destroyed, and a response in
       // flight may finish after the client left: nothing can be written then.
-      // Stryker disable next-line ConditionalExpression,BlockStatement: end() on a socket that cannot write sends nothing either; this only frees it at once
       if (!socket.writable) {
         socket.destroy();
         return;
       }
-      socket.end(clientErrorResponse(error.code));
-      const linger = setTimeout(() => socket.destroy(), lingerMs).unref();
-      // Stryker disable next-line StringLiteral,ArrowFunction: tidiness only; the unref'd timer destroying a closed socket does nothing
-      socket.once('close', () => clearTimeout(linger));
+      onAnswer(clientErrorStatus(error.code));
+      endWith(socket, clientErrorResponse(error.code), lingerMs);
     };
     const inFlight = socket._httpMessage;
     if (!inFlight) answer();
     else {
       inFlight.once('finish', answer);
       // Closed without finishing: the connection went with it; nothing more can be said on it.
-      // Stryker disable next-line StringLiteral,ArrowFunction,ConditionalExpression,LogicalOperator: a response closes unfinished only when its socket closed, so destroying it again changes nothing
       inFlight.once('close', () => socket.writableEnded || socket.destroy());
     }
+  };
+}
+
+/**
+ * server.on('connect', ...): a CONNECT is a 405 in JSON, as nginx answers it, instead of Node
+ * closing the connection without a word (it hands CONNECT to this event, never to the app).
+ */
+export function connectHandler(lingerMs: number, onAnswer: (status: number) => void = () => undefined) {
+  return (_request: IncomingMessage, socket: Duplex): void => {
+    socket.on('error', () => undefined);
+    onAnswer(405);
+    endWith(socket, rawErrorResponse(405, 'Method not allowed'), lingerMs);
   };
 }

@@ -39,10 +39,17 @@ export const Config = z.object({
   dbConnectTimeoutMs: wholeNumber(100, 60000, 'milliseconds').default(2000),
   // Below the gateway's 30 s read timeout, so a slow query is our 503, not the gateway's 504.
   dbQueryTimeoutMs: wholeNumber(100, 25000, 'milliseconds').default(5000),
-  dbQueueLimit: wholeNumber(0, 10000, 'requests').default(50),
+  // Unset: waiting is bounded by its expected length (service/middleware/admission.ts); set: a
+  // fixed number of requests may wait instead.
+  dbQueueLimit: wholeNumber(0, 10000, 'requests').optional(),
   readyTimeoutMs: wholeNumber(50, 10000, 'milliseconds').default(800),
   // Below Kubernetes' default 30 s terminationGracePeriodSeconds.
   shutdownGraceMs: wholeNumber(0, 300000, 'milliseconds').default(10000),
+  // How long a client may take to send a request's head, then its body (a 408 after either).
+  headersTimeoutMs: wholeNumber(100, 300000, 'milliseconds').default(10000),
+  bodyReadTimeoutMs: wholeNumber(100, 300000, 'milliseconds').default(10000),
+  // Prometheus metrics on a port of their own (service/metrics.ts), never the API's; unset: none.
+  metricsPort: whole(0, 65535, 'must be a port number (0-65535)').optional(),
   // How long a connection the HTTP parser refused may go on sending after its 4xx (service/client-error.ts).
   clientErrorLingerMs: wholeNumber(0, 60000, 'milliseconds').default(2000),
   // Seconds an instance waits while another one migrates (db/migrate.ts); unset: 60.
@@ -69,6 +76,9 @@ const ENV_NAMES: Record<keyof Config, string> = {
   readyTimeoutMs: 'READY_TIMEOUT_MS',
   shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
   clientErrorLingerMs: 'CLIENT_ERROR_LINGER_MS',
+  headersTimeoutMs: 'HEADERS_TIMEOUT_MS',
+  bodyReadTimeoutMs: 'BODY_READ_TIMEOUT_MS',
+  metricsPort: 'METRICS_PORT',
   migrationLockTimeoutSeconds: 'MIGRATION_LOCK_TIMEOUT_SECONDS',
   databaseReadUrls: 'DATABASE_READ_URLS',
 };

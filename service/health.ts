@@ -2,6 +2,9 @@ import Router from '@koa/router';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { deadlineError } from '../db/errors';
+import { HttpError } from './errors';
+import type { Admission } from './middleware/admission';
+import { RETRY_AFTER_SECONDS } from './middleware/error-handler';
 
 /** Resolves like `work`, or rejects with a deadline error after `ms` (the work itself goes on). */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -15,8 +18,9 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 /**
  * Probes for orchestrators, outside /api/v1 and outside the gateway's routes. `readyTimeoutMs`
  * keeps /readyz under the probe's own time-out (Kubernetes: 1 s) when the database is silent.
+ * With `admission`, /readyz is also a 503 while a request arriving now would be refused.
  */
-export function healthRouter(db: Database, readyTimeoutMs: number): Router {
+export function healthRouter(db: Database, readyTimeoutMs: number, admission?: Pick<Admission, 'full'>): Router {
   const router = new Router();
   // Liveness: the process answers.
   router.get('/healthz', (ctx) => {
@@ -24,6 +28,9 @@ export function healthRouter(db: Database, readyTimeoutMs: number): Router {
   });
   // Readiness: the database answers too, in time; a failure becomes the error middleware's 503.
   router.get('/readyz', async (ctx) => {
+    if (admission?.full()) {
+      throw new HttpError(503, 'Service cannot take more work right now', {}, { 'Retry-After': RETRY_AFTER_SECONDS });
+    }
     const ping = db.execute(sql`select 1`);
     ping.catch(() => undefined); // a late failure, after the deadline answered, is not unhandled
     await within(ping, readyTimeoutMs);

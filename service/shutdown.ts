@@ -25,7 +25,7 @@ export function drainOnStop(server: Server): Drain {
       return;
     }
     inFlight.add(response);
-    // Stryker disable next-line ArrowFunction,StringLiteral: a closed response left in the set costs only memory (at the drain it is sent, and its 'finish' does not come again)
+    // Stryker disable next-line ArrowFunction,StringLiteral: equivalent, memory only
     response.once('close', () => inFlight.delete(response));
   });
 

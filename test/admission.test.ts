@@ -1,11 +1,12 @@
 /**
  * The wait queue in front of the pool (service/middleware/admission.ts), driven directly: who
- * runs, who waits, who is refused at once, what each refusal says, and that a client that went
- * away never takes a turn. test/faults/overload.test.ts shows the same through a locked table.
+ * runs, who waits, who is refused at once (a wait longer than its deadline, or the optional
+ * cap), what each refusal says, what it counts, and that a client that went away never takes a
+ * turn. test/faults/overload.test.ts shows the same through a locked table.
  */
 import { EventEmitter } from 'node:events';
 import type { Context, Middleware } from 'koa';
-import { admission } from '../service/middleware/admission';
+import { admission, createAdmission, type Admission } from '../service/middleware/admission';
 import { HttpError } from '../service/errors';
 
 /** A request's context as admission reads it: the response stream, its close event and whether it is destroyed. */
@@ -83,20 +84,19 @@ test('two turns serve two at once', async () => {
   await Promise.all([a.done(), b.done()]);
 });
 
-test('a waiter gives up after queueTimeoutMs with a 503, and its place is free again', async () => {
-  const admit = admission({ concurrency: 1, queueLimit: 1, queueTimeoutMs: 50 });
-  const a = enter(admit);
+test('a waiter gives up after queueTimeoutMs with a 503, and leaves the queue', async () => {
+  const gate = createAdmission({ concurrency: 1, queueLimit: 1, queueTimeoutMs: 50 });
+  const a = enter(gate.middleware);
   const started = Date.now();
-  const waiter = enter(admit);
+  const waiter = enter(gate.middleware);
   const timedOut = await refusal(waiter.result);
   expect(Date.now() - started).toBeGreaterThanOrEqual(45);
   expect(timedOut).toMatchObject({ status: 503, message: UNAVAILABLE, headers: { 'Retry-After': '5' } });
   expect(waiter.started).toBe(false);
+  expect(gate.stats()).toMatchObject({ inUse: 1, waiting: 0, timedOut: 1, refused: 0 });
 
-  // The place it left can be taken: this one waits instead of being refused at once.
-  const next = enter(admit);
-  await tick();
-  await takesTheTurnAfter(a, next);
+  await a.done();
+  await runsAtOnce(gate.middleware);
 });
 
 test('a waiter whose client hangs up leaves the queue with its own 503 and never runs', async () => {
@@ -130,6 +130,23 @@ test('the turn skips a waiter whose client is gone but not yet closed, and goes 
   await next.done();
   // Every turn is back.
   await runsAtOnce(admit);
+});
+
+test('a skipped waiter whose connection closes later takes no one else out of the queue', async () => {
+  const gate = createAdmission({ concurrency: 1, queueTimeoutMs: 60_000 });
+  const a = enter(gate.middleware);
+  const gone = request();
+  const skipped = enter(gate.middleware, gone.ctx);
+  void skipped.result.catch(() => undefined);
+  const [b, c] = [enter(gate.middleware), enter(gate.middleware)];
+  await tick();
+  gone.res.destroyed = true;
+  await a.done();
+  await tick();
+  expect(b.started).toBe(true);
+  gone.res.emit('close');
+  expect(gate.stats()).toMatchObject({ waiting: 1, abandoned: 1 });
+  await takesTheTurnAfter(b, c);
 });
 
 test('a request whose client is already gone is refused before it takes a turn', async () => {
@@ -168,4 +185,85 @@ test('a waiter let in keeps nothing of its wait: neither its timer nor its clien
   bRequest.hangUp();
   await sleep(70);
   await takesTheTurnAfter(b, c);
+});
+
+/** One request through `gate` that holds its turn for `ms`. */
+async function holdFor(gate: Admission, ms: number): Promise<void> {
+  const entry = enter(gate.middleware);
+  await sleep(ms);
+  await entry.done();
+}
+
+describe('shedding by expected wait', () => {
+  test('with no cap, requests wait while the wait ahead of them fits in queueTimeoutMs; the next is a 503 at once', async () => {
+    const gate = createAdmission({ concurrency: 2, queueTimeoutMs: 1000 });
+    // Two turns held 100 ms each: a turn is held about 100 ms.
+    await Promise.all([holdFor(gate, 100), holdFor(gate, 100)]);
+    const serviceMs = gate.stats().serviceMs;
+    expect(serviceMs).toBeGreaterThanOrEqual(95);
+
+    const running = [enter(gate.middleware), enter(gate.middleware)];
+    const waiting: Array<ReturnType<typeof enter>> = [];
+    // The n-th waiter expects to wait n x serviceMs / 2 turns.
+    const fits = Math.floor((1000 * 2) / serviceMs);
+    for (let n = 1; n <= fits; n++) waiting.push(enter(gate.middleware));
+    expect(gate.full()).toBe(true);
+    const refused = await refusal(enter(gate.middleware).result);
+    expect(refused).toMatchObject({ status: 503, message: UNAVAILABLE, headers: { 'Retry-After': '5' } });
+    expect(gate.stats()).toMatchObject({ inUse: 2, waiting: fits, refused: 1, timedOut: 0 });
+
+    // Every one that waited is served in turn.
+    for (const entry of [...running, ...waiting]) await entry.done();
+    expect(waiting.every((entry) => entry.started)).toBe(true);
+    expect(gate.stats()).toMatchObject({ inUse: 0, waiting: 0 });
+    expect(gate.full()).toBe(false);
+  });
+
+  test('a fast pool queues far more than a fixed cap of 50 would', async () => {
+    const gate = createAdmission({ concurrency: 1, queueTimeoutMs: 5000 });
+    await holdFor(gate, 5);
+    const running = enter(gate.middleware);
+    const waiting = Array.from({ length: 200 }, () => enter(gate.middleware));
+    await tick();
+    expect(gate.stats()).toMatchObject({ waiting: 200, refused: 0 });
+    await running.done();
+    for (const entry of waiting) await entry.done();
+    expect(waiting.every((entry) => entry.started)).toBe(true);
+  });
+
+  test('slower turns shorten the queue: the estimate follows the time turns are held', async () => {
+    const gate = createAdmission({ concurrency: 1, queueTimeoutMs: 250 });
+    /** Waiters let in behind one running request until the next is refused; all of them then finish. */
+    const queueLength = async () => {
+      const running = enter(gate.middleware);
+      const waiting: Array<ReturnType<typeof enter>> = [];
+      while (!gate.full()) waiting.push(enter(gate.middleware));
+      expect((await refusal(enter(gate.middleware).result)).status).toBe(503);
+      await running.done();
+      for (const entry of waiting) await entry.done();
+      return waiting.length;
+    };
+    await holdFor(gate, 10);
+    const fast = await queueLength();
+    // A database grown slow: turns now held 100 ms or more.
+    for (let i = 0; i < 40; i++) await holdFor(gate, 100);
+    const fits = Math.floor(250 / gate.stats().serviceMs);
+    const slow = await queueLength();
+    expect(slow).toBe(fits);
+    expect(slow).toBeLessThanOrEqual(2);
+    expect(fast).toBeGreaterThan(slow);
+  }, 15_000);
+
+  test('a client gone while it waited is counted as abandoned, and a turn it would have had goes on', async () => {
+    const gate = createAdmission({ concurrency: 1, queueTimeoutMs: 60_000 });
+    const a = enter(gate.middleware);
+    const gone = request();
+    const waiter = enter(gate.middleware, gone.ctx);
+    await tick();
+    gone.hangUp();
+    await refusal(waiter.result);
+    expect(gate.stats()).toMatchObject({ abandoned: 1, waiting: 0, inUse: 1 });
+    await a.done();
+    expect(gate.stats().inUse).toBe(0);
+  });
 });

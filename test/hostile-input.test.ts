@@ -3,7 +3,7 @@ import { call } from './helpers/http';
 import { json, writer } from './helpers/consumers';
 import { startTestService, type TestService } from './helpers/service';
 
-// Issue 11: each repro (marked "repro") answered 500 or was accepted before this change.
+// Each case marked "repro" was answered 500, or accepted, before the input checks it pins.
 
 let service: TestService;
 

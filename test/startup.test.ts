@@ -17,9 +17,10 @@ describe('configuration', () => {
       seedDemoData: false,
       dbConnectTimeoutMs: 2000,
       dbQueryTimeoutMs: 5000,
-      dbQueueLimit: 50,
       readyTimeoutMs: 800,
       shutdownGraceMs: 10000,
+      headersTimeoutMs: 10000,
+      bodyReadTimeoutMs: 10000,
       clientErrorLingerMs: 2000,
     });
   });

@@ -5,36 +5,78 @@ import { RETRY_AFTER_SECONDS } from './error-handler';
 export interface AdmissionLimits {
   /** Requests served at once: the pool's size, so admitted requests rarely wait for a connection. */
   concurrency: number;
-  /** Requests waiting for a turn; one more is refused at once. */
-  queueLimit: number;
-  /** Longest wait for a turn. */
+  /** Longest wait for a turn; a request that would wait longer is refused at once. */
   queueTimeoutMs: number;
+  /** A fixed number of requests that may wait, instead of the expected-wait bound (unset: that bound). */
+  queueLimit?: number;
 }
 
+export interface AdmissionStats {
+  inUse: number;
+  waiting: number;
+  /** Refused on arrival: the wait they faced was longer than queueTimeoutMs (or the fixed queue was full). */
+  refused: number;
+  /** Waited queueTimeoutMs without a turn. */
+  timedOut: number;
+  /** Their client went away while they waited. */
+  abandoned: number;
+  /** The running average time a request holds its turn (0 before the first one ended). */
+  serviceMs: number;
+}
+
+export interface Admission {
+  middleware: Middleware;
+  /** Whether a request arriving now would be refused. */
+  full(): boolean;
+  stats(): AdmissionStats;
+}
+
+const UNAVAILABLE = 'Service temporarily unavailable. Retry in a few seconds.';
 const unavailable = (message: string) => new HttpError(503, message, {}, { 'Retry-After': RETRY_AFTER_SECONDS });
+const gone = () => unavailable('Client closed the request while it waited');
 
 /** The client closed its connection: nobody would read the answer. */
 const abandoned = (ctx: Context) => ctx.res.destroyed;
 
+// Weight of the latest turn in the running average: about the last twenty turns count.
+const SMOOTHING = 0.05;
+
 interface Waiter {
   admit(): void;
+  /** Leaves the queue, its client gone. */
+  drop(): void;
   ctx: Context;
 }
 
 /**
- * A bounded wait queue in front of the database pool. At most `concurrency` requests run; up to
- * `queueLimit` more wait, each at most `queueTimeoutMs`; beyond that a request is a 503 with
- * Retry-After at once instead of an ever longer queue. A request whose client has gone away
- * while it waited is dropped without running, so it costs no database time.
+ * The wait queue in front of the database pool. At most `concurrency` requests run. A request
+ * that finds every turn taken waits, unless the wait it faces (the requests ahead of it, times
+ * the measured time a turn is held, over the number of turns) is longer than `queueTimeoutMs`:
+ * then it is a 503 with Retry-After at once, cheaper than a wait that would end in a 503 anyway.
+ * So the queue is as long as the pool can serve in time, whatever the pool and the queries cost,
+ * and a slower database shortens it as soon as its turns end (every query is bounded by
+ * DB_QUERY_TIMEOUT_MS). The estimate counts finished turns only: counting the age of running
+ * ones, which jumps with every pause of the event loop, refused work that was served in time. A
+ * waiter still waiting after `queueTimeoutMs` is a 503; one whose client went away leaves
+ * without running, so it costs no database time. With `queueLimit`, a fixed number may wait
+ * instead (DB_QUEUE_LIMIT: an operator's choice, and the unbounded baseline of the benchmark).
  */
-export function admission({ concurrency, queueLimit, queueTimeoutMs }: AdmissionLimits): Middleware {
+export function createAdmission({ concurrency, queueLimit, queueTimeoutMs }: AdmissionLimits): Admission {
   let running = 0;
+  let serviceMs = 0;
   const queue: Waiter[] = [];
+  const counts = { refused: 0, timedOut: 0, abandoned: 0 };
 
-  const release = () => {
+  const expectedWaitMs = () => ((queue.length + 1) * serviceMs) / concurrency;
+  const full = () =>
+    running >= concurrency && (queueLimit === undefined ? expectedWaitMs() > queueTimeoutMs : queue.length >= queueLimit);
+
+  const release = (heldMs: number) => {
+    serviceMs = serviceMs === 0 ? heldMs : serviceMs + SMOOTHING * (heldMs - serviceMs);
     // Hand the turn to the next waiter whose client is still there.
     for (let next = queue.shift(); next; next = queue.shift()) {
       if (!abandoned(next.ctx)) return next.admit();
+      next.drop();
     }
     running--;
   };
@@ -47,15 +89,18 @@ export function admission({ concurrency, queueLimit, queueTimeoutMs }: Admission
           settle();
           resolve();
         },
+        drop: () => leave('abandoned', gone()),
       };
       // Only while waiting: admit() settles first, which clears both triggers of leave().
-      const leave = (error: HttpError) => {
+      const leave = (count: 'timedOut' | 'abandoned', error: HttpError) => {
         settle();
-        queue.splice(queue.indexOf(waiter), 1);
+        counts[count]++;
+        const place = queue.indexOf(waiter);
+        if (place >= 0) queue.splice(place, 1); // drop() is called once release() took it out
         reject(error);
       };
-      const timer = setTimeout(() => leave(unavailable('Service temporarily unavailable. Retry in a few seconds.')), queueTimeoutMs);
-      const onClose = () => leave(unavailable('Client closed the request while it waited'));
+      const timer = setTimeout(() => leave('timedOut', unavailable(UNAVAILABLE)), queueTimeoutMs);
+      const onClose = () => leave('abandoned', gone());
       const settle = () => {
         clearTimeout(timer);
         ctx.res.off('close', onClose);
@@ -64,19 +109,30 @@ export function admission({ concurrency, queueLimit, queueTimeoutMs }: Admission
       queue.push(waiter);
     });
 
-  return async (ctx, next) => {
+  const middleware: Middleware = async (ctx, next) => {
     if (abandoned(ctx)) throw unavailable('Client closed the request before it was served');
     if (running < concurrency) {
       running++;
-    } else if (queue.length < queueLimit) {
-      await waitForTurn(ctx); // the turn is handed over with `running` unchanged
+    } else if (full()) {
+      counts.refused++;
+      throw unavailable(UNAVAILABLE);
     } else {
-      throw unavailable('Service temporarily unavailable. Retry in a few seconds.');
+      await waitForTurn(ctx); // the turn is handed over with `running` unchanged
     }
+    const started = performance.now();
     try {
       await next();
     } finally {
-      release();
+      release(performance.now() - started);
     }
   };
+
+  return {
+    middleware,
+    full,
+    stats: () => ({ inUse: running, waiting: queue.length, ...counts, serviceMs }),
+  };
 }
+
+/** The admission middleware alone. */
+export const admission = (limits: AdmissionLimits): Middleware => createAdmission(limits).middleware;

@@ -15,7 +15,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof HttpError) {
     return { status: error.status, body: { error: error.message, ...error.extra }, headers: error.headers };
   }
-  // Stryker disable next-line ConditionalExpression: a thrown primitive has no code, status or expose either; the typeof check narrows the type
+  // Stryker disable next-line ConditionalExpression: equivalent, a primitive has no status either
   if (error && typeof error === 'object') {
     if (isDatabaseUnavailable(error)) {
       return {

@@ -1,9 +1,10 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { Middleware } from 'koa';
-import getRawBody from 'raw-body';
 import { firstDuplicateKey } from '../duplicate-keys';
 import { HttpError, validationFailed } from '../errors';
+import { Config } from '../config';
+import { BODY_LIMIT_BYTES, readBody } from './request-body';
 
 declare module 'koa' {
   interface Request {
@@ -12,14 +13,14 @@ declare module 'koa' {
   }
 }
 
-/** The most a body may hold, on the wire and again after decompression. */
-export const BODY_LIMIT_BYTES = 100 * 1024;
+// For an app without readBodyFirst() in front (a body not read yet).
+const FALLBACK_READ_TIMEOUT_MS = Config.parse({}).bodyReadTimeoutMs;
 
 const inflate = promisify(gunzip);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-// The body is left unread on these answers: closing the connection stops Node reading (and
-// discarding) the rest of an upload just to keep the connection alive.
+// Connection: close on these answers: without readBodyFirst() in front, the body is left unread,
+// and closing stops Node reading (and discarding) the rest of an upload to keep the connection alive.
 const tooLarge = () =>
   new HttpError(413, 'Request body too large: the limit is 100 KB', {}, { Connection: 'close' });
 const unsupportedEncoding = (encoding: string) =>
@@ -42,22 +43,6 @@ function contentCoding(header: string | undefined): 'gzip' | undefined {
   if (codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')) return 'gzip';
   // Node has already trimmed the value.
   throw unsupportedEncoding(header!);
-}
-
-async function readBytes(req: Parameters<typeof getRawBody>[0] & { headers: Record<string, unknown> }): Promise<Buffer> {
-  try {
-    // A Content-Length over the limit is refused before a byte is read. It counts the bytes as
-    // sent (compressed, for gzip), which is what the limit applies to on the wire.
-    return await getRawBody(req, {
-      limit: BODY_LIMIT_BYTES,
-      length: req.headers['content-length'] as string | undefined,
-    });
-  } catch (error) {
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') throw tooLarge();
-    if (type === 'request.aborted' || type === 'request.size.invalid') throw new HttpError(400, 'Request body was incomplete');
-    throw error;
-  }
 }
 
 async function decode(bytes: Buffer): Promise<Buffer> {
@@ -111,7 +96,7 @@ export function jsonBody(): Middleware {
       throw new HttpError(415, 'Unsupported charset: JSON bodies must be UTF-8');
     }
     const coding = contentCoding(ctx.get('Content-Encoding') || undefined);
-    const bytes = await readBytes(ctx.req);
+    const bytes = ctx.request.rawBody ?? (await readBody(ctx.req, FALLBACK_READ_TIMEOUT_MS));
     ctx.request.body = parseJsonObject(coding === 'gzip' ? await decode(bytes) : bytes);
     await next();
   };

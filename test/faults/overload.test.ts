@@ -46,6 +46,9 @@ describe('overload: a bounded wait queue in front of the pool', () => {
       const refused = await timed(list());
       expectRetryLater(refused);
       expect(refused.ms).toBeLessThan(LIMITS.dbQueryTimeoutMs / 2);
+      // Readiness says so too, so a balancer sends new work elsewhere meanwhile.
+      const ready = await call(`${served.url}/readyz`);
+      expect([ready.status, ready.headers.get('retry-after'), ready.body]).toEqual([503, '5', { error: 'Service cannot take more work right now' }]);
 
       giveUp.abort();
       expect(await abandoned).toBe('AbortError');
@@ -60,6 +63,7 @@ describe('overload: a bounded wait queue in front of the pool', () => {
       await lock.release();
     }
     // And the service serves normally afterwards.
+    expect((await call(`${served.url}/readyz`)).status).toBe(200);
     expect((await list()).status).toBe(200);
     expect((await create('After the rush')).status).toBe(201);
   });
@@ -87,7 +91,6 @@ describe('overload with read replicas', () => {
   afterAll(() => database.close());
 
   test('one turn per connection of every server: three run with two replicas, the fourth is a 503 at once', async () => {
-    // The app is built here, not in a beforeAll: Stryker's per-test coverage must see this test build it.
     const handle = createDatabase(database.url, { connectionLimit: 3, queryTimeoutMs: REPLICAS.dbQueryTimeoutMs });
     const served = await serve(createApp({ db: handle.db, config: REPLICAS, logger: createLogger('silent') }).callback());
     const byId = () => call(`${served.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader });
