@@ -102,8 +102,10 @@ describe("job-scopes schema", function()
 
     it("uses the same key names as key-auth", function()
       for name, entry in pairs(db.routes) do
-        local conf = validator.validate_config(schema, entry.plugins["job-scopes"].config)
-        assert.same(entry.plugins["key-auth"].config.key_names, conf.key_names, name)
+        if entry.plugins["job-scopes"] then -- the keyless docs route has neither plugin
+          local conf = validator.validate_config(schema, entry.plugins["job-scopes"].config)
+          assert.same(entry.plugins["key-auth"].config.key_names, conf.key_names, name)
+        end
       end
     end)
   end)
