@@ -25,13 +25,15 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(): Promise<Browser> {
+/** `bypassCSP` only for injecting a test tool (axe) into the page; never where requests are checked. */
+export async function launchChromium(opts: { bypassCSP?: boolean } = {}): Promise<Browser> {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'docs-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: FLAGS,
     viewport: { width: 1280, height: 900 },
+    bypassCSP: opts.bypassCSP ?? false,
   });
   return {
     context,

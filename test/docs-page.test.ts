@@ -78,3 +78,27 @@ test('the page loads through the gateway without a key, shows the four operation
   );
   expect(requests.every((u) => new URL(u).pathname.startsWith('/docs'))).toBe(true);
 }, 120000);
+
+test('no WCAG 2 A or AA violation that axe-core can find, with operations collapsed and opened', async () => {
+  const axeBrowser = await launchChromium({ bypassCSP: true });
+  try {
+    const page = await axeBrowser.context.newPage();
+    await page.goto(`${stack.url}/docs`, { waitUntil: 'load' });
+    await page.locator('#operations-jobs-listJobChanges').waitFor({ state: 'visible', timeout: 30000 });
+    await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+    const audit = () =>
+      page.evaluate(async () => {
+        const axe = (globalThis as any).axe;
+        const result = await axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa'] });
+        return result.violations.map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+      });
+    expect(await audit()).toEqual([]);
+    await page.locator('#operations-jobs-listJobChanges .opblock-summary-control').click();
+    await page.locator('#operations-jobs-listJobChanges .responses-table').waitFor({ state: 'visible' });
+    await page.locator('#operations-jobs-createJob .opblock-summary-control').click();
+    await page.locator('#operations-jobs-createJob .responses-table').waitFor({ state: 'visible' });
+    expect(await audit()).toEqual([]);
+  } finally {
+    await axeBrowser.close();
+  }
+}, 120000);

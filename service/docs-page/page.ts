@@ -30,14 +30,14 @@ window.ui = SwaggerUIBundle({
   url: "/docs/openapi.json",
   dom_id: "#reference",
   validatorUrl: null,
-  deepLinking: true,
   displayRequestDuration: true,
   defaultModelsExpandDepth: 1,
   plugins: [function () { return { components: { JsonSchemaDialect: function () { return null; } } }; }]
 });
 `;
 
-// Swagger UI's white-on-pastel method badges and pale text fall short of WCAG AA contrast (4.5:1).
+// Swagger UI's white-on-pastel method badges and pale text fall short of WCAG AA contrast (4.5:1);
+// its examples scroll inside boxes a keyboard cannot reach, so they wrap and grow instead.
 export const PAGE_STYLE = `body { margin: 0; }
 .swagger-ui .opblock .opblock-summary-method { color: #111; text-shadow: none; }
 .swagger-ui .info .url, .swagger-ui .info a { color: #1f5fa8; }
@@ -45,4 +45,6 @@ export const PAGE_STYLE = `body { margin: 0; }
 .swagger-ui .btn.authorize { color: #1b6b45; border-color: #1b6b45; }
 .swagger-ui .btn.authorize svg { fill: #1b6b45; }
 .swagger-ui .json-schema-2020-12-expand-deep-button { color: #444; }
+.swagger-ui .parameter__in, .swagger-ui .parameter__deprecated { color: #555; }
+.swagger-ui .highlight-code > .microlight { max-height: none; overflow: visible; white-space: pre-wrap; overflow-wrap: anywhere; }
 `;
