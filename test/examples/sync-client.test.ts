@@ -5,7 +5,7 @@
  * resumes from its saved position, losing nothing and fetching no applied page again.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type * as _typeChecked from '../../examples/sync-client'; // npm run lint type-checks the example
@@ -149,3 +149,16 @@ test('full sync killed midway, changes meanwhile, resumed: the mirror equals the
   expect(poll!.ifNoneMatch).toBe(mirror.etag);
   expect(readMirror()).toEqual(mirror);
 }, 120000);
+
+test('a saved position the feed refuses (an altered token) starts a full sync into an emptied mirror', async () => {
+  const stale: Mirror = {
+    nextSince: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', // not a position the feed ever gave
+    etag: null,
+    jobs: { 'not-a-job-any-more': { id: 'not-a-job-any-more', status: 'open' } },
+  };
+  writeFileSync(mirrorFile, JSON.stringify(stale));
+  const run = await runExample();
+  expect(run.code).toBe(0);
+  expect(run.err).toMatch(/: full sync from the beginning$/m);
+  expect(readMirror().jobs).toEqual(await listableJobs());
+}, 60000);
