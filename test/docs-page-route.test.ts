@@ -30,6 +30,9 @@ test('the page and the document are served without a key, and the service sees n
   expect(page.text).toContain('<script src="/docs/swagger-ui-bundle.js"></script>');
   expect(page.headers['content-security-policy']).toContain("default-src 'none'");
   expect((await get('/docs/', '127.0.0.2')).text).toBe(page.text);
+  const head = await send(stack.url, { method: 'HEAD', path: '/docs', localAddress: '127.0.0.2' });
+  expect(head.status).toBe(200);
+  expect(head.text).toBe('');
 
   const doc = await get('/docs/openapi.json', '127.0.0.2');
   expect(doc.status).toBe(200);

@@ -25,6 +25,7 @@ export const PAGE_HTML = `<!doctype html>
 // No validator (validatorUrl: null): Swagger UI would otherwise send the document to another host.
 // The document declares JSON Schema 2020-12 as its dialect; Swagger UI reads schemas that way
 // already but warns about any value other than the OpenAPI base dialect, so the notice is dropped.
+// deepLinking stays off: it puts an anchor inside each operation's button (nested controls).
 export const PAGE_SCRIPT = `"use strict";
 window.ui = SwaggerUIBundle({
   url: "/docs/openapi.json",
