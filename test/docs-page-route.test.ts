@@ -56,6 +56,11 @@ test('Swagger UI comes from us, gzipped when asked, and revalidates with its ETa
   const again = await send(stack.url, { path: '/docs/swagger-ui-bundle.js', headers: { 'If-None-Match': res.headers.get('etag')! }, localAddress: '127.0.0.3' });
   expect(again.status).toBe(304);
   expect(again.text).toBe('');
+  for (const refused of ['identity', 'gzip;q=0', 'br']) {
+    const plain = await send(stack.url, { path: '/docs/swagger-ui-bundle.js', headers: { 'Accept-Encoding': refused }, localAddress: '127.0.0.3' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.text).toBe(file);
+  }
 });
 
 test('nothing else: other /docs paths are 404, other methods get no route, data paths still need a key', async () => {
