@@ -26,6 +26,7 @@ function banner(gateway: LocalGateway): string {
     `Job Listings API on ${gateway.url} (local gateway serving ${gateway.configPaths.map((p) => path.relative(ROOT, p) || p).join(' + ')}; production uses Kong)`,
     'Demo keys (send them in the X-API-Key header):',
     ...lines,
+    `API reference (no key needed): ${gateway.url}/docs`,
     ...(reader ? ['Try:', `  curl -s -H 'X-API-Key: ${reader.key}' '${gateway.url}/api/v1/jobs?limit=2'`] : []),
     'Ctrl-C stops both; the state files are reloaded when they change (or on SIGHUP).',
   ].join('\n');

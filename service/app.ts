@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Database } from '../db/client';
 import { Config } from './config';
+import { docsPage } from './docs-page';
 import { healthRouter } from './health';
 import { openApiRouter } from './jobs/openapi-route';
 import { jobsRouter } from './jobs/routes';
@@ -52,6 +53,7 @@ export function createApp({ db, config, logger, metrics }: AppDependencies): Koa
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(health.routes());
   app.use(methodNotAllowed(health));
+  app.use(docsPage()); // public, keyless: before the gateway-secret check
   app.use(requireGatewaySecret(config.gatewaySecret));
   app.use(identity());
   // The OpenAPI document needs no database turn.

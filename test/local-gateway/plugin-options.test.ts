@@ -64,7 +64,7 @@ describe('request-size-limiting in bytes, with require_content_length', () => {
       const config = { allowed_payload_size: 10, size_unit: 'bytes', require_content_length: true };
       for (const service of state.services) {
         // On the service (so the read route has it too) and on the routes that set their own.
-        service.plugins.push({ name: 'request-size-limiting', config });
+        (service.plugins ??= []).push({ name: 'request-size-limiting', config });
         for (const route of service.routes ?? []) {
           for (const plugin of route.plugins ?? []) if (plugin.name === 'request-size-limiting') plugin.config = config;
         }

@@ -1,0 +1,135 @@
+/**
+ * Keeping a mirror of the job listings (README, "Keeping a mirror"): a full sync replays the
+ * change feed from the beginning, then incremental polls ask for what changed after the saved
+ * meta.nextSince, sending the last ETag so an idle poll is a 304 with no body. Each job is upserted
+ * by id, each {"id", "removed": true} deleted. The mirror is a JSON file, written whole after
+ * every page (to a temporary file renamed over it), so a restart resumes exactly where the last
+ * page left off: nothing lost, nothing applied twice.
+ *
+ *   JOBS_API_URL=http://127.0.0.1:8000 JOBS_API_KEY=demo-reader-2f6c1a9e node examples/sync-client.ts
+ *
+ * Node 22.18+ runs TypeScript as is (older: npx tsx examples/sync-client.ts). Settings:
+ *   MIRROR_FILE    the store (default mirror.json)     POLL_SECONDS  between polls (default 300)
+ *   SYNC_LIMIT     changes per page, 1-500 (500)       SYNC_ONCE=1   catch up once, then exit
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+
+type Job = { id: string; [field: string]: unknown };
+type Change = Job | { id: string; removed: true };
+interface ChangePage {
+  data: Change[];
+  meta: { nextSince: string; hasMore: boolean };
+}
+interface Mirror {
+  nextSince: string | null; // null: a full sync from the beginning
+  etag: string | null;
+  jobs: Record<string, Job>;
+}
+
+const API = (process.env.JOBS_API_URL ?? 'http://127.0.0.1:8000').replace(/\/$/, '');
+const KEY = process.env.JOBS_API_KEY ?? '';
+const FILE = process.env.MIRROR_FILE ?? 'mirror.json';
+const LIMIT = Number(process.env.SYNC_LIMIT ?? 500);
+const POLL_MS = Number(process.env.POLL_SECONDS ?? 300) * 1000;
+const ONCE = process.env.SYNC_ONCE === '1';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const EMPTY: Mirror = { nextSince: null, etag: null, jobs: {} };
+
+async function load(): Promise<Mirror> {
+  try {
+    return JSON.parse(await readFile(FILE, 'utf8')) as Mirror;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return structuredClone(EMPTY);
+    throw err; // a mirror we cannot read must not be silently replaced
+  }
+}
+
+/** All or nothing: a crash leaves either the previous file or the new one, never half of one. */
+async function save(mirror: Mirror): Promise<void> {
+  await writeFile(`${FILE}.tmp`, JSON.stringify(mirror));
+  await rename(`${FILE}.tmp`, FILE);
+}
+
+/** Retry-After in seconds or as an HTTP date; without one, the caller's own backoff. */
+function retryAfterMs(header: string | null, fallbackMs: number): number {
+  if (header === null) return fallbackMs;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? fallbackMs : Math.max(0, date - Date.now());
+}
+
+type Fetched = { kind: 'page'; page: ChangePage; etag: string | null } | { kind: 'unchanged' } | { kind: 'restart'; reason: string };
+
+/** One page of the feed after `since`, retrying whatever is worth retrying. */
+async function fetchChanges(since: string | null, etag: string | null): Promise<Fetched> {
+  const url = `${API}/api/v1/jobs/changes?limit=${LIMIT}&since=${encodeURIComponent(since ?? '')}`;
+  for (let attempt = 1; ; attempt++) {
+    const backoffMs = Math.min(60_000, 1000 * 2 ** attempt);
+    let res: Response;
+    try {
+      res = await fetch(url, { headers: { 'X-API-Key': KEY, ...(etag ? { 'If-None-Match': etag } : {}) } });
+    } catch (err) {
+      console.error(`network error (${(err as Error).message}), retrying in ${backoffMs / 1000}s`);
+      await sleep(backoffMs);
+      continue;
+    }
+    if (res.status === 200) return { kind: 'page', page: (await res.json()) as ChangePage, etag: res.headers.get('ETag') };
+    if (res.status === 304) return { kind: 'unchanged' };
+    const body = (await res.json().catch(() => ({}))) as { error?: string };
+    if (res.status === 429 || res.status === 503 || res.status >= 500) {
+      const waitMs = retryAfterMs(res.headers.get('Retry-After'), backoffMs);
+      console.error(`${res.status} ${body.error ?? ''}: waiting ${Math.ceil(waitMs / 1000)}s`);
+      await sleep(waitMs);
+      continue;
+    }
+    // A position the feed no longer accepts (a rotated signing key, a restored database): the
+    // feed says to read it again from the beginning.
+    if (res.status === 400 && since !== null) return { kind: 'restart', reason: body.error ?? 'since refused' };
+    throw new Error(`${res.status} ${body.error ?? res.statusText}`); // 401/403: the key; nothing to retry
+  }
+}
+
+/** Applies pages until the feed has nothing more right now. */
+async function catchUp(mirror: Mirror): Promise<Mirror> {
+  for (;;) {
+    const fetched = await fetchChanges(mirror.nextSince, mirror.etag);
+    if (fetched.kind === 'unchanged') {
+      console.log(`no changes (${Object.keys(mirror.jobs).length} jobs mirrored)`);
+      return mirror;
+    }
+    if (fetched.kind === 'restart') {
+      console.error(`${fetched.reason}: full sync from the beginning`);
+      mirror = structuredClone(EMPTY);
+      await save(mirror);
+      continue;
+    }
+    const { data, meta } = fetched.page;
+    for (const change of data) {
+      if ('removed' in change && change.removed === true) delete mirror.jobs[change.id];
+      else mirror.jobs[change.id] = change as Job;
+    }
+    mirror.nextSince = meta.nextSince;
+    mirror.etag = fetched.etag;
+    await save(mirror);
+    console.log(`applied ${data.length} changes (${Object.keys(mirror.jobs).length} jobs mirrored)`);
+    if (!meta.hasMore) return mirror;
+  }
+}
+
+async function main(): Promise<void> {
+  if (!KEY) throw new Error('JOBS_API_KEY is not set');
+  let mirror = await load();
+  console.log(mirror.nextSince === null ? 'full sync' : 'resuming from the saved position');
+  for (;;) {
+    mirror = await catchUp(mirror);
+    if (ONCE) return;
+    await sleep(POLL_MS);
+  }
+}
+
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});

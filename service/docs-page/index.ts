@@ -1,0 +1,58 @@
+import type { Middleware } from 'koa';
+import { HttpError } from '../errors';
+import { openApiDocument } from '../jobs/openapi';
+import { docsAssets } from './assets';
+
+/**
+ * The public API reference under /docs: the page, the Swagger UI files it loads and the OpenAPI
+ * document it renders, all from this service (no other host). Mounted before the gateway-secret
+ * check: the gateway's docs route carries no key and no identity (docs/decisions.md,
+ * "Documentation is public, data is not"). Any other /docs path is a 404.
+ */
+
+// Same-origin only: the page never loads or sends anything to another host. Swagger UI sets
+// inline styles; "Try it out" calls the API on this origin.
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const accepts = (header: string, coding: string) =>
+  header.split(',').some((part) => {
+    const [name, ...params] = part.trim().toLowerCase().split(';');
+    return name === coding && !params.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p));
+  });
+
+export function docsPage(): Middleware {
+  const assets = docsAssets(openApiDocument);
+  return async (ctx, next) => {
+    if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
+    const found = assets.get(ctx.path);
+    if (!found) throw new HttpError(404, 'Not found');
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HttpError(405, 'Method not allowed', {}, { Allow: 'GET, HEAD' });
+    const file = found();
+    ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Cache-Control', file.cacheControl);
+    ctx.set('ETag', file.etag);
+    ctx.vary('Accept-Encoding');
+    const tags = ctx.get('If-None-Match').match(/(?:W\/)?"[^"]*"/g) ?? [];
+    if (tags.some((t) => t.replace(/^W\//, '') === file.etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = file.type;
+    if (file.gzipped && accepts(ctx.get('Accept-Encoding'), 'gzip')) {
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = file.gzipped;
+    } else {
+      ctx.body = file.body;
+    }
+  };
+}
