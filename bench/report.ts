@@ -148,6 +148,8 @@ function notes(result: ScenarioResult, subject: Summary, reference: Summary | un
     if (bad) out.push(`${name}: ${bad}`);
   }
   if (subject.mode === 'one at a time') out.push('slow: timed one request at a time');
+  const other = Math.max(subject.otherCores, reference?.otherCores ?? 0);
+  if (other > BUSY_CORES) out.push(`machine busy: other processes used ${other.toFixed(2)} cores meanwhile`);
   return out.join('; ');
 }
 
@@ -155,6 +157,9 @@ function cpuCell(s: Summary): string {
   const parts = Object.entries(s.cpu).filter(([name]) => name !== 'generator' && name !== 'database');
   return parts.map(([name, us]) => `${name} ${fixed(us)}`).join(' + ');
 }
+
+/** Other processes using more than this many cores during a measurement make its figures the machine's, not the servers'. */
+export const BUSY_CORES = 0.25;
 
 const HEADER = [
   '| Row | Subject req/s (min–max) | p50 / p99 ms | Reference req/s (min–max) | p50 / p99 ms | Ratio: throughput / CPU | Spread (rounds) | CPU µs/req subject ; reference | Generator µs/req (busiest) | DB µs/req | Peak RSS MiB | Notes |',
