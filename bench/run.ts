@@ -20,7 +20,8 @@ import { measure, type Endpoint, type Measurement } from './measure';
 import { parseOptions, USAGE, type Options } from './options';
 import { databasePid } from './proc';
 import { markdownReport, markdownTable, settled, targets, writeLatest, type RunResult, type ScenarioResult, type SyncResult } from './report';
-import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersFor, scenariosFor, viaOf, type Scenario, type Target } from './scenarios';
+import { kongUnavailable, startKong } from './kong';
+import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersForTarget, scenariosFor, type Scenario, type Target } from './scenarios';
 import { ROOT, startBareProxy, startBaseline, startGateway, startService, type Server } from './servers';
 import { fullSync } from './sync';
 import { prepareTable } from './tables';
@@ -92,8 +93,14 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     if (proxy) endpoints.set('proxy', { target: 'proxy', server: proxy, chain: [proxy, service] });
     if (unbounded) endpoints.set('service-unbounded', { target: 'service-unbounded', server: unbounded, chain: [unbounded] });
 
-    const kongUnavailable = 'real Kong is not started by this bench yet (it needs the real-Kong harness, scripts/real-kong.ts)';
-    const scenarios = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios, { overloadConnections: options.overloadConnections, kongUnavailable });
+    const noKong = wants('K') ? kongUnavailable() : undefined;
+    if (wants('K') && !noKong) {
+      for (const target of ['kong-bare', 'kong-key-auth', 'kong-ours'] as const) {
+        const kong = await started(startKong(target, service.url, GATEWAY_SECRET));
+        endpoints.set(target, { target, server: kong, chain: [kong, service] });
+      }
+    }
+    const scenarios = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios, { overloadConnections: options.overloadConnections, kongUnavailable: noKong });
     const results = new Map<Scenario, ScenarioResult>();
     const slow = new Set<Scenario>();
     // One request's time, unloaded (from the check): slower scenarios get longer windows.
@@ -137,12 +144,11 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
       const endpoint = endpoints.get(target);
       if (!endpoint) throw new Error(`${target} is not running`);
       const oneAtATime = slow.has(scenario);
-      const via = viaOf(target);
       const m = await measure(endpoint, {
         round,
         method: scenario.method,
         paths: scenario.ids ? scenario.ids.map((id) => `${scenario.path}${id}`) : [scenario.path],
-        headers: headersFor({ ...scenario, via }, GATEWAY_SECRET),
+        headers: headersForTarget(scenario, target, GATEWAY_SECRET),
         body: scenario.body,
         connections: oneAtATime ? 1 : (scenario.connections ?? options.connections),
         threads: options.threads,

@@ -48,9 +48,15 @@ const BENCH_WRITER = { id: 'bench-writer', username: 'bench-writer', groups: 'jo
 export const BENCH_WRITER_ID = BENCH_WRITER.id;
 export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';
 
-/** Whether a target is reached with an API key (through a gateway) or with identity headers. */
-export function viaOf(target: Target): 'direct' | 'gateway' {
-  return target === 'service' || target === 'baseline' || target === 'service-unbounded' ? 'direct' : 'gateway';
+/**
+ * The headers a request to a target carries: identity headers where nothing in front adds them
+ * (the servers themselves, Kong with no plugin), an API key through a gateway, and for Kong's
+ * key-auth + acl the gateway secret too (nothing standard in Kong adds it).
+ */
+export function headersForTarget(scenario: Pick<Scenario, 'as' | 'method'>, target: Target, gatewaySecret: string): Record<string, string> {
+  const direct = target === 'service' || target === 'baseline' || target === 'service-unbounded' || target === 'kong-bare';
+  const headers = headersFor({ ...scenario, via: direct ? 'direct' : 'gateway' }, gatewaySecret);
+  return target === 'kong-key-auth' ? { ...headers, 'X-Gateway-Secret': gatewaySecret } : headers;
 }
 
 export function headersFor(scenario: Pick<Scenario, 'as' | 'via' | 'method'>, gatewaySecret: string): Record<string, string> {
