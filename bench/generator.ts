@@ -5,11 +5,10 @@
  * been what limited it (see `saturated`).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { clockTicks } from './proc';
-import { ROOT } from './servers';
 
 export interface LoadRequest {
   /** Scheme, host and port. */
@@ -39,6 +38,9 @@ export interface LoadResult {
   bytes: number;
   generator: { cpuMicros: number; threads: number };
 }
+
+/** bench/wrk.lua, from bench/ (ts-jest) or dist/bench/ (compiled). */
+const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..', 'bench', 'wrk.lua')].find((file) => existsSync(file))!;
 
 /** A generator whose threads were busy this share of the window or more was the bottleneck. */
 export const SATURATED_SHARE = 0.8;
@@ -118,7 +120,7 @@ export function runLoad(request: LoadRequest): Promise<LoadResult> {
     `--timeout`,
     `${request.timeoutSeconds}s`,
     '-s',
-    path.join(ROOT, 'bench/wrk.lua'),
+    SCRIPT,
     request.origin,
     '--',
     requestsFile,
