@@ -216,28 +216,48 @@ function find(results: ScenarioResult[], size: number, key: ScenarioKey) {
   return results.find((r) => r.size === size && r.key === key);
 }
 
-/** The targets the numbers are held to, each with what valid rows of this run measured. */
+/** Why a row's figure cannot decide a target: unstable, its two readings apart, or a busy machine. */
+function undecided(result: ScenarioResult, subject: Target, row: Settled | undefined): string | undefined {
+  if (!row) return undefined;
+  const reasons: string[] = [];
+  if (!row.stable) reasons.push(`not stable (spread ${percent(row.spread)})`);
+  if (row.disagree) reasons.push('throughput and CPU ratios disagree');
+  const busy = Math.max(summarise(result, subject)?.otherCores ?? 0, summarise(result, result.comparison.reference)?.otherCores ?? 0);
+  if (busy > BUSY_CORES) reasons.push(`machine busy (${busy.toFixed(2)} other cores)`);
+  return reasons.length ? reasons.join(', ') : undefined;
+}
+
+/**
+ * The targets the numbers are held to, each with what this run measured: met or NOT met only
+ * from a valid, stable row whose two readings agree on a quiet machine, otherwise undecided.
+ */
 export function targets(run: RunResult): string[] {
   const sizes = run.tables.map((t) => t.size);
   const out: string[] = [];
-  const say = (met: boolean | undefined, text: string) => out.push(`- ${met === undefined ? 'not measured' : met ? 'met' : 'NOT met'}: ${text}`);
+  const flags = new Map<string, string>();
+  const say = (met: boolean | undefined, text: string, flagged?: string) =>
+    out.push(`- ${met === undefined ? 'not measured' : flagged ? `undecided (${flagged})` : met ? 'met' : 'NOT met'}: ${text}`);
+  const flagOf = (size: number, key: ScenarioKey, subject: Target) => flags.get(`${size} ${key} ${subject}`);
   const ratioOf = (size: number, key: ScenarioKey, subject: Target) => {
     const result = find(run.scenarios, size, key);
-    return result && settled(result, subject, run.options.spread);
+    const row = result && settled(result, subject, run.options.spread);
+    const flagged = result && undecided(result, subject, row);
+    if (flagged) flags.set(`${size} ${key} ${subject}`, flagged);
+    return row;
   };
   const ran = (size: number, key: ScenarioKey) => find(run.scenarios, size, key) !== undefined;
   for (const size of sizes) {
     const d = ratioOf(size, 'D', 'service');
-    if (ran(size, 'D')) say(d && d.throughput >= 0.9, `D get by id >= 0.9x baseline at ${size}: ${fixed(d?.throughput, 2)}x (CPU ${fixed(d?.cpu, 2)}x)`);
+    if (ran(size, 'D')) say(d && d.throughput >= 0.9, `D get by id >= 0.9x baseline at ${size}: ${fixed(d?.throughput, 2)}x (CPU ${fixed(d?.cpu, 2)}x)`, flagOf(size, 'D', 'service'));
     const e = ratioOf(size, 'E', 'service');
-    if (ran(size, 'E')) say(e && e.throughput >= 0.85, `E create >= 0.85x baseline at ${size}: ${fixed(e?.throughput, 2)}x (CPU ${fixed(e?.cpu, 2)}x)`);
+    if (ran(size, 'E')) say(e && e.throughput >= 0.85, `E create >= 0.85x baseline at ${size}: ${fixed(e?.throughput, 2)}x (CPU ${fixed(e?.cpu, 2)}x)`, flagOf(size, 'E', 'service'));
     const f = ratioOf(size, 'F-D', 'gateway');
-    if (ran(size, 'F-D')) say(f && f.throughput >= 0.85, `F-D the local gateway >= 0.85x direct at ${size}: ${fixed(f?.throughput, 2)}x`);
+    if (ran(size, 'F-D')) say(f && f.throughput >= 0.85, `F-D the local gateway >= 0.85x direct at ${size}: ${fixed(f?.throughput, 2)}x`, flagOf(size, 'F-D', 'gateway'));
     const o = find(run.scenarios, size, 'O');
-    const overload = o && settled(o, 'service', run.options.spread);
+    const overload = ratioOf(size, 'O', 'service');
     const refused = o && summarise(o, 'service')?.statuses['503'];
     if (o && !o.unavailable) {
-      say(overload && overload.throughput >= 0.95 && !refused, `O default settings' goodput >= 0.95x the unbounded queue's, no 503, at ${size}: ${fixed(overload?.throughput, 2)}x, ${refused ?? 0} × 503`);
+      say(overload && overload.throughput >= 0.95 && !refused, `O default settings' goodput >= 0.95x the unbounded queue's, no 503, at ${size}: ${fixed(overload?.throughput, 2)}x, ${refused ?? 0} × 503`, flagOf(size, 'O', 'service'));
     }
   }
   const largest = Math.max(...sizes);

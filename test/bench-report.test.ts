@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Measurement } from '../bench/measure';
 import { parseOptions } from '../bench/options';
-import { markdownTable, roundRatios, settled, writeLatest, type RunResult, type ScenarioResult } from '../bench/report';
+import { markdownTable, roundRatios, settled, targets, writeLatest, type RunResult, type ScenarioResult } from '../bench/report';
 import type { Target } from '../bench/scenarios';
 
 function window(target: Target, round: number, reqPerSec: number, cpu: number, extra: Partial<Measurement> = {}): Measurement {
@@ -106,6 +106,14 @@ test('a row whose throughput and CPU ratios are more than 10% apart is flagged; 
 test('a busy machine is named in the row', () => {
   const result = scenario([1, 2, 3].flatMap((round) => [window('service', round, 900, 560, { otherCores: 1.4 }), window('baseline', round, 1000, 500)]));
   expect(rowOf(runOf(result))).toContain('machine busy: other processes used 1.40 cores meanwhile');
+});
+
+test('a target is met or not only from a stable row whose readings agree on a quiet machine; otherwise it is undecided, with why', () => {
+  const rows = (cpu: number, otherCores: number) =>
+    runOf(scenario([1, 2, 3].flatMap((round) => [window('service', round, 950, cpu, { otherCores }), window('baseline', round, 1000, 500)])));
+  expect(targets(rows(520, 0.02))[0]).toBe('- met: D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.96x)');
+  expect(targets(rows(520, 1.3))[0]).toBe('- undecided (machine busy (1.30 other cores)): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.96x)');
+  expect(targets(rows(800, 0.02))[0]).toBe('- undecided (throughput and CPU ratios disagree): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.63x)');
 });
 
 describe('where the latest run is written', () => {
