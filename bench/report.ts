@@ -9,7 +9,7 @@ import type { ScenarioCheck } from './check';
 import type { Measurement } from './measure';
 import type { Comparison, ScenarioKey, Target } from './scenarios';
 import { serviceNodeFlags } from './servers';
-import { DISAGREEMENT, median, settle, type RoundRatio, type Settled } from './stability';
+import { DISAGREEMENT, median, settle, WINDOW, type RoundRatio, type Settled } from './stability';
 import type { SyncRun } from './sync';
 
 export interface ScenarioResult {
@@ -41,6 +41,13 @@ export interface RunResult {
   tables: Array<{ size: number; rows: number; seededSeconds: number }>;
   scenarios: ScenarioResult[];
   syncs: SyncResult[];
+}
+
+/** Why a row is not stable: too few valid rounds, or their spread. */
+function unstable(row: Settled, spreadPercent: number): string {
+  return row.window.length < WINDOW
+    ? `${row.window.length} valid round${row.window.length === 1 ? '' : 's'}, ${WINDOW} needed`
+    : `spread ${percent(row.spread)}, asked < ${spreadPercent}%`;
 }
 
 /** What a request counts as for a comparison: every answer, or only a 2xx. */
@@ -140,7 +147,7 @@ function notes(result: ScenarioResult, subject: Summary, reference: Summary | un
   if (result.check && !result.check.body.startsWith('identical')) out.push(`body ${result.check.body}`);
   if (result.check?.sql.startsWith('DIFFERS')) out.push("baseline SQL differs from the service's");
   if (row?.disagree) out.push(`**ratios disagree** (throughput ${fixed(row.throughput, 2)} vs CPU ${fixed(row.cpu, 2)}, more than ${DISAGREEMENT * 100}%)`);
-  if (row && !row.stable) out.push(`not stable within ${result.rounds} round${result.rounds === 1 ? '' : 's'} (spread ${percent(row.spread)}, asked < ${spreadPercent}%)`);
+  if (row && !row.stable) out.push(`not stable within ${result.rounds} round${result.rounds === 1 ? '' : 's'} (${unstable(row, spreadPercent)})`);
   const invalid = [...subject.invalid, ...(reference?.invalid ?? [])];
   if (invalid.length) out.push(`${invalid.length} measurement(s) invalid: ${[...new Set(invalid)].join('; ')}`);
   for (const [name, s] of [['subject', subject], ['reference', reference]] as const) {
@@ -217,10 +224,10 @@ function find(results: ScenarioResult[], size: number, key: ScenarioKey) {
 }
 
 /** Why a row's figure cannot decide a target: unstable, its two readings apart, or a busy machine. */
-function undecided(result: ScenarioResult, subject: Target, row: Settled | undefined): string | undefined {
+function undecided(result: ScenarioResult, subject: Target, row: Settled | undefined, spreadPercent: number): string | undefined {
   if (!row) return undefined;
   const reasons: string[] = [];
-  if (!row.stable) reasons.push(`not stable (spread ${percent(row.spread)})`);
+  if (!row.stable) reasons.push(`not stable (${unstable(row, spreadPercent)})`);
   if (row.disagree) reasons.push('throughput and CPU ratios disagree');
   const busy = Math.max(summarise(result, subject)?.otherCores ?? 0, summarise(result, result.comparison.reference)?.otherCores ?? 0);
   if (busy > BUSY_CORES) reasons.push(`machine busy (${busy.toFixed(2)} other cores)`);
@@ -241,7 +248,7 @@ export function targets(run: RunResult): string[] {
   const ratioOf = (size: number, key: ScenarioKey, subject: Target) => {
     const result = find(run.scenarios, size, key);
     const row = result && settled(result, subject, run.options.spread);
-    const flagged = result && undecided(result, subject, row);
+    const flagged = result && undecided(result, subject, row, run.options.spread);
     if (flagged) flags.set(`${size} ${key} ${subject}`, flagged);
     return row;
   };

@@ -75,6 +75,7 @@ test('a row is stable once its last three rounds agree within the spread asked f
 
   const early = settled(scenario(result.measurements.filter((m) => m.round <= 3)), 'service', 5)!;
   expect(early.stable).toBe(false);
+  expect(rowOf(runOf(scenario(result.measurements.filter((m) => m.round <= 2))))).toContain('not stable within 2 rounds (2 valid rounds, 3 needed)');
   expect(rowOf(runOf(scenario(result.measurements.filter((m) => m.round <= 3), 10)))).toMatch(/not stable within 10 rounds \(spread 27\.8%, asked < 5%\)/);
 });
 
