@@ -28,6 +28,8 @@ export interface Measurement extends Omit<LoadResult, 'generator'> {
   cpuPerRequest: Record<string, number>;
   /** The sum over the target's chain of servers. */
   chainCpuPerRequest: number;
+  /** Cores each server of the chain kept busy during the window (1.0: a node process at its limit). */
+  cores: Record<string, number>;
   peakRssBytes: Record<string, number>;
   /** Share of the generator's threads' time it was on the CPU. */
   generatorBusy: number;
@@ -82,7 +84,11 @@ export async function measure(endpoint: Endpoint, options: MeasureOptions): Prom
   const counted = options.counts === 'good' ? good : result.requests;
   const per = (micros: number) => (counted > 0 ? micros / counted : NaN);
   const cpuPerRequest: Record<string, number> = {};
-  servers.forEach((s, i) => (cpuPerRequest[s.name] = per(used[i]!)));
+  const cores: Record<string, number> = {};
+  servers.forEach((s, i) => {
+    cpuPerRequest[s.name] = per(used[i]!);
+    cores[s.name] = used[i]! / wallMicros;
+  });
   cpuPerRequest.generator = per(result.generator.cpuMicros);
   if (Number.isFinite(database)) cpuPerRequest.database = per(database);
   const peakRssBytes: Record<string, number> = {};
@@ -109,6 +115,7 @@ export async function measure(endpoint: Endpoint, options: MeasureOptions): Prom
     goodPerSec: result.seconds > 0 ? good / result.seconds : 0,
     cpuPerRequest,
     chainCpuPerRequest: per(used.reduce((a, b) => a + b, 0)),
+    cores,
     peakRssBytes,
     generatorBusy: busy,
     otherCores: Math.max(0, (machine - ours) / wallMicros),

@@ -81,6 +81,7 @@ interface Summary {
   p50: number;
   p99: number;
   cpu: Record<string, number>;
+  cores: Record<string, number>;
   chainCpu: number;
   generatorBusy: number;
   otherCores: number;
@@ -98,6 +99,8 @@ export function summarise(result: ScenarioResult, target: Target): Summary | und
   const cpu: Record<string, number> = {};
   const peakRss: Record<string, number> = {};
   for (const name of new Set(runs.flatMap((m) => Object.keys(m.cpuPerRequest)))) cpu[name] = median(runs.map((m) => m.cpuPerRequest[name] ?? NaN));
+  const cores: Record<string, number> = {};
+  for (const name of new Set(runs.flatMap((m) => Object.keys(m.cores ?? {})))) cores[name] = median(runs.map((m) => m.cores?.[name] ?? NaN));
   for (const name of new Set(all.flatMap((m) => Object.keys(m.peakRssBytes)))) peakRss[name] = Math.max(...all.map((m) => m.peakRssBytes[name] ?? 0));
   const statuses: Record<string, number> = {};
   for (const m of runs) for (const [code, n] of Object.entries(m.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
@@ -110,6 +113,7 @@ export function summarise(result: ScenarioResult, target: Target): Summary | und
     p50: median(runs.map((m) => m.p50)),
     p99: median(runs.map((m) => m.p99)),
     cpu,
+    cores,
     chainCpu: median(runs.map((m) => m.chainCpuPerRequest)),
     generatorBusy: Math.max(...all.map((m) => m.generatorBusy)),
     otherCores: median(all.map((m) => m.otherCores)),
@@ -162,7 +166,7 @@ function notes(result: ScenarioResult, subject: Summary, reference: Summary | un
 
 function cpuCell(s: Summary): string {
   const parts = Object.entries(s.cpu).filter(([name]) => name !== 'generator' && name !== 'database');
-  return parts.map(([name, us]) => `${name} ${fixed(us)}`).join(' + ');
+  return parts.map(([name, us]) => `${name} ${fixed(us)}${Number.isFinite(s.cores[name]) ? ` (${fixed(s.cores[name], 2)} core)` : ''}`).join(' + ');
 }
 
 /** Other processes using more than this many cores during a measurement make its figures the machine's, not the servers'. */

@@ -29,6 +29,7 @@ function window(target: Target, round: number, reqPerSec: number, cpu: number, e
     timeouts: 0,
     bytes: requests * 1000,
     cpuPerRequest: { [target]: cpu, generator: 12 },
+    cores: { [target]: (reqPerSec * cpu) / 1e6 },
     chainCpuPerRequest: cpu,
     peakRssBytes: { [target]: 100 * 1024 * 1024 },
     generatorBusy: 0.05,
@@ -102,6 +103,8 @@ test('a row whose throughput and CPU ratios are more than 10% apart is flagged; 
   expect(rowOf(runOf(rounds(700)))).toContain('**ratios disagree** (throughput 0.90 vs CPU 0.71');
   expect(rowOf(runOf(rounds(560)))).not.toContain('disagree');
   expect(rowOf(runOf(rounds(560)))).toContain('| 0.90x / 0.89x |');
+  // How busy each process was says which one set the pace.
+  expect(rowOf(runOf(rounds(560)))).toContain('| service 560 (0.50 core) ; baseline 500 (0.50 core) |');
 });
 
 test('a busy machine is named in the row', () => {
