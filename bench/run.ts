@@ -93,9 +93,11 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     if (proxy) endpoints.set('proxy', { target: 'proxy', server: proxy, chain: [proxy, service] });
     if (unbounded) endpoints.set('service-unbounded', { target: 'service-unbounded', server: unbounded, chain: [unbounded] });
 
-    const noKong = wants('K') ? kongUnavailable() : undefined;
-    if (wants('K') && !noKong) {
-      for (const target of ['kong-bare', 'kong-key-auth', 'kong-ours'] as const) {
+    const noKong = wants('K', 'S') ? kongUnavailable() : undefined;
+    if (noKong && wants('S')) log(`S    through the local gateway only: ${noKong}`);
+    if (wants('K', 'S') && !noKong) {
+      // S needs only our configuration; K compares all three.
+      for (const target of wants('K') ? (['kong-bare', 'kong-key-auth', 'kong-ours'] as const) : (['kong-ours'] as const)) {
         const kong = await started(startKong(target, service.url, GATEWAY_SECRET));
         endpoints.set(target, { target, server: kong, chain: [kong, service] });
       }
@@ -205,24 +207,29 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
       }
     }
 
-    if (largest && options.scenarios.includes('S') && gateway) await benchSync(options, size, gateway, run);
+    if (largest && wants('S')) {
+      for (const target of ['gateway', 'kong-ours'] as const) {
+        const endpoint = endpoints.get(target);
+        if (endpoint) await benchSync(options, size, target, endpoint.server, run);
+      }
+    }
   } finally {
     for (const server of servers.reverse()) await server.stop();
     await removeCreates().catch(() => undefined);
   }
 }
 
-/** S: full syncs through the gateway, plain and gzip in ABBA order so neither always goes first. */
-async function benchSync(options: Options, size: number, gateway: Server, run: RunResult): Promise<void> {
+/** S: full syncs through a gateway, plain and gzip in ABBA order so neither always goes first. */
+async function benchSync(options: Options, size: number, target: 'gateway' | 'kong-ours', gateway: Server, run: RunResult): Promise<void> {
   const headers = { 'X-API-Key': DEMO_READER_KEY };
-  const plain: SyncResult = { size, target: 'gateway', gzip: false, runs: [] };
-  const gzip: SyncResult = { size, target: 'gateway', gzip: true, runs: [] };
+  const plain: SyncResult = { size, target, gzip: false, runs: [] };
+  const gzip: SyncResult = { size, target, gzip: true, runs: [] };
   run.syncs.push(plain, gzip);
   for (let i = 0; i < options.syncRounds; i++) {
     for (const result of i % 2 === 0 ? [plain, gzip] : [gzip, plain]) {
       const r = await fullSync(gateway.url, headers, { gzip: result.gzip });
       result.runs.push(r);
-      log(`S    full sync through the gateway ${result.gzip ? 'with gzip' : 'plain    '}: ${r.jobs} jobs, ${r.pages} pages, ${(r.bytes / 1e6).toFixed(1)} MB on the wire (${(r.decodedBytes / 1e6).toFixed(1)} MB decoded, ${r.contentEncoding}), ${r.seconds.toFixed(1)} s`);
+      log(`S    full sync through ${target} ${result.gzip ? 'with gzip' : 'plain    '}: ${r.jobs} jobs, ${r.pages} pages, ${(r.bytes / 1e6).toFixed(1)} MB on the wire (${(r.decodedBytes / 1e6).toFixed(1)} MB decoded, ${r.contentEncoding}), ${r.seconds.toFixed(1)} s`);
     }
   }
 }
