@@ -1,6 +1,6 @@
 // Mutation testing: `npm run test:mutation` (every file below) or
 // `npm run test:mutation -- --mutate service/middleware/identity.ts` (one file; globs work too).
-// Not part of npm test or CI: it reruns the related tests once per mutant. Scores: README, Testing.
+// Not part of npm test or CI: it reruns the related tests once per mutant. How to run it: docs/testing.md.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   packageManager: 'npm',
@@ -17,7 +17,7 @@ export default {
       roots: ['<rootDir>/test', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'],
       // STRYKER_QUICK=1: leave out the suites that start processes or wait on clocks (e2e, faults,
       // startup, logging, replicas, ...). A mutant only they would kill then counts as survived,
-      // so quick scores are a lower bound (README, Testing, says which runs used it).
+      // so quick scores are a lower bound.
       ...(process.env.STRYKER_QUICK
         ? {
             testPathIgnorePatterns: [

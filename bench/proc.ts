@@ -3,12 +3,12 @@
  * started itself (the service, the baseline, the gateway): each is measured on its own.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
 
 /** USER_HZ, the unit of utime/stime in /proc/<pid>/stat (100 on every common Linux). */
-function clockTicks(): number {
+export function clockTicks(): number {
   if (ticksPerSecond === undefined) {
     try {
       ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -46,4 +46,26 @@ export function resetPeakRss(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** CPU time the whole machine has spent busy (everything but idle and iowait) so far, in microseconds. */
+export function machineBusyMicros(): number {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const ticks = fields.map(Number);
+  const busy = ticks.reduce((sum, n) => sum + n, 0) - ticks[3]! - ticks[4]!;
+  return (busy * 1e6) / clockTicks();
+}
+
+/** The database server's process id (mariadbd or mysqld), when it runs on this machine. */
+export function databasePid(): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const name = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+      if (name === 'mariadbd' || name === 'mysqld') return Number(entry);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return undefined;
 }

@@ -1,133 +1,38 @@
 /**
- * npm run bench [-- --sizes 10000,100000,1000000 --rounds 3 --duration 3 --warmup 2
- *                  --connections 16 --pool 10 --scenarios A,D --reseed --no-readme --note "..."]
+ * npm run bench [-- options: bench/options.ts, or --help]
  *
- * For each table size: the service (node dist/service/server.js, production logging), the raw
- * baseline (bench/baseline.ts), the local gateway and a bare proxy (bench/bare-proxy.ts, F's floor)
- * run as processes of their own, and
- * autocannon drives them from a fourth. Before timing, the baseline's answers are checked
- * byte for byte against the service's. Then a warm-up, and rounds in which the service and the
- * baseline take turns on each scenario. Prints req/s, p50, p99, the ratio to the baseline, CPU
- * per request and peak RSS (both from /proc) per scenario; writes bench/results/<time>.json and
- * .md and the README's latest table. It asserts nothing.
+ * For each table size: the servers under test run as processes of their own (bench/servers.ts)
+ * and wrk drives them from another (bench/generator.ts). Before timing, the baseline's answers are
+ * checked byte for byte against the service's (bench/check.ts). Then a warm-up, and rounds in
+ * which every target of a scenario takes its turn, until the scenario's ratios are stable
+ * (bench/stability.ts). The full sync (S) runs on the largest table. Prints every measurement,
+ * writes bench/results/<time>.json and .md and docs/performance.md's latest section. It asserts
+ * nothing; how to read it: docs/performance.md.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { checkScenario } from './check';
-import type { LoadRequest, LoadResult } from './load';
-import { cpuMicros, peakRss, resetPeakRss } from './proc';
-import { markdownReport, markdownTable, targets, updateReadme, type Measurement, type RunResult, type ScenarioResult, type Target } from './report';
-import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersFor, scenariosFor, type Scenario, type ScenarioKey } from './scenarios';
+import { measure, type Endpoint, type Measurement } from './measure';
+import { parseOptions, USAGE, type Options } from './options';
+import { databasePid } from './proc';
+import { markdownReport, markdownTable, settled, targets, writeLatest, type RunResult, type ScenarioResult, type SyncResult } from './report';
+import { kongUnavailable, startKong } from './kong';
+import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersForTarget, scenariosFor, type Scenario, type Target } from './scenarios';
 import { ROOT, startBareProxy, startBaseline, startGateway, startService, type Server } from './servers';
+import { fullSync } from './sync';
 import { prepareTable } from './tables';
 
-const ALL: ScenarioKey[] = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D'];
 // A scenario whose single request takes longer than this is timed one request at a time.
 const SLOW_MS = 2500;
 const GATEWAY_SECRET = 'bench-gateway-secret-0123456789abcdef';
+// The queue limit that stands for "unbounded" in the overload scenario: more than any connection count it is run with.
+const UNBOUNDED_QUEUE = '10000';
 
-interface Options {
-  sizes: number[];
-  rounds: number;
-  duration: number;
-  warmup: number;
-  connections: number;
-  pool: number;
-  scenarios: ScenarioKey[];
-  reseed: boolean;
-  /** Whether the README's latest table is replaced (--no-readme: results/ only). */
-  readme: boolean;
-  note: string;
-  serverUrl: string;
-  argv: string;
-}
-
-const FLAGS = {
-  sizes: { type: 'string' },
-  rounds: { type: 'string' },
-  duration: { type: 'string' },
-  warmup: { type: 'string' },
-  connections: { type: 'string' },
-  pool: { type: 'string' },
-  scenarios: { type: 'string' },
-  reseed: { type: 'boolean' },
-  'no-readme': { type: 'boolean' },
-  note: { type: 'string' },
-} as const;
-const USAGE =
-  'npm run bench -- [--sizes 10000,100000,1000000] [--rounds 3] [--duration 3] [--warmup 2] [--connections 16] [--pool 10] [--scenarios A,B,...] [--reseed] [--no-readme] [--note text]';
-
-function parseOptions(argv: string[]): Options {
-  const options: Options = {
-    sizes: [10_000, 100_000],
-    rounds: 3,
-    duration: 3,
-    warmup: 2,
-    connections: 16,
-    pool: 10,
-    scenarios: ALL,
-    reseed: false,
-    readme: true,
-    note: process.env.BENCH_NOTE ?? '',
-    serverUrl: process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
-    argv: argv.map((arg) => (/^[\w.,=:/-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`)).join(' '),
-  };
-  const whole = (name: string, value: string | undefined, min: number) => {
-    if (!value || !/^\d+$/.test(value) || Number(value) < min) throw new Error(`${name} takes a whole number >= ${min} (got "${value ?? ''}")`);
-    return Number(value);
-  };
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof FLAGS; strict: true }>>['values'];
-  try {
-    parsed = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    throw new Error(`${(error as Error).message}. Usage: ${USAGE}`);
-  }
-  const { sizes, rounds, duration, warmup, connections, pool, scenarios, reseed, note } = parsed;
-  if (sizes !== undefined) options.sizes = sizes.split(',').map((size) => whole('--sizes', size.trim(), 1));
-  if (rounds !== undefined) options.rounds = whole('--rounds', rounds, 1);
-  if (duration !== undefined) options.duration = whole('--duration', duration, 1);
-  if (warmup !== undefined) options.warmup = whole('--warmup', warmup, 0);
-  if (connections !== undefined) options.connections = whole('--connections', connections, 1);
-  if (pool !== undefined) options.pool = whole('--pool', pool, 1);
-  if (scenarios !== undefined) {
-    const keys = scenarios.split(',').map((key) => key.trim());
-    const unknown = keys.filter((key) => !ALL.includes(key as ScenarioKey));
-    if (unknown.length) throw new Error(`--scenarios takes a comma list of ${ALL.join(', ')} (got ${unknown.join(', ')})`);
-    options.scenarios = keys as ScenarioKey[];
-  }
-  if (reseed) options.reseed = true;
-  if (parsed['no-readme']) options.readme = false;
-  if (note !== undefined) options.note = note;
-  return options;
-}
-
-/** The autocannon process, one request at a time over IPC. */
-function loadGenerator(): { run(request: LoadRequest): Promise<LoadResult>; stop(): void } {
-  const child: ChildProcess = fork(path.join(ROOT, 'dist/bench/load.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let next = 0;
-  const waiting = new Map<number, { resolve(result: LoadResult): void; reject(error: Error): void }>();
-  child.on('message', (message: { id: number; result?: LoadResult; error?: string }) => {
-    const waiter = waiting.get(message.id);
-    waiting.delete(message.id);
-    if (message.error) waiter?.reject(new Error(message.error));
-    else waiter?.resolve(message.result!);
-  });
-  return {
-    run: (request) =>
-      new Promise((resolve, reject) => {
-        const id = next++;
-        waiting.set(id, { resolve, reject });
-        child.send({ id, request });
-      }),
-    stop: () => child.kill(),
-  };
-}
+const log = (line: string) => console.log(line);
 
 /** Waits until no statement of another session is running on the bench database (abandoned requests finish). */
 async function quiet(admin: mysql.Connection, database: string): Promise<void> {
@@ -142,16 +47,201 @@ async function quiet(admin: mysql.Connection, database: string): Promise<void> {
   }
 }
 
-const log = (line: string) => console.log(line);
+function describe(m: Measurement): string {
+  const statuses = Object.entries(m.statuses).map(([code, n]) => `${code}:${n}`).join(' ');
+  const cpu = Object.entries(m.cpuPerRequest).map(([name, us]) => `${name} ${us.toFixed(name === 'generator' ? 1 : 0)}`).join(', ');
+  return (
+    `${m.target.padEnd(17)} ${m.reqPerSec.toFixed(m.reqPerSec < 10 ? 2 : 0).padStart(7)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms  ` +
+    `µs/req: ${cpu}  [${statuses}${m.errors ? ` errors:${m.errors}` : ''}${m.timeouts ? ` timeouts:${m.timeouts}` : ''}] other load ${m.otherCores.toFixed(2)} cores${m.invalid ? `  INVALID: ${m.invalid}` : ''}`
+  );
+}
+
+async function benchSize(options: Options, size: number, admin: mysql.Connection, run: RunResult, largest: boolean): Promise<void> {
+  log(`\n== ${size.toLocaleString('en-US')} jobs ==`);
+  const table = await prepareTable(options.serverUrl, size, { reseed: options.reseed, log });
+  run.tables.push({ size, rows: table.rows, seededSeconds: table.seededSeconds });
+  const database = new URL(table.url).pathname.slice(1);
+  await admin.query(`USE \`${database}\``);
+  const createdFrom = Buffer.alloc(16);
+  createdFrom.writeUIntBE(new Date(run.startedAt).getTime(), 0, 6);
+  // Creates are removed after each timed run: every id from this run on is younger than the start.
+  const removeCreates = () => admin.query('DELETE FROM jobs WHERE id >= ? AND created_by_consumer = ?', [createdFrom, BENCH_WRITER_ID]);
+  const wants = (...keys: string[]) => options.scenarios.some((key) => keys.includes(key));
+
+  const servers: Server[] = [];
+  const started = async (server: Promise<Server>) => {
+    const s = await server;
+    servers.push(s);
+    return s;
+  };
+  try {
+    const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET }));
+    const baseline = await started(startBaseline(table.url, { poolSize: options.pool }));
+    const gateway = wants('F-A', 'F-D', 'S') ? await started(startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY })) : undefined;
+    // F's floor: what the cheapest proxy process costs on this machine (bench/bare-proxy.ts).
+    const proxy = wants('F-A', 'F-D')
+      ? await started(startBareProxy(service, { gatewaySecret: GATEWAY_SECRET, consumerId: DEMO_READER.id, username: DEMO_READER.username, groups: DEMO_READER.groups }))
+      : undefined;
+    const unbounded = wants('O')
+      ? await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: 'service-unbounded', env: { DB_QUEUE_LIMIT: UNBOUNDED_QUEUE } }))
+      : undefined;
+
+    const endpoints = new Map<Target, Endpoint>();
+    endpoints.set('service', { target: 'service', server: service, chain: [service] });
+    endpoints.set('baseline', { target: 'baseline', server: baseline, chain: [baseline] });
+    if (gateway) endpoints.set('gateway', { target: 'gateway', server: gateway, chain: [gateway, service] });
+    if (proxy) endpoints.set('proxy', { target: 'proxy', server: proxy, chain: [proxy, service] });
+    if (unbounded) endpoints.set('service-unbounded', { target: 'service-unbounded', server: unbounded, chain: [unbounded] });
+
+    const noKong = wants('K', 'S') ? kongUnavailable() : undefined;
+    if (noKong && wants('S')) log(`S    through the local gateway only: ${noKong}`);
+    if (wants('K', 'S') && !noKong) {
+      // S needs only our configuration; K compares all three.
+      for (const target of wants('K') ? (['kong-bare', 'kong-key-auth', 'kong-ours'] as const) : (['kong-ours'] as const)) {
+        const kong = await started(startKong(target, service.url, GATEWAY_SECRET));
+        endpoints.set(target, { target, server: kong, chain: [kong, service] });
+      }
+    }
+    const scenarios = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios, { overloadConnections: options.overloadConnections, kongUnavailable: noKong });
+    const results = new Map<Scenario, ScenarioResult>();
+    const slow = new Set<Scenario>();
+    // One request's time, unloaded (from the check): slower scenarios get longer windows.
+    const latency = new Map<Scenario, number>();
+    for (const scenario of scenarios) {
+      const result: ScenarioResult = { size, key: scenario.key, title: scenario.title, path: scenario.path, unavailable: scenario.unavailable, comparison: scenario.comparison, measurements: [], rounds: 0 };
+      results.set(scenario, result);
+      run.scenarios.push(result);
+      if (scenario.unavailable) {
+        log(`${scenario.key.padEnd(4)} n/a: ${scenario.unavailable}`);
+        continue;
+      }
+      if (scenario.comparison.reference === 'baseline') {
+        result.check = await checkScenario(scenario, service, baseline, { databaseUrl: table.url, gatewaySecret: GATEWAY_SECRET });
+        if (scenario.method === 'POST') await removeCreates();
+        latency.set(scenario, result.check.ms);
+        if (result.check.ms > SLOW_MS) slow.add(scenario);
+        log(`${scenario.key.padEnd(4)} ${scenario.title}: response ${result.check.body}; SQL ${result.check.sql}${slow.has(scenario) ? `; ${result.check.ms.toFixed(0)} ms a request: timed one at a time` : ''}`);
+      }
+    }
+    // A proxied scenario follows its direct one's latency (and slow mode).
+    for (const scenario of scenarios) {
+      const direct = scenarios.find((s) => s.comparison.reference === 'baseline' && s.method === scenario.method && s.path === scenario.path);
+      if (!direct || direct === scenario) continue;
+      if (slow.has(direct)) slow.add(scenario);
+      latency.set(scenario, latency.get(direct) ?? 0);
+    }
+
+    /**
+     * At least `seconds`, and long enough for each connection to finish about five requests when
+     * requests queue for the pool (at most 15 s); one at a time, three requests (at most 120 s).
+     */
+    const windowFor = (scenario: Scenario, seconds: number) => {
+      const ms = latency.get(scenario) ?? 0;
+      if (slow.has(scenario)) return Math.min(120, Math.max(seconds, Math.ceil((3 * ms) / 1000)));
+      return Math.min(15, Math.max(seconds, Math.ceil((5 * ms * (scenario.connections ?? options.connections)) / options.pool / 1000)));
+    };
+    const dbPid = databasePid();
+
+    const measureOne = async (scenario: Scenario, target: Target, round: number, seconds: number): Promise<Measurement> => {
+      const endpoint = endpoints.get(target);
+      if (!endpoint) throw new Error(`${target} is not running`);
+      const oneAtATime = slow.has(scenario);
+      const m = await measure(endpoint, {
+        round,
+        method: scenario.method,
+        paths: scenario.ids ? scenario.ids.map((id) => `${scenario.path}${id}`) : [scenario.path],
+        headers: headersForTarget(scenario, target, GATEWAY_SECRET),
+        body: scenario.body,
+        connections: oneAtATime ? 1 : (scenario.connections ?? options.connections),
+        threads: options.threads,
+        seconds: scenario.key === 'O' ? options.overloadSeconds : windowFor(scenario, seconds),
+        timeoutSeconds: oneAtATime ? 120 : 30,
+        mode: oneAtATime ? 'one at a time' : 'load',
+        counts: scenario.comparison.counts,
+        databasePid: dbPid,
+      });
+      await quiet(admin, database);
+      if (scenario.method === 'POST') await removeCreates();
+      return m;
+    };
+
+    const runnable = scenarios.filter((s) => !s.unavailable);
+    const targetsOf = (scenario: Scenario) => [...scenario.comparison.subjects, scenario.comparison.reference];
+    // Each round starts with a different target, so none always runs on a warmer (or busier) machine.
+    const inTurn = (list: Target[], round: number) => list.map((_, i) => list[(i + round) % list.length]!);
+
+    if (options.warmup > 0) {
+      log(`warm-up: ${options.warmup} s per scenario and target`);
+      for (const scenario of runnable) {
+        if (slow.has(scenario)) continue;
+        for (const target of targetsOf(scenario)) await measureOne(scenario, target, 0, options.warmup).catch(() => undefined);
+      }
+    }
+    const settledOf = (scenario: Scenario) => scenario.comparison.subjects.map((subject) => settled(results.get(scenario)!, subject, options.spread));
+    const done = (scenario: Scenario) => {
+      const result = results.get(scenario)!;
+      return result.rounds >= options.rounds && settledOf(scenario).every((row) => row?.stable);
+    };
+    for (let round = 1; round <= options.maxRounds; round++) {
+      const pending = runnable.filter((scenario) => !done(scenario));
+      if (pending.length === 0) break;
+      log(`round ${round} (at least ${options.rounds}, at most ${options.maxRounds}): ${pending.map((s) => s.key).join(', ')}`);
+      for (const scenario of pending) {
+        const result = results.get(scenario)!;
+        result.rounds = round;
+        for (const target of inTurn(targetsOf(scenario), round)) {
+          const m = await measureOne(scenario, target, round, options.duration).catch((error: Error) => {
+            log(`  ${scenario.key.padEnd(4)} ${target.padEnd(17)} failed: ${error.message}`);
+            return undefined;
+          });
+          if (!m) continue;
+          result.measurements.push(m);
+          log(`  ${scenario.key.padEnd(4)} ${describe(m)}`);
+        }
+        const rows = settledOf(scenario);
+        log(
+          `  ${scenario.key.padEnd(4)} ratio ${scenario.comparison.subjects
+            .map((subject, i) => `${subject}: ${rows[i] ? `${rows[i]!.throughput.toFixed(3)}x throughput / ${rows[i]!.cpu.toFixed(3)}x CPU, spread ${(rows[i]!.spread * 100).toFixed(1)}%` : 'no valid round yet'}`)
+            .join('; ')}`,
+        );
+      }
+    }
+
+    if (largest && wants('S')) {
+      for (const target of ['gateway', 'kong-ours'] as const) {
+        const endpoint = endpoints.get(target);
+        if (endpoint) await benchSync(options, size, target, endpoint.server, run);
+      }
+    }
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+    await removeCreates().catch(() => undefined);
+  }
+}
+
+/** S: full syncs through a gateway, plain and gzip in ABBA order so neither always goes first. */
+async function benchSync(options: Options, size: number, target: 'gateway' | 'kong-ours', gateway: Server, run: RunResult): Promise<void> {
+  const headers = { 'X-API-Key': DEMO_READER_KEY };
+  const plain: SyncResult = { size, target, gzip: false, runs: [] };
+  const gzip: SyncResult = { size, target, gzip: true, runs: [] };
+  run.syncs.push(plain, gzip);
+  for (let i = 0; i < options.syncRounds; i++) {
+    for (const result of i % 2 === 0 ? [plain, gzip] : [gzip, plain]) {
+      const r = await fullSync(gateway.url, headers, { gzip: result.gzip });
+      result.runs.push(r);
+      log(`S    full sync through ${target} ${result.gzip ? 'with gzip' : 'plain    '}: ${r.jobs} jobs, ${r.pages} pages, ${(r.bytes / 1e6).toFixed(1)} MB on the wire (${(r.decodedBytes / 1e6).toFixed(1)} MB decoded, ${r.contentEncoding}), ${r.seconds.toFixed(1)} s`);
+    }
+  }
+}
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--help')) {
+    console.log(USAGE);
+    return;
+  }
   const options = parseOptions(process.argv.slice(2));
   const started = performance.now();
   const startedAt = new Date();
-  // Creates are removed after each timed run: every id from this run on is younger than this.
-  const createdFrom = Buffer.alloc(16);
-  createdFrom.writeUIntBE(startedAt.getTime(), 0, 6);
-
   const admin = await mysql.createConnection(connectionOptions(`${options.serverUrl.replace(/\/+$/, '')}/mysql`));
   const [[version]] = await admin.query<mysql.RowDataPacket[]>('SELECT VERSION() AS v');
   const machine: Record<string, string | number> = {
@@ -164,163 +254,11 @@ async function main(): Promise<void> {
     ...(options.note ? { note: options.note } : {}),
   };
   log(`Machine: ${Object.entries(machine).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
-
-  const load = loadGenerator();
-  const run: RunResult = {
-    startedAt: startedAt.toISOString(),
-    finishedAt: '',
-    minutes: 0,
-    machine,
-    options: { ...options },
-    tables: [],
-    scenarios: [],
-  };
-
+  const run: RunResult = { startedAt: startedAt.toISOString(), finishedAt: '', minutes: 0, machine, options: { ...options }, tables: [], scenarios: [], syncs: [] };
   try {
-    for (const size of options.sizes) {
-      log(`\n== ${size.toLocaleString('en-US')} jobs ==`);
-      const table = await prepareTable(options.serverUrl, size, { reseed: options.reseed, log });
-      run.tables.push({ size, rows: table.rows, seededSeconds: table.seededSeconds });
-      const database = new URL(table.url).pathname.slice(1);
-      await admin.query(`USE \`${database}\``);
-      const removeCreates = () => admin.query('DELETE FROM jobs WHERE id >= ? AND created_by_consumer = ?', [createdFrom, BENCH_WRITER_ID]);
-
-      const servers: Server[] = [];
-      try {
-        const service = await startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET });
-        servers.push(service);
-        const baseline = await startBaseline(table.url, { poolSize: options.pool });
-        servers.push(baseline);
-        const wantsGateway = options.scenarios.some((key) => key.startsWith('F-'));
-        const gateway = wantsGateway ? await startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY }) : undefined;
-        if (gateway) servers.push(gateway);
-        // F's floor: what the cheapest proxy process costs on this machine (bench/bare-proxy.ts).
-        const proxy = wantsGateway
-          ? await startBareProxy(service, { gatewaySecret: GATEWAY_SECRET, consumerId: DEMO_READER.id, username: DEMO_READER.username, groups: DEMO_READER.groups })
-          : undefined;
-        if (proxy) servers.push(proxy);
-
-        const scenarios = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios);
-        const results = new Map<Scenario, ScenarioResult>();
-        const slow = new Set<Scenario>();
-        // One request's time, unloaded (from the check): slower scenarios get longer windows.
-        const latency = new Map<Scenario, number>();
-        for (const scenario of scenarios) {
-          const result: ScenarioResult = { size, key: scenario.key, title: scenario.title, path: scenario.path, unavailable: scenario.unavailable, measurements: [] };
-          results.set(scenario, result);
-          run.scenarios.push(result);
-          if (scenario.unavailable) {
-            log(`${scenario.key.padEnd(4)} n/a: ${scenario.unavailable}`);
-            continue;
-          }
-          if (scenario.via === 'direct') {
-            result.check = await checkScenario(scenario, service, baseline, { databaseUrl: table.url, gatewaySecret: GATEWAY_SECRET });
-            if (scenario.method === 'POST') await removeCreates();
-            latency.set(scenario, result.check.ms);
-            if (result.check.ms > SLOW_MS) slow.add(scenario);
-            log(`${scenario.key.padEnd(4)} ${scenario.title}: response ${result.check.body}; SQL ${result.check.sql}${slow.has(scenario) ? `; ${result.check.ms.toFixed(0)} ms a request: timed one at a time` : ''}`);
-          }
-        }
-        // F follows its direct scenario into slow mode.
-        for (const scenario of scenarios) {
-          const direct = scenarios.find((s) => s.key === scenario.key.slice(2));
-          if (scenario.via === 'gateway' && direct && slow.has(direct)) slow.add(scenario);
-          if (scenario.via === 'gateway' && direct) latency.set(scenario, latency.get(direct) ?? 0);
-        }
-
-        const targetsOf = (scenario: Scenario, round: number): Array<{ target: Target; server: Server }> => {
-          if (scenario.via === 'gateway') {
-            if (!gateway || !proxy) return [];
-            const pair: Array<{ target: Target; server: Server }> = [
-              { target: 'gateway', server: gateway },
-              { target: 'proxy', server: proxy },
-            ];
-            return round % 2 === 0 ? pair : pair.reverse();
-          }
-          const pair: Array<{ target: Target; server: Server }> = [
-            { target: 'service', server: service },
-            { target: 'baseline', server: baseline },
-          ];
-          // Turns alternate, so neither side always runs on a warmer (or more loaded) machine.
-          return round % 2 === 0 ? pair : pair.reverse();
-        };
-
-        /**
-         * At least `seconds`, and long enough for each connection to finish about five requests
-         * when requests queue for the pool (at most 15 s): a window shorter than one request
-         * would measure nothing.
-         */
-        const windowFor = (scenario: Scenario, seconds: number) =>
-          Math.min(15, Math.max(seconds, Math.ceil((5 * (latency.get(scenario) ?? 0) * options.connections) / options.pool / 1000)));
-
-        const measure = async (scenario: Scenario, target: Target, server: Server, round: number, seconds: number): Promise<Measurement> => {
-          const processes: Array<[Target, Server]> = target === 'gateway' || target === 'proxy' ? [[target, server], ['service', service]] : [[target, server]];
-          const cpuBefore = processes.map(([, s]) => cpuMicros(s.pid));
-          for (const [, s] of processes) resetPeakRss(s.pid);
-          const oneAtATime = slow.has(scenario);
-          const result = await load.run({
-            url: `${server.url}${scenario.ids ? '/' : scenario.path}`,
-            method: scenario.method,
-            headers: headersFor(scenario, GATEWAY_SECRET),
-            body: scenario.body,
-            idPath: scenario.ids ? scenario.path : undefined,
-            ids: scenario.ids,
-            connections: oneAtATime ? 1 : options.connections,
-            ...(oneAtATime ? { amount: 2 } : { duration: windowFor(scenario, seconds) }),
-            timeout: oneAtATime ? 120 : 30,
-          });
-          const cpuMicrosPerRequest: Measurement['cpuMicrosPerRequest'] = {};
-          const peakRssBytes: Measurement['peakRssBytes'] = {};
-          processes.forEach(([name, s], i) => {
-            cpuMicrosPerRequest[name] = result.requests ? (cpuMicros(s.pid) - cpuBefore[i]!) / result.requests : NaN;
-            peakRssBytes[name] = peakRss(s.pid);
-          });
-          await quiet(admin, database);
-          if (scenario.method === 'POST') await removeCreates();
-          return {
-            ...result,
-            round,
-            target,
-            mode: oneAtATime ? 'one at a time' : 'load',
-            reqPerSec: result.seconds > 0 ? result.requests / result.seconds : 0,
-            cpuMicrosPerRequest,
-            peakRssBytes,
-          };
-        };
-
-        if (options.warmup > 0) {
-          log(`warm-up: ${options.warmup} s per scenario and server`);
-          for (const scenario of scenarios) {
-            if (scenario.unavailable || slow.has(scenario)) continue;
-            for (const { target, server } of targetsOf(scenario, 0)) await measure(scenario, target, server, 0, options.warmup).catch(() => undefined);
-          }
-        }
-        for (let round = 1; round <= options.rounds; round++) {
-          log(`round ${round} of ${options.rounds}`);
-          for (const scenario of scenarios) {
-            if (scenario.unavailable) continue;
-            for (const { target, server } of targetsOf(scenario, round)) {
-              const m = await measure(scenario, target, server, round, options.duration).catch((error: Error) => {
-                log(`  ${scenario.key.padEnd(4)} ${target.padEnd(8)} failed: ${error.message}`);
-                return undefined;
-              });
-              if (!m) continue;
-              results.get(scenario)!.measurements.push(m);
-              const statuses = Object.entries(m.statuses).map(([code, n]) => `${code}:${n}`).join(' ');
-              log(
-                `  ${scenario.key.padEnd(4)} ${target.padEnd(8)} ${m.reqPerSec.toFixed(m.reqPerSec < 10 ? 2 : 0).padStart(7)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms  ` +
-                  `${Object.entries(m.cpuMicrosPerRequest).map(([name, us]) => `${name} ${us.toFixed(0)} µs/req`).join(', ')}  [${statuses}${m.errors ? ` errors:${m.errors}` : ''}]`,
-              );
-            }
-          }
-        }
-      } finally {
-        for (const server of servers.reverse()) await server.stop();
-        await removeCreates().catch(() => undefined);
-      }
-    }
+    const largest = Math.max(...options.sizes);
+    for (const size of options.sizes) await benchSize(options, size, admin, run, size === largest);
   } finally {
-    load.stop();
     await admin.end();
   }
 
@@ -328,15 +266,14 @@ async function main(): Promise<void> {
   run.minutes = (performance.now() - started) / 60_000;
   run.machine['load average at end'] = os.loadavg().map((l) => l.toFixed(2)).join(' ');
   const markdown = markdownReport(run);
-  console.log(`\n${markdownTable(run)}\n\nTargets (issue 10):\n${targets(run).join('\n')}`);
+  console.log(`\n${markdownTable(run)}\n\nTargets (valid rows only):\n${targets(run).join('\n')}`);
   const resultsDir = path.join(ROOT, 'bench/results');
   mkdirSync(resultsDir, { recursive: true });
   const stamp = run.startedAt.replace(/[:.]/g, '-');
   writeFileSync(path.join(resultsDir, `${stamp}.json`), `${JSON.stringify(run, null, 2)}\n`);
   writeFileSync(path.join(resultsDir, `${stamp}.md`), `${markdown}\n`);
-  const updated = options.readme && updateReadme(path.join(ROOT, 'README.md'), markdown);
-  const readme = !options.readme ? ' (README.md left as it was: --no-readme)' : updated ? '; README.md "Performance" table updated' : ' (README.md has no bench:latest markers: not updated)';
-  console.log(`\nWrote bench/results/${stamp}.json and .md${readme} (${run.minutes.toFixed(1)} min).`);
+  if (options.docs) writeLatest(path.join(ROOT, 'docs/performance.md'), markdown);
+  console.log(`\nWrote bench/results/${stamp}.json and .md${options.docs ? ' and docs/performance.md\'s "Latest run"' : ' (docs/performance.md left as it was: --no-docs)'} (${run.minutes.toFixed(1)} min).`);
 }
 
 main().catch((error: unknown) => {

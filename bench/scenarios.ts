@@ -6,7 +6,23 @@
 import mysql from 'mysql2/promise';
 import { formatUuid } from '../db/uuid';
 
-export type ScenarioKey = 'A' | 'B' | 'C' | "C'" | 'D' | 'E' | 'G' | 'F-A' | 'F-D';
+export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K'] as const;
+export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
+
+/**
+ * What a scenario's rows compare, each row one subject against the reference, measured in the
+ * same round: direct scenarios the service against the raw baseline; F the local gateway and a
+ * bare proxy against the service direct; O the service at its default settings against the same
+ * service with an unbounded queue; K real Kong three ways against the service direct.
+ */
+export type Target = 'service' | 'baseline' | 'gateway' | 'proxy' | 'service-unbounded' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
+
+export interface Comparison {
+  subjects: Target[];
+  reference: Target;
+  /** What a request is counted as: any answer, or only a 2xx (goodput, for overload). */
+  counts: 'answers' | 'good';
+}
 
 export interface Scenario {
   key: ScenarioKey;
@@ -16,9 +32,12 @@ export interface Scenario {
   path: string;
   ids?: string[];
   body?: string;
-  /** Who calls: a reader or a writer, direct (identity headers) or through the gateway (key). */
+  /** Who calls: a reader or a writer. */
   as: 'reader' | 'writer';
   via: 'direct' | 'gateway';
+  comparison: Comparison;
+  /** Connections for this scenario, when not the run's --connections (overload). */
+  connections?: number;
   /** Why it cannot run at this size or on this API, printed as "n/a". */
   unavailable?: string;
 }
@@ -28,6 +47,17 @@ export const DEMO_READER = { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', usernam
 const BENCH_WRITER = { id: 'bench-writer', username: 'bench-writer', groups: 'jobs:read, jobs:write' };
 export const BENCH_WRITER_ID = BENCH_WRITER.id;
 export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';
+
+/**
+ * The headers a request to a target carries: identity headers where nothing in front adds them
+ * (the servers themselves, Kong with no plugin), an API key through a gateway, and for Kong's
+ * key-auth + acl the gateway secret too (nothing standard in Kong adds it).
+ */
+export function headersForTarget(scenario: Pick<Scenario, 'as' | 'method'>, target: Target, gatewaySecret: string): Record<string, string> {
+  const direct = target === 'service' || target === 'baseline' || target === 'service-unbounded' || target === 'kong-bare';
+  const headers = headersFor({ ...scenario, via: direct ? 'direct' : 'gateway' }, gatewaySecret);
+  return target === 'kong-key-auth' ? { ...headers, 'X-Gateway-Secret': gatewaySecret } : headers;
+}
 
 export function headersFor(scenario: Pick<Scenario, 'as' | 'via' | 'method'>, gatewaySecret: string): Record<string, string> {
   const json: Record<string, string> = scenario.method === 'POST' ? { 'Content-Type': 'application/json' } : {};
@@ -86,6 +116,7 @@ export async function scenariosFor(
   serviceUrl: string,
   gatewaySecret: string,
   wanted: readonly ScenarioKey[],
+  { overloadConnections, kongUnavailable }: { overloadConnections: number; kongUnavailable?: string },
 ): Promise<Scenario[]> {
   const [[newest]] = await connection.query<mysql.RowDataPacket[]>(
     'SELECT department, type FROM jobs WHERE listed ORDER BY created_at DESC, id DESC LIMIT 1',
@@ -95,19 +126,43 @@ export async function scenariosFor(
   const deep = await cursorAtDepth(serviceUrl, headersFor({ as: 'reader', via: 'direct', method: 'GET' }, gatewaySecret));
   const department = encodeURIComponent(String(newest?.department ?? 'Engineering').toLowerCase());
 
+  const direct: Comparison = { subjects: ['service'], reference: 'baseline', counts: 'answers' };
+  const proxied: Comparison = { subjects: ['gateway', 'proxy'], reference: 'service', counts: 'answers' };
   const all: Scenario[] = [
-    { key: 'A', title: 'default list', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'direct' },
-    { key: 'B', title: 'department + type', method: 'GET', path: `/api/v1/jobs?department=${department}&type=${newest?.type ?? 'full-time'}`, as: 'reader', via: 'direct' },
-    { key: 'C', title: `page=${PAGE}`, method: 'GET', path: `/api/v1/jobs?page=${PAGE}`, as: 'reader', via: 'direct' },
+    { key: 'A', title: 'default list', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'direct', comparison: direct },
+    { key: 'B', title: 'department + type', method: 'GET', path: `/api/v1/jobs?department=${department}&type=${newest?.type ?? 'full-time'}`, as: 'reader', via: 'direct', comparison: direct },
+    { key: 'C', title: `page=${PAGE}`, method: 'GET', path: `/api/v1/jobs?page=${PAGE}`, as: 'reader', via: 'direct', comparison: direct },
     'cursor' in deep
-      ? { key: "C'", title: `page ${PAGE}'s depth by cursor`, method: 'GET', path: `/api/v1/jobs?limit=${LIMIT}&cursor=${encodeURIComponent(deep.cursor)}`, as: 'reader', via: 'direct' }
-      : { key: "C'", title: `page ${PAGE}'s depth by cursor`, method: 'GET', path: '', as: 'reader', via: 'direct', unavailable: deep.unavailable },
-    { key: 'D', title: 'get by id (random)', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'direct' },
-    { key: 'E', title: 'create', method: 'POST', path: '/api/v1/jobs', body: CREATE_BODY, as: 'writer', via: 'direct' },
-    { key: 'G', title: 'status=active,paused', method: 'GET', path: '/api/v1/jobs?status=active,paused', as: 'reader', via: 'direct' },
-    { key: 'F-A', title: 'A through the local gateway', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'gateway' },
-    { key: 'F-D', title: 'D through the local gateway', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'gateway' },
+      ? { key: "C'", title: `page ${PAGE}'s depth by cursor`, method: 'GET', path: `/api/v1/jobs?limit=${LIMIT}&cursor=${encodeURIComponent(deep.cursor)}`, as: 'reader', via: 'direct', comparison: direct }
+      : { key: "C'", title: `page ${PAGE}'s depth by cursor`, method: 'GET', path: '', as: 'reader', via: 'direct', comparison: direct, unavailable: deep.unavailable },
+    { key: 'D', title: 'get by id (random)', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'direct', comparison: direct },
+    { key: 'E', title: 'create', method: 'POST', path: '/api/v1/jobs', body: CREATE_BODY, as: 'writer', via: 'direct', comparison: direct },
+    { key: 'G', title: 'status=active,paused', method: 'GET', path: '/api/v1/jobs?status=active,paused', as: 'reader', via: 'direct', comparison: direct },
+    { key: 'F-A', title: 'A through the local gateway', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'gateway', comparison: proxied },
+    { key: 'F-D', title: 'D through the local gateway', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'gateway', comparison: proxied },
+    {
+      key: 'O',
+      title: 'overload: A at many connections, default queue vs unbounded',
+      method: 'GET',
+      path: '/api/v1/jobs',
+      as: 'reader',
+      via: 'direct',
+      comparison: { subjects: ['service'], reference: 'service-unbounded', counts: 'good' },
+      connections: overloadConnections,
+    },
+    {
+      key: 'K',
+      title: 'D through real Kong',
+      method: 'GET',
+      path: '/api/v1/jobs/',
+      ids,
+      as: 'reader',
+      via: 'gateway',
+      comparison: { subjects: ['kong-bare', 'kong-key-auth', 'kong-ours'], reference: 'service', counts: 'answers' },
+      ...(kongUnavailable ? { unavailable: kongUnavailable } : {}),
+    },
   ];
+  // S, the full sync, is not a request mix: bench/sync.ts measures it.
   return all.filter((scenario) => wanted.includes(scenario.key));
 }
 

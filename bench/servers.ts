@@ -16,6 +16,8 @@ export interface Server {
   name: string;
   url: string;
   pid: number;
+  /** Every process whose CPU time is this server's (one for node; Kong's nginx has workers). */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -69,7 +71,7 @@ async function startNode(
     try {
       const response = await fetch(`${url}${probe.path}`, { headers: probe.headers });
       await response.arrayBuffer();
-      if (response.status === 200) return { name, url, pid: child.pid!, stop };
+      if (response.status === 200) return { name, url, pid: child.pid!, pids: () => [child.pid!], stop };
     } catch {
       // not listening yet
     }
@@ -81,10 +83,13 @@ async function startNode(
   }
 }
 
-export async function startService(databaseUrl: string, options: { poolSize: number; gatewaySecret: string }): Promise<Server> {
+export async function startService(
+  databaseUrl: string,
+  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv },
+): Promise<Server> {
   const port = await freePort();
   return startNode(
-    'service',
+    options.name ?? 'service',
     'dist/service/server.js',
     [],
     {
@@ -96,6 +101,7 @@ export async function startService(databaseUrl: string, options: { poolSize: num
       GATEWAY_SECRET: options.gatewaySecret,
       LOG_LEVEL: 'info',
       SEED_DEMO_DATA: 'false',
+      ...options.env,
     },
     `http://127.0.0.1:${port}`,
     { path: '/healthz' },

@@ -4,7 +4,7 @@
 
 const TARGET = 85;
 
-// Files known to stay under the target, and why (README, Testing). A file not listed that falls
+// Files known to stay under the target, and why. A file not listed that falls
 // under the target is a regression: its survivors are tests to write. None today.
 const BELOW_TARGET = {};
 

@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     }
     console.log(banner(gateway));
   } else {
-    console.log(`Jobs service on ${service.url}, LOCAL_GATEWAY=off: put Kong in front of it (see README).`);
+    console.log(`Jobs service on ${service.url}, LOCAL_GATEWAY=off: put Kong in front of it (see docs/operations.md).`);
     if (!gatewaySecret) console.log('GATEWAY_SECRET is not set: the service accepts identity headers from anyone who can reach it.');
   }
 

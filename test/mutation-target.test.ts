@@ -81,6 +81,6 @@ test('a file recorded as under the target is named with its reason, the others a
   ]);
 });
 
-test('no file is recorded as under the target today (README, Testing: every file scored is at 85% or above)', () => {
+test('no file is recorded as under the target today (every file scored is at 85% or above)', () => {
   expect(BELOW_TARGET).toEqual({});
 });

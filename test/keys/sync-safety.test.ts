@@ -8,7 +8,7 @@
 //    (pkg/file/builder.go: utils.MustMergeTags in consumers(), ingestACLGroups, ingestKeyAuths).
 // What only a real decK against a real Kong could show: that those functions behave as read (and
 // as the installed decK 1.4.0 cannot run a sync here), and that Kong's `?tags=` filter on
-// /key-auths answers as documented. README "Managing partners" says so.
+// /key-auths answers as documented. docs/partners.md ("Managing partners") says so.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { renderDeckTemplate } from '../../gateway/local/config/deck-template';

@@ -1,7 +1,7 @@
 /**
  * Defaults and edges of the local gateway's key-auth and request-size-limiting, and of the option
  * readers every plugin uses (gateway/local/plugins/definition.ts), that the 2026-11-22 mutation
- * run left unpinned (README, Testing, "Below 85%"): what a partner or the service sees when an
+ * run left unpinned: what a partner or the service sees when an
  * option is left out or given as YAML null, and the text an operator reads when a value is refused.
  *
  * Every configuration here is loaded inside its test (plugin-stack.ts says why).

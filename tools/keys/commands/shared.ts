@@ -61,7 +61,7 @@ export function printKey(io: Io, variable: string, key: string, applied: boolean
       `and give it to the partner over a secure channel.`,
       applied
         ? 'It works now.'
-        : 'Kong does not have it yet: without --apply it reaches Kong only when partner-keys.yaml is synced (README "Managing partners").',
+        : 'Kong does not have it yet: without --apply it reaches Kong only when partner-keys.yaml is synced (docs/partners.md, "Managing partners").',
     ].join('\n'),
   );
 }

@@ -1,0 +1,142 @@
+/**
+ * The load generator: wrk (Debian's `wrk`, C, one event loop per thread) with bench/wrk.lua, in a
+ * process of its own. It costs a few microseconds a request where the servers cost hundreds, and it
+ * reports the CPU time it used itself, so every measurement says whether the generator could have
+ * been what limited it (see `saturated`).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { clockTicks } from './proc';
+
+export interface LoadRequest {
+  /** Scheme, host and port. */
+  origin: string;
+  method: 'GET' | 'POST';
+  /** Paths with their queries; connections cycle through them (get by id: one per sampled id). */
+  paths: string[];
+  headers: Record<string, string>;
+  body?: string;
+  connections: number;
+  threads: number;
+  seconds: number;
+  /** Seconds one request may take before wrk counts it as a timeout. */
+  timeoutSeconds: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  /** Latencies in ms (wrk's histogram has microsecond steps); -1 when nothing was answered. */
+  p50: number;
+  p99: number;
+  statuses: Record<string, number>;
+  /** Connect, read and write errors. */
+  errors: number;
+  timeouts: number;
+  bytes: number;
+  generator: { cpuMicros: number; threads: number };
+}
+
+/** bench/wrk.lua, from bench/ (ts-jest) or dist/bench/ (compiled). */
+const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..', 'bench', 'wrk.lua')].find((file) => existsSync(file))!;
+
+/** A generator whose threads were busy this share of the window or more was the bottleneck. */
+export const SATURATED_SHARE = 0.8;
+
+/** The share of its threads' time the generator spent on the CPU during a measurement. */
+export function generatorBusy(result: Pick<LoadResult, 'seconds' | 'generator'>): number {
+  return result.seconds > 0 ? result.generator.cpuMicros / (result.seconds * 1e6 * result.generator.threads) : 0;
+}
+
+export function saturated(result: Pick<LoadResult, 'seconds' | 'generator'>): boolean {
+  return generatorBusy(result) >= SATURATED_SHARE;
+}
+
+/** A Lua string literal of any bytes (printable ASCII as is, everything else as \ddd). */
+export function luaString(text: string): string {
+  let out = '"';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    const printable = byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c;
+    out += printable ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`;
+  }
+  return `${out}"`;
+}
+
+/** One whole HTTP/1.1 request as wrk sends it (keep-alive, the body's length stated). */
+export function httpRequest(origin: string, method: string, requestPath: string, headers: Record<string, string>, body?: string): string {
+  const host = new URL(origin).host;
+  const lines = [`${method} ${requestPath} HTTP/1.1`, `Host: ${host}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  if (body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`;
+}
+
+/** The Lua chunk bench/wrk.lua loads: the list of requests. */
+export function requestsChunk(request: Pick<LoadRequest, 'origin' | 'method' | 'paths' | 'headers' | 'body'>): string {
+  const formatted = request.paths.map((p) => luaString(httpRequest(request.origin, request.method, p, request.headers, request.body)));
+  return `return {\n${formatted.join(',\n')}\n}\n`;
+}
+
+/** Reads wrk's BENCH_RESULT line (printed by bench/wrk.lua's done()). */
+export function parseResult(stdout: string, threads: number): LoadResult {
+  const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
+  if (!line) throw new Error(`wrk printed no result: ${stdout.trim().slice(-500)}`);
+  const raw = JSON.parse(line.slice('BENCH_RESULT '.length)) as {
+    requests: number;
+    microseconds: number;
+    bytes: number;
+    connect: number;
+    read: number;
+    write: number;
+    timeout: number;
+    p50: number;
+    p99: number;
+    cpuTicks: number;
+    statuses: Record<string, number>;
+  };
+  const answered = Object.values(raw.statuses).reduce((sum, n) => sum + n, 0);
+  return {
+    requests: answered,
+    seconds: raw.microseconds / 1e6,
+    p50: answered ? raw.p50 / 1000 : -1,
+    p99: answered ? raw.p99 / 1000 : -1,
+    statuses: raw.statuses,
+    errors: raw.connect + raw.read + raw.write,
+    timeouts: raw.timeout,
+    bytes: raw.bytes,
+    generator: { cpuMicros: raw.cpuTicks < 0 ? NaN : (raw.cpuTicks * 1e6) / clockTicks(), threads },
+  };
+}
+
+export function runLoad(request: LoadRequest): Promise<LoadResult> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-wrk-'));
+  const requestsFile = path.join(dir, 'requests.lua');
+  writeFileSync(requestsFile, requestsChunk(request));
+  const args = [
+    `-t${request.threads}`,
+    `-c${Math.max(request.connections, request.threads)}`,
+    `-d${request.seconds}s`,
+    `--timeout`,
+    `${request.timeoutSeconds}s`,
+    '-s',
+    SCRIPT,
+    request.origin,
+    '--',
+    requestsFile,
+  ];
+  return new Promise<LoadResult>((resolve, reject) => {
+    execFile('wrk', args, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      rmSync(dir, { recursive: true, force: true });
+      if (error) {
+        const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+        return reject(new Error(missing ? 'wrk is not installed (Debian: apt-get install wrk)' : `wrk failed: ${stderr.trim() || error.message}`));
+      }
+      try {
+        resolve(parseResult(stdout, request.threads));
+      } catch (parseError) {
+        reject(parseError as Error);
+      }
+    });
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * How npm run bench turns measurements into rows (bench/report.ts, bench/stability.ts): ratios
+ * read two ways from rounds measured together, invalid windows left out, rows flagged, and where
+ * the table is written.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Measurement } from '../bench/measure';
+import { parseOptions } from '../bench/options';
+import { markdownTable, roundRatios, settled, targets, writeLatest, type RunResult, type ScenarioResult } from '../bench/report';
+import type { Target } from '../bench/scenarios';
+
+function window(target: Target, round: number, reqPerSec: number, cpu: number, extra: Partial<Measurement> = {}): Measurement {
+  const requests = reqPerSec * 5;
+  return {
+    round,
+    target,
+    mode: 'load',
+    requests,
+    good: requests,
+    seconds: 5,
+    reqPerSec,
+    goodPerSec: reqPerSec,
+    p50: 8,
+    p99: 20,
+    statuses: { '200': requests },
+    errors: 0,
+    timeouts: 0,
+    bytes: requests * 1000,
+    cpuPerRequest: { [target]: cpu, generator: 12 },
+    cores: { [target]: (reqPerSec * cpu) / 1e6 },
+    chainCpuPerRequest: cpu,
+    peakRssBytes: { [target]: 100 * 1024 * 1024 },
+    generatorBusy: 0.05,
+    otherCores: 0.02,
+    ...extra,
+  };
+}
+
+function scenario(measurements: Measurement[], rounds = Math.max(...measurements.map((m) => m.round))): ScenarioResult {
+  return { size: 100_000, key: 'D', title: 'get by id (random)', path: '/api/v1/jobs/', comparison: { subjects: ['service'], reference: 'baseline', counts: 'answers' }, measurements, rounds };
+}
+
+function runOf(result: ScenarioResult): RunResult {
+  return {
+    startedAt: '2026-11-25T00:00:00.000Z',
+    finishedAt: '',
+    minutes: 1,
+    machine: {},
+    options: { spread: 5, rounds: 3, maxRounds: 10, duration: 5, connections: 16, warmup: 2, pool: 10 },
+    tables: [{ size: 100_000, rows: 100_000, seededSeconds: 0 }],
+    scenarios: [result],
+    syncs: [],
+  };
+}
+
+const rowOf = (run: RunResult) => markdownTable(run).split('\n').find((line) => line.startsWith('| D '))!;
+
+test('each round gives one ratio from the two windows measured in it, throughput and CPU', () => {
+  const result = scenario([window('service', 1, 900, 550), window('baseline', 1, 1000, 500), window('baseline', 2, 2000, 500), window('service', 2, 1800, 500)]);
+  expect(roundRatios(result, 'service')).toEqual([
+    { round: 1, throughput: 0.9, cpu: 500 / 550 },
+    { round: 2, throughput: 0.9, cpu: 1 },
+  ]);
+});
+
+test('a row is stable once its last three rounds agree within the spread asked for, and its figure is their median', () => {
+  const noisy = [0.7, 0.95, 0.9, 0.91, 0.92];
+  const result = scenario(noisy.flatMap((ratio, i) => [window('service', i + 1, 1000 * ratio, 500 / ratio), window('baseline', i + 1, 1000, 500)]));
+  const row = settled(result, 'service', 5)!;
+  expect(row.stable).toBe(true);
+  expect(row.window.map((r) => r.round)).toEqual([3, 4, 5]);
+  expect(row.throughput).toBeCloseTo(0.91);
+  expect(row.spread).toBeCloseTo(0.02 / 0.91);
+
+  const early = settled(scenario(result.measurements.filter((m) => m.round <= 3)), 'service', 5)!;
+  expect(early.stable).toBe(false);
+  expect(rowOf(runOf(scenario(result.measurements.filter((m) => m.round <= 2))))).toContain('not stable within 2 rounds (2 valid rounds, 3 needed)');
+  expect(rowOf(runOf(scenario(result.measurements.filter((m) => m.round <= 3), 10)))).toMatch(/not stable within 10 rounds \(spread 27\.8%, asked < 5%\)/);
+});
+
+test('a window where the generator was saturated gives no ratio, and a row with none says invalid', () => {
+  const saturatedWindow = { invalid: 'load generator saturated (91% busy)', generatorBusy: 0.91 };
+  const result = scenario([
+    window('service', 1, 1000, 500, saturatedWindow),
+    window('baseline', 1, 1000, 500),
+    window('service', 2, 900, 550),
+    window('baseline', 2, 1000, 500),
+  ]);
+  expect(roundRatios(result, 'service').map((r) => r.round)).toEqual([2]);
+
+  const none = scenario([window('service', 1, 1000, 500, saturatedWindow), window('baseline', 1, 1000, 500)]);
+  const row = rowOf(runOf(none));
+  expect(row).toContain('| invalid |');
+  expect(row).toContain('1 measurement(s) invalid: load generator saturated (91% busy)');
+  expect(row).toContain('(91%)');
+});
+
+test('a row whose throughput and CPU ratios are more than 10% apart is flagged; within 10% it is not', () => {
+  const rounds = (cpuOfService: number) =>
+    scenario([1, 2, 3].flatMap((round) => [window('service', round, 900, cpuOfService), window('baseline', round, 1000, 500)]));
+  expect(rowOf(runOf(rounds(700)))).toContain('**ratios disagree** (throughput 0.90 vs CPU 0.71');
+  expect(rowOf(runOf(rounds(560)))).not.toContain('disagree');
+  expect(rowOf(runOf(rounds(560)))).toContain('| 0.90x / 0.89x |');
+  // How busy each process was says which one set the pace.
+  expect(rowOf(runOf(rounds(560)))).toContain('| service 560 (0.50 core) ; baseline 500 (0.50 core) |');
+});
+
+test('a busy machine is named in the row', () => {
+  const result = scenario([1, 2, 3].flatMap((round) => [window('service', round, 900, 560, { otherCores: 1.4 }), window('baseline', round, 1000, 500)]));
+  expect(rowOf(runOf(result))).toContain('machine busy: other processes used 1.40 cores meanwhile');
+});
+
+test('a target is met or not only from a stable row whose readings agree on a quiet machine; otherwise it is undecided, with why', () => {
+  const rows = (cpu: number, otherCores: number) =>
+    runOf(scenario([1, 2, 3].flatMap((round) => [window('service', round, 950, cpu, { otherCores }), window('baseline', round, 1000, 500)])));
+  expect(targets(rows(520, 0.02))[0]).toBe('- met: D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.96x)');
+  expect(targets(rows(520, 1.3))[0]).toBe('- undecided (machine busy (1.30 other cores)): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.96x)');
+  expect(targets(rows(800, 0.02))[0]).toBe('- undecided (throughput and CPU ratios disagree): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.63x)');
+});
+
+describe('where the latest run is written', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'bench-docs-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('the section between the markers is replaced and the rest of the page kept', () => {
+    const page = path.join(dir, 'performance.md');
+    writeFileSync(page, '# Performance\n\nHow to read a row.\n\n## Latest run\n\n<!-- bench:latest -->\nold table\n<!-- /bench:latest -->\n\nAfter.\n');
+    writeLatest(page, 'new table');
+    expect(readFileSync(page, 'utf8')).toBe('# Performance\n\nHow to read a row.\n\n## Latest run\n\n<!-- bench:latest -->\nnew table\n<!-- /bench:latest -->\n\nAfter.\n');
+  });
+
+  test('a page without the markers gets them at its end', () => {
+    const page = path.join(dir, 'performance.md');
+    writeFileSync(page, '# Performance\n\n## Latest run\n');
+    writeLatest(page, 'first table');
+    expect(readFileSync(page, 'utf8')).toBe('# Performance\n\n## Latest run\n\n<!-- bench:latest -->\nfirst table\n<!-- /bench:latest -->\n');
+  });
+});
+
+describe('the command line', () => {
+  test('defaults: at least 3 and at most 10 rounds, 5% spread, one wrk thread, every scenario, docs written', () => {
+    const options = parseOptions([], {});
+    expect(options).toMatchObject({ rounds: 3, maxRounds: 10, spread: 5, threads: 1, overloadConnections: 200, docs: true, sizes: [10_000, 100_000] });
+    expect(options.scenarios).toEqual(['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K']);
+  });
+
+  test('the round limit is never below the minimum, and --no-docs leaves docs/performance.md alone', () => {
+    expect(parseOptions(['--rounds', '6', '--max-rounds', '4', '--no-docs'], {})).toMatchObject({ rounds: 6, maxRounds: 6, docs: false });
+  });
+
+  test('wrong arguments are one line naming the argument', () => {
+    expect(() => parseOptions(['--scenarios', 'D,X'], {})).toThrow('--scenarios takes a comma list of A, B, C, C\', D, E, G, F-A, F-D, O, S, K (got X)');
+    expect(() => parseOptions(['--spread', '0'], {})).toThrow('--spread takes a whole number >= 1 (got "0")');
+    expect(() => parseOptions(['--readme'], {})).toThrow(/Unknown option '--readme'.*Usage: npm run bench/);
+  });
+});
