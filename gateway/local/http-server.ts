@@ -1,0 +1,61 @@
+/**
+ * The proxy's HTTP server: Node's, set up like nginx's for Kong (its limits apply in nginx.ts;
+ * `Expect` is left to the body reader; CONNECT answered 405; bytes Node's parser refuses get
+ * nginx's answer, then the connection closes; idle connections close after 75 s).
+ */
+import http, { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { nginxAnswer } from './kong-error';
+import { HEADER_TOTAL_LIMIT, parserErrorStatus, type ParserError } from './nginx';
+import { headerMap, RequestContext } from './request-context';
+import { clientAddress, createRequestHandler, filterHeaders, newRequestId, type HandlerDeps } from './request-handler';
+
+/** Writes Kong's answer to bytes nginx refused, straight on the socket, and closes it. */
+function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status: number): void {
+  const requestId = newRequestId();
+  const { config } = deps.current();
+  const exit = nginxAnswer(config.errorTemplate, status, requestId);
+  const remote = clientAddress((socket as Socket).remoteAddress);
+  const ctx = new RequestContext(req, new ServerResponse(req), req.method ?? 'GET', '/', '/', null, requestId, config, null, remote, headerMap(req.rawHeaders));
+  const headers = filterHeaders(ctx, config.globalPlugins, Object.entries(exit.headers), true);
+  const lines = [`HTTP/1.1 ${exit.status} ${http.STATUS_CODES[exit.status]}`, `Date: ${new Date().toUTCString()}`];
+  for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
+  lines.push(`Content-Length: ${Buffer.byteLength(exit.body)}`);
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${exit.body}`);
+  deps.logger.info({ status: exit.status, request_id: requestId }, 'request refused by the HTTP parser');
+}
+
+export function createHttpServer(deps: HandlerDeps): http.Server {
+  const handler = createRequestHandler(deps);
+  // Sockets whose last answer closes them: a parser error on bytes that follow gets no second answer.
+  const answered = new WeakSet<object>();
+  // The request whose body is being read: a parser error in it (a bad chunk) is answered for it.
+  const reading = new WeakMap<object, { req: IncomingMessage; res: ServerResponse }>();
+  const handle: http.RequestListener = (req, res) => {
+    reading.set(req.socket, { req, res });
+    res.once('finish', () => {
+      reading.delete(req.socket);
+      if (/close/i.test(String(res.getHeader('connection') ?? ''))) answered.add(req.socket);
+    });
+    handler(req, res);
+  };
+  const server = http.createServer({ maxHeaderSize: HEADER_TOTAL_LIMIT + 1024, requireHostHeader: false }, handle);
+  server.on('checkContinue', handle);
+  server.on('checkExpectation', handle);
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => socket.end());
+    handle(req, res);
+  });
+  server.on('clientError', (err: ParserError, socket: Duplex) => {
+    const status = parserErrorStatus(err);
+    const current = reading.get(socket);
+    if (status === null || !socket.writable || answered.has(socket) || current?.res.headersSent) return void socket.destroy();
+    if (current) current.res.statusCode = status;
+    refuse(deps, socket, current?.req ?? new IncomingMessage(socket as Socket), status);
+  });
+  server.keepAliveTimeout = 75_000;
+  return server;
+}

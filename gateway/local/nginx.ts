@@ -1,0 +1,73 @@
+/**
+ * What nginx does before and around Kong for our configuration (ngx_http_request.c,
+ * ngx_http_parse.c, nginx_kong.lua): the requests it refuses itself, the parser errors it answers,
+ * and reading the body (proxy_request_buffering on; "100 Continue" only once the body is read).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HeaderMap } from './request-context';
+
+/** large_client_header_buffers 4 8k. */
+export const HEADER_LINE_LIMIT = 8 * 1024;
+export const HEADER_TOTAL_LIMIT = 4 * HEADER_LINE_LIMIT;
+/** Kong's client_max_body_size is 0 (nginx spills to disk); this stand-in buffers in memory, so it stops here. */
+export const LOCAL_MAX_BODY = 8 * 1024 * 1024;
+
+/** The status nginx answers with, or null when the request goes on to Kong. */
+export function nginxRefusal(req: IncomingMessage, headers: HeaderMap): number | null {
+  if (`${req.method} ${req.url} HTTP/${req.httpVersion}`.length + 2 > HEADER_LINE_LIMIT) return 414;
+  let total = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const line = req.rawHeaders[i]!.length + req.rawHeaders[i + 1]!.length + 4;
+    if (line > HEADER_LINE_LIMIT) return 494;
+    total += line;
+  }
+  if (total > HEADER_TOTAL_LIMIT) return 494;
+  const host = headers.get('host') ?? [];
+  if ((host.length === 0 && req.httpVersion !== '1.0') || host.length > 1) return 400;
+  const te = headers.get('transfer-encoding');
+  if (te) {
+    if (req.httpVersion === '1.0') return 400;
+    if (te.length !== 1 || te[0]!.trim().toLowerCase() !== 'chunked') return 501;
+  }
+  if (req.method === 'CONNECT' || req.method === 'TRACE') return 405;
+  const length = headers.get('content-length')?.[0];
+  if (length !== undefined && Number(length) > LOCAL_MAX_BODY) return 413;
+  return null;
+}
+
+export type ParserError = Error & { code?: string; reason?: string; rawPacket?: Buffer };
+
+/** nginx's status for bytes Node's parser refused, or null to close the connection silently. */
+export function parserErrorStatus(err: ParserError): number | null {
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    const lineEnd = err.rawPacket?.toString('latin1').indexOf('\n') ?? -1;
+    return lineEnd === -1 || lineEnd + 1 > HEADER_LINE_LIMIT ? 414 : 494;
+  }
+  if (err.code === 'HPE_INVALID_TRANSFER_ENCODING') return /content-length/i.test(err.reason ?? '') ? 400 : 501;
+  return err.code?.startsWith('HPE_') && err.code !== 'HPE_HEADERS_TIMEOUT' ? 400 : null;
+}
+
+export type BodyResult = { body: Buffer | null } | { tooLarge: true };
+
+/** The whole body (null when the request has none), or tooLarge past LOCAL_MAX_BODY. */
+export function readBody(req: IncomingMessage, res: ServerResponse, headers: HeaderMap): Promise<BodyResult> {
+  if (!headers.has('content-length') && !headers.has('transfer-encoding')) return Promise.resolve({ body: null });
+  if (headers.get('expect')?.join(', ').trim().toLowerCase() === '100-continue' && !res.headersSent) res.writeContinue();
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= LOCAL_MAX_BODY) chunks.push(chunk);
+      else {
+        req.off('data', onData);
+        req.resume();
+        resolve({ tooLarge: true });
+      }
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve({ body: Buffer.concat(chunks) }));
+    req.once('error', reject);
+    req.once('aborted', () => reject(new Error('client closed the request')));
+  });
+}
