@@ -6,7 +6,6 @@
 import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { nginxAnswer } from './kong-error';
 import { HEADER_TOTAL_LIMIT, parserErrorStatus, type ParserError } from './nginx';
 import { headerMap, RequestContext } from './request-context';
 import { clientAddress, createRequestHandler, filterHeaders, newRequestId, type HandlerDeps } from './request-handler';
@@ -15,9 +14,9 @@ import { clientAddress, createRequestHandler, filterHeaders, newRequestId, type 
 function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status: number): void {
   const requestId = newRequestId();
   const { config } = deps.current();
-  const exit = nginxAnswer(config.errorTemplate, status, requestId);
   const remote = clientAddress((socket as Socket).remoteAddress);
   const ctx = new RequestContext(req, new ServerResponse(req), req.method ?? 'GET', '/', '/', null, requestId, config, null, remote, headerMap(req.rawHeaders));
+  const exit = ctx.refusal(status);
   const headers = filterHeaders(ctx, config.globalPlugins, Object.entries(exit.headers), true);
   const lines = [`HTTP/1.1 ${exit.status} ${http.STATUS_CODES[exit.status]}`, `Date: ${new Date().toUTCString()}`];
   for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);

@@ -15,6 +15,7 @@ export const LOCAL_MAX_BODY = 8 * 1024 * 1024;
 /** The status nginx answers with, or null when the request goes on to Kong. */
 export function nginxRefusal(req: IncomingMessage, headers: HeaderMap): number | null {
   if (`${req.method} ${req.url} HTTP/${req.httpVersion}`.length + 2 > HEADER_LINE_LIMIT) return 414;
+  if (req.httpVersionMajor > 1) return 505;
   let total = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const line = req.rawHeaders[i]!.length + req.rawHeaders[i + 1]!.length + 4;
@@ -29,7 +30,9 @@ export function nginxRefusal(req: IncomingMessage, headers: HeaderMap): number |
     if (req.httpVersion === '1.0') return 400;
     if (te.length !== 1 || te[0]!.trim().toLowerCase() !== 'chunked') return 501;
   }
-  if (req.method === 'CONNECT' || req.method === 'TRACE') return 405;
+  // nginx parses CONNECT's authority-form target as a bad request line; with a path it is 405.
+  if (req.method === 'CONNECT') return req.url?.startsWith('/') ? 405 : 400;
+  if (req.method === 'TRACE') return 405;
   const length = headers.get('content-length')?.[0];
   if (length !== undefined && Number(length) > LOCAL_MAX_BODY) return 413;
   return null;
@@ -47,12 +50,18 @@ export function parserErrorStatus(err: ParserError): number | null {
   return err.code?.startsWith('HPE_') && err.code !== 'HPE_HEADERS_TIMEOUT' ? 400 : null;
 }
 
+export const hasBody = (headers: HeaderMap): boolean => headers.has('content-length') || headers.has('transfer-encoding');
+
+/** Kong answers a lone `Expect: 100-continue` before routing (measured: on its 404s and 401s too). */
+export function continueIfExpected(headers: HeaderMap, res: ServerResponse): void {
+  if (hasBody(headers) && headers.get('expect')?.join(', ').trim().toLowerCase() === '100-continue') res.writeContinue();
+}
+
 export type BodyResult = { body: Buffer | null } | { tooLarge: true };
 
 /** The whole body (null when the request has none), or tooLarge past LOCAL_MAX_BODY. */
-export function readBody(req: IncomingMessage, res: ServerResponse, headers: HeaderMap): Promise<BodyResult> {
-  if (!headers.has('content-length') && !headers.has('transfer-encoding')) return Promise.resolve({ body: null });
-  if (headers.get('expect')?.join(', ').trim().toLowerCase() === '100-continue' && !res.headersSent) res.writeContinue();
+export function readBody(req: IncomingMessage, headers: HeaderMap): Promise<BodyResult> {
+  if (!hasBody(headers)) return Promise.resolve({ body: null });
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

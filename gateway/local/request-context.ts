@@ -1,6 +1,6 @@
 /** One request on its way through the gateway: the headers and query plugins change are what the service receives. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { kongError } from './kong-error';
+import { kongError, nginxAnswer } from './kong-error';
 import { readBody, type BodyResult } from './nginx';
 import type { Exit } from './plugins/definition';
 import type { Consumer, Credential, GatewayConfig, Route } from './types';
@@ -94,7 +94,7 @@ export class RequestContext {
 
   /** ngx.req.read_body(): the whole body, read once (null without one). */
   readBody(): Promise<BodyResult> {
-    return (this.body ??= readBody(this.req, this.res, this.clientHeaders));
+    return (this.body ??= readBody(this.req, this.clientHeaders));
   }
 
   /** kong.request.get_query() of the live query, and whether it was truncated. */
@@ -135,6 +135,11 @@ export class RequestContext {
 
   /** kong.response.error: the message through the error template. */
   error(status: number, message: string, headers: Record<string, string> = {}): Exit {
-    return kongError(this.config.errorTemplate, status, message, this.requestId, headers);
+    return kongError(this.config.errorTemplate, this.clientHeaders.get('accept'), status, message, this.requestId, headers);
+  }
+
+  /** nginx's own refusal, through Kong's error handler. */
+  refusal(status: number): Exit {
+    return nginxAnswer(this.config.errorTemplate, this.clientHeaders.get('accept'), status, this.requestId);
   }
 }

@@ -7,9 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import type { LoadedGateway } from './config/load';
-import { nginxAnswer } from './kong-error';
 import type { Logger } from './logger';
-import { nginxRefusal } from './nginx';
+import { continueIfExpected, nginxRefusal } from './nginx';
 import type { Exit } from './plugins/definition';
 import { headerMap, RequestContext } from './request-context';
 import { normalizePath, type Router } from './router';
@@ -83,7 +82,8 @@ export function createRequestHandler(deps: HandlerDeps): http.RequestListener {
       res.end(method === 'HEAD' ? undefined : exit.body);
     };
 
-    if (refusal !== null) return sendExit(nginxAnswer(config.errorTemplate, refusal, requestId));
+    if (refusal !== null) return sendExit(ctx.refusal(refusal));
+    continueIfExpected(clientHeaders, res);
     if (!route) {
       ctx.source = 'exit';
       return sendExit(ctx.error(404, 'no Route matched with those values'));
@@ -101,7 +101,7 @@ export function createRequestHandler(deps: HandlerDeps): http.RequestListener {
       const read = await ctx.readBody();
       if ('tooLarge' in read) {
         ctx.source = 'error';
-        return sendExit(nginxAnswer(config.errorTemplate, 413, requestId));
+        return sendExit(ctx.refusal(413));
       }
       ctx.source = 'service';
       await proxy(ctx, res, {

@@ -4,7 +4,6 @@
  * measured. Over the limit: 413 "Request size limit exceeded" (417 with Expect: 100-continue).
  */
 import { z } from 'zod';
-import { nginxAnswer } from '../kong-error';
 import type { RequestContext } from '../request-context';
 import { definePlugin, parseWith, type Exit } from './definition';
 
@@ -25,7 +24,7 @@ export const requestSizeLimiting = definePlugin<z.infer<typeof Config>>({
     const cl = ctx.getFirstHeader('content-length');
     if (cl !== undefined && !Number.isNaN(Number(cl))) return checkSize(ctx, Number(cl), allowed);
     const read = await ctx.readBody();
-    if ('tooLarge' in read) return nginxAnswer(ctx.config.errorTemplate, 413, ctx.requestId);
+    if ('tooLarge' in read) return ctx.refusal(413);
     return read.body ? checkSize(ctx, read.body.length, allowed) : undefined;
   },
 });

@@ -1,12 +1,11 @@
 /**
- * Forwards a request to the route's service as Kong 3.9.1's nginx does, over undici (which
- * frames every body it sends): the body read whole and sent with its Content-Length, whatever
+ * Forwards a request to the route's service as Kong 3.9.1's nginx does: the body read whole and
+ * sent with its Content-Length, whatever
  * framing the client used; the URI is the normalized path escaped, plus the query as the plugins
  * left it; request headers minus hop-by-hop ones, then Kong's proxy_set_header list
  * (nginx_kong.lua); response headers minus hop-by-hop ones; 502/503/504 as Kong answers them.
  */
-import type { ServerResponse } from 'node:http';
-import { Pool, errors, type Dispatcher } from 'undici';
+import http, { type ServerResponse } from 'node:http';
 import type { RequestContext } from '../request-context';
 import { escapeUri } from '../router';
 import { resolveHost, type HostsTable } from './resolve';
@@ -25,7 +24,7 @@ const wantsTrailers = (ctx: RequestContext): boolean => csv(ctx.headers.get('te'
 
 export function upstreamUri(ctx: RequestContext): string {
   const uri = escapeUri(ctx.path);
-  return ctx.args || ctx.req.url?.endsWith('?') ? `${uri}?${ctx.args ?? ''}` : uri;
+  return ctx.args === null ? uri : `${uri}?${ctx.args}`;
 }
 
 function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string, string | string[]> {
@@ -35,6 +34,8 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string
   for (const [name, values] of ctx.headers) if (!HOP_BY_HOP_REQUEST.has(name) && !listed.has(name)) out[name] = values.length === 1 ? values[0]! : [...values];
   out.host = port === 80 ? host : `${host}:${port}`;
   if (wantsTrailers(ctx)) out.te = 'trailers';
+  // handler.lua access.after: a websocket upgrade is passed on, any other is not.
+  if (ctx.getFirstHeader('upgrade')?.toLowerCase() === 'websocket') Object.assign(out, { connection: 'keep-alive, Upgrade', upgrade: 'websocket' });
   // Lua prints ngx.req.http_version() 1.0 as 1.
   const via = `${ctx.req.httpVersion === '1.0' ? '1' : ctx.req.httpVersion} kong/3.9.1`;
   const clientVia = ctx.getFirstHeader('via');
@@ -42,7 +43,8 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string
   const forwardedFor = ctx.getFirstHeader('x-forwarded-for');
   out['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${ctx.clientIp}` : ctx.clientIp;
   out['x-forwarded-proto'] = 'http';
-  out['x-forwarded-host'] = (ctx.getFirstHeader('host') ?? '').replace(/:\d+$/, '');
+  // $host: the Host header without its port, else the server_name of Kong's template.
+  out['x-forwarded-host'] = ctx.getFirstHeader('host')?.replace(/:\d+$/, '') || 'kong';
   out['x-forwarded-port'] = String(listenPort);
   out['x-forwarded-path'] = ctx.rawPath;
   out['x-real-ip'] = ctx.clientIp;
@@ -50,27 +52,21 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string
   return out;
 }
 
-/** Kept-alive connection pools, one per address, port and connect timeout, with Kong's upstream keepalive defaults. */
+/** Kept-alive connections to the services, one agent per address and port. */
 export class Upstreams {
-  private readonly pools = new Map<string, Pool>();
+  private readonly agents = new Map<string, http.Agent>();
   constructor(private readonly connections: number | null = null) {}
 
-  pool(address: string, port: number, connectTimeout: number): Dispatcher {
-    const key = `${address}|${port}|${connectTimeout}`;
-    let pool = this.pools.get(key);
-    if (!pool) {
-      const origin = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
-      const keepAlive = { keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000, maxRequestsPerClient: 10_000 };
-      pool = new Pool(origin, { connections: this.connections, pipelining: 1, connect: { timeout: connectTimeout }, strictContentLength: true, ...keepAlive });
-      this.pools.set(key, pool);
-    }
-    return pool;
+  agent(address: string, port: number): http.Agent {
+    const key = `${address}|${port}`;
+    let agent = this.agents.get(key);
+    if (!agent) this.agents.set(key, (agent = new http.Agent({ keepAlive: true, maxSockets: this.connections ?? Infinity, scheduling: 'lifo' })));
+    return agent;
   }
 
   async close(): Promise<void> {
-    const pools = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.all(pools.map((p) => p.destroy()));
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
   }
 }
 
@@ -85,67 +81,10 @@ export interface ProxyDeps {
   fail(status: 502 | 503 | 504, message: string): void;
 }
 
-const isTimeout = (err: unknown): boolean => err instanceof errors.ConnectTimeoutError || err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError;
-
-/** One exchange: the service's response goes from undici's parser straight into the client's, with backpressure. */
-class Exchange implements Dispatcher.DispatchHandler {
-  private abortUpstream: (() => void) | null = null;
-  private clientGone = false;
-  private resume: (() => void) | null = null;
-
-  constructor(
-    private readonly ctx: RequestContext,
-    private readonly res: ServerResponse,
-    private readonly deps: ProxyDeps,
-  ) {
-    res.once('close', this.onClientClose);
-  }
-
-  private readonly onClientClose = (): void => {
-    if (this.res.writableFinished) return;
-    this.clientGone = true;
-    this.abortUpstream?.();
-  };
-
-  onConnect(abort: () => void): void {
-    if (this.clientGone) abort();
-    else this.abortUpstream = abort;
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
-    // 1xx answers are nginx's business with the service.
-    if (statusCode < 200) return true;
-    const headers: Array<[string, string]> = [];
-    for (let i = 0; i < rawHeaders.length; i += 2) headers.push([rawHeaders[i]!.toString(), rawHeaders[i + 1]!.toString()]);
-    const listed = connectionListed(headers.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v));
-    const dropTrailer = !wantsTrailers(this.ctx);
-    const kept = headers.filter(([name]) => {
-      const lower = name.toLowerCase();
-      return !HOP_BY_HOP_RESPONSE.has(lower) && !listed.has(lower) && !(dropTrailer && lower === 'trailer');
-    });
-    this.res.writeHead(statusCode, this.deps.headerFilter(kept));
-    this.resume = resume;
-    return true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    if (this.res.write(chunk)) return true;
-    this.res.once('drain', this.resume!);
-    return false;
-  }
-
-  onComplete(): void {
-    this.res.end();
-  }
-
-  onError(err: Error): void {
-    if (this.clientGone) return;
-    if (this.res.headersSent) return void this.res.destroy(err);
-    this.res.off('close', this.onClientClose);
-    this.deps.fail(isTimeout(err) ? 504 : 502, isTimeout(err) ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
-  }
-}
-
+/**
+ * One exchange over node:http, which sends exactly the framing asked for: the body's
+ * Content-Length when the client sent a body (0 included), none at all otherwise, as nginx does.
+ */
 export async function proxy(ctx: RequestContext, res: ServerResponse, deps: ProxyDeps): Promise<void> {
   const service = ctx.route!.service;
   let address: string;
@@ -154,8 +93,52 @@ export async function proxy(ctx: RequestContext, res: ServerResponse, deps: Prox
   } catch {
     return deps.fail(503, 'name resolution failed');
   }
-  const request = { method: ctx.method, path: upstreamUri(ctx), headers: upstreamHeaders(ctx, deps.listenPort), body: deps.body };
-  // reset: false: nginx keeps the connection after a body on any method (it framed it).
-  const timeouts = { reset: false, headersTimeout: service.readTimeout, bodyTimeout: service.readTimeout };
-  deps.upstreams.pool(address, service.port, service.connectTimeout).dispatch({ ...request, ...timeouts }, new Exchange(ctx, res, deps));
+  const agent = deps.upstreams.agent(address, service.port);
+  const req = http.request({ host: address, port: service.port, method: ctx.method, path: upstreamUri(ctx), headers: upstreamHeaders(ctx, deps.listenPort), agent, setHost: false });
+  let timedOut = false;
+  const fail = (): void => {
+    if (res.headersSent) return void res.destroy();
+    deps.fail(timedOut ? 504 : 502, timedOut ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
+  };
+  req.on('error', () => {
+    if (!clientGone) fail();
+  });
+  const timeout = (): void => {
+    timedOut = true;
+    req.destroy(new Error('timeout'));
+  };
+  req.on('socket', (socket) => {
+    if (!socket.connecting) return;
+    const connectTimer = setTimeout(timeout, service.connectTimeout);
+    socket.once('connect', () => clearTimeout(connectTimer)).once('close', () => clearTimeout(connectTimer));
+  });
+  req.setTimeout(service.readTimeout, timeout);
+  let clientGone = false;
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    clientGone = true;
+    req.destroy();
+  });
+  req.on('response', (upstream) => {
+    const headers: Array<[string, string]> = [];
+    for (let i = 0; i < upstream.rawHeaders.length; i += 2) headers.push([upstream.rawHeaders[i]!, upstream.rawHeaders[i + 1]!]);
+    const listed = connectionListed(headers.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v));
+    const dropTrailer = !wantsTrailers(ctx);
+    const kept = headers.filter(([name]) => {
+      const lower = name.toLowerCase();
+      return !HOP_BY_HOP_RESPONSE.has(lower) && !listed.has(lower) && !(dropTrailer && lower === 'trailer');
+    });
+    res.writeHead(upstream.statusCode ?? 502, deps.headerFilter(kept));
+    upstream.on('error', () => res.destroy());
+    upstream.pipe(res);
+  });
+  if (deps.body !== null) {
+    req.setHeader('content-length', deps.body.length);
+    req.end(deps.body);
+  } else {
+    // No body: no framing header at all (Node would add Content-Length: 0 to a bodiless POST).
+    req.removeHeader('content-length');
+    req.removeHeader('transfer-encoding');
+    req.end();
+  }
 }
