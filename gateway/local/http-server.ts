@@ -5,7 +5,7 @@
  */
 import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { HEADER_TOTAL_LIMIT, parserErrorStatus, type ParserError } from './nginx';
 import { headerMap, RequestContext } from './request-context';
 import { clientAddress, createRequestHandler, filterHeaders, newRequestId, type HandlerDeps } from './request-handler';
@@ -23,6 +23,27 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
   lines.push(`Content-Length: ${Buffer.byteLength(exit.body)}`);
   socket.end(`${lines.join('\r\n')}\r\n\r\n${exit.body}`);
   deps.logger.info({ status: exit.status, request_id: requestId }, 'request refused by the HTTP parser');
+}
+
+/**
+ * nginx reads request lines Node's parser refuses: raw bytes above 0x7f in the target, HTTP/1.x
+ * minor versions above 1. Such a line is rewritten (bytes %-escaped, HTTP/1.1) and the connection
+ * handed to the server again; the handler takes the target as sent from `rawTargets`.
+ */
+function reparse(server: http.Server, socket: Socket, err: ParserError): boolean {
+  const packet = err.rawPacket;
+  const lineEnd = packet?.indexOf('\r\n') ?? -1;
+  const m = /^([A-Z-]+) (\S+) HTTP\/1\.(\d)$/.exec(packet?.subarray(0, lineEnd).toString('latin1') ?? '');
+  if (!packet || !m || (m[3] === '1' && !/[\x80-\xff]/.test(m[2]!))) return false;
+  const target = m[2]!.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const duplex = new Duplex({ read: () => undefined, write: (chunk, _enc, done) => void socket.write(chunk, done), final: (done) => void socket.end(done) });
+  // ngx.req.http_version() knows 1.0 and 1.1 only: the others are sent upstream without one (Via).
+  Object.assign(duplex, { remoteAddress: socket.remoteAddress, rawTargets: new Map([[target, m[2]!]]), versionUnknown: m[3]! > '1' });
+  socket.removeAllListeners('data').removeAllListeners('end');
+  socket.on('data', (chunk) => duplex.push(chunk)).on('end', () => duplex.push(null)).on('close', () => duplex.destroy());
+  duplex.push(Buffer.concat([Buffer.from(`${m[1]} ${target} HTTP/1.${m[3] === '0' ? 0 : 1}`, 'latin1'), packet.subarray(lineEnd)]));
+  server.emit('connection', duplex);
+  return true;
 }
 
 export function createHttpServer(deps: HandlerDeps): http.Server {
@@ -49,6 +70,7 @@ export function createHttpServer(deps: HandlerDeps): http.Server {
     handle(req, res);
   });
   server.on('clientError', (err: ParserError, socket: Duplex) => {
+    if (reparse(server, socket as Socket, err)) return;
     const status = parserErrorStatus(err);
     const current = reading.get(socket);
     if (status === null || !socket.writable || answered.has(socket) || current?.res.headersSent) return void socket.destroy();

@@ -58,7 +58,7 @@ export function createRequestHandler(deps: HandlerDeps): http.RequestListener {
     const requestId = newRequestId();
     const { config, router, hosts } = deps.current();
     const method = req.method ?? 'GET';
-    const target = splitTarget(req.url ?? '/');
+    const target = splitTarget((req.socket as { rawTargets?: Map<string, string> }).rawTargets?.get(req.url!) ?? req.url!);
     const path = normalizePath(target.path);
     const clientHeaders = headerMap(req.rawHeaders);
     const refusal = nginxRefusal(req, clientHeaders);

@@ -4,6 +4,7 @@
  * (kong/router/transform.lua get_priority), equal ones keep file order. The request path is
  * normalized first (kong/tools/uri.lua normalize).
  */
+import { isUtf8 } from 'node:buffer';
 import type { Route } from './types';
 
 /** kong/tools/uri.lua RESERVED_CHARS: escapes of these stay escaped (upper-cased) when normalizing. */
@@ -49,6 +50,8 @@ export class Router {
   }
 
   match(method: string, path: string): Route | null {
+    // Kong's router matches UTF-8 paths only (one byte per character here).
+    if (!isUtf8(Buffer.from(path, 'latin1'))) return null;
     return this.routes.find((r) => (r.methods === null || r.methods.includes(method)) && r.paths.some((p) => p.test(path))) ?? null;
   }
 }

@@ -552,7 +552,7 @@ describeWithKong('the local gateway answers exactly as real Kong 3.9.1', () => {
 
   test.each(REQUESTS.map((r) => [r.name, r] as const))('%s', async (_name, r) => {
     client += 1;
-    const localAddress = `127.77.${client >> 8}.${(client & 255) + 1}`;
+    const localAddress = `127.77.${Math.floor(client / 250)}.${(client % 250) + 1}`;
     // Clock windows (rate limits, auth-guard, Retry-After): send both in the same second.
     if (new Date().getMilliseconds() > 850) await new Promise((res) => setTimeout(res, 1010 - new Date().getMilliseconds()));
     const head = (r.method ?? 'GET') === 'HEAD';

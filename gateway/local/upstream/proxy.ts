@@ -36,8 +36,9 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string
   if (wantsTrailers(ctx)) out.te = 'trailers';
   // handler.lua access.after: a websocket upgrade is passed on, any other is not.
   if (ctx.getFirstHeader('upgrade')?.toLowerCase() === 'websocket') Object.assign(out, { connection: 'keep-alive, Upgrade', upgrade: 'websocket' });
-  // Lua prints ngx.req.http_version() 1.0 as 1.
-  const via = `${ctx.req.httpVersion === '1.0' ? '1' : ctx.req.httpVersion} kong/3.9.1`;
+  // Lua prints ngx.req.http_version() 1.0 as 1; an HTTP/1.2 client has none (http-server.ts).
+  const version = (ctx.req.socket as { versionUnknown?: boolean }).versionUnknown ? '' : `${ctx.req.httpVersion === '1.0' ? '1' : ctx.req.httpVersion} `;
+  const via = `${version}kong/3.9.1`;
   const clientVia = ctx.getFirstHeader('via');
   out.via = clientVia ? `${clientVia}, ${via}` : via;
   const forwardedFor = ctx.getFirstHeader('x-forwarded-for');
