@@ -44,11 +44,9 @@ export interface LocalGateway {
 }
 
 /** LOCAL_GATEWAY_STATE: state files separated by commas. */
-export function parseStateList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((p) => p.trim()).filter(Boolean);
-}
+export const parseStateList = (value: string | undefined): string[] => (value ?? '').split(',').map((p) => p.trim()).filter(Boolean);
 
-/** Kong's proxy_listen (`host:port [flags], ...`): the first plain-HTTP address. */
+/** Kong's proxy_listen (`host:port [flags], ...`): its first address. */
 export function parseProxyListen(value: string | undefined): { host: string; port: number } | null {
   const m = /^\s*\[?([^\]\s]*?)\]?:(\d+)/.exec(value ?? '');
   return m ? { host: m[1]!, port: Number(m[2]) } : null;
@@ -77,10 +75,9 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   listenPort = (server.address() as AddressInfo).port;
 
   const reload = (): ReloadResult => {
-    let result: ReloadResult;
+    let result: ReloadResult = { ok: true };
     try {
       current = load();
-      result = { ok: true };
       logger.info({ config: configPaths, select_tags: current.config.selectTags }, 'configuration reloaded');
     } catch (err) {
       result = { ok: false, error: (err as Error).message };

@@ -56,19 +56,16 @@ export function parseQuery(raw: string | null): { args: Map<string, QueryValue>;
 export class RequestContext {
   /** The live request headers plugins read and change. */
   readonly headers: HeaderMap;
-  /** ngx.var.args: the query string as sent (null without `?`), until a plugin clears an argument. */
-  args: string | null;
   private parsed: { args: string | null; query: ReturnType<typeof parseQuery> } | null = null;
   /** Headers added to the response to the client, whoever produced it. */
   readonly responseHeaders = new Map<string, string>();
   consumer: Consumer | null = null;
   credential: Credential | null = null;
   private body: Promise<BodyResult> | null = null;
-  /** Per-plugin scratch space (Kong's kong.ctx.plugin). */
+  /** kong.ctx.plugin. */
   readonly pluginState = new Map<string, unknown>();
-  /** kong.response.get_source(): "exit" when a plugin answered, "service" when proxied, else "error". */
+  /** kong.response.get_source(), and the status sent (for the log phase). */
   source: 'exit' | 'service' | 'error' = 'error';
-  /** The status sent to the client, once known (the log phase). */
   status: number | null = null;
 
   constructor(
@@ -79,7 +76,8 @@ export class RequestContext {
     readonly path: string,
     /** The path as sent (without its query). */
     readonly rawPath: string,
-    args: string | null,
+    /** ngx.var.args: the query as sent (null without `?`), until a plugin clears an argument. */
+    public args: string | null,
     readonly requestId: string,
     readonly config: GatewayConfig,
     readonly route: Route | null,
@@ -89,7 +87,6 @@ export class RequestContext {
     readonly clientHeaders: HeaderMap,
   ) {
     this.headers = new Map(clientHeaders);
-    this.args = args;
   }
 
   /** ngx.req.read_body(): the whole body, read once (null without one). */
@@ -103,23 +100,18 @@ export class RequestContext {
     return this.parsed!.query;
   }
 
-  /**
-   * kong.service.request.clear_query_arg(name): resty.ada.search.remove, WHATWG URLSearchParams
-   * (the rest keep their order but are re-encoded), as Node's URLSearchParams does it.
-   */
+  /** clear_query_arg: resty.ada.search.remove, WHATWG URLSearchParams (the rest re-encoded), as Node's. */
   clearQueryArg(name: string): void {
-    if (!this.args) return;
-    const params = new URLSearchParams(this.args);
+    const params = new URLSearchParams(this.args ?? '');
     params.delete(name);
-    this.args = params.toString();
+    if (this.args) this.args = params.toString();
   }
 
   /** ngx.req.get_headers()[name]: a list when sent more than once; `_` retried as `-` on a miss. */
   getHeader(name: string): string | string[] | undefined {
     const lower = name.toLowerCase();
-    const values = this.headers.get(lower) ?? this.headers.get(lower.replace(/_/g, '-'));
-    if (!values || values.length === 0) return undefined;
-    return values.length === 1 ? values[0] : [...values];
+    const values = this.headers.get(lower) ?? this.headers.get(lower.replace(/_/g, '-')) ?? [];
+    return values.length <= 1 ? values[0] : [...values];
   }
 
   getFirstHeader(name: string): string | undefined {

@@ -45,13 +45,14 @@ describe('clear_query_arg: resty.ada.search.remove (WHATWG URLSearchParams)', ()
   test.each([
     ['department=Data%20Science&api_key=k&type=contract,full-time', 'department=Data+Science&type=contract%2Cfull-time'],
     ['a=1&api_key=k&a=2&b', 'a=1&a=2&b='],
+    // Every argument cleared: Kong still sends the `?`.
     ['api_key=k&api_key=j', ''],
     ['x=%7E~&api_key=k&y=%zz', 'x=%7E%7E&y=%25zz'],
     ['api%5Fkey=k&z=1', 'z=1'],
   ])('the service receives %s as ?%s', async (args, expected) => {
     const res = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, rawQuery: args });
     expect(res.status).toBe(200);
-    expect(stack.upstream.received.at(-1)!.url).toBe(expected ? `/api/v1/jobs?${expected}` : '/api/v1/jobs');
+    expect(stack.upstream.received.at(-1)!.url).toBe(`/api/v1/jobs?${expected}`);
   });
 
   test('get_query reads the first 100 arguments and says "truncated" past them', () => {

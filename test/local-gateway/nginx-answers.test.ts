@@ -1,6 +1,6 @@
 /**
  * What Kong 3.9.1 answers before any plugin runs, byte-level where it matters:
- * - nginx refuses TRACE and CONNECT itself (ngx_http_process_request_header) and Kong's error
+ * - nginx refuses TRACE and CONNECT itself (measured against Kong 3.9.1 by test/kong/differential.test.ts) (ngx_http_process_request_header) and Kong's error
  *   handler (kong/error_handlers.lua through error_page) shapes the 405;
  * - Kong's no-route 404 runs the global plugins' header_filter (kong/runloop/plugins_iterator.lua
  *   get_collected_iterator falls back to the global iterator), so correlation-id's X-Request-ID is
@@ -83,10 +83,13 @@ describe('methods nginx refuses itself', () => {
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}#\d+$/);
   });
 
-  test('CONNECT: 405 as well, not a dropped connection', async () => {
-    const answer = await raw(stack.gateway.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
-    expectKongError(answer, 405, 'Method not allowed');
-    expect(answer.closed).toBe(true);
+  test('CONNECT: 405 with a path; its usual authority form is a bad request line to nginx (400); never a dropped connection', async () => {
+    const withPath = await raw(stack.gateway.port, 'CONNECT /api/v1/jobs HTTP/1.1\r\nHost: example.com\r\n\r\n');
+    expectKongError(withPath, 405, 'Method not allowed');
+    expect(withPath.closed).toBe(true);
+    const authority = await raw(stack.gateway.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expectKongError(authority, 400, 'Bad request');
+    expect(authority.closed).toBe(true);
   });
 });
 
@@ -141,7 +144,7 @@ describe('malformed requests: nginx\'s status through Kong\'s error handler, nev
   test('a Transfer-Encoding other than "chunked": nginx\'s own 501 page (501 has no error_page in Kong)', async () => {
     for (const te of ['gzip', 'gzip, chunked']) {
       const answer = await raw(stack.gateway.port, `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\n${key}Transfer-Encoding: ${te}\r\n\r\n0\r\n\r\n`);
-      expect([te, answer.status, answer.headers['content-type']]).toEqual([te, 501, 'text/html']);
+      expect([te, answer.status, answer.headers['content-type']]).toEqual([te, 501, 'text/html; charset=UTF-8']);
       expect(answer.body).toBe('<html>\r\n<head><title>501 Not Implemented</title></head>\r\n<body>\r\n<center><h1>501 Not Implemented</h1></center>\r\n</body>\r\n</html>\r\n');
       expect(answer.closed).toBe(true);
     }

@@ -1,9 +1,7 @@
 /**
- * Forwards a request to the route's service as Kong 3.9.1's nginx does: the body read whole and
- * sent with its Content-Length, whatever
- * framing the client used; the URI is the normalized path escaped, plus the query as the plugins
- * left it; request headers minus hop-by-hop ones, then Kong's proxy_set_header list
- * (nginx_kong.lua); response headers minus hop-by-hop ones; 502/503/504 as Kong answers them.
+ * Forwards a request to the service as Kong 3.9.1's nginx does: the body read whole, sent with its
+ * Content-Length; the normalized path escaped, plus the query as the plugins left it; headers minus
+ * hop-by-hop ones, then Kong's proxy_set_header list (nginx_kong.lua); 502/503/504 as Kong's.
  */
 import http, { type ServerResponse } from 'node:http';
 import type { RequestContext } from '../request-context';
@@ -38,19 +36,18 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string
   if (ctx.getFirstHeader('upgrade')?.toLowerCase() === 'websocket') Object.assign(out, { connection: 'keep-alive, Upgrade', upgrade: 'websocket' });
   // Lua prints ngx.req.http_version() 1.0 as 1; an HTTP/1.2 client has none (http-server.ts).
   const version = (ctx.req.socket as { versionUnknown?: boolean }).versionUnknown ? '' : `${ctx.req.httpVersion === '1.0' ? '1' : ctx.req.httpVersion} `;
-  const via = `${version}kong/3.9.1`;
-  const clientVia = ctx.getFirstHeader('via');
-  out.via = clientVia ? `${clientVia}, ${via}` : via;
-  const forwardedFor = ctx.getFirstHeader('x-forwarded-for');
-  out['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${ctx.clientIp}` : ctx.clientIp;
-  out['x-forwarded-proto'] = 'http';
-  // $host: the Host header without its port, else the server_name of Kong's template.
-  out['x-forwarded-host'] = ctx.getFirstHeader('host')?.replace(/:\d+$/, '') || 'kong';
-  out['x-forwarded-port'] = String(listenPort);
-  out['x-forwarded-path'] = ctx.rawPath;
-  out['x-real-ip'] = ctx.clientIp;
-  out['x-kong-request-id'] = ctx.requestId;
-  return out;
+  const after = (name: string, value: string): string => [ctx.getFirstHeader(name), value].filter(Boolean).join(', ');
+  // X-Forwarded-Host is $host: the Host header without its port, else the server_name of Kong's template.
+  return Object.assign(out, {
+    via: after('via', `${version}kong/3.9.1`),
+    'x-forwarded-for': after('x-forwarded-for', ctx.clientIp),
+    'x-forwarded-proto': 'http',
+    'x-forwarded-host': ctx.getFirstHeader('host')?.replace(/:\d+$/, '') || 'kong',
+    'x-forwarded-port': String(listenPort),
+    'x-forwarded-path': ctx.rawPath,
+    'x-real-ip': ctx.clientIp,
+    'x-kong-request-id': ctx.requestId,
+  });
 }
 
 /** Kept-alive connections to the services, one agent per address and port. */
@@ -96,39 +93,26 @@ export async function proxy(ctx: RequestContext, res: ServerResponse, deps: Prox
   }
   const agent = deps.upstreams.agent(address, service.port);
   const req = http.request({ host: address, port: service.port, method: ctx.method, path: upstreamUri(ctx), headers: upstreamHeaders(ctx, deps.listenPort), agent, setHost: false });
-  let timedOut = false;
-  const fail = (): void => {
-    if (res.headersSent) return void res.destroy();
-    deps.fail(timedOut ? 504 : 502, timedOut ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
-  };
-  req.on('error', () => {
-    if (!clientGone) fail();
-  });
-  const timeout = (): void => {
-    timedOut = true;
-    req.destroy(new Error('timeout'));
-  };
+  let outcome: 'timeout' | 'client gone' | null = null;
+  const stop = (why: 'timeout' | 'client gone') => (): void => void req.destroy(new Error((outcome = why)));
   req.on('socket', (socket) => {
     if (!socket.connecting) return;
-    const connectTimer = setTimeout(timeout, service.connectTimeout);
-    socket.once('connect', () => clearTimeout(connectTimer)).once('close', () => clearTimeout(connectTimer));
+    const timer = setTimeout(stop('timeout'), service.connectTimeout);
+    socket.once('connect', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
   });
-  req.setTimeout(service.readTimeout, timeout);
-  let clientGone = false;
-  res.once('close', () => {
-    if (res.writableFinished) return;
-    clientGone = true;
-    req.destroy();
+  req.setTimeout(service.readTimeout, stop('timeout'));
+  res.once('close', () => res.writableFinished || stop('client gone')());
+  req.on('error', () => {
+    if (outcome === 'client gone') return;
+    if (res.headersSent) return void res.destroy();
+    deps.fail(outcome ? 504 : 502, outcome ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
   });
   req.on('response', (upstream) => {
     const headers: Array<[string, string]> = [];
     for (let i = 0; i < upstream.rawHeaders.length; i += 2) headers.push([upstream.rawHeaders[i]!, upstream.rawHeaders[i + 1]!]);
     const listed = connectionListed(headers.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v));
-    const dropTrailer = !wantsTrailers(ctx);
-    const kept = headers.filter(([name]) => {
-      const lower = name.toLowerCase();
-      return !HOP_BY_HOP_RESPONSE.has(lower) && !listed.has(lower) && !(dropTrailer && lower === 'trailer');
-    });
+    if (!wantsTrailers(ctx)) listed.add('trailer');
+    const kept = headers.filter(([name]) => !HOP_BY_HOP_RESPONSE.has(name.toLowerCase()) && !listed.has(name.toLowerCase()));
     res.writeHead(upstream.statusCode ?? 502, deps.headerFilter(kept));
     upstream.on('error', () => res.destroy());
     upstream.pipe(res);
