@@ -25,23 +25,27 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
   deps.logger.info({ status: exit.status, request_id: requestId }, 'request refused by the HTTP parser');
 }
 
+type RequestLine = { method: string; url: string; httpVersion: string };
+
 /**
- * nginx reads request lines Node's parser refuses: raw bytes above 0x7f in the target, HTTP/1.x
- * minor versions above 1. Such a line is rewritten (bytes %-escaped, HTTP/1.1) and the connection
- * handed to the server again; the handler takes the target as sent from `rawTargets`.
+ * nginx reads request lines Node's parser refuses: methods outside Node's list, raw bytes above
+ * 0x7f in the target, HTTP/1.x minor versions above 1. Such a line is rewritten into one Node
+ * reads (GET, bytes %-escaped, HTTP/1.1) and the connection handed to the server again; the
+ * request then gets its line as sent back (`lines`) before anything reads it.
  */
-function reparse(server: http.Server, socket: Socket, err: ParserError): boolean {
+function reparse(server: http.Server, socket: Socket, err: ParserError, lines: WeakMap<object, RequestLine>): boolean {
   const packet = err.rawPacket;
   const lineEnd = packet?.indexOf('\r\n') ?? -1;
-  const m = /^([A-Z-]+) (\S+) HTTP\/1\.(\d)$/.exec(packet?.subarray(0, lineEnd).toString('latin1') ?? '');
-  if (!packet || !m || (m[3] === '1' && !/[\x80-\xff]/.test(m[2]!))) return false;
+  const m = /^([A-Z_-]+) (\S+) HTTP\/1\.(\d)$/.exec(packet?.subarray(0, lineEnd).toString('latin1') ?? '');
+  const known = http.METHODS.includes(m?.[1] ?? '');
+  if (!packet || !m || (known && m[3] === '1' && !/[\x80-\xff]/.test(m[2]!))) return false;
   const target = m[2]!.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   const duplex = new Duplex({ read: () => undefined, write: (chunk, _enc, done) => void socket.write(chunk, done), final: (done) => void socket.end(done) });
-  // ngx.req.http_version() knows 1.0 and 1.1 only: the others are sent upstream without one (Via).
-  Object.assign(duplex, { remoteAddress: socket.remoteAddress, rawTargets: new Map([[target, m[2]!]]), versionUnknown: m[3]! > '1' });
+  Object.assign(duplex, { remoteAddress: socket.remoteAddress });
+  lines.set(duplex, { method: m[1]!, url: m[2]!, httpVersion: `1.${m[3]}` });
   socket.removeAllListeners('data').removeAllListeners('end');
   socket.on('data', (chunk) => duplex.push(chunk)).on('end', () => duplex.push(null)).on('close', () => duplex.destroy());
-  duplex.push(Buffer.concat([Buffer.from(`${m[1]} ${target} HTTP/1.${m[3] === '0' ? 0 : 1}`, 'latin1'), packet.subarray(lineEnd)]));
+  duplex.push(Buffer.concat([Buffer.from(`${known ? m[1] : 'GET'} ${target} HTTP/1.${m[3] === '0' ? 0 : 1}`, 'latin1'), packet.subarray(lineEnd)]));
   server.emit('connection', duplex);
   return true;
 }
@@ -52,7 +56,10 @@ export function createHttpServer(deps: HandlerDeps): http.Server {
   const answered = new WeakSet<object>();
   // The request whose body is being read: a parser error in it (a bad chunk) is answered for it.
   const reading = new WeakMap<object, { req: IncomingMessage; res: ServerResponse }>();
+  const lines = new WeakMap<object, RequestLine>();
   const handle: http.RequestListener = (req, res) => {
+    Object.assign(req, lines.get(req.socket));
+    lines.delete(req.socket);
     reading.set(req.socket, { req, res });
     res.once('finish', () => {
       reading.delete(req.socket);
@@ -70,7 +77,7 @@ export function createHttpServer(deps: HandlerDeps): http.Server {
     handle(req, res);
   });
   server.on('clientError', (err: ParserError, socket: Duplex) => {
-    if (reparse(server, socket as Socket, err)) return;
+    if (reparse(server, socket as Socket, err, lines)) return;
     const status = parserErrorStatus(err);
     const current = reading.get(socket);
     if (status === null || !socket.writable || answered.has(socket) || current?.res.headersSent) return void socket.destroy();

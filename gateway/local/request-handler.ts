@@ -15,22 +15,11 @@ import { normalizePath, type Router } from './router';
 import type { PluginInstance } from './types';
 import { proxy, type Upstreams } from './upstream/proxy';
 
-export interface Serving extends LoadedGateway {
-  router: Router;
-}
-
-export interface HandlerDeps {
-  current(): Serving;
-  upstreams: Upstreams;
-  listenPort(): number;
-  logger: Logger;
-}
+export type Serving = LoadedGateway & { router: Router };
+export type HandlerDeps = { current(): Serving; upstreams: Upstreams; listenPort(): number; logger: Logger };
 
 /** $remote_addr: an IPv4 client on a dual-stack socket without ::ffff:, as nginx shows it. */
-export function clientAddress(remote: string | undefined): string {
-  const address = remote ?? '';
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
-}
+export const clientAddress = (remote = ''): string => (remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice(7) : remote);
 
 /** $kong_request_id: 16 random bytes as 32 hex characters. */
 export const newRequestId = (): string => randomBytes(16).toString('hex');
@@ -58,7 +47,7 @@ export function createRequestHandler(deps: HandlerDeps): http.RequestListener {
     const requestId = newRequestId();
     const { config, router, hosts } = deps.current();
     const method = req.method ?? 'GET';
-    const target = splitTarget((req.socket as { rawTargets?: Map<string, string> }).rawTargets?.get(req.url!) ?? req.url!);
+    const target = splitTarget(req.url ?? '/');
     const path = normalizePath(target.path);
     const clientHeaders = headerMap(req.rawHeaders);
     const refusal = nginxRefusal(req, clientHeaders);

@@ -146,6 +146,10 @@ function hostileRequests(): Req[] {
       out.push({ name: `method ${method} ${who}`, method, target: method === 'CONNECT' ? `${HOST}:443` : '/api/v1/jobs/abc', headers: [...headers] });
     }
   }
+  for (const [method, who] of [['FOO', 'with key'], ['BREW', 'without key'], ['GETS', 'with key'], ['get', 'with key'], ['X_CUSTOM', 'with key'], ['HEAD-ISH', 'without key']] as const) {
+    out.push({ name: `method ${method} (not Node's) ${who}`, method, target: '/api/v1/jobs/abc', headers: who === 'with key' ? key(KEYS.writer) : [] });
+  }
+  out.push({ name: "method FOO (not Node's) with a body and raw bytes in the target", method: 'FOO', target: '/api/v1/jobs/\xc3\xa9?limit=1', headers: key(KEYS.writer), body: '{}' });
   raw('method CONNECT with a path', `CONNECT /api/v1/jobs HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
   for (const method of ['GET', 'POST', 'PUT']) out.push({ name: `method ${method} on an unrouted path`, method, target: '/admin', headers: key(KEYS.writer) });
   out.push({ name: 'chunked POST of a valid job', method: 'POST', headers: [...key(KEYS.writer), ...json], body: job({ title: 'Chunked' }), chunked: true });

@@ -11,30 +11,15 @@ export class ConfigError extends Error {}
 
 const Plugin = z.strictObject({ name: z.string(), config: z.record(z.string(), z.unknown()).default({}) });
 const Plugins = z.array(Plugin).default([]);
-const Route = z.strictObject({
-  name: z.string(),
-  methods: z.array(z.string()).optional(),
-  paths: z.array(z.string().startsWith('~', 'the local gateway routes on regex (~) paths only')),
-  strip_path: z.literal(false),
-  preserve_host: z.literal(false),
-  plugins: Plugins,
-});
-const Service = z.strictObject({
-  name: z.string(),
-  url: z.string().regex(/^http:\/\/[^/:]+:\d+$/, 'http://host:port (the local gateway serves no path, no TLS)'),
-  connect_timeout: z.number().int(),
-  read_timeout: z.number().int(),
-  write_timeout: z.number().int(),
-  retries: z.literal(0),
-  plugins: Plugins,
-  routes: z.array(Route),
-});
+const regexPaths = z.array(z.string().startsWith('~', 'the local gateway routes on regex (~) paths only'));
+const Route = z.strictObject({ name: z.string(), methods: z.array(z.string()).optional(), paths: regexPaths, strip_path: z.literal(false), preserve_host: z.literal(false), plugins: Plugins });
+const url = z.string().regex(/^http:\/\/[^/:]+:\d+$/, 'http://host:port (the local gateway serves no path, no TLS)');
+const timeout = z.number().int();
+const Service = z.strictObject({ name: z.string(), url, connect_timeout: timeout, read_timeout: timeout, write_timeout: timeout, retries: z.literal(0), plugins: Plugins, routes: z.array(Route) });
+const KeyauthCredential = z.strictObject({ id: z.string(), key: z.string().min(1) });
 const Consumer = z.strictObject({
-  username: z.string(),
-  id: z.string(),
-  custom_id: z.string().optional(),
-  tags: z.array(z.string()).optional(),
-  keyauth_credentials: z.array(z.strictObject({ id: z.string(), key: z.string().min(1) })).default([]),
+  ...{ username: z.string(), id: z.string(), custom_id: z.string().optional(), tags: z.array(z.string()).optional() },
+  keyauth_credentials: z.array(KeyauthCredential).default([]),
   acls: z.array(z.strictObject({ group: z.string() })).default([]),
 });
 const State = z.strictObject({

@@ -34,8 +34,8 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string
   if (wantsTrailers(ctx)) out.te = 'trailers';
   // handler.lua access.after: a websocket upgrade is passed on, any other is not.
   if (ctx.getFirstHeader('upgrade')?.toLowerCase() === 'websocket') Object.assign(out, { connection: 'keep-alive, Upgrade', upgrade: 'websocket' });
-  // Lua prints ngx.req.http_version() 1.0 as 1; an HTTP/1.2 client has none (http-server.ts).
-  const version = (ctx.req.socket as { versionUnknown?: boolean }).versionUnknown ? '' : `${ctx.req.httpVersion === '1.0' ? '1' : ctx.req.httpVersion} `;
+  // ngx.req.http_version(): Lua prints 1.0 as 1; other versions (HTTP/1.2) have none.
+  const version = ({ '1.0': '1 ', '1.1': '1.1 ' } as Record<string, string>)[ctx.req.httpVersion] ?? '';
   const after = (name: string, value: string): string => [ctx.getFirstHeader(name), value].filter(Boolean).join(', ');
   // X-Forwarded-Host is $host: the Host header without its port, else the server_name of Kong's template.
   return Object.assign(out, {
@@ -113,6 +113,8 @@ export async function proxy(ctx: RequestContext, res: ServerResponse, deps: Prox
     const listed = connectionListed(headers.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v));
     if (!wantsTrailers(ctx)) listed.add('trailer');
     const kept = headers.filter(([name]) => !HOP_BY_HOP_RESPONSE.has(name.toLowerCase()) && !listed.has(name.toLowerCase()));
+    // The service's Date or none: nginx adds no Date of its own to a proxied answer (measured).
+    res.sendDate = false;
     res.writeHead(upstream.statusCode ?? 502, deps.headerFilter(kept));
     upstream.on('error', () => res.destroy());
     upstream.pipe(res);
