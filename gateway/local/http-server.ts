@@ -1,7 +1,7 @@
 /**
  * The proxy's HTTP server: Node's, set up like nginx's for Kong (its limits apply in nginx.ts;
- * `Expect` is left to the body reader; CONNECT answered 405; bytes Node's parser refuses get
- * nginx's answer, then the connection closes; idle connections close after 75 s).
+ * `Expect` and CONNECT go to the handler; bytes Node's parser refuses get nginx's answer, then the
+ * connection closes; idle connections close after 75 s).
  */
 import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -68,8 +68,7 @@ export function createHttpServer(deps: HandlerDeps): http.Server {
     handler(req, res);
   };
   const server = http.createServer({ maxHeaderSize: HEADER_TOTAL_LIMIT + 1024, requireHostHeader: false }, handle);
-  server.on('checkContinue', handle);
-  server.on('checkExpectation', handle);
+  server.on('checkContinue', handle).on('checkExpectation', handle);
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const res = new ServerResponse(req);
     res.assignSocket(socket as Socket);

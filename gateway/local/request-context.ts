@@ -8,14 +8,9 @@ import type { Consumer, Credential, GatewayConfig, Route } from './types';
 /** The request's headers as nginx keeps them: lower-cased names, every value in arrival order. */
 export type HeaderMap = Map<string, readonly string[]>;
 
-export function headerMap(rawHeaders: readonly string[]): HeaderMap {
-  const map: Map<string, string[]> = new Map();
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!.toLowerCase();
-    const values = map.get(name);
-    if (values) values.push(rawHeaders[i + 1]!);
-    else map.set(name, [rawHeaders[i + 1]!]);
-  }
+export function headerMap(raw: readonly string[]): HeaderMap {
+  const map = new Map<string, string[]>();
+  for (let i = 0; i < raw.length; i += 2) map.set(raw[i]!.toLowerCase(), [...(map.get(raw[i]!.toLowerCase()) ?? []), raw[i + 1]!]);
   return map;
 }
 

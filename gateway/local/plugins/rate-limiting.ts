@@ -24,8 +24,8 @@ export class RateLimitCounters {
   increment(key: string, ttlSeconds: number): void {
     const now = this.now();
     const entry = this.counts.get(key);
-    if (entry && entry.expiresAt > now) entry.value += 1;
-    else this.counts.set(key, { value: 1, expiresAt: now + ttlSeconds * 1000 });
+    const live = entry !== undefined && entry.expiresAt > now;
+    this.counts.set(key, { value: live ? entry.value + 1 : 1, expiresAt: live ? entry.expiresAt : now + ttlSeconds * 1000 });
     // Expired counters are dropped once there are many, so the map stays bounded.
     if (this.counts.size > 10000) for (const [k, e] of this.counts) if (e.expiresAt <= now) this.counts.delete(k);
   }
