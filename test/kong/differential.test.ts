@@ -207,6 +207,8 @@ function hostileRequests(): Req[] {
   out.push({ name: 'encoding: POST with a UTF-8 BOM', method: 'POST', headers: [...key(KEYS.writer), ...json], body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(job())]) });
   out.push({ name: 'encoding: POST of invalid UTF-8', method: 'POST', headers: [...key(KEYS.writer), ...json], body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]) });
   out.push({ name: 'encoding: Accept application/xml on a 401', headers: [['Accept', 'application/xml']] });
+  for (const ae of ['gzip', 'br', 'gzip, deflate, br;q=0.5', 'identity']) out.push({ name: `encoding: Accept-Encoding ${ae}`, target: '/api/v1/jobs?limit=20', headers: [...key(KEYS.reader), ['Accept-Encoding', ae]] });
+  for (const ce of ['br', 'gzip']) out.push({ name: `encoding: POST with Content-Encoding ${ce}`, method: 'POST', headers: [...key(KEYS.writer), ...json, ['Content-Encoding', ce]], body: job() });
   for (const accept of ['text/html', 'application/xml', 'text/plain', 'text/*', '*/*', 'image/png', 'TEXT/HTML', 'text/html;q=0.5, application/xml;q=0.9', 'application/json;q=0, text/plain', 'text/html;level=1;q=0.8', 'garbage']) {
     out.push({ name: `encoding: Accept ${accept} on a 404`, target: '/nowhere', headers: [['Accept', accept]] });
   }
