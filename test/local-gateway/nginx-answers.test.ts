@@ -164,3 +164,24 @@ describe('the local body limit (8 MiB: Kong has none, but buffers to disk where 
     expect(stack.upstream.received.length).toBe(before + 1);
   });
 });
+
+describe("request lines nginx reads and Node's parser refuses (rewritten for Node, restored for Kong's logic)", () => {
+  test('raw UTF-8 bytes in the path are routed and proxied escaped; X-Forwarded-Path keeps them as sent', async () => {
+    const answer = await raw(stack.gateway.port, Buffer.from(`GET /api/v1/jobs/\xc3\xa9 HTTP/1.1\r\nHost: x\r\n${key}\r\n`, 'latin1'));
+    expect(answer.status).toBe(200);
+    const got = stack.upstream.received.at(-1)!;
+    expect(got.url).toBe('/api/v1/jobs/%C3%A9');
+    expect(Buffer.from(got.rawHeaders[got.rawHeaders.findIndex((h) => /^x-forwarded-path$/i.test(h)) + 1]!, 'latin1')).toEqual(Buffer.from('/api/v1/jobs/\xc3\xa9', 'latin1'));
+  });
+
+  test('a path that is not UTF-8 matches no route (404), as in Kong', async () => {
+    const answer = await raw(stack.gateway.port, Buffer.from(`GET /api/v1/jobs/\xe9 HTTP/1.1\r\nHost: x\r\n${key}\r\n`, 'latin1'));
+    expect([answer.status, JSON.parse(answer.body).error]).toEqual([404, 'no Route matched with those values']);
+  });
+
+  test('HTTP/1.2 is served; the service sees Via without a version, as Kong sends it', async () => {
+    const answer = await raw(stack.gateway.port, `GET /api/v1/jobs HTTP/1.2\r\nHost: x\r\n${key}\r\n`);
+    expect(answer.status).toBe(200);
+    expect(stack.upstream.received.at(-1)!.headers.via).toBe('kong/3.9.1');
+  });
+});
