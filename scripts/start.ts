@@ -10,7 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { parseStateList, startLocalGateway, type LocalGateway } from '../gateway/local';
-import { kongConfEnv } from '../gateway/local/kong-conf';
 import { runService, type RunningService } from '../service/server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -59,8 +58,6 @@ async function main(): Promise<void> {
           // kong.yaml's service host, jobs-service, is this machine
           KONG_DNS_HOSTSFILE: process.env.KONG_DNS_HOSTSFILE ?? path.join(ROOT, 'gateway/local/hosts'),
           KONG_ERROR_TEMPLATE_JSON: process.env.KONG_ERROR_TEMPLATE_JSON ?? path.join(ROOT, 'gateway/kong/error-template.json'),
-          // the headers Kong adds or hides, and the body size limit, as in production
-          ...kongConfEnv(path.join(ROOT, 'gateway/kong/kong.conf'), process.env),
         },
       });
     } catch (err) {

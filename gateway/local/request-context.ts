@@ -1,127 +1,125 @@
+/** One request on its way through the gateway: the headers and query plugins change are what the service receives. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { renderError } from './error-template';
-import { readBody, type BodyResult } from './nginx/request-body';
+import { kongError, nginxAnswer } from './kong-error';
+import { readBody, type BodyResult } from './nginx';
 import type { Exit } from './plugins/definition';
-import { parseQuery, removeQueryArg, type ParsedQuery, type QueryArgs } from './query';
 import type { Consumer, Credential, GatewayConfig, Route } from './types';
 
-/**
- * One request on its way through the gateway. As in OpenResty, the request headers and query
- * that plugins read are the ones earlier plugins changed (key-auth's hide_credentials removes the
- * key before later plugins run), and they are what the service receives.
- */
 /** The request's headers as nginx keeps them: lower-cased names, every value in arrival order. */
 export type HeaderMap = Map<string, readonly string[]>;
 
-/** Built once per request from the raw header lines (Node's headers/headersDistinct are built lazily, each by its own pass). */
-export function headerMap(rawHeaders: readonly string[]): HeaderMap {
-  const map: Map<string, string[]> = new Map();
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!.toLowerCase();
-    const values = map.get(name);
-    if (values) values.push(rawHeaders[i + 1]!);
-    else map.set(name, [rawHeaders[i + 1]!]);
-  }
+export function headerMap(raw: readonly string[]): HeaderMap {
+  const map = new Map<string, string[]>();
+  for (let i = 0; i < raw.length; i += 2) map.set(raw[i]!.toLowerCase(), [...(map.get(raw[i]!.toLowerCase()) ?? []), raw[i + 1]!]);
   return map;
 }
 
+export type QueryValue = string | true | Array<string | true>;
+
+function unescape(s: string): string {
+  const plus = s.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(plus);
+  } catch {
+    // ngx.unescape_uri leaves malformed escapes as they are
+    return plus.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+  }
+}
+
+/**
+ * ngx.req.get_uri_args (kong.request.get_query): `+` and %XX decoded, a repeated name becomes a
+ * list, a bare `k` is true, empty names dropped, only the first 100 arguments read ("truncated").
+ */
+export function parseQuery(raw: string | null): { args: Map<string, QueryValue>; truncated: boolean } {
+  const args = new Map<string, QueryValue>();
+  let count = 0;
+  for (const part of raw ? raw.split('&') : []) {
+    const eq = part.indexOf('=');
+    const name = unescape(eq === -1 ? part : part.slice(0, eq));
+    if (name === '') continue;
+    if (count === 100) return { args, truncated: true };
+    count += 1;
+    const value: string | true = eq === -1 ? true : unescape(part.slice(eq + 1));
+    const prev = args.get(name);
+    if (prev === undefined) args.set(name, value);
+    else if (Array.isArray(prev)) prev.push(value);
+    else args.set(name, [prev, value]);
+  }
+  return { args, truncated: false };
+}
+
 export class RequestContext {
-  /** The live request headers plugins read and change; their value arrays are replaced, never changed in place. */
+  /** The live request headers plugins read and change. */
   readonly headers: HeaderMap;
-  /** ngx.var.args: the query string as sent (null without `?`), until a plugin clears an argument. */
-  args: string | null;
-  private parsedQuery: { args: string | null; parsed: ParsedQuery } | null = null;
+  private parsed: { args: string | null; query: ReturnType<typeof parseQuery> } | null = null;
   /** Headers added to the response to the client, whoever produced it. */
   readonly responseHeaders = new Map<string, string>();
   consumer: Consumer | null = null;
   credential: Credential | null = null;
   private body: Promise<BodyResult> | null = null;
-  /** Per-plugin scratch space (Kong's kong.ctx.plugin). */
+  /** kong.ctx.plugin. */
   readonly pluginState = new Map<string, unknown>();
-  /** kong.response.get_source(): "exit" when a plugin answered, "service" when proxied, else "error". */
+  /** kong.response.get_source(), and the status sent (for the log phase). */
   source: 'exit' | 'service' | 'error' = 'error';
-  /** The status sent to the client, once known (kong.response.get_status() in the log phase). */
   status: number | null = null;
 
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    /** client_max_body_size in bytes (null: no limit). */
-    private readonly bodyLimit: number | null,
     readonly method: string,
     /** The normalized path the router matched. */
     readonly path: string,
-    /** The path as sent (ngx.var.request_uri without its query). */
+    /** The path as sent (without its query). */
     readonly rawPath: string,
-    args: string | null,
+    /** ngx.var.args: the query as sent (null without `?`), until a plugin clears an argument. */
+    public args: string | null,
     readonly requestId: string,
     readonly config: GatewayConfig,
-    /** null on Kong's own answers before routing (no route, nginx's refusals). */
     readonly route: Route | null,
-    /** kong.client.get_forwarded_ip(): $remote_addr (no trusted_ips, so the realip module is off). */
+    /** kong.client.get_forwarded_ip(): $remote_addr. */
     readonly clientIp: string,
-    /** The headers as the client sent them (headerMap), never changed. */
+    /** The headers as the client sent them, never changed. */
     readonly clientHeaders: HeaderMap,
   ) {
     this.headers = new Map(clientHeaders);
-    this.args = args;
   }
 
-  /** ngx.req.read_body(): the whole body, read once (null without one), or tooLarge past client_max_body_size. */
+  /** ngx.req.read_body(): the whole body, read once (null without one). */
   readBody(): Promise<BodyResult> {
-    this.body ??= readBody(this.req, this.res, this.bodyLimit, this.clientHeaders);
-    return this.body;
+    return (this.body ??= readBody(this.req, this.clientHeaders));
   }
 
-  private parse(): ParsedQuery {
-    if (!this.parsedQuery || this.parsedQuery.args !== this.args) {
-      this.parsedQuery = { args: this.args, parsed: parseQuery(this.args) };
-    }
-    return this.parsedQuery.parsed;
+  /** kong.request.get_query() of the live query, and whether it was truncated. */
+  get query(): ReturnType<typeof parseQuery> {
+    if (this.parsed?.args !== this.args) this.parsed = { args: this.args, query: parseQuery(this.args) };
+    return this.parsed!.query;
   }
 
-  /** kong.request.get_query(): the live query, parsed like ngx.req.get_uri_args (first 100 arguments). */
-  get query(): QueryArgs {
-    return this.parse().args;
-  }
-
-  /** get_query's second result: "truncated" when the query has more than 100 arguments. */
-  get queryTruncated(): boolean {
-    return this.parse().truncated;
-  }
-
-  /** kong.service.request.clear_query_arg(name). */
+  /** clear_query_arg: resty.ada.search.remove, WHATWG URLSearchParams (the rest re-encoded), as Node's. */
   clearQueryArg(name: string): void {
-    if (this.args) this.args = removeQueryArg(this.args, name);
+    const params = new URLSearchParams(this.args ?? '');
+    params.delete(name);
+    if (this.args) this.args = params.toString();
   }
 
-  /**
-   * ngx.req.get_headers()[name]: a string, or a list when the header was sent more than once.
-   * Lookups are case-insensitive and, on a miss, retried with underscores turned into dashes.
-   */
+  /** ngx.req.get_headers()[name]: a list when sent more than once; `_` retried as `-` on a miss. */
   getHeader(name: string): string | string[] | undefined {
     const lower = name.toLowerCase();
-    const values = this.headers.get(lower) ?? this.headers.get(lower.replace(/_/g, '-'));
-    if (!values || values.length === 0) return undefined;
-    return values.length === 1 ? values[0] : [...values];
+    const values = this.headers.get(lower) ?? this.headers.get(lower.replace(/_/g, '-')) ?? [];
+    return values.length <= 1 ? values[0] : [...values];
   }
 
-  /** kong.request.get_header: the first value. */
-  getFirstHeader(name: string): string | undefined {
-    const v = this.getHeader(name);
-    return Array.isArray(v) ? v[0] : v;
-  }
-
-  setHeader(name: string, value: string): void {
-    this.headers.set(name.toLowerCase(), [value]);
-  }
-
-  clearHeader(name: string): void {
-    this.headers.delete(name.toLowerCase());
-  }
+  getFirstHeader = (name: string): string | undefined => [this.getHeader(name)].flat()[0];
+  setHeader = (name: string, value: string): void => void this.headers.set(name.toLowerCase(), [value]);
+  clearHeader = (name: string): void => void this.headers.delete(name.toLowerCase());
 
   /** kong.response.error: the message through the error template. */
   error(status: number, message: string, headers: Record<string, string> = {}): Exit {
-    return renderError(this.config.errorTemplate, status, message, this.requestId, headers);
+    return kongError(this.config.errorTemplate, status, message, this.requestId, headers);
+  }
+
+  /** nginx's own refusal, through Kong's error handler. */
+  refusal(status: number): Exit {
+    return nginxAnswer(this.config.errorTemplate, status, this.requestId);
   }
 }

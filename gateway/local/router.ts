@@ -1,38 +1,17 @@
 /**
- * Route matching as in Kong 3.9's default router (traditional_compatible, kong/router/compat.lua):
- * - a path starting with `~` is a regex, anchored at the start of the path (not at the end);
- *   any other path is a plain prefix;
- * - the request path is normalized first (kong/tools/uri.lua normalize, below), the query string
- *   is not part of it;
- * - every (route, path) pair gets a priority; the highest matching one wins: more matching
- *   criteria first (methods, paths), then regex paths before prefix paths, then higher
- *   regex_priority among regex paths, then longer prefixes; equal priorities keep file order.
+ * Routing as Kong 3.9's traditional_compatible router does it for our routes (all `~` regex
+ * paths, anchored at the start): a route with methods and paths outranks one with paths alone
+ * (kong/router/transform.lua get_priority), equal ones keep file order. The request path is
+ * normalized first (kong/tools/uri.lua normalize).
  */
-import type { Route, RoutePath } from './types';
-
-export function compileRoutePath(source: string): RoutePath {
-  if (source.startsWith('~')) {
-    try {
-      return { source, regex: new RegExp(`^${source.slice(1)}`), prefix: null };
-    } catch (err) {
-      throw new Error(`invalid regex ${source}: ${(err as Error).message}`);
-    }
-  }
-  if (!source.startsWith('/')) throw new Error(`${source}: a path must start with / (or ~ for a regex)`);
-  return { source, regex: null, prefix: source };
-}
+import { isUtf8 } from 'node:buffer';
+import type { Route } from './types';
 
 /** kong/tools/uri.lua RESERVED_CHARS: escapes of these stay escaped (upper-cased) when normalizing. */
 const RESERVED = new Set("!*'();:@&=+$,/?%#[]");
 
-/**
- * kong.tools.uri.normalize(path, true), which the router applies to the request path
- * (kong/router/utils.lua strip_uri_args): every %XX triplet whose byte is not reserved is decoded
- * (unreserved characters and "others" alike), reserved ones are upper-cased, dot segments are
- * removed and slashes merged. Strings here hold one byte per character (latin1), as nginx's do.
- */
+/** Every non-reserved %XX decoded (one byte per character, as nginx's strings), dot segments removed, slashes merged. */
 export function normalizePath(raw: string): string {
-  if (raw === '' || raw === '/') return raw;
   let uri = raw.replace(/%([0-9a-fA-F]{2})/g, (m, hex: string) => {
     const c = String.fromCharCode(Number.parseInt(hex, 16));
     return RESERVED.has(c) ? m.toUpperCase() : c;
@@ -40,19 +19,16 @@ export function normalizePath(raw: string): string {
   if (!uri.includes('.') && !uri.includes('//')) return uri;
   const out: string[] = [];
   while (uri.length > 0) {
-    if (uri === '/.') uri = '/';
-    else if (uri === '/..') {
+    if (uri === '/.' || uri === '/..') {
+      if (uri === '/..') out.pop();
       uri = '/';
-      out.pop();
     } else if (uri === '.' || uri === '..') uri = '';
-    else if (uri.startsWith('../')) uri = uri.slice(3);
-    else if (uri.startsWith('./')) uri = uri.slice(2);
-    else if (uri.startsWith('/./')) uri = uri.slice(2);
+    else if (uri.startsWith('../') || uri.startsWith('./')) uri = uri.slice(uri.indexOf('/') + 1);
+    else if (uri.startsWith('/./') || uri.startsWith('//')) uri = uri.slice(uri.startsWith('//') ? 1 : 2);
     else if (uri.startsWith('/../')) {
       uri = uri.slice(3);
       out.pop();
-    } else if (uri.startsWith('//')) uri = uri.slice(1);
-    else {
+    } else {
       const i = uri.indexOf('/', 1);
       out.push(i === -1 ? uri : uri.slice(0, i));
       uri = i === -1 ? '' : uri.slice(i);
@@ -61,50 +37,19 @@ export function normalizePath(raw: string): string {
   return out.join('');
 }
 
-/** kong.tools.uri.escape: bytes outside RFC 3986's path-safe set (and `%`) as %XX; how the upstream URI is written. */
+/** kong.tools.uri.escape: how the normalized path is written to the service. */
 export function escapeUri(uri: string): string {
   return uri.replace(/[^!#$&'()*+,/:;=?@[\]A-Za-z0-9\-_.~%]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
-interface Matcher {
-  route: Route;
-  path: RoutePath | null;
-  priority: [number, number, number, number];
-}
-
 export class Router {
-  private readonly matchers: Matcher[];
-
-  constructor(routes: Route[]) {
-    const matchers: Matcher[] = [];
-    for (const route of routes) {
-      const weight = (route.methods ? 1 : 0) + (route.paths.length > 0 ? 1 : 0);
-      const paths: Array<RoutePath | null> = route.paths.length > 0 ? route.paths : [null];
-      for (const path of paths) {
-        const isRegex = path?.regex ? 1 : 0;
-        matchers.push({
-          route,
-          path,
-          priority: [weight, isRegex, isRegex ? route.regexPriority : 0, path?.prefix?.length ?? 0],
-        });
-      }
-    }
-    // Array.prototype.sort is stable: equal priorities keep the order of kong.yaml.
-    this.matchers = matchers.sort((a, b) => {
-      for (let i = 0; i < 4; i++) {
-        const d = (b.priority[i] ?? 0) - (a.priority[i] ?? 0);
-        if (d !== 0) return d;
-      }
-      return 0;
-    });
+  constructor(private readonly routes: Route[]) {
+    this.routes = [...routes].sort((a, b) => Number(b.methods !== null) - Number(a.methods !== null));
   }
 
-  match(method: string, normalizedPath: string): Route | null {
-    for (const { route, path } of this.matchers) {
-      if (route.methods && !route.methods.includes(method)) continue;
-      if (path === null) return route;
-      if (path.regex ? path.regex.test(normalizedPath) : normalizedPath.startsWith(path.prefix ?? '')) return route;
-    }
-    return null;
+  match(method: string, path: string): Route | null {
+    // Kong's router matches UTF-8 paths only (one byte per character here).
+    if (!isUtf8(Buffer.from(path, 'latin1'))) return null;
+    return this.routes.find((r) => (r.methods === null || r.methods.includes(method)) && r.paths.some((p) => p.test(path))) ?? null;
   }
 }

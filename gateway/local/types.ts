@@ -1,56 +1,28 @@
-/** The configuration the local gateway serves, built from kong.yaml by config/state.ts. */
+/** The configuration the local gateway serves, built from the state files by state/build.ts. */
+import type { PluginDefinition, PluginScope } from './plugins/definition';
 
-import type { PluginDefinition } from './plugins/definition';
+/** groups: the consumer's ACL groups, in file order. */
+export type Consumer = { id: string; username?: string; custom_id?: string; groups: string[] };
 
-export interface Consumer {
-  id: string;
-  username?: string;
-  custom_id?: string;
-  /** ACL groups (the `acls` of the consumer in kong.yaml), in file order. */
-  groups: string[];
-}
+export type Credential = { id: string; consumer: Consumer };
 
-export interface Credential {
-  id: string;
-  consumer: Consumer;
-}
-
-export interface PluginInstance {
+/** A configured plugin and the entity it is attached to (rate-limiting keys its counters on it). */
+export interface PluginInstance extends PluginScope {
   name: string;
   definition: PluginDefinition<unknown>;
   config: unknown;
-  /** The entity the plugin is attached to; rate-limiting keys its counters on it, as Kong does. */
-  routeId: string | null;
-  serviceId: string | null;
 }
 
-export interface Service {
-  id: string;
-  name: string;
-  host: string;
-  port: number;
-  path: string | null;
-  connectTimeout: number;
-  readTimeout: number;
-  writeTimeout: number;
-  plugins: PluginInstance[];
-}
-
-export interface RoutePath {
-  /** The path as written in kong.yaml. */
-  source: string;
-  regex: RegExp | null;
-  prefix: string | null;
-}
+export type Service = { id: string; host: string; port: number; connectTimeout: number; readTimeout: number };
 
 export interface Route {
   id: string;
   name: string;
   methods: string[] | null;
-  paths: RoutePath[];
-  regexPriority: number;
-  preserveHost: boolean;
+  /** The `~` paths of the state file, as anchored regexes. */
+  paths: RegExp[];
   service: Service;
+  /** Route, service and global plugins merged, by descending priority. */
   plugins: PluginInstance[];
 }
 
@@ -59,8 +31,8 @@ export interface GatewayConfig {
   globalPlugins: PluginInstance[];
   consumersByIdOrUsername: Map<string, Consumer>;
   credentialsByKey: Map<string, Credential>;
-  /** The merged `_info.select_tags` of the state files: decK tags every entity it syncs with them. */
+  /** The merged `_info.select_tags` of the state files. */
   selectTags: string[];
-  /** Kong's error_template_json (KONG_ERROR_TEMPLATE_JSON), or Kong's built-in one. */
+  /** Kong's error_template_json (gateway/kong/error-template.json in production). */
   errorTemplate: string;
 }

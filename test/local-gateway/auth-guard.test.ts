@@ -91,7 +91,7 @@ test("only the gateway's own 401s count: 403s and the service's own 401s do not"
 describe('the window (a clock minute, as in handler.lua)', () => {
   /** A request as the plugin sees it: a client IP and the phases' state. */
   function fakeCtx(ip: string): RequestContext {
-    const noKey = { getHeader: () => undefined, query: new Map(), config: { credentialsByKey: new Map() } };
+    const noKey = { getHeader: () => undefined, query: { args: new Map() }, config: { credentialsByKey: new Map() } };
     return { clientIp: ip, pluginState: new Map(), status: null, source: 'error', ...noKey } as unknown as RequestContext;
   }
 

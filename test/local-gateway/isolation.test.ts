@@ -1,8 +1,4 @@
-/**
- * The local gateway is a development stand-in for Kong: the service and the database code never
- * load it or its HTTP client, and its client is not a production dependency (the service image
- * runs `npm prune --omit=dev`; .dockerignore and the Dockerfile keep gateway/local out).
- */
+/** The local gateway is a development stand-in for Kong: the service and the database code never load it. */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './support';
@@ -18,10 +14,4 @@ test('service/ and db/ import nothing from gateway/ and never undici', () => {
     /from\s+['"](?:[./]*gateway\/|undici)|require\(['"](?:[./]*gateway\/|undici)/.test(readFileSync(file, 'utf8')),
   );
   expect(offenders.map((f) => path.relative(ROOT, f))).toEqual([]);
-});
-
-test('undici (the local gateway\'s upstream client) is a development dependency only', () => {
-  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
-  expect(pkg.dependencies?.undici).toBeUndefined();
-  expect(pkg.devDependencies?.undici).toBeDefined();
 });

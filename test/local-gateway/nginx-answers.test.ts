@@ -1,6 +1,6 @@
 /**
  * What Kong 3.9.1 answers before any plugin runs, byte-level where it matters:
- * - nginx refuses TRACE and CONNECT itself (ngx_http_process_request_header) and Kong's error
+ * - nginx refuses TRACE and CONNECT itself (measured against Kong 3.9.1 by test/kong/differential.test.ts) (ngx_http_process_request_header) and Kong's error
  *   handler (kong/error_handlers.lua through error_page) shapes the 405;
  * - Kong's no-route 404 runs the global plugins' header_filter (kong/runloop/plugins_iterator.lua
  *   get_collected_iterator falls back to the global iterator), so correlation-id's X-Request-ID is
@@ -10,7 +10,8 @@
  * - no Keep-Alive header, ever.
  */
 import net from 'node:net';
-import { DEMO, gatewayEnv, gatewayOverStub, send, startGateway, configFile } from './support';
+import { LOCAL_MAX_BODY } from '../../gateway/local/nginx';
+import { DEMO, gatewayOverStub, send } from './support';
 
 interface RawAnswer {
   status: number;
@@ -82,10 +83,10 @@ describe('methods nginx refuses itself', () => {
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}#\d+$/);
   });
 
-  test('CONNECT: 405 as well, not a dropped connection; with an authority-form target nginx cannot parse the line: 400', async () => {
-    const answer = await raw(stack.gateway.port, 'CONNECT /api/v1/jobs HTTP/1.1\r\nHost: example.com\r\n\r\n');
-    expectKongError(answer, 405, 'Method not allowed');
-    expect(answer.closed).toBe(true);
+  test('CONNECT: 405 with a path; its usual authority form is a bad request line to nginx (400); never a dropped connection', async () => {
+    const withPath = await raw(stack.gateway.port, 'CONNECT /api/v1/jobs HTTP/1.1\r\nHost: example.com\r\n\r\n');
+    expectKongError(withPath, 405, 'Method not allowed');
+    expect(withPath.closed).toBe(true);
     const authority = await raw(stack.gateway.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expectKongError(authority, 400, 'Bad request');
     expect(authority.closed).toBe(true);
@@ -153,23 +154,37 @@ describe('malformed requests: nginx\'s status through Kong\'s error handler, nev
   });
 });
 
-describe('client_max_body_size (KONG_NGINX_HTTP_CLIENT_MAX_BODY_SIZE)', () => {
-  test('a body over it is 413 "Payload too large" (by Content-Length before any plugin, or while reading a chunked one)', async () => {
-    const cf = configFile(stack.upstream.port);
-    const gateway = await startGateway(cf.paths, gatewayEnv('x', { KONG_NGINX_HTTP_CLIENT_MAX_BODY_SIZE: '1k' }));
-    try {
-      const before = stack.upstream.received.length;
-      const declared = await raw(gateway.port, `PUT /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n`);
-      expectKongError(declared, 413, 'Payload too large');
-      expect(declared.closed).toBe(true);
-      const chunked = await send(gateway.url, { method: 'PUT', path: '/api/v1/jobs/1', headers: { 'X-API-Key': DEMO.writer }, body: 'x'.repeat(2000), chunked: true });
-      expect([chunked.status, chunked.json?.error]).toEqual([413, 'Payload too large']);
-      const small = await send(gateway.url, { method: 'PUT', path: '/api/v1/jobs/1', headers: { 'X-API-Key': DEMO.writer }, body: 'x'.repeat(1000), chunked: true });
-      expect(small.status).toBe(200);
-      expect(stack.upstream.received.length).toBe(before + 1);
-    } finally {
-      await gateway.close();
-      cf.remove();
-    }
+describe('the local body limit (8 MiB: Kong has none, but buffers to disk where this buffers in memory)', () => {
+  test('a larger body is 413 "Payload too large" (by Content-Length before any plugin, or while reading a chunked one)', async () => {
+    const before = stack.upstream.received.length;
+    const declared = await raw(stack.gateway.port, `PUT /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\nContent-Length: ${LOCAL_MAX_BODY + 1}\r\n\r\n`);
+    expectKongError(declared, 413, 'Payload too large');
+    expect(declared.closed).toBe(true);
+    const put = (size: number) => send(stack.gateway.url, { method: 'PUT', path: '/api/v1/jobs/1', headers: { 'X-API-Key': DEMO.writer }, body: Buffer.alloc(size, 'x'), chunked: true });
+    const chunked = await put(LOCAL_MAX_BODY + 1);
+    expect([chunked.status, chunked.json?.error]).toEqual([413, 'Payload too large']);
+    expect((await put(LOCAL_MAX_BODY)).status).toBe(200);
+    expect(stack.upstream.received.length).toBe(before + 1);
+  });
+});
+
+describe("request lines nginx reads and Node's parser refuses (rewritten for Node, restored for Kong's logic)", () => {
+  test('raw UTF-8 bytes in the path are routed and proxied escaped; X-Forwarded-Path keeps them as sent', async () => {
+    const answer = await raw(stack.gateway.port, Buffer.from(`GET /api/v1/jobs/\xc3\xa9 HTTP/1.1\r\nHost: x\r\n${key}\r\n`, 'latin1'));
+    expect(answer.status).toBe(200);
+    const got = stack.upstream.received.at(-1)!;
+    expect(got.url).toBe('/api/v1/jobs/%C3%A9');
+    expect(Buffer.from(got.rawHeaders[got.rawHeaders.findIndex((h) => /^x-forwarded-path$/i.test(h)) + 1]!, 'latin1')).toEqual(Buffer.from('/api/v1/jobs/\xc3\xa9', 'latin1'));
+  });
+
+  test('a path that is not UTF-8 matches no route (404), as in Kong', async () => {
+    const answer = await raw(stack.gateway.port, Buffer.from(`GET /api/v1/jobs/\xe9 HTTP/1.1\r\nHost: x\r\n${key}\r\n`, 'latin1'));
+    expect([answer.status, JSON.parse(answer.body).error]).toEqual([404, 'no Route matched with those values']);
+  });
+
+  test('HTTP/1.2 is served; the service sees Via without a version, as Kong sends it', async () => {
+    const answer = await raw(stack.gateway.port, `GET /api/v1/jobs HTTP/1.2\r\nHost: x\r\n${key}\r\n`);
+    expect(answer.status).toBe(200);
+    expect(stack.upstream.received.at(-1)!.headers.via).toBe('kong/3.9.1');
   });
 });

@@ -12,7 +12,6 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { parse, stringify } from 'yaml';
 import { startLocalGateway, type LocalGateway, type ReloadResult } from '../../gateway/local';
-import { kongConfEnv } from '../../gateway/local/kong-conf';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const KONG_YAML = path.join(ROOT, 'kong.yaml');
@@ -127,13 +126,12 @@ export interface TestGateway extends LocalGateway {
   nextReload(): Promise<ReloadResult>;
 }
 
-/** What npm start gives the gateway: the secret, the hosts file, the error template, kong.conf's settings. */
+/** What npm start gives the gateway: the secret, the hosts file, the error template. */
 export function gatewayEnv(secret: string | undefined, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
     ...(secret !== undefined ? { JOBS_GATEWAY_SECRET: secret } : {}),
     KONG_DNS_HOSTSFILE: path.join(ROOT, 'gateway/local/hosts'),
     KONG_ERROR_TEMPLATE_JSON: path.join(ROOT, 'gateway/kong/error-template.json'),
-    ...kongConfEnv(path.join(ROOT, 'gateway/kong/kong.conf'), extra),
     ...extra,
   };
 }

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { RequestContext } from '../request-context';
 
 /** A response a plugin sends instead of proxying (Kong's kong.response.exit / kong.response.error). */
@@ -5,15 +6,12 @@ export interface Exit {
   status: number;
   body: string;
   headers: Record<string, string>;
-  /** nginx's own refusals close the connection after the answer (keepalive off). */
+  /** nginx's own refusals close the connection after the answer. */
   close?: boolean;
 }
 
-/** The entity a plugin instance is attached to (rate-limiting keys its counters on it, as Kong does). */
-export interface PluginScope {
-  routeId: string | null;
-  serviceId: string | null;
-}
+/** The entity a plugin instance is attached to. */
+export type PluginScope = { routeId: string | null; serviceId: string | null };
 
 export interface PluginDefinition<Conf> {
   name: string;
@@ -21,7 +19,7 @@ export interface PluginDefinition<Conf> {
   priority: number;
   /** Config fields the local gateway does not use (dropped before vault references are resolved). */
   unusedFields?: readonly string[];
-  /** Applies the plugin schema's defaults and checks; throws with a readable message. */
+  /** Checks the options our state files set; throws naming the field. */
   parseConfig(raw: Record<string, unknown>): Conf;
   access(ctx: RequestContext, conf: Conf, scope: PluginScope): Exit | undefined | Promise<Exit | undefined>;
   /** Runs on every response, proxied or not, once access ran for this plugin. */
@@ -34,20 +32,15 @@ export function definePlugin<Conf>(definition: PluginDefinition<Conf>): PluginDe
   return definition as unknown as PluginDefinition<unknown>;
 }
 
-/* Small readers for plugin configs: each names the field in its error. */
-
-export function optString(raw: Record<string, unknown>, field: string, fallback: string | null): string | null {
-  const v = raw[field];
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'string') throw new Error(`${field}: expected a string`);
-  return v;
-}
-
-export function optBool(raw: Record<string, unknown>, field: string, fallback: boolean): boolean {
-  const v = raw[field];
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'boolean') throw new Error(`${field}: expected a boolean`);
-  return v;
+/** parseConfig from a strict zod schema: an option no state file sets is refused by name. */
+export function parseWith<S extends z.ZodType>(schema: S): (raw: Record<string, unknown>) => z.infer<S> {
+  return (raw) => {
+    const result = schema.safeParse(raw);
+    if (result.success) return result.data;
+    const issue = result.error.issues[0]!;
+    const keys = 'keys' in issue && Array.isArray(issue.keys) ? `: ${issue.keys.join(', ')}` : '';
+    throw new Error(`${issue.path.join('.') || '(config)'}: ${issue.message}${keys} (the local gateway reproduces what our state files set; run real Kong for the rest)`);
+  };
 }
 
 export function optNumber(raw: Record<string, unknown>, field: string, fallback: number | null): number | null {
@@ -55,18 +48,4 @@ export function optNumber(raw: Record<string, unknown>, field: string, fallback:
   if (v === undefined || v === null) return fallback;
   if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${field}: expected a number`);
   return v;
-}
-
-export function optStringArray(raw: Record<string, unknown>, field: string, fallback: string[]): string[] {
-  const v = raw[field];
-  if (v === undefined || v === null) return fallback;
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new Error(`${field}: expected an array of strings`);
-  return v as string[];
-}
-
-export function oneOf<T extends string>(value: string | null, field: string, allowed: readonly T[], why: string): T {
-  if (value === null || !(allowed as readonly string[]).includes(value)) {
-    throw new Error(`${field}: ${JSON.stringify(value)} ${why} (supported: ${allowed.join(', ')})`);
-  }
-  return value as T;
 }

@@ -1,153 +1,72 @@
 /**
- * Forwards a request to the route's service the way Kong 3.9.1's nginx does, over undici (a
- * maintained HTTP/1.1 client that frames every body it sends), never by hand:
- * - the body is read whole first (nginx_kong.lua: `proxy_request_buffering on`) and sent with its
- *   Content-Length, whatever framing the client used (chunked included); a request without a
- *   body is sent without one, so a body can never leak into the next request on a kept-alive
- *   connection;
- * - the URI is the normalized path, escaped (kong.tools.uri.escape), plus `?` and ngx.var.args as
- *   the plugins left them (kong/runloop/handler.lua access.after);
- * - request headers: the client's, as the plugins left them, minus hop-by-hop ones, those the
- *   client's Connection header names, Proxy/Proxy-Connection, Expect and Keep-Alive (nginx's proxy
- *   module drops these); then Kong's proxy_set_header list (nginx_kong.lua): Host (the service's
- *   unless preserve_host), Connection: keep-alive, TE: trailers when the client asked for them,
- *   Via (the client's, then "<http version> kong/3.9.1"), X-Forwarded-For/-Proto/-Host/-Port/-Path,
- *   X-Real-IP and X-Kong-Request-Id (headers_upstream);
- * - response headers: hop-by-hop ones and those the service's Connection header names are dropped,
- *   Trailer too unless the client asked for trailers (handler.lua header_filter.before);
- * - failures as Kong answers them: 502 when the service cannot be reached or answers garbage, 504
- *   on a connect or read timeout, 503 when the name does not resolve.
+ * Forwards a request to the service as Kong 3.9.1's nginx does: the body read whole, sent with its
+ * Content-Length; the normalized path escaped, plus the query as the plugins left it; headers minus
+ * hop-by-hop ones, then Kong's proxy_set_header list (nginx_kong.lua); 502/503/504 as Kong's;
+ * the response through nginx's gzip filter (compress.ts).
  */
-import type { ServerResponse } from 'node:http';
-import type { Gzip } from 'node:zlib';
-import { Pool, errors, type Dispatcher } from 'undici';
-import { luaHttpVersion, SERVER_TOKENS, type KongHeaders } from '../kong-headers';
+import http, { type ServerResponse } from 'node:http';
 import type { RequestContext } from '../request-context';
 import { escapeUri } from '../router';
-import { gzipResponse, type GzipSettings } from './compress';
+import { gzipResponse } from './compress';
 import { resolveHost, type HostsTable } from './resolve';
 
 /** Never forwarded as the client sent them; Kong sets its own or drops them. */
-const HOP_BY_HOP_REQUEST = new Set([
-  'connection',
-  'keep-alive',
-  'proxy',
-  'proxy-connection',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'expect',
-  'content-length',
-  'host',
-  'via',
-  'x-forwarded-for',
-  'x-forwarded-proto',
-  'x-forwarded-host',
-  'x-forwarded-port',
-  'x-forwarded-path',
-  'x-forwarded-prefix',
-  'x-real-ip',
-]);
-
+const HOP_BY_HOP_REQUEST = new Set(
+  'connection keep-alive proxy proxy-connection proxy-authenticate te trailer transfer-encoding upgrade expect content-length host via x-forwarded-for x-forwarded-proto x-forwarded-host x-forwarded-port x-forwarded-path x-forwarded-prefix x-real-ip'.split(' '),
+);
 /** nginx's upstream module never passes these response headers on. */
 const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
 
-function csv(value: string | readonly string[] | undefined): string[] {
-  if (value === undefined) return [];
-  const joined = typeof value === 'string' ? value : value.join(',');
-  return joined.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
+const csv = (values: readonly string[]): string[] => values.join(',').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
+/** The names a Connection header lists, except the three Kong keeps. */
+const connectionListed = (values: readonly string[]): Set<string> => new Set(csv(values).filter((t) => !['keep-alive', 'close', 'upgrade'].includes(t)));
+const wantsTrailers = (ctx: RequestContext): boolean => csv(ctx.headers.get('te') ?? []).includes('trailers');
+
+export function upstreamUri(ctx: RequestContext): string {
+  const uri = escapeUri(ctx.path);
+  return ctx.args === null ? uri : `${uri}?${ctx.args}`;
 }
 
-/** The names a Connection header lists, except the three Kong keeps (keep-alive, close, upgrade). */
-function connectionListed(value: string | readonly string[] | undefined): Set<string> | null {
-  if (value === undefined) return null;
-  const listed = new Set(csv(value).filter((t) => t !== 'keep-alive' && t !== 'close' && t !== 'upgrade'));
-  return listed.size === 0 ? null : listed;
-}
-
-/** Whether the client asked for trailers (TE: trailers, alone or in a list). */
-function wantsTrailers(ctx: RequestContext): boolean {
-  return csv(ctx.getHeader('te')).includes('trailers');
-}
-
-/** The Host header without its port (X-Forwarded-Host). */
-function hostName(host: string): string {
-  const colon = host.lastIndexOf(':');
-  if (colon === -1 || colon === host.length - 1) return host;
-  for (let i = colon + 1; i < host.length; i++) {
-    const c = host.charCodeAt(i);
-    if (c < 48 || c > 57) return host;
-  }
-  return host.slice(0, colon);
-}
-
-export function upstreamUri(ctx: RequestContext, servicePath: string | null): string {
-  const base = servicePath ?? '/';
-  let uri = base.endsWith('/') ? base + ctx.path.slice(1) : ctx.path === '/' ? base : base + ctx.path;
-  uri = escapeUri(uri);
-  if (ctx.args) return `${uri}?${ctx.args}`;
-  return (ctx.req.url ?? '').endsWith('?') ? `${uri}?` : uri;
-}
-
-function upstreamHeaders(ctx: RequestContext, listenPort: number, kongHeaders: KongHeaders): Record<string, string | string[]> {
-  const service = ctx.route!.service;
-  const listed = connectionListed(ctx.getHeader('connection'));
+function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string, string | string[]> {
+  const { host, port } = ctx.route!.service;
+  const listed = connectionListed(ctx.headers.get('connection') ?? []);
   const out: Record<string, string | string[]> = {};
-  for (const [name, values] of ctx.headers) {
-    if (HOP_BY_HOP_REQUEST.has(name) || listed?.has(name)) continue;
-    // undici only reads the list.
-    out[name] = values.length === 1 ? (values[0] ?? '') : (values as string[]);
-  }
-  const clientHost = ctx.getFirstHeader('host') ?? '';
-  out.host = ctx.route!.preserveHost ? clientHost : service.port === 80 ? service.host : `${service.host}:${service.port}`;
+  for (const [name, values] of ctx.headers) if (!HOP_BY_HOP_REQUEST.has(name) && !listed.has(name)) out[name] = values.length === 1 ? values[0]! : [...values];
+  out.host = port === 80 ? host : `${host}:${port}`;
   if (wantsTrailers(ctx)) out.te = 'trailers';
-  const via = ctx.getFirstHeader('via');
-  const kongVia = `${luaHttpVersion(ctx.req.httpVersion)} ${SERVER_TOKENS}`;
-  out.via = via ? `${via}, ${kongVia}` : kongVia;
-  const forwardedFor = ctx.getFirstHeader('x-forwarded-for');
-  out['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${ctx.clientIp}` : ctx.clientIp;
-  out['x-forwarded-proto'] = 'http';
-  out['x-forwarded-host'] = hostName(clientHost);
-  out['x-forwarded-port'] = String(listenPort);
-  out['x-forwarded-path'] = ctx.rawPath;
-  out['x-real-ip'] = ctx.clientIp;
-  if (kongHeaders.upstream.has('X-Kong-Request-Id')) out['x-kong-request-id'] = ctx.requestId;
-  return out;
+  // handler.lua access.after: a websocket upgrade is passed on, any other is not.
+  if (ctx.getFirstHeader('upgrade')?.toLowerCase() === 'websocket') Object.assign(out, { connection: 'keep-alive, Upgrade', upgrade: 'websocket' });
+  // ngx.req.http_version(): Lua prints 1.0 as 1; other versions (HTTP/1.2) have none.
+  const version = ({ '1.0': '1 ', '1.1': '1.1 ' } as Record<string, string>)[ctx.req.httpVersion] ?? '';
+  const after = (name: string, value: string): string => [ctx.getFirstHeader(name), value].filter(Boolean).join(', ');
+  // X-Forwarded-Host is $host: the Host header without its port, else the server_name of Kong's template.
+  return Object.assign(out, {
+    via: after('via', `${version}kong/3.9.1`),
+    'x-forwarded-for': after('x-forwarded-for', ctx.clientIp),
+    'x-forwarded-proto': 'http',
+    'x-forwarded-host': ctx.getFirstHeader('host')?.replace(/:\d+$/, '') || 'kong',
+    'x-forwarded-port': String(listenPort),
+    'x-forwarded-path': ctx.rawPath,
+    'x-real-ip': ctx.clientIp,
+    'x-kong-request-id': ctx.requestId,
+  });
 }
 
-/** Kept-alive connection pools to the services, one per address, port and connect timeout. */
+/** Kept-alive connections to the services, one agent per address and port. */
 export class Upstreams {
-  private readonly pools = new Map<string, Pool>();
-
-  /** `connections`: the most connections to one service (default: no limit, as nginx). */
+  private readonly agents = new Map<string, http.Agent>();
   constructor(private readonly connections: number | null = null) {}
 
-  pool(address: string, port: number, connectTimeout: number): Dispatcher {
-    const key = `${address}|${port}|${connectTimeout}`;
-    let pool = this.pools.get(key);
-    if (!pool) {
-      const host = address.includes(':') ? `[${address}]` : address;
-      pool = new Pool(`http://${host}:${port}`, {
-        connections: this.connections,
-        pipelining: 1,
-        connect: { timeout: connectTimeout },
-        // Kong's upstream_keepalive_idle_timeout (60 s) and upstream_keepalive_max_requests (10000).
-        keepAliveTimeout: 60_000,
-        keepAliveMaxTimeout: 60_000,
-        maxRequestsPerClient: 10_000,
-        strictContentLength: true,
-      });
-      this.pools.set(key, pool);
-    }
-    return pool;
+  agent(address: string, port: number): http.Agent {
+    const key = `${address}|${port}`;
+    let agent = this.agents.get(key);
+    if (!agent) this.agents.set(key, (agent = new http.Agent({ keepAlive: true, maxSockets: this.connections ?? Infinity, scheduling: 'lifo' })));
+    return agent;
   }
 
   async close(): Promise<void> {
-    const pools = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.all(pools.map((p) => p.destroy()));
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
   }
 }
 
@@ -155,130 +74,65 @@ export interface ProxyDeps {
   upstreams: Upstreams;
   hosts: HostsTable;
   listenPort: number;
-  kongHeaders: KongHeaders;
-  /** The request body, read whole (nginx's request buffering); null when the request has none. */
+  /** The request body, read whole; null when the request has none. */
   body: Buffer | null;
-  /** nginx's gzip filter on the service's response (compress.ts). */
-  gzip: GzipSettings;
-  /** Kong's header_filter on the service's response headers (plugins, Via, Server, ids), flat for writeHead. */
+  /** Kong's header_filter on the service's response headers, flat for writeHead. */
   headerFilter(headers: Array<[string, string]>): string[];
-  /** Kong's own answer when proxying fails (502/503/504). */
   fail(status: 502 | 503 | 504, message: string): void;
 }
 
-function isTimeout(err: unknown): boolean {
-  return err instanceof errors.ConnectTimeoutError || err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError;
-}
-
 /**
- * One proxied exchange as an undici dispatch handler: the service's response goes straight from
- * undici's parser into the client's response (no intermediate body stream, pipeline or
- * AbortController per request, which were most of the proxy's own CPU), with backpressure
- * (returning false pauses the upstream socket until the client's side drains).
+ * One exchange over node:http, which sends exactly the framing asked for: the body's
+ * Content-Length when the client sent a body (0 included), none at all otherwise, as nginx does.
  */
-class Exchange implements Dispatcher.DispatchHandler {
-  private abortUpstream: ((err?: Error) => void) | null = null;
-  private clientGone = false;
-
-  constructor(
-    private readonly ctx: RequestContext,
-    private readonly res: ServerResponse,
-    private readonly deps: ProxyDeps,
-  ) {
-    res.once('close', this.onClientClose);
-  }
-
-  /** The client went away before the whole response was written: stop the upstream request. */
-  private readonly onClientClose = (): void => {
-    if (this.res.writableFinished) return;
-    this.clientGone = true;
-    this.gzip?.destroy();
-    this.abortUpstream?.();
-  };
-
-  onConnect(abort: (err?: Error) => void): void {
-    if (this.clientGone) abort();
-    else this.abortUpstream = abort;
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
-    // 1xx answers are nginx's business with the service; the client sees the final one only.
-    if (statusCode < 200) return true;
-    const headers: Array<{ name: string; lower: string; value: string }> = [];
-    let upstreamConnection: string[] | undefined;
-    let trailer = false;
-    for (let i = 0; i < rawHeaders.length; i += 2) {
-      const name = rawHeaders[i]!.toString();
-      const value = rawHeaders[i + 1]!.toString();
-      const lower = name.toLowerCase();
-      if (lower === 'connection') (upstreamConnection ??= []).push(value);
-      else if (lower === 'trailer') trailer = true;
-      headers.push({ name, lower, value });
-    }
-    // Which to drop is known only once all are read: the ones a Connection header lists.
-    const listed = connectionListed(upstreamConnection);
-    const dropTrailer = trailer && !wantsTrailers(this.ctx);
-    const kept: Array<[string, string]> = [];
-    for (const { name, lower, value } of headers) {
-      if (HOP_BY_HOP_RESPONSE.has(lower) || listed?.has(lower) || (dropTrailer && lower === 'trailer')) continue;
-      kept.push([name, value]);
-    }
-    const filtered = this.deps.headerFilter(kept);
-    this.gzip = gzipResponse(this.ctx, statusCode, filtered, this.deps.gzip);
-    this.res.writeHead(statusCode, filtered);
-    this.gzip?.pipe(this.res);
-    this.resume = resume;
-    return true;
-  }
-
-  private resume: (() => void) | null = null;
-  /** The compressor the body goes through, when nginx's gzip filter applies. */
-  private gzip: Gzip | null = null;
-
-  onData(chunk: Buffer): boolean {
-    const sink = this.gzip ?? this.res;
-    if (sink.write(chunk)) return true;
-    // Backpressure: undici pauses the upstream socket until the client's side drains.
-    sink.once('drain', this.resume!);
-    return false;
-  }
-
-  onComplete(): void {
-    (this.gzip ?? this.res).end();
-  }
-
-  onError(err: Error): void {
-    if (this.clientGone) return;
-    if (this.res.headersSent) {
-      this.gzip?.destroy();
-      this.res.destroy(err);
-      return;
-    }
-    this.res.off('close', this.onClientClose);
-    this.deps.fail(isTimeout(err) ? 504 : 502, isTimeout(err) ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
-  }
-}
-
 export async function proxy(ctx: RequestContext, res: ServerResponse, deps: ProxyDeps): Promise<void> {
   const service = ctx.route!.service;
   let address: string;
   try {
     address = await resolveHost(service.host, deps.hosts);
   } catch {
-    deps.fail(503, 'name resolution failed');
-    return;
+    return deps.fail(503, 'name resolution failed');
   }
-  deps.upstreams.pool(address, service.port, service.connectTimeout).dispatch(
-    {
-      method: ctx.method,
-      path: upstreamUri(ctx, service.path),
-      headers: upstreamHeaders(ctx, deps.listenPort, deps.kongHeaders),
-      body: deps.body,
-      // nginx keeps the connection after a body on any method: it framed it with Content-Length.
-      reset: false,
-      headersTimeout: service.readTimeout,
-      bodyTimeout: service.readTimeout,
-    },
-    new Exchange(ctx, res, deps),
-  );
+  const agent = deps.upstreams.agent(address, service.port);
+  const req = http.request({ host: address, port: service.port, method: ctx.method, path: upstreamUri(ctx), headers: upstreamHeaders(ctx, deps.listenPort), agent, setHost: false });
+  let outcome: 'timeout' | 'client gone' | null = null;
+  const stop = (why: 'timeout' | 'client gone') => (): void => void req.destroy(new Error((outcome = why)));
+  req.on('socket', (socket) => {
+    if (!socket.connecting) return;
+    const timer = setTimeout(stop('timeout'), service.connectTimeout);
+    socket.once('connect', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
+  });
+  req.setTimeout(service.readTimeout, stop('timeout'));
+  res.once('close', () => res.writableFinished || stop('client gone')());
+  req.on('error', () => {
+    if (outcome === 'client gone') return;
+    if (res.headersSent) return void res.destroy();
+    deps.fail(outcome ? 504 : 502, outcome ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
+  });
+  req.on('response', (upstream) => {
+    const headers: Array<[string, string]> = [];
+    for (let i = 0; i < upstream.rawHeaders.length; i += 2) headers.push([upstream.rawHeaders[i]!, upstream.rawHeaders[i + 1]!]);
+    const listed = connectionListed(headers.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v));
+    if (!wantsTrailers(ctx)) listed.add('trailer');
+    const kept = headers.filter(([name]) => !HOP_BY_HOP_RESPONSE.has(name.toLowerCase()) && !listed.has(name.toLowerCase()));
+    // The service's Date or none: nginx adds no Date of its own to a proxied answer (measured).
+    res.sendDate = false;
+    const status = upstream.statusCode ?? 502;
+    const filtered = deps.headerFilter(kept);
+    const gzip = gzipResponse(ctx, status, filtered);
+    res.writeHead(status, filtered);
+    upstream.on('error', () => res.destroy());
+    if (!gzip) return void upstream.pipe(res);
+    res.once('close', () => gzip.destroy());
+    upstream.pipe(gzip).pipe(res);
+  });
+  if (deps.body !== null) {
+    req.setHeader('content-length', deps.body.length);
+    req.end(deps.body);
+  } else {
+    // No body: no framing header at all (Node would add Content-Length: 0 to a bodiless POST).
+    req.removeHeader('content-length');
+    req.removeHeader('transfer-encoding');
+    req.end();
+  }
 }

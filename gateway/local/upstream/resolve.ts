@@ -1,7 +1,6 @@
 /**
- * Upstream host names are resolved the way Kong does: first the hosts file named by Kong's
- * `dns_hostsfile` setting (KONG_DNS_HOSTSFILE, default /etc/hosts), then DNS. The hosts file is
- * read when the configuration is (re)loaded, as Kong reads it when it starts.
+ * Service host names resolve as in Kong: the hosts file of its dns_hostsfile setting
+ * (KONG_DNS_HOSTSFILE; npm start uses gateway/local/hosts), then DNS. Read at (re)load.
  */
 import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
@@ -9,24 +8,17 @@ import { isIP } from 'node:net';
 
 export type HostsTable = Map<string, string>;
 
-/** Parses hosts(5): `address name [aliases...]`, `#` comments; the first IPv4 entry of a name wins. */
+/** hosts(5): `address name [aliases...]`; the first IPv4 entry of a name wins over IPv6 ones. */
 export function parseHostsFile(text: string): HostsTable {
-  const ipv4 = new Map<string, string>();
-  const ipv6 = new Map<string, string>();
+  const table: HostsTable = new Map();
   for (const line of text.split('\n')) {
-    const fields = line.replace(/#.*/, '').trim().split(/\s+/).filter(Boolean);
-    const [address, ...names] = fields;
-    if (!address || names.length === 0) continue;
-    const family = isIP(address);
-    if (family === 0) continue;
-    const table = family === 4 ? ipv4 : ipv6;
-    for (const name of names) {
-      const key = name.toLowerCase();
-      if (!table.has(key)) table.set(key, address);
+    const [address, ...names] = line.replace(/#.*/, '').trim().split(/\s+/);
+    if (!address || isIP(address) === 0) continue;
+    for (const name of names.map((n) => n.toLowerCase())) {
+      if (!table.has(name) || (isIP(table.get(name)!) === 6 && isIP(address) === 4)) table.set(name, address);
     }
   }
-  for (const [name, address] of ipv6) if (!ipv4.has(name)) ipv4.set(name, address);
-  return ipv4;
+  return table;
 }
 
 export function loadHostsFile(env: NodeJS.ProcessEnv): HostsTable {
@@ -39,9 +31,5 @@ export function loadHostsFile(env: NodeJS.ProcessEnv): HostsTable {
 }
 
 export async function resolveHost(host: string, hosts: HostsTable): Promise<string> {
-  if (isIP(host)) return host;
-  const fromFile = hosts.get(host.toLowerCase());
-  if (fromFile) return fromFile;
-  const { address } = await lookup(host);
-  return address;
+  return isIP(host) ? host : (hosts.get(host.toLowerCase()) ?? (await lookup(host)).address);
 }

@@ -1,0 +1,118 @@
+/**
+ * Turns the merged state into the configuration served. It accepts the fields our state files
+ * use (kong.yaml, partners.yaml, partner-keys.yaml, demo.yaml) and refuses any other by name, so a
+ * change the local gateway would silently ignore fails loudly: only real Kong serves it.
+ */
+import { z } from 'zod';
+import { parseWith, type PluginDefinition } from '../plugins/definition';
+import type { Consumer, Credential, GatewayConfig, PluginInstance, Route, Service } from '../types';
+
+export class ConfigError extends Error {}
+
+const Plugin = z.strictObject({ name: z.string(), config: z.record(z.string(), z.unknown()).default({}) });
+const Plugins = z.array(Plugin).default([]);
+const regexPaths = z.array(z.string().startsWith('~', 'the local gateway routes on regex (~) paths only'));
+const Route = z.strictObject({ name: z.string(), methods: z.array(z.string()).optional(), paths: regexPaths, strip_path: z.literal(false), preserve_host: z.literal(false), plugins: Plugins });
+const url = z.string().regex(/^http:\/\/[^/:]+:\d+$/, 'http://host:port (the local gateway serves no path, no TLS)');
+const timeout = z.number().int();
+const Service = z.strictObject({ name: z.string(), url, connect_timeout: timeout, read_timeout: timeout, write_timeout: timeout, retries: z.literal(0), plugins: Plugins, routes: z.array(Route) });
+const KeyauthCredential = z.strictObject({ id: z.string(), key: z.string().min(1) });
+const Consumer = z.strictObject({
+  ...{ username: z.string(), id: z.string(), custom_id: z.string().optional(), tags: z.array(z.string()).optional() },
+  keyauth_credentials: z.array(KeyauthCredential).default([]),
+  acls: z.array(z.strictObject({ group: z.string() })).default([]),
+});
+const State = z.strictObject({
+  _format_version: z.literal('3.0'),
+  _info: z.strictObject({ select_tags: z.array(z.string()) }).optional(),
+  services: z.array(Service).nullable().default([]),
+  plugins: Plugins.nullable(),
+  consumers: z.array(Consumer).nullable().default([]),
+});
+
+export interface BuildOptions {
+  env: NodeJS.ProcessEnv;
+  plugins: Map<string, PluginDefinition<unknown>>;
+  errorTemplate: string;
+  warn(message: string): void;
+}
+
+/** `{vault://env/<name>}` (kong/vaults/env/init.lua: dashes to underscores, upper case); unset, the field is left unset, as Kong does. */
+function resolveReference(value: unknown, opts: BuildOptions, where: string): unknown {
+  if (typeof value !== 'string' || !value.startsWith('{vault://')) return value;
+  const m = /^\{vault:\/\/env\/([\w-]+)\}$/.exec(value);
+  if (!m) throw new ConfigError(`${where}: only {vault://env/<name>} references are reproduced by the local gateway`);
+  const resolved = opts.env[m[1]!.replace(/-/g, '_').toUpperCase()];
+  if (resolved === undefined) opts.warn(`${where}: unable to resolve reference ${value}; the field is left unset, as Kong does`);
+  return resolved;
+}
+
+function buildPlugins(list: z.infer<typeof Plugins> | null, where: string, scope: Pick<PluginInstance, 'routeId' | 'serviceId'>, opts: BuildOptions): PluginInstance[] {
+  return (list ?? []).map((p, i) => {
+    const definition = opts.plugins.get(p.name);
+    if (!definition) throw new ConfigError(`${where}[${i}]: plugin "${p.name}" is not reproduced by the local gateway (only ${[...opts.plugins.keys()].join(', ')}); run real Kong to use it`);
+    const fields = Object.entries(p.config).filter(([field]) => !definition.unusedFields?.includes(field));
+    const raw = Object.fromEntries(fields.map(([field, v]) => [field, resolveReference(v, opts, `${where}[${i}].config.${field}`)]));
+    try {
+      return { name: p.name, definition, config: definition.parseConfig(raw), ...scope };
+    } catch (err) {
+      throw new ConfigError(`${where}[${i}] (${p.name}).config.${(err as Error).message}`);
+    }
+  });
+}
+
+/** Route over service over global, by plugin name; then by descending priority. */
+function effectivePlugins(...levels: PluginInstance[][]): PluginInstance[] {
+  const byName = new Map<string, PluginInstance>();
+  for (const p of levels.flat()) if (!byName.has(p.name)) byName.set(p.name, p);
+  return [...byName.values()].sort((a, b) => b.definition.priority - a.definition.priority);
+}
+
+function buildConsumers(list: z.infer<typeof Consumer>[]): Pick<GatewayConfig, 'consumersByIdOrUsername' | 'credentialsByKey'> {
+  const consumersByIdOrUsername = new Map<string, Consumer>();
+  const credentialsByKey = new Map<string, Credential>();
+  for (const c of list) {
+    const consumer: Consumer = { id: c.id, username: c.username, ...(c.custom_id !== undefined ? { custom_id: c.custom_id } : {}), groups: c.acls.map((a) => a.group) };
+    for (const name of [c.id, c.username]) {
+      if (consumersByIdOrUsername.has(name)) throw new ConfigError(`consumers: consumer "${name}" is defined twice`);
+      consumersByIdOrUsername.set(name, consumer);
+    }
+    for (const k of c.keyauth_credentials) {
+      if (credentialsByKey.has(k.key)) throw new ConfigError(`consumers: ${c.username}: the same key is used twice (Kong requires unique keys)`);
+      credentialsByKey.set(k.key, { id: k.id, consumer });
+    }
+  }
+  return { consumersByIdOrUsername, credentialsByKey };
+}
+
+export function buildGatewayConfig(raw: unknown, opts: BuildOptions): GatewayConfig {
+  let state: z.infer<typeof State>;
+  try {
+    state = parseWith(State)(raw as Record<string, unknown>);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const globalPlugins = buildPlugins(state.plugins, 'plugins', { routeId: null, serviceId: null }, opts);
+  const routes: Route[] = [];
+  // Kong's ids for entities our state files leave without one: only names must be stable here.
+  const id = (kind: string, name: string): string => `${kind}:${name}`;
+  for (const [i, s] of (state.services ?? []).entries()) {
+    if (routes.some((r) => r.service.id === `service:${s.name}`)) throw new ConfigError(`services[${i}]: service name "${s.name}" is used twice`);
+    const url = new URL(s.url);
+    const service: Service = { id: id('service', s.name), host: url.hostname, port: Number(url.port), connectTimeout: s.connect_timeout, readTimeout: s.read_timeout };
+    const servicePlugins = buildPlugins(s.plugins, `services[${i}].plugins`, { routeId: null, serviceId: service.id }, opts);
+    for (const [j, r] of s.routes.entries()) {
+      if (routes.some((other) => other.name === r.name)) throw new ConfigError(`services[${i}].routes[${j}]: route name "${r.name}" is used twice`);
+      const routePlugins = buildPlugins(r.plugins, `services[${i}].routes[${j}].plugins`, { routeId: id('route', r.name), serviceId: null }, opts);
+      routes.push({
+        id: id('route', r.name),
+        name: r.name,
+        methods: r.methods?.map((m) => m.toUpperCase()) ?? null,
+        paths: r.paths.map((p) => new RegExp(`^${p.slice(1)}`)),
+        service,
+        plugins: effectivePlugins(routePlugins, servicePlugins, globalPlugins),
+      });
+    }
+  }
+  return { routes, globalPlugins, ...buildConsumers(state.consumers ?? []), selectTags: state._info?.select_tags ?? [], errorTemplate: opts.errorTemplate };
+}

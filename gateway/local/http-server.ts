@@ -1,0 +1,88 @@
+/**
+ * The proxy's HTTP server: Node's, set up like nginx's for Kong (its limits apply in nginx.ts;
+ * `Expect` and CONNECT go to the handler; bytes Node's parser refuses get nginx's answer, then the
+ * connection closes; idle connections close after 75 s).
+ */
+import http, { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { HEADER_TOTAL_LIMIT, parserErrorStatus, type ParserError } from './nginx';
+import { headerMap, RequestContext } from './request-context';
+import { clientAddress, createRequestHandler, filterHeaders, newRequestId, type HandlerDeps } from './request-handler';
+
+/** Writes Kong's answer to bytes nginx refused, straight on the socket, and closes it. */
+function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status: number): void {
+  const requestId = newRequestId();
+  const { config } = deps.current();
+  const remote = clientAddress((socket as Socket).remoteAddress);
+  const ctx = new RequestContext(req, new ServerResponse(req), req.method ?? 'GET', '/', '/', null, requestId, config, null, remote, headerMap(req.rawHeaders));
+  const exit = ctx.refusal(status);
+  const headers = filterHeaders(ctx, config.globalPlugins, Object.entries(exit.headers), true);
+  const lines = [`HTTP/1.1 ${exit.status} ${http.STATUS_CODES[exit.status]}`, `Date: ${new Date().toUTCString()}`];
+  for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
+  lines.push(`Content-Length: ${Buffer.byteLength(exit.body)}`);
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${exit.body}`);
+  deps.logger.info({ status: exit.status, request_id: requestId }, 'request refused by the HTTP parser');
+}
+
+type RequestLine = { method: string; url: string; httpVersion: string };
+
+/**
+ * nginx reads request lines Node's parser refuses: methods outside Node's list, raw bytes above
+ * 0x7f in the target, HTTP/1.x minor versions above 1. Such a line is rewritten into one Node
+ * reads (GET, bytes %-escaped, HTTP/1.1) and the connection handed to the server again; the
+ * request then gets its line as sent back (`lines`) before anything reads it.
+ */
+function reparse(server: http.Server, socket: Socket, err: ParserError, lines: WeakMap<object, RequestLine>): boolean {
+  const packet = err.rawPacket;
+  const lineEnd = packet?.indexOf('\r\n') ?? -1;
+  const m = /^([A-Z_-]+) (\S+) HTTP\/1\.(\d)$/.exec(packet?.subarray(0, lineEnd).toString('latin1') ?? '');
+  const known = http.METHODS.includes(m?.[1] ?? '');
+  if (!packet || !m || (known && m[3] === '1' && !/[\x80-\xff]/.test(m[2]!))) return false;
+  const target = m[2]!.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const duplex = new Duplex({ read: () => undefined, write: (chunk, _enc, done) => void socket.write(chunk, done), final: (done) => void socket.end(done) });
+  Object.assign(duplex, { remoteAddress: socket.remoteAddress });
+  lines.set(duplex, { method: m[1]!, url: m[2]!, httpVersion: `1.${m[3]}` });
+  socket.removeAllListeners('data').removeAllListeners('end');
+  socket.on('data', (chunk) => duplex.push(chunk)).on('end', () => duplex.push(null)).on('close', () => duplex.destroy());
+  duplex.push(Buffer.concat([Buffer.from(`${known ? m[1] : 'GET'} ${target} HTTP/1.${m[3] === '0' ? 0 : 1}`, 'latin1'), packet.subarray(lineEnd)]));
+  server.emit('connection', duplex);
+  return true;
+}
+
+export function createHttpServer(deps: HandlerDeps): http.Server {
+  const handler = createRequestHandler(deps);
+  // Sockets whose last answer closes them: a parser error on bytes that follow gets no second answer.
+  const answered = new WeakSet<object>();
+  // The request whose body is being read: a parser error in it (a bad chunk) is answered for it.
+  const reading = new WeakMap<object, { req: IncomingMessage; res: ServerResponse }>();
+  const lines = new WeakMap<object, RequestLine>();
+  const handle: http.RequestListener = (req, res) => {
+    Object.assign(req, lines.get(req.socket));
+    lines.delete(req.socket);
+    reading.set(req.socket, { req, res });
+    res.once('finish', () => {
+      reading.delete(req.socket);
+      if (/close/i.test(String(res.getHeader('connection') ?? ''))) answered.add(req.socket);
+    });
+    handler(req, res);
+  };
+  const server = http.createServer({ maxHeaderSize: HEADER_TOTAL_LIMIT + 1024, requireHostHeader: false }, handle);
+  server.on('checkContinue', handle).on('checkExpectation', handle);
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => socket.end());
+    handle(req, res);
+  });
+  server.on('clientError', (err: ParserError, socket: Duplex) => {
+    if (reparse(server, socket as Socket, err, lines)) return;
+    const status = parserErrorStatus(err);
+    const current = reading.get(socket);
+    if (status === null || !socket.writable || answered.has(socket) || current?.res.headersSent) return void socket.destroy();
+    if (current) current.res.statusCode = status;
+    refuse(deps, socket, current?.req ?? new IncomingMessage(socket as Socket), status);
+  });
+  server.keepAliveTimeout = 75_000;
+  return server;
+}
