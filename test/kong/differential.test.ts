@@ -640,20 +640,23 @@ describeWithKong('the local gateway answers exactly as real Kong 3.9.1', () => {
     client += 1;
     const localAddress = `127.77.${Math.floor(client / 250)}.${(client % 250) + 1}`;
     if (r.freshMinute) await new Promise((res) => setTimeout(res, 60_500 - (Date.now() % 60_000)));
+    const head = (r.method ?? 'GET') === 'HEAD';
+    // Earlier requests first on both sides, each request's own ETag fetched from its own gateway.
+    const sent = await Promise.all(
+      sides.map(async (side): Promise<Req> => {
+        for (const earlier of r.before ?? []) await exchange(side.port, localAddress, bytes(earlier), false);
+        if (!r.etagOf) return r;
+        const tagged = await exchange(side.port, localAddress, bytes(r.etagOf), false);
+        const etag = tagged.headers.find(([n]) => n.toLowerCase() === 'etag')?.[1] ?? '<none>';
+        return { ...r, headers: [...(r.headers ?? []), ['If-None-Match', etag]] };
+      }),
+    );
     // Clock windows (rate limits, auth-guard, Retry-After): send both in the same second.
     if (new Date().getMilliseconds() > 850) await new Promise((res) => setTimeout(res, 1010 - new Date().getMilliseconds()));
-    const head = (r.method ?? 'GET') === 'HEAD';
     const views = await Promise.all(
-      sides.map(async (side) => {
-        for (const earlier of r.before ?? []) await exchange(side.port, localAddress, bytes(earlier), false);
-        let sent = r;
-        if (r.etagOf) {
-          const tagged = await exchange(side.port, localAddress, bytes(r.etagOf), false);
-          const etag = tagged.headers.find(([n]) => n.toLowerCase() === 'etag')?.[1] ?? '<none>';
-          sent = { ...r, headers: [...(r.headers ?? []), ['If-None-Match', etag]] };
-        }
+      sides.map(async (side, i) => {
         const before = side.upstream.arrivals.length;
-        const answer = await exchange(side.port, localAddress, bytes(sent), head);
+        const answer = await exchange(side.port, localAddress, bytes(sent[i]!), head);
         // The recording upstream may still be reading a body the gateway streams.
         await new Promise((res) => setTimeout(res, 20));
         return view(side, answer, side.upstream.arrivals.slice(before));
