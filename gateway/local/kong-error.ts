@@ -15,7 +15,6 @@ export function loadErrorTemplate(file: string | undefined): string {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
 export function kongError(template: string, status: number, message: string, requestId: string, headers: Record<string, string> = {}): Exit {
   const values = [message, requestId].map((s) => JSON.stringify(s).slice(1, -1));
   return { status, body: template.replace(/%s/g, () => values.shift() ?? ''), headers: { ...headers, 'Content-Type': JSON_TYPE } };

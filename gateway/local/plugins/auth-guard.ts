@@ -17,7 +17,6 @@ const Config = z
 export type AuthGuardConfig = z.infer<typeof Config>;
 
 const WINDOW = 60;
-const KEY_PREFIX = 'auth-guard:';
 const STATE = 'auth-guard';
 
 export function authGuardPlugin(counters: RateLimitCounters) {
@@ -29,7 +28,7 @@ export function authGuardPlugin(counters: RateLimitCounters) {
     access(ctx, conf) {
       const now = counters.time();
       const start = now - (now % WINDOW);
-      const key = `${KEY_PREFIX}${ctx.clientIp}:${start}`;
+      const key = `${STATE}:${ctx.clientIp}:${start}`;
       ctx.pluginState.set(STATE, key);
       if (counters.get(key) < conf.limit) return undefined;
       const apiKey = presentedKey(ctx, conf.keyNames);

@@ -32,6 +32,7 @@ export class RateLimitCounters {
 }
 
 const Config = z.strictObject({
+  second: z.number().int().positive().optional(),
   minute: z.number().int().positive().optional(),
   hour: z.number().int().positive().optional(),
   limit_by: z.enum(['consumer', 'ip']),
@@ -41,7 +42,7 @@ const Config = z.strictObject({
   error_message: z.string(),
 });
 
-const WINDOWS = [['minute', 'Minute', 60], ['hour', 'Hour', 3600]] as const;
+const WINDOWS = [['second', 'Second', 1], ['minute', 'Minute', 60], ['hour', 'Hour', 3600]] as const;
 
 export function rateLimitingPlugin(counters: RateLimitCounters) {
   return definePlugin<z.infer<typeof Config>>({
