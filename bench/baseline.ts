@@ -16,11 +16,10 @@ import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { formatUuid, uuidToBuffer, uuidv7 } from '../db/uuid';
-import { offsetWindow } from '../service/jobs/deep-page';
-import { countStatement } from '../service/jobs/job-counts';
-import { pageStatement, planList } from '../service/jobs/list-plan';
-import { canonicalFilter, type ListQuery } from '../service/jobs/list-query';
-import { decodeCursor, encodeCursor, filterDigest } from '../service/jobs/tokens';
+import { offsetWindow } from '../db/jobs/listing';
+import { countStatement, pageStatement, planList } from '../db/jobs/list-sql';
+import { canonicalFilter, type ListQuery } from '../service/jobs/http/list-jobs';
+import { decodeCursor, encodeCursor, filterDigest } from '../service/jobs/http/tokens';
 import * as SQL from './baseline-sql';
 
 type Row = unknown[];

@@ -8,10 +8,9 @@ import { drizzle } from 'drizzle-orm/mysql2';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import * as schema from '../db/schema';
-import { parseListQuery } from '../service/jobs/list-query';
-import { listPage } from '../service/jobs/list-page';
-import { findJob } from '../service/jobs/repository';
-import { signingKey } from '../service/jobs/signing-key';
+import { findJob } from '../db/jobs/job-store';
+import { signingKey } from '../db/signing-key';
+import { listPage, parseListQuery } from '../service/jobs/http/list-jobs';
 import { headersFor, samplePath, type Scenario } from './scenarios';
 import type { Server } from './servers';
 

@@ -18,18 +18,9 @@ import {
   uniqueIndex,
   varchar,
 } from 'drizzle-orm/mysql-core';
+import { JOB_STATUSES, JOB_TYPES, WORKPLACES } from '../service/jobs/contract/job';
 import { formatUuid, uuidToBuffer } from './uuid';
 
-export const JOB_STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;
-export const JOB_TYPES = [
-  'full-time',
-  'part-time',
-  'contract',
-  'contract-to-hire',
-  'direct-hire',
-  'managed-teams',
-] as const;
-export const WORKPLACES = ['on-site', 'hybrid', 'remote'] as const;
 
 /**
  * Ids are time-ordered UUIDs (v7, db/uuid.ts) in BINARY(16): 16 bytes instead of 36 in the
@@ -183,7 +174,6 @@ export const jobCounts = mysqlTable(
   ],
 );
 
-export type JobRow = typeof jobs.$inferSelect;
 export type NewJobRow = typeof jobs.$inferInsert;
 
 /**

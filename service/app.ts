@@ -2,8 +2,7 @@ import Koa from 'koa';
 import type { Database } from '../db/client';
 import { Config } from './config';
 import { healthRouter } from './health';
-import { openApiRouter } from './jobs/openapi-route';
-import { jobsRouter } from './jobs/routes';
+import { apiRouter } from './jobs/http/routes';
 import type { Logger } from './logger';
 import { admission } from './middleware/admission';
 import { errorHandler } from './middleware/error-handler';
@@ -27,7 +26,7 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
 
   const defaults = Config.parse({});
   const health = healthRouter(db, config.readyTimeoutMs ?? defaults.readyTimeoutMs);
-  const jobs = jobsRouter(db);
+  const jobs = apiRouter(db, true);
 
   app.use(requestLog(logger));
   app.use(errorHandler(logger));
@@ -37,7 +36,7 @@ export function createApp({ db, config, logger }: AppDependencies): Koa {
   app.use(requireGatewaySecret(config.gatewaySecret));
   app.use(identity());
   // The OpenAPI document needs no database turn.
-  const openApi = openApiRouter();
+  const openApi = apiRouter(db, false);
   app.use(openApi.routes());
   app.use(methodNotAllowed(openApi));
   // Overload: a bounded wait for a database turn, then 503 (service/middleware/admission.ts).

@@ -1,0 +1,60 @@
+import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
+import type { Job, Salary } from '../../service/jobs/contract/job';
+import type { Database } from '../client';
+import { readerOf } from '../replicas';
+import { jobs, type NewJobRow } from '../schema';
+import { uuidv7 } from '../uuid';
+import { publicColumns, toJob } from './job-columns';
+
+/**
+ * One job as its reader may see it: never soft-deleted, and a draft only by the consumer that
+ * created it (compared in SQL, so the creator column is never read out; without a consumer the
+ * comparison is with NULL, which matches no draft). A drizzle prepared statement: built once
+ * per database (the primary, each replica, a keyed create's transaction), not per request.
+ */
+const prepareById = (db: Database) =>
+  db
+    .select(publicColumns)
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.id, sql.placeholder('id')),
+        isNull(jobs.deletedAt),
+        or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, sql.placeholder('consumer'))),
+      ),
+    )
+    .limit(1)
+    .prepare();
+const byId = new WeakMap<Database, ReturnType<typeof prepareById>>();
+
+export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
+  const reader = readerOf(db);
+  let statement = byId.get(reader);
+  if (!statement) byId.set(reader, (statement = prepareById(reader)));
+  const [row] = await statement.execute({ id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null });
+  return row && toJob(row);
+}
+
+/** A create's fields as the contract has them: the row's own columns, with the salary as one object. */
+export type NewJob = Omit<NewJobRow, 'id' | 'createdAt' | 'createdByConsumer' | Extract<keyof NewJobRow, `salary${string}`>> & {
+  salary?: Salary | null;
+};
+
+/**
+ * Stores a new job and returns its id. Everything not settable through the API (rates, client,
+ * vendor, recruiter) stays unset for a recruiter to fill in later.
+ */
+export async function insertJob(db: Database, { salary = null, ...fields }: NewJob, consumerId: string, now = new Date()): Promise<string> {
+  const id = uuidv7(now);
+  await db.insert(jobs).values({
+    ...fields,
+    id,
+    salaryDisclosed: salary !== null,
+    salaryMin: salary?.min ?? null,
+    salaryMax: salary?.max ?? null,
+    salaryCurrency: salary?.currency ?? null,
+    createdAt: now,
+    createdByConsumer: consumerId,
+  });
+  return id;
+}
