@@ -74,7 +74,7 @@ async function serviceStatements(databaseUrl: string, scenario: Scenario): Promi
       logged.length = 0;
       await listPage(db, key, parseListQuery(Object.fromEntries(url.searchParams)));
     }
-    // A background fold of job_counts (job-counts.ts) may have started meanwhile: not the request's SQL.
+    // A background fold of job_counts (db/jobs/counters.ts) may have started meanwhile: not the request's SQL.
     return logged.filter((sql) => !/ for update|^(insert|delete|update|begin|commit|rollback|set)\b/i.test(sql)).sort();
   } finally {
     await pool.end();

@@ -1,3 +1,4 @@
+import { is, Placeholder } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/mysql-core';
 import type { Database } from './client';
 import { readerOf } from './replicas';
@@ -13,6 +14,13 @@ export const quote = (name: string): string => `\`${name.replace(/`/g, '``')}\``
 
 /** Builds statements without a connection: used once per statement shape, at load. */
 export const queryBuilder = new QueryBuilder();
+
+/** A statement built once by drizzle, with the values of its named placeholders filled in per call. */
+export function compile(builder: { toSQL(): Statement }): (values: Record<string, unknown>) => Statement {
+  const { sql: text, params } = builder.toSQL();
+  const fill = params.map((param) => (is(param, Placeholder) ? (values: Record<string, unknown>) => values[param.name] : () => param));
+  return (values) => ({ sql: text, params: fill.map((value) => value(values)) });
+}
 
 /** drizzle's mysql2 session as used here: text SQL, rows as arrays, DATETIMEs as strings, logged. */
 interface DriverSession {

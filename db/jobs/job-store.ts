@@ -1,19 +1,19 @@
 import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Job, Salary } from '../../service/jobs/contract/job';
 import type { Database } from '../client';
-import { readerOf } from '../replicas';
 import { jobs, type NewJobRow } from '../schema';
+import { compile, queryBuilder, readRows } from '../sql';
 import { uuidv7 } from '../uuid';
-import { publicColumns, toJob } from './job-columns';
+import { publicColumns, rowToJob } from './job-columns';
 
 /**
  * One job as its reader may see it: never soft-deleted, and a draft only by the consumer that
  * created it (compared in SQL, so the creator column is never read out; without a consumer the
- * comparison is with NULL, which matches no draft). A drizzle prepared statement: built once
- * per database (the primary, each replica, a keyed create's transaction), not per request.
+ * comparison is with NULL, which matches no draft). Built once, at load, and decoded by rowToJob:
+ * a drizzle prepared statement measured ~25 us more CPU per call (docs/decisions.md).
  */
-const prepareById = (db: Database) =>
-  db
+const byId = compile(
+  queryBuilder
     .select(publicColumns)
     .from(jobs)
     .where(
@@ -23,16 +23,12 @@ const prepareById = (db: Database) =>
         or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, sql.placeholder('consumer'))),
       ),
     )
-    .limit(1)
-    .prepare();
-const byId = new WeakMap<Database, ReturnType<typeof prepareById>>();
+    .limit(1),
+);
 
 export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
-  const reader = readerOf(db);
-  let statement = byId.get(reader);
-  if (!statement) byId.set(reader, (statement = prepareById(reader)));
-  const [row] = await statement.execute({ id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null });
-  return row && toJob(row);
+  const [row] = await readRows(db, byId({ id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null }));
+  return row && rowToJob(row);
 }
 
 /** A create's fields as the contract has them: the row's own columns, with the salary as one object. */

@@ -52,7 +52,6 @@ const INDEXES = (() => {
       const key = [prefix, ...dimensions].map((name) => COLUMNS[name].name).sort().join();
       const name = byColumns.get(key);
       // Every filter combination must have its index: a missing one is a schema mistake, found at start-up.
-      // Stryker disable next-line StringLiteral: fires only on a schema without a listing index; db/schema.ts has all sixteen
       if (!name) throw new Error(`db/schema.ts has no index on (${key}, created_at, id) for listings`);
       found.set(`${prefix}:${dimensions.join()}`, name);
     }

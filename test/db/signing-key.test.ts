@@ -1,5 +1,5 @@
 /**
- * The key cursors and feed positions are signed with (service/jobs/signing-key.ts): read once per
+ * The key cursors and feed positions are signed with (db/signing-key.ts): read once per
  * process, so a cursor stays valid however the table changes later, and a failed read is not
  * remembered, so the request after a database hiccup (or a late migration) signs again.
  */

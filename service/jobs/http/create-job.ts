@@ -9,7 +9,7 @@ import { CURRENCIES } from '../contract/currencies';
 import { parseDueDate } from '../contract/due-date';
 import { JOB_STATUSES, JOB_TYPES, WORKPLACES } from '../contract/job';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope, ValidationErrorBody } from '../contract/responses';
-import type { Route } from './routes';
+import type { Route } from './route-spec';
 
 // C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph
 // separators: invisible, they break logs, CSV exports and the careers site's single-line fields,

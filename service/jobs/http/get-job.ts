@@ -4,7 +4,7 @@ import { primaryOf } from '../../../db/replicas';
 import { isUuid } from '../../../db/uuid';
 import { jobNotFound } from '../../errors';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope } from '../contract/responses';
-import type { Route } from './routes';
+import type { Route } from './route-spec';
 
 export const JobIdParams = z.object({ id: z.string().meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }) });
 

@@ -7,7 +7,7 @@ import { primaryOf } from '../../../db/replicas';
 import { signingKey } from '../../../db/signing-key';
 import { badRequest } from '../../errors';
 import { CHANGE_PAGE_EXAMPLE, ChangeList, CHANGES_LIMIT, errorResponse } from '../contract/responses';
-import type { Route } from './routes';
+import type { Route } from './route-spec';
 import { decodeSince, encodeSince } from './tokens';
 
 const LIMIT_MESSAGE = `limit must be an integer from ${CHANGES_LIMIT.min} to ${CHANGES_LIMIT.max}`;

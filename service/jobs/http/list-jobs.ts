@@ -6,7 +6,7 @@ import { signingKey } from '../../../db/signing-key';
 import { badRequest } from '../../errors';
 import { DEFAULT_STATUSES, JOB_TYPES, LISTED_STATUSES, WORKPLACES } from '../contract/job';
 import { JobList, errorResponse, LIST_PAGE_EXAMPLE } from '../contract/responses';
-import type { Route } from './routes';
+import type { Route } from './route-spec';
 import { decodeCursor, encodeCursor, filterDigest } from './tokens';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Job, Salary, Tombstone } from '../contract/job';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
-import type { ResponseSpec, Route } from './routes';
+import type { ResponseSpec, Route } from './route-spec';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table (routes.ts): each route's method,

@@ -7,7 +7,7 @@ import { badRequest } from '../../errors';
  * Each is `kind byte | payload | HMAC-SHA256(key, kind | payload)` truncated to 128 bits, in
  * base64url. The MAC makes them tamper-proof (an edited, truncated or invented token is a 400,
  * never a silently wrong walk) and keeps them opaque, so their layout can change later; the key
- * lives in the database (signing-key.ts). Tokens are deterministic: the same position always
+ * lives in the database (db/signing-key.ts). Tokens are deterministic: the same position always
  * gives the same token, so responses (and their ETags) repeat exactly.
  */
 const MAC_BYTES = 16;
@@ -40,7 +40,7 @@ export interface CursorPosition {
 // filter digest (8) | createdAt ms (8) | id (16) | page (8)
 const CURSOR_PAYLOAD = 40;
 
-/** A short digest of the canonical filter a cursor belongs to (list-query.ts builds it). */
+/** A short digest of the canonical filter a cursor belongs to (list-jobs.ts builds it). */
 export function filterDigest(canonicalFilter: string): Buffer {
   return createHash('sha256').update(canonicalFilter).digest().subarray(0, 8);
 }

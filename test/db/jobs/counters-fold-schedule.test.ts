@@ -1,5 +1,5 @@
 /**
- * When listings fold the counters' connection rows (foldSoon, service/jobs/job-counts.ts): at
+ * When listings fold the counters' connection rows (foldSoon, db/jobs/counters.ts): at
  * most once per FOLD_INTERVAL_MS for each database, again once that has passed (also after a fold
  * has finished), and a backlog larger than one batch in a single call. Totals stay cheap only if
  * folds keep up; they stay light only if they are spaced.

@@ -1,6 +1,6 @@
 /**
  * Listing totals come from job_counts, and deep pages find their day in job_day_counts, which
- * triggers keep (migrations 0008, 0010, 0012) and the service folds (service/jobs/job-counts.ts).
+ * triggers keep (migrations 0008, 0010, 0012) and the service folds (db/jobs/counters.ts).
  * Property: whatever plain SQL does to `jobs` (inserts, status changes, soft deletes and
  * undeletes, department/type/workplace/created_at edits, hard deletes, id rewrites, several rows
  * at once, on several connections, in transactions that stay open, commit late or roll back,

@@ -1,5 +1,5 @@
 /**
- * DATETIMEs as the Job's ISO 8601 strings (service/jobs/columns.ts): the driver's usual
+ * DATETIMEs as the Job's ISO 8601 strings (db/jobs/job-columns.ts): the driver's usual
  * `YYYY-MM-DD hh:mm:ss.mmm` is rewritten as text; any other form it may hand over (no
  * milliseconds, as a DATETIME without fraction or another server gives it) goes through Date.
  */

@@ -1,7 +1,7 @@
 /**
- * A job by id is a drizzle prepared statement (db/jobs/job-store.ts); listing pages map their rows
- * with each column's own decoder (rowToJob, db/jobs/job-columns.ts), reaching into drizzle's
- * session and decoders (db/sql.ts). These tests pin that both give exactly the Job of drizzle's
+ * A job by id and listing pages run statements built once and map their rows with each column's
+ * own decoder (rowToJob, db/jobs/job-columns.ts), reaching into drizzle's session and decoders
+ * (db/sql.ts). These tests pin that both give exactly the Job of drizzle's
  * own query over the same columns, for every kind of row the seed makes (disclosed and
  * undisclosed salary and names, no workplace, drafts, deleted rows), so a drizzle upgrade that
  * changes either internal fails here, not in production.

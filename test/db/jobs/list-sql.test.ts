@@ -1,7 +1,7 @@
 /**
- * planList (service/jobs/list-plan.ts) where the mutation run found it unpinned: which index a
+ * planList (db/jobs/list-sql.ts) where the mutation run found it unpinned: which index a
  * listing reads when a filter names every value, how a department is matched, and which listings
- * have day counts a deep page may start from (test/deep-page.test.ts uses them).
+ * have day counts a deep page may start from (test/db/jobs/listing-windows.test.ts uses them).
  */
 import { DEFAULT_STATUSES, JOB_TYPES, type ListFilter } from '../../../service/jobs/contract/job';
 import { planList } from '../../../db/jobs/list-sql';

@@ -1,5 +1,5 @@
 /**
- * service/jobs/deep-page.ts without a database: which end an offset page is counted from and the
+ * db/jobs/listing.ts without a database: which end an offset page is counted from and the
  * exact rows it steps over, when it first walks job_day_counts to the day holding its first row,
  * and that walk over many days. `read` is a stub that serves day counts as the table would.
  */

@@ -1,5 +1,5 @@
 /**
- * service/jobs/due-date.ts at the calendar's edges the mutation run found unpinned: the 400-year
+ * service/jobs/contract/due-date.ts at the calendar's edges the mutation run found unpinned: the 400-year
  * leap rule, month and day zero, minute 60, the bounds of an offset, and a fraction of a second
  * given with fewer than three digits. A partner sees `calendar` as a 400 naming dueDate.
  */

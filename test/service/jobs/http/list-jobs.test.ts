@@ -367,7 +367,7 @@ describe('page and limit edges', () => {
  * Where a listing ends, as a partner paging or walking it sees it: no Link header and no
  * nextCursor on the last page (of either mode) or past the end, full pages up to it, ties on
  * createdAt broken by the larger id, and the department filter matching whatever the case.
- * Found unpinned by mutation run I (service/jobs/repository.ts, list-plan.ts).
+ * Found unpinned by mutation run I (db/jobs/listing.ts, list-plan.ts).
  */
 describe('paging edges', () => {
   let service: TestService;
