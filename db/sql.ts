@@ -1,4 +1,4 @@
-import { is, Placeholder } from 'drizzle-orm';
+import { fillPlaceholders } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/mysql-core';
 import type { Database } from './client';
 import { readerOf } from './replicas';
@@ -15,11 +15,13 @@ export const quote = (name: string): string => `\`${name.replace(/`/g, '``')}\``
 /** Builds statements without a connection: used once per statement shape, at load. */
 export const queryBuilder = new QueryBuilder();
 
-/** A statement built once by drizzle, with the values of its named placeholders filled in per call. */
+/**
+ * A statement built once by drizzle, with the values of its named placeholders filled in per call
+ * (a placeholder bound to a column is encoded by that column, as drizzle's own execute does).
+ */
 export function compile(builder: { toSQL(): Statement }): (values: Record<string, unknown>) => Statement {
   const { sql: text, params } = builder.toSQL();
-  const fill = params.map((param) => (is(param, Placeholder) ? (values: Record<string, unknown>) => values[param.name] : () => param));
-  return (values) => ({ sql: text, params: fill.map((value) => value(values)) });
+  return (values) => ({ sql: text, params: fillPlaceholders(params, values) });
 }
 
 /** drizzle's mysql2 session as used here: text SQL, rows as arrays, DATETIMEs as strings, logged. */
@@ -36,6 +38,11 @@ function sessionOf(db: Database): DriverSession {
   const session = (db as unknown as { session?: Partial<DriverSession> }).session;
   if (typeof session?.query !== 'function') throw new Error('drizzle session without query(): see db/sql.ts');
   return session as DriverSession;
+}
+
+/** Runs a statement on `db` itself (the primary or a transaction): for writes. */
+export async function runStatement(db: Database, statement: Statement): Promise<void> {
+  await sessionOf(db).query(statement.sql, statement.params);
 }
 
 /** Runs a hand-written read where drizzle would run a select (a replica, if any); rows as arrays. */

@@ -2,7 +2,7 @@ import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Job, Salary } from '../../service/jobs/contract/job';
 import type { Database } from '../client';
 import { jobs, type NewJobRow } from '../schema';
-import { compile, queryBuilder, readRows } from '../sql';
+import { compile, queryBuilder, readRows, runStatement, type Statement } from '../sql';
 import { uuidv7 } from '../uuid';
 import { publicColumns, rowToJob } from './job-columns';
 
@@ -36,13 +36,33 @@ export type NewJob = Omit<NewJobRow, 'id' | 'createdAt' | 'createdByConsumer' | 
   salary?: Salary | null;
 };
 
+type NewRow = Record<string, unknown>;
+
+/**
+ * The insert of a row with these columns, compiled once per shape: the optional fields a body
+ * sends vary, and a NULL is written as such (a column's encoder would turn it into text).
+ */
+const inserts = new Map<string, (values: NewRow) => Statement>();
+function insertOf(db: Database, row: NewRow): Statement {
+  const columns = Object.keys(row).filter((key) => row[key] !== undefined);
+  const shape = columns.map((key) => (row[key] === null ? `${key}=null` : key)).join();
+  let insert = inserts.get(shape);
+  if (!insert) {
+    const values = Object.fromEntries(columns.map((key) => [key, row[key] === null ? null : sql.placeholder(key)]));
+    insert = compile(db.insert(jobs).values(values as unknown as NewJobRow));
+    inserts.set(shape, insert);
+  }
+  return insert(row);
+}
+
 /**
  * Stores a new job and returns its id. Everything not settable through the API (rates, client,
- * vendor, recruiter) stays unset for a recruiter to fill in later.
+ * vendor, recruiter) stays unset for a recruiter to fill in later. `db` is the primary or the
+ * transaction of the request's Idempotency-Key.
  */
 export async function insertJob(db: Database, { salary = null, ...fields }: NewJob, consumerId: string, now = new Date()): Promise<string> {
   const id = uuidv7(now);
-  await db.insert(jobs).values({
+  const row: NewJobRow = {
     ...fields,
     id,
     salaryDisclosed: salary !== null,
@@ -51,6 +71,7 @@ export async function insertJob(db: Database, { salary = null, ...fields }: NewJ
     salaryCurrency: salary?.currency ?? null,
     createdAt: now,
     createdByConsumer: consumerId,
-  });
+  };
+  await runStatement(db, insertOf(db, row));
   return id;
 }
