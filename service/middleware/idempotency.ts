@@ -62,7 +62,7 @@ export function idempotent(db: Database, handler: WritingHandler): Middleware {
     if (!KEY.test(key)) {
       throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)');
     }
-    // requireConsumer (routes.ts) runs before this middleware: a keyed create always has a consumer.
+    // requireConsumer (http/create-job.ts) runs first: a keyed create always has a consumer.
     const consumerId = ctx.state.consumer!.id;
     const hash = requestHash(ctx);
 
