@@ -5,12 +5,12 @@ import { jobs } from '../schema';
 import { readRows, type Statement } from '../sql';
 import { foldSoon } from './counters';
 import { rowToJob } from './job-columns';
-import { countedOf, countStatement, dayCountsStatement, pageStatement, planList, type ListPlan, type ListPosition, type PageWindow } from './list-sql';
+import { countedOf, countStatement, dayCountsStatement, pageStatement, planList, type ListPlan, type ListPosition, type PageWindow } from './listing-statements';
 
-export type { ListPosition } from './list-sql';
+export type { ListPosition } from './listing-statements';
 
 /**
- * A listing page, read with the statements of list-sql.ts: the total from job_counts and the page
+ * A listing page, read with the statements of listing-statements.ts: the total from job_counts and the page
  * from the filter's index. A keyset page reads one more row than it shows, to know whether
  * another page follows; deep offset pages are read from the nearer end and, for status-only
  * listings, from their day.

@@ -1,7 +1,7 @@
 /**
  * Deep offset pages against MariaDB: pages more than 1,000 rows from either end start at their
  * day, found by walking job_day_counts 100 days per statement (db/jobs/listing.ts,
- * list-sql.ts's dayCountsStatement). Whatever the walk, a page is exactly the rows plain
+ * listing-statements.ts's dayCountsStatement). Whatever the walk, a page is exactly the rows plain
  * ORDER BY ... LIMIT ... OFFSET returns. 2,600 listed jobs over 260 days make every walk read more
  * than one statement's days, from the newest day and from the oldest.
  */

@@ -1,10 +1,10 @@
 /**
- * planList (db/jobs/list-sql.ts) where the mutation run found it unpinned: which index a
+ * planList (db/jobs/listing-statements.ts) where the mutation run found it unpinned: which index a
  * listing reads when a filter names every value, how a department is matched, and which listings
  * have day counts a deep page may start from (test/db/jobs/listing-windows.test.ts uses them).
  */
 import { DEFAULT_STATUSES, JOB_TYPES, type ListFilter } from '../../../service/jobs/contract/job';
-import { planList } from '../../../db/jobs/list-sql';
+import { planList } from '../../../db/jobs/listing-statements';
 
 test('all six types is the unfiltered listing: one read of the listing index, with day counts for deep pages', () => {
   expect(planList({ type: [...JOB_TYPES] })).toEqual({
