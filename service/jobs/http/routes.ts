@@ -24,7 +24,13 @@ const openApiRoute: Route = {
   summary: 'This document',
   conditional: true,
   database: false,
-  responses: { '200': { description: 'The OpenAPI document', body: z.looseObject({ openapi: z.string() }) } },
+  responses: {
+    '200': {
+      description: 'The OpenAPI document',
+      body: z.looseObject({ openapi: z.string() }),
+      example: { openapi: '3.1.1', info: { title: 'Job Listings API', version: '1.0.0' }, paths: { '/api/v1/jobs': {} } },
+    },
+  },
   handler: () => (ctx) => {
     ctx.body = apiDocument();
   },

@@ -59,6 +59,33 @@ describe('docs/openapi.json', () => {
     ]);
   });
 
+  test('gives every answer with a body, and the create body, an example that its own schema accepts', () => {
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'doc', components: committed.components });
+    const resolve = (schema: any) => (schema.$ref ? { $ref: `doc${schema.$ref}` } : schema);
+    const checked: string[] = [];
+    for (const [path, item] of Object.entries<any>(committed.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        if (method === 'parameters') continue;
+        const bodies = Object.entries<any>(operation.responses).map(([status, answer]) => {
+          const response = answer.$ref ? committed.components.responses[answer.$ref.split('/').pop()] : answer;
+          return [`${method} ${path} ${status}`, response.content?.['application/json']] as const;
+        });
+        if (operation.requestBody) bodies.push([`${method} ${path} request`, operation.requestBody.content['application/json']]);
+        for (const [where, content] of bodies) {
+          if (!content) continue;
+          expect([where, content.example]).not.toEqual([where, undefined]);
+          const valid = ajv.compile(resolve(content.schema));
+          expect([where, valid(content.example), valid.errors]).toEqual([where, true, null]);
+          checked.push(where);
+        }
+      }
+    }
+    // The error bodies of the gateway and the guards on every operation, and each route's own.
+    expect(checked).toEqual(expect.arrayContaining(['get /api/v1/jobs 200', 'get /api/v1/jobs/{id} 404', 'post /api/v1/jobs request', 'post /api/v1/jobs 422', 'put /api/v1/jobs 405', 'get /api/v1/jobs/changes 429']));
+  });
+
   test('documents every error of decisions.md where it can happen', () => {
     const statuses = (path: string, method: string) => Object.keys(committed.paths[path][method].responses);
     for (const [path, method] of [['/api/v1/jobs', 'get'], ['/api/v1/jobs', 'post'], ['/api/v1/jobs/{id}', 'get'], ['/api/v1/jobs/changes', 'get']]) {
