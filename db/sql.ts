@@ -24,19 +24,22 @@ export function compile(builder: { toSQL(): Statement }): (values: Record<string
   return (values) => ({ sql: text, params: fillPlaceholders(params, values) });
 }
 
-/** drizzle's mysql2 session as used here: text SQL, rows as arrays, DATETIMEs as strings, logged. */
+/** drizzle's mysql2 session, as used here: its query() (text SQL, logged), its pool or connection, its logger. */
 interface DriverSession {
   query(sql: string, params: unknown[]): Promise<[unknown[][], unknown]>;
+  client: { query(options: { sql: string; rowsAsArray: true; dateStrings: true }, params: unknown[]): Promise<[unknown[][], unknown]> };
+  logger: { logQuery(sql: string, params: unknown[]): void };
 }
 
 /**
- * The session of `db`. Its query() is the one drizzle's prepared statements use (same driver
- * options, same logger, so the benchmark and the EXPLAIN tests see every statement); it is not
- * part of drizzle's typed surface, hence the check.
+ * The session of `db`: not part of drizzle's typed surface, hence the check. Its logger is the
+ * one drizzle's own statements go through, so the benchmark and the EXPLAIN tests see them all.
  */
 function sessionOf(db: Database): DriverSession {
   const session = (db as unknown as { session?: Partial<DriverSession> }).session;
-  if (typeof session?.query !== 'function') throw new Error('drizzle session without query(): see db/sql.ts');
+  if (typeof session?.query !== 'function' || typeof session.client?.query !== 'function' || typeof session.logger?.logQuery !== 'function') {
+    throw new Error('drizzle session without query(): see db/sql.ts');
+  }
   return session as DriverSession;
 }
 
@@ -45,8 +48,14 @@ export async function runStatement(db: Database, statement: Statement): Promise<
   await sessionOf(db).query(statement.sql, statement.params);
 }
 
-/** Runs a hand-written read where drizzle would run a select (a replica, if any); rows as arrays. */
+/**
+ * Runs a hand-written read where drizzle would run a select (a replica, if any); rows as arrays.
+ * Straight to the driver with dateStrings, which reads DATE and DATETIME as drizzle's per-field
+ * typeCast does without calling back for every field (docs/decisions.md).
+ */
 export async function readRows(db: Database, statement: Statement): Promise<unknown[][]> {
-  const [rows] = await sessionOf(readerOf(db)).query(statement.sql, statement.params);
+  const session = sessionOf(readerOf(db));
+  session.logger.logQuery(statement.sql, statement.params);
+  const [rows] = await session.client.query({ sql: statement.sql, rowsAsArray: true, dateStrings: true }, statement.params);
   return rows;
 }
