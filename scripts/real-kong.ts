@@ -419,6 +419,17 @@ async function postConfig(adminUrl: string, proxyUrl: string, config: Declarativ
 
 /** Starts a real Kong as described at the top of this file, ready (/status/ready 200) when it resolves. */
 export async function startRealKong(opts: RealKongOptions = {}): Promise<RealKong> {
+  // A free port can be taken by another process between freePort() and nginx's bind: new ports then.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: RealKongOptions): Promise<RealKong> {
   const kong = requireKong();
   const prefix = mkdtempSync(path.join(os.tmpdir(), 'real-kong-'));
   const cleanups: Array<() => Promise<void> | void> = [() => rmSync(prefix, { recursive: true, force: true })];
