@@ -450,7 +450,12 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
   const kong = requireKong();
   const prefix = mkdtempSync(path.join(os.tmpdir(), 'real-kong-'));
   prefixes.add(prefix);
-  const cleanups: Array<() => Promise<void> | void> = [() => (rmSync(prefix, { recursive: true, force: true }), prefixes.delete(prefix))];
+  const cleanups: Array<() => Promise<void> | void> = [
+    () => {
+      rmSync(prefix, { recursive: true, force: true });
+      prefixes.delete(prefix);
+    },
+  ];
   const cleanup = async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   };
