@@ -190,12 +190,16 @@ test('the keys tool\'s whole --apply lifecycle against the real Admin API', asyn
   expectDiffsExplainedByOldDeck([acme]);
 }, 120_000);
 
-test('keys sync refuses decK 1.4.0, sends nothing, and every key stays alive; the raw sync it prevents would have deleted them', async () => {
+test('keys sync refuses decK 1.4.0 and `deck gateway sync` does not exist in it: every key stays alive; the raw 1.x sync the refusal prevents would have deleted them', async () => {
   const live = Object.values(secrets);
   expect(live).toHaveLength(1);
   const refused = await keys(['sync', 'kong.yaml', 'partners.yaml', '--admin-url', kong.adminUrl]);
   expect(refused.code).toBe(1);
   expect(refused.err).toMatch(/decK 1\.4\.0 is older than 1\.7\.0: .*would delete every partner's key/);
+  // The sync the compose file and the state files' comments spell (decK 1.28+) does not exist in 1.4.0.
+  const documented = deck(['gateway', 'sync', 'partners.yaml']);
+  expect(documented.code).not.toBe(0);
+  expect(documented.text).toContain('unknown command "gateway"');
   await new Promise((r) => setTimeout(r, 1_000));
   for (const key of live) expect((await get(key)).status).toBe(200);
 
