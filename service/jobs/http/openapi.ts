@@ -23,11 +23,11 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 function componentSchemas(): Record<string, JsonSchema> {
   const { schemas } = z.toJSONSchema(components, { uri: (id) => `#/components/schemas/${id}` });
-  // OpenAPI names the dialect once (jsonSchemaDialect); components carry no $schema or $id.
+  // OpenAPI 3.1's base dialect is JSON Schema 2020-12 (no jsonSchemaDialect needed); components carry no $schema or $id.
   return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema as JsonSchema]));
 }
 
-/** A JSON Schema without the dialect (OpenAPI names it once, in jsonSchemaDialect). */
+/** A JSON Schema without the dialect (OpenAPI 3.1's default, JSON Schema 2020-12, applies). */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
   return rest;
@@ -193,7 +193,6 @@ function paths(routes: readonly Route[]) {
 export function openApiDocument(routes: readonly Route[]) {
   return {
     openapi: '3.1.1',
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'Job Listings API',
       version: '1.0.0',
