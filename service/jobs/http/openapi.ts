@@ -168,7 +168,7 @@ function notAllowed(path: string, method: string) {
   return {
     summary: `Not supported: ${method.toUpperCase()} ${path} answers 405 with Allow`,
     operationId: name,
-    tags: ['jobs'],
+    tags: ['unsupported'],
     security: security('jobs:read'),
     responses: { '405': shared('MethodNotAllowed'), ...COMMON },
   };
@@ -201,7 +201,7 @@ export function openApiDocument(routes: readonly Route[]) {
         'conditional GETs), and post new jobs with a write key. Every error is JSON with an `error` string. ' +
         'Any other method on a jobs path is a 405 with Allow; an unknown path is a 404.',
     },
-    tags: [{ name: 'jobs' }, { name: 'meta' }],
+    tags: [{ name: 'jobs' }, { name: 'meta' }, { name: 'unsupported', description: 'Methods the API does not serve on its paths: each is a 405 with Allow' }],
     security: security('jobs:read'),
     paths: paths(routes),
     components: {
