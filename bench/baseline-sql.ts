@@ -1,6 +1,6 @@
 /**
  * The raw baseline's statements for a job by id and a create, written out by hand: the text and
- * parameters the service sends (service/jobs/repository.ts). bench/check.ts captures the
+ * parameters the service sends (db/jobs/listing.ts). bench/check.ts captures the
  * service's statements for every scenario and prints a warning when these drift from them.
  * (Listings use the service's own statement builders: bench/baseline.ts.)
  */

@@ -5,7 +5,7 @@
  * no middleware, no drizzle. It serves only what the scenarios ask.
  *
  * The SQL: listings take their two statements from the service's own statement builders
- * (list-plan.ts, job-counts.ts: plain functions from a filter to SQL text and parameters), so the
+ * (db/jobs/listing-statements.ts: plain functions from a filter to SQL text and parameters), so the
  * comparison stays like for like as that SQL improves; a job by id and a create are written out in
  * bench/baseline-sql.ts, and bench/check.ts tells when they drift from the service's.
  *
@@ -16,11 +16,10 @@ import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { formatUuid, uuidToBuffer, uuidv7 } from '../db/uuid';
-import { offsetWindow } from '../service/jobs/deep-page';
-import { countStatement } from '../service/jobs/job-counts';
-import { pageStatement, planList } from '../service/jobs/list-plan';
-import { canonicalFilter, type ListQuery } from '../service/jobs/list-query';
-import { decodeCursor, encodeCursor, filterDigest } from '../service/jobs/tokens';
+import { offsetWindow } from '../db/jobs/listing';
+import { countStatement, pageStatement, planList } from '../db/jobs/listing-statements';
+import { canonicalFilter, type ListQuery } from '../service/jobs/http/list-jobs';
+import { decodeCursor, encodeCursor, filterDigest } from '../service/jobs/http/tokens';
 import * as SQL from './baseline-sql';
 
 type Row = unknown[];
@@ -33,7 +32,7 @@ const iso = (value: unknown) => (value === null ? null : `${(value as string).re
 /** A Date as the driver string drizzle sends for DATETIME(3) (UTC). */
 const driverDate = (date: Date) => date.toISOString().replace('T', ' ').replace('Z', '');
 
-/** One selected row as the spec's Job, fields in the spec's order (service/jobs/project.ts). */
+/** One selected row as the spec's Job, fields in the spec's order (db/jobs/job-columns.ts). */
 function job(row: Row) {
   // JSON_OBJECT comes back as text or, when the server marks it as JSON, already parsed by mysql2.
   const salary = (typeof row[11] === 'string' ? JSON.parse(row[11]) : row[11]) as { min: number | null; max: number | null; currency: string } | null;

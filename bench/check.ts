@@ -8,10 +8,9 @@ import { drizzle } from 'drizzle-orm/mysql2';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import * as schema from '../db/schema';
-import { parseListQuery } from '../service/jobs/list-query';
-import { listPage } from '../service/jobs/list-page';
-import { findJob } from '../service/jobs/repository';
-import { signingKey } from '../service/jobs/signing-key';
+import { findJob } from '../db/jobs/job-store';
+import { signingKey } from '../db/signing-key';
+import { listPage, parseListQuery } from '../service/jobs/http/list-jobs';
 import { headersFor, samplePath, type Scenario } from './scenarios';
 import type { Server } from './servers';
 
@@ -75,7 +74,7 @@ async function serviceStatements(databaseUrl: string, scenario: Scenario): Promi
       logged.length = 0;
       await listPage(db, key, parseListQuery(Object.fromEntries(url.searchParams)));
     }
-    // A background fold of job_counts (job-counts.ts) may have started meanwhile: not the request's SQL.
+    // A background fold of job_counts (db/jobs/counters.ts) may have started meanwhile: not the request's SQL.
     return logged.filter((sql) => !/ for update|^(insert|delete|update|begin|commit|rollback|set)\b/i.test(sql)).sort();
   } finally {
     await pool.end();

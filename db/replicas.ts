@@ -28,3 +28,9 @@ export function openDatabase(url: string, readUrls: readonly string[] = [], opti
 export function primaryOf(db: Database): Database {
   return (db as Database & { $primary?: Database }).$primary ?? db;
 }
+
+/** Where a read that may lag goes: a replica picked at random, as drizzle's select would, else `db` itself. */
+export function readerOf(db: Database): Database {
+  const replicas = (db as { $replicas?: Database[] }).$replicas;
+  return replicas?.length ? replicas[Math.floor(Math.random() * replicas.length)]! : db;
+}

@@ -18,18 +18,9 @@ import {
   uniqueIndex,
   varchar,
 } from 'drizzle-orm/mysql-core';
+import { JOB_STATUSES, JOB_TYPES, WORKPLACES } from '../service/jobs/contract/job';
 import { formatUuid, uuidToBuffer } from './uuid';
 
-export const JOB_STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;
-export const JOB_TYPES = [
-  'full-time',
-  'part-time',
-  'contract',
-  'contract-to-hire',
-  'direct-hire',
-  'managed-teams',
-] as const;
-export const WORKPLACES = ['on-site', 'hybrid', 'remote'] as const;
 
 /**
  * Ids are time-ordered UUIDs (v7, db/uuid.ts) in BINARY(16): 16 bytes instead of 36 in the
@@ -62,7 +53,7 @@ export const jobs = mysqlTable(
   {
     id: uuidBinary('id').primaryKey(),
 
-    // Public fields: the spec's Job object, projected by service/jobs/project.ts.
+    // Public fields: the spec's Job object, projected by db/jobs/job-columns.ts.
     postingId: varchar('posting_id', { length: 64 }),
     title: varchar('title', { length: 200 }).notNull(),
     department: varchar('department', { length: 100 }).notNull(),
@@ -89,7 +80,7 @@ export const jobs = mysqlTable(
     clientNameDisclosed: boolean('client_name_disclosed').notNull().default(false),
     vendorNameDisclosed: boolean('vendor_name_disclosed').notNull().default(false),
 
-    // Internal columns: never selected by the API (see service/jobs/columns.ts).
+    // Internal columns: never selected by the API (see db/jobs/job-columns.ts).
     payRate: money('pay_rate'),
     billRate: money('bill_rate'),
     marginPct: decimal('margin_pct', { precision: 5, scale: 2, mode: 'number' }),
@@ -130,7 +121,7 @@ export const jobs = mysqlTable(
     // statuses (`visible_status`): the filter's equalities, then (created_at, id), the listing
     // order. So a page of any filter is a range read of one index already in order (no filesort;
     // LIMIT stops early), ids only, and a list filter is one such read per value combination
-    // (service/jobs/list-plan.ts). Totals come from job_counts, never from these.
+    // (db/jobs/listing-statements.ts). Totals come from job_counts, never from these.
     index('jobs_listed_idx').on(t.listed, t.createdAt, t.id),
     index('jobs_listed_type_idx').on(t.listed, t.type, t.createdAt, t.id),
     index('jobs_listed_department_idx').on(t.listed, t.departmentKey, t.createdAt, t.id),
@@ -159,7 +150,7 @@ export const NO_WORKPLACE = 'none';
  * `department_key` '') and once per department. Triggers on `jobs` (migration 0010) add each
  * change, inside the writer's transaction, to the row of the writer's own connection (`slot` =
  * CONNECTION_ID()), so two open transactions never wait for each other's counter row; the
- * service folds committed slot rows into `slot` 0 (service/jobs/job-counts.ts). A listing's exact
+ * service folds committed slot rows into `slot` 0 (db/jobs/counters.ts). A listing's exact
  * total is a SUM over one key prefix: at most 4 x 6 x 4 groups, each its folded row plus the
  * few not folded yet, whatever the table's size (docs/decisions.md, Data).
  */
@@ -183,14 +174,13 @@ export const jobCounts = mysqlTable(
   ],
 );
 
-export type JobRow = typeof jobs.$inferSelect;
 export type NewJobRow = typeof jobs.$inferInsert;
 
 /**
  * The change feed's log: one row per job, written by triggers on `jobs` (migration 0003) on every
  * INSERT, UPDATE and DELETE, so changes made by any system are recorded, not only the API's.
  * A trigger sets `seq` to NULL ("changed, not yet ordered"); the feed's sequencer
- * (service/jobs/change-sequencer.ts) later numbers committed rows in commit order, so a reader
+ * (db/jobs/change-numbering.ts) later numbers committed rows in commit order, so a reader
  * that has seen `seq` N has seen every change numbered below N (docs/decisions.md, change feed).
  */
 export const jobChanges = mysqlTable(
@@ -219,7 +209,7 @@ export const jobChanges = mysqlTable(
  * migration 0012 add to the writing connection's `slot`; the service folds into slot 0). A deep
  * offset page of a status-only listing (the default one included) walks these day counts from
  * the nearer end to the day that holds its first row, then steps over that day's entries only
- * (service/jobs/list-plan.ts), instead of over every entry before the page.
+ * (db/jobs/listing-statements.ts), instead of over every entry before the page.
  */
 export const jobDayCounts = mysqlTable(
   'job_day_counts',

@@ -1,5 +1,5 @@
 import type { NewJobRow } from './schema';
-import { JOB_TYPES } from './schema';
+import { JOB_TYPES } from '../service/jobs/contract/job';
 import { uuidv7 } from './uuid';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Keeping a mirror of the job listings (README, "Keeping a mirror"): a full sync replays the
+ * Keeping a mirror of the job listings (docs/partners.md, "Keeping a mirror"): a full sync replays the
  * change feed from the beginning, then incremental polls ask for what changed after the saved
  * meta.nextSince, sending the last ETag so an idle poll is a 304 with no body. Each job is upserted
  * by id, each {"id", "removed": true} deleted. The mirror is a JSON file, written whole after

@@ -157,6 +157,21 @@ export function requireKong(): FoundKong {
 // ---------------------------------------------------------------------------------------------
 // Ports, Redis, PostgreSQL
 
+/** Process groups this process started (nginx under its entrypoint, redis-server): killed if it exits without stop(). */
+const running = new Set<number>();
+/** Prefixes not yet removed by stop(). */
+const prefixes = new Set<string>();
+process.once('exit', () => {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  for (const prefix of prefixes) rmSync(prefix, { recursive: true, force: true });
+});
+
 /** A loopback port nothing listens on right now. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -210,9 +225,11 @@ export async function startRedis(): Promise<OwnRedis> {
   const password = randomBytes(16).toString('hex');
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--requirepass', password, '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
+    detached: true,
   });
+  running.add(child.pid!);
   let exited = false;
-  const closed = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  const closed = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), running.delete(child.pid!), resolve())));
   child.once('error', () => (exited = true));
   await until(`redis-server on ${port}`, 10_000, () => portAnswers(port), () => (exited ? 'exited' : undefined));
   return {
@@ -419,9 +436,26 @@ async function postConfig(adminUrl: string, proxyUrl: string, config: Declarativ
 
 /** Starts a real Kong as described at the top of this file, ready (/status/ready 200) when it resolves. */
 export async function startRealKong(opts: RealKongOptions = {}): Promise<RealKong> {
+  // A free port can be taken by another process between freePort() and nginx's bind: new ports then.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: RealKongOptions): Promise<RealKong> {
   const kong = requireKong();
   const prefix = mkdtempSync(path.join(os.tmpdir(), 'real-kong-'));
-  const cleanups: Array<() => Promise<void> | void> = [() => rmSync(prefix, { recursive: true, force: true })];
+  prefixes.add(prefix);
+  const cleanups: Array<() => Promise<void> | void> = [
+    () => {
+      rmSync(prefix, { recursive: true, force: true });
+      prefixes.delete(prefix);
+    },
+  ];
   const cleanup = async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   };
@@ -490,8 +524,9 @@ export async function startRealKong(opts: RealKongOptions = {}): Promise<RealKon
     });
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    running.add(child.pid!);
     let exitCode: number | null | undefined;
-    const exited = new Promise<void>((resolve) => child.once('close', (code) => ((exitCode = code), resolve())));
+    const exited = new Promise<void>((resolve) => child.once('close', (code) => ((exitCode = code), running.delete(child.pid!), resolve())));
     cleanups.push(async () => {
       if (exitCode === undefined) {
         try {

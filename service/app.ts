@@ -3,8 +3,7 @@ import type { Database } from '../db/client';
 import { Config } from './config';
 import { docsPage } from './docs-page';
 import { healthRouter } from './health';
-import { openApiRouter } from './jobs/openapi-route';
-import { jobsRouter } from './jobs/routes';
+import { apiRouter } from './jobs/http/routes';
 import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
 import { createAdmission } from './middleware/admission';
@@ -41,7 +40,7 @@ export function createApp({ db, config, logger, metrics }: AppDependencies): Koa
     queueTimeoutMs: config.dbQueryTimeoutMs ?? defaults.dbQueryTimeoutMs,
   });
   const health = healthRouter(db, config.readyTimeoutMs ?? defaults.readyTimeoutMs, admission);
-  const jobs = jobsRouter(db);
+  const jobs = apiRouter(db, true);
 
   if (metrics) {
     app.use(requestMetrics(metrics));
@@ -57,7 +56,7 @@ export function createApp({ db, config, logger, metrics }: AppDependencies): Koa
   app.use(requireGatewaySecret(config.gatewaySecret));
   app.use(identity());
   // The OpenAPI document needs no database turn.
-  const openApi = openApiRouter();
+  const openApi = apiRouter(db, false);
   app.use(openApi.routes());
   app.use(methodNotAllowed(openApi));
   // The body arrives before a turn is taken: a slow or broken upload never holds one.

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { openApiDocument } from '../service/jobs/openapi';
+import { apiDocument } from '../service/jobs/http/routes';
 import { DEMO, startStack, type Stack } from './e2e/support';
 import { send } from './local-gateway/support';
 
@@ -36,7 +36,7 @@ test('the page and the document are served without a key, and the service sees n
 
   const doc = await get('/docs/openapi.json', '127.0.0.2');
   expect(doc.status).toBe(200);
-  expect(doc.json).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
+  expect(doc.json).toEqual(JSON.parse(JSON.stringify(apiDocument())));
 
   const reached = stack.service.received.filter((r) => r.url.startsWith('/docs'));
   expect(reached.length).toBeGreaterThanOrEqual(3);

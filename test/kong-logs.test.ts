@@ -6,8 +6,9 @@
  * (gateway/kong/entrypoint.sh) with the redaction filter (gateway/kong/redact-keys.lua) on its
  * stdout and stderr. A raw copy of both logs shows what nginx itself writes.
  *
- * Kong's own Lua (plugins, router, Kong.handle_error) is not in this nginx: lines those write go
- * through the same filter in the container, but are not produced here.
+ * Kong's own Lua (plugins, router, Kong.handle_error) is not in this nginx: test/kong/logs.test.ts
+ * sends the same canaries through a real Kong run as the image runs it. This test keeps what only
+ * plain nginx can show: the raw lines, key included, that the filter has to clean.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

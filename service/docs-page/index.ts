@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { HttpError } from '../errors';
-import { openApiDocument } from '../jobs/openapi';
+import { apiDocument } from '../jobs/http/routes';
 import { docsAssets } from './assets';
 
 /**
@@ -30,7 +30,7 @@ const accepts = (header: string, coding: string) =>
   });
 
 export function docsPage(): Middleware {
-  const assets = docsAssets(openApiDocument);
+  const assets = docsAssets(apiDocument);
   return async (ctx, next) => {
     if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
     const found = assets.get(ctx.path);

@@ -1,20 +1,10 @@
 import { createHash } from 'node:crypto';
-import { drizzle } from 'drizzle-orm/mysql2';
 import type { Context, Middleware } from 'koa';
-import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { Database } from '../../db/client';
 import { errorCode } from '../../db/errors';
-import * as schema from '../../db/schema';
+import { claimKey, deleteExpiredKeys, findKey, forgetExpiredKey, type KeyClaim, type StoredResponse } from '../../db/jobs/idempotency-keys';
 import { canonicalJson } from '../canonical-json';
 import { HttpError } from '../errors';
-import { claimKey, deleteExpiredKeys, findKey, forgetExpiredKey, recordResponse, type StoredResponse } from '../idempotency-store';
-
-declare module 'koa' {
-  interface DefaultState {
-    /** The request's own transaction, open while an Idempotency-Key create runs: write through it. */
-    tx?: Database;
-  }
-}
 
 // Stripe's limit is 255 characters; visible ASCII keeps keys unambiguous in logs and headers.
 const KEY = /^[\x21-\x7E]{1,255}$/;
@@ -48,57 +38,31 @@ function answerFromRecord(ctx: Context, record: { requestHash: string; response:
   replay(ctx, record.response);
 }
 
-async function rollback(connection: PoolConnection): Promise<void> {
-  // A connection that cannot even roll back is in an unknown state: close it rather than reuse it.
-  await connection.rollback().catch(() => connection.destroy());
-}
-
-interface Claimed {
-  connection: PoolConnection;
-  tx: Database;
-}
-
-/**
- * Opens the request's transaction and claims the key in it. A refused claim is rolled back and its
- * connection released here, before the caller looks up the winner on another connection.
- */
-async function claim(db: Database, consumerId: string, key: string, hash: string): Promise<Claimed> {
-  // drizzle keeps its pool as $client (db/client.ts's Database type leaves it out).
-  const connection = await (db as Database & { $client: Pool }).$client.getConnection();
-  try {
-    const tx = drizzle(connection, { schema, mode: 'default' });
-    await connection.beginTransaction();
-    await claimKey(tx, consumerId, key, hash);
-    return { connection, tx };
-  } catch (error) {
-    await rollback(connection);
-    connection.release();
-    throw error;
-  }
-}
+/** A handler that writes through `write`: the database, or the transaction of the request's key. */
+export type WritingHandler = (ctx: Context, write: Database) => Promise<void>;
 
 /**
  * Idempotent creates (Stripe's model, docs/decisions.md "Idempotent creates"). Without an
- * Idempotency-Key header the request passes untouched. With one, per consumer:
+ * Idempotency-Key header the handler writes to `db`. With one, per consumer:
  * - a key already answered replays that first response (status, Location, body), or is a 422
  *   when this body differs;
- * - otherwise the key is claimed in a transaction that the handler writes the job through
- *   (ctx.state.tx) and that stores the response too, so a job never exists without its recorded
- *   response, nor the reverse. A request that fails (validation, database) rolls back and stores
- *   nothing: the same key can be retried;
+ * - otherwise the key is claimed in a transaction that the handler writes the job through and
+ *   that stores the response too, so a job never exists without its recorded response, nor the
+ *   reverse. A request that fails (validation, database) rolls back and stores nothing: the same
+ *   key can be retried;
  * - a concurrent request with the same key waits on the claim's row lock, then replays; if it
  *   waited longer than the database's lock wait limit (DB_QUERY_TIMEOUT_MS), it is a 409.
  */
-export function idempotent(db: Database): Middleware {
-  return async (ctx, next) => {
+export function idempotent(db: Database, handler: WritingHandler): Middleware {
+  return async (ctx) => {
     const sent = ctx.req.headersDistinct['idempotency-key'];
-    if (!sent) return next();
+    if (!sent) return handler(ctx, db);
     if (sent.length > 1) throw new HttpError(400, 'Send one Idempotency-Key header, not several');
     const key = sent[0]!;
     if (!KEY.test(key)) {
       throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)');
     }
-    // requireConsumer (routes.ts) runs before this middleware: a keyed create always has a consumer.
+    // requireConsumer (http/create-job.ts) runs first: a keyed create always has a consumer.
     const consumerId = ctx.state.consumer!.id;
     const hash = requestHash(ctx);
 
@@ -106,9 +70,9 @@ export function idempotent(db: Database): Middleware {
     if (existing?.live) return answerFromRecord(ctx, existing, hash);
     if (existing) await forgetExpiredKey(db, consumerId, key);
 
-    let claimed: Claimed;
+    let claim: KeyClaim;
     try {
-      claimed = await claim(db, consumerId, key, hash);
+      claim = await claimKey(db, consumerId, key, hash);
     } catch (error) {
       const code = errorCode(error);
       if (STILL_RUNNING.has(code)) throw inProgress();
@@ -118,23 +82,18 @@ export function idempotent(db: Database): Middleware {
       if (!winner?.live) throw inProgress();
       return answerFromRecord(ctx, winner, hash);
     }
-    const { connection, tx } = claimed;
     try {
-      ctx.state.tx = tx;
       // The handler returns only with its 201: every refusal or failure throws, and rolls back below.
-      await next();
-      const body = JSON.stringify(ctx.body);
-      await recordResponse(tx, consumerId, key, { status: ctx.status, location: ctx.response.get('Location') || null, body });
-      await connection.commit();
-      // The exact text recorded is the text sent, so a replay is byte for byte the same.
-      ctx.type = 'json';
-      ctx.body = body;
+      await handler(ctx, claim.tx);
     } catch (error) {
-      await rollback(connection);
+      await claim.rollback();
       throw error;
-    } finally {
-      connection.release();
     }
+    const body = JSON.stringify(ctx.body);
+    await claim.commit({ status: ctx.status, location: ctx.response.get('Location') || null, body });
+    // The exact text recorded is the text sent, so a replay is byte for byte the same.
+    ctx.type = 'json';
+    ctx.body = body;
     // Housekeeping after the answer, not before it: a failure here only postpones the cleanup.
     void deleteExpiredKeys(db).catch(() => undefined);
   };

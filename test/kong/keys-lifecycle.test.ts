@@ -94,11 +94,11 @@ beforeAll(async () => {
   service = await startTestService({ name: 'kong_keys_lifecycle', gatewaySecret: SECRET, seed: true });
   kong = await startRealKong({ postgres: true, gatewaySecret: SECRET });
   dir = mkdtempSync(path.join(os.tmpdir(), 'keys-lifecycle-'));
-  // kong.yaml as committed, pointed at the test service and this Kong's Redis.
+  // kong.yaml as committed, both services (the API and its reference page) pointed at the test service, and this Kong's Redis.
   writeFileSync(
     path.join(dir, 'kong.yaml'),
     readFileSync(path.join(ROOT, 'kong.yaml'), 'utf8')
-      .replace('http://jobs-service:3000', service.url)
+      .replaceAll('http://jobs-service:3000', service.url)
       .replace(/host: redis\n(\s+)port: 6379/g, `host: ${kong.redis.host}\n$1port: ${kong.redis.port}`),
   );
   for (const file of ['partners.yaml', 'partner-keys.yaml']) copyFileSync(path.join(ROOT, file), path.join(dir, file));
@@ -112,11 +112,26 @@ afterAll(async () => {
 test('decK syncs kong.yaml, then partners.yaml, each on its own; every entity carries its file\'s select tag', async () => {
   for (const file of ['kong.yaml', 'partners.yaml']) expect([file, deck(['sync', '-s', file]).code]).toEqual([file, 0]);
   const services = (await (await fetch(`${kong.adminUrl}/services`)).json()) as any;
-  expect(services.data.map((s: any) => [s.name, s.tags])).toEqual([['jobs-service', ['jobs-api']]]);
+  expect(services.data.map((s: any) => [s.name, s.tags]).sort()).toEqual([
+    ['jobs-docs', ['jobs-api']],
+    ['jobs-service', ['jobs-api']],
+  ]);
+  // The API reference's service carries only its route's per-IP limit: no key-auth, no auth-guard.
+  const plugins = (await (await fetch(`${kong.adminUrl}/plugins?size=100`)).json()) as any;
+  const docsService = services.data.find((s: any) => s.name === 'jobs-docs');
+  const docsRoute = (await (await fetch(`${kong.adminUrl}/services/jobs-docs/routes`)).json()) as any;
+  expect(docsRoute.data.map((r: any) => [r.name, r.tags])).toEqual([['jobs-docs', ['jobs-api']]]);
+  expect(plugins.data.filter((p: any) => p.service?.id === docsService.id)).toEqual([]);
+  const docsPlugins = plugins.data.filter((p: any) => p.route?.id === docsRoute.data[0].id);
+  expect(docsPlugins.map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags])).toEqual([['rate-limiting', 'ip', 60, 600, ['jobs-api']]]);
   const anonymous = (await (await fetch(`${kong.adminUrl}/consumers/anonymous`)).json()) as any;
   expect(anonymous.tags).toEqual(['jobs-api']);
   // The router is rebuilt from the database a few seconds after a change (worker_state_update_frequency).
   await msUntil('the synced routes', 15_000, async () => (await get('none')).status === 401);
+  // The reference page needs no key: through Kong it reaches the real service's page.
+  const docs = await fetch(`${kong.proxyUrl}/docs`);
+  expect([docs.status, docs.headers.get('content-type')]).toEqual([200, expect.stringMatching(/^text\/html/)]);
+  await docs.arrayBuffer();
 }, 60_000);
 
 test('the keys tool\'s whole --apply lifecycle against the real Admin API', async () => {
@@ -190,12 +205,16 @@ test('the keys tool\'s whole --apply lifecycle against the real Admin API', asyn
   expectDiffsExplainedByOldDeck([acme]);
 }, 120_000);
 
-test('keys sync refuses decK 1.4.0, sends nothing, and every key stays alive; the raw sync it prevents would have deleted them', async () => {
+test('keys sync refuses decK 1.4.0 and `deck gateway sync` does not exist in it: every key stays alive; the raw 1.x sync the refusal prevents would have deleted them', async () => {
   const live = Object.values(secrets);
   expect(live).toHaveLength(1);
   const refused = await keys(['sync', 'kong.yaml', 'partners.yaml', '--admin-url', kong.adminUrl]);
   expect(refused.code).toBe(1);
   expect(refused.err).toMatch(/decK 1\.4\.0 is older than 1\.7\.0: .*would delete every partner's key/);
+  // The sync the compose file and the state files' comments spell (decK 1.28+) does not exist in 1.4.0.
+  const documented = deck(['gateway', 'sync', 'partners.yaml']);
+  expect(documented.code).not.toBe(0);
+  expect(documented.text).toContain('unknown command "gateway"');
   await new Promise((r) => setTimeout(r, 1_000));
   for (const key of live) expect((await get(key)).status).toBe(200);
 

@@ -73,12 +73,25 @@ describe('job-scopes', () => {
 });
 
 describe('auth-guard', () => {
-  test('has only `limit`, documented; never on a consumer', async () => {
+  test('has exactly `limit` and `key_names`, each documented; never on a consumer', async () => {
     const s = await schema('auth-guard');
     const config = field(s.fields, 'config');
-    expect(config.fields).toHaveLength(1);
+    expect(config.fields.map((f: object) => Object.keys(f)[0])).toEqual(['limit', 'key_names']);
     expect(field(config.fields, 'limit')).toMatchObject({ type: 'integer', required: true, default: 10, gt: 0, description: expect.any(String) });
+    // key-auth's own default, so a guard configured without key_names looks where key-auth does.
+    expect(field(config.fields, 'key_names')).toMatchObject({ type: 'array', required: true, default: ['apikey'], len_min: 1, description: expect.any(String) });
     expect(field(s.fields, 'consumer')).toMatchObject({ type: 'foreign', reference: 'consumers', eq: null });
+    const consumerScoped = await validate('auth-guard', {}, { consumer: { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01' } });
+    expect([consumerScoped.status, consumerScoped.body.fields.consumer]).toEqual([400, 'value must be null']);
+  });
+
+  test('key_names takes only header names, at least one', async () => {
+    const filled = await validate('auth-guard', { key_names: ['X-API-Key', 'api_key'] });
+    expect(filled.status).toBe(200);
+    const badName = await validate('auth-guard', { key_names: ['bad name'] });
+    expect(badName.status).toBe(400);
+    expect(JSON.stringify(badName.body.fields.config.key_names)).toMatch(/bad header name/);
+    expect((await validate('auth-guard', { key_names: [] })).status).toBe(400);
   });
 
   test('limit defaults to 10 and takes only whole numbers from 1', async () => {

@@ -1,13 +1,9 @@
 import { addGroup } from '../admin/requests';
-import { adminClient, APPLY_HELP, APPLY_OPTIONS, FILE_HELP, FILE_OPTIONS, parse, storePaths } from '../cli/args';
+import { APPLY_HELP, FILE_HELP } from '../cli/args';
 import { GROUP_DISABLED } from '../partner';
-import { PartnerStore } from '../state/store';
-import type { Command } from './command';
-import { applyToKong, notWritten, partnerName, saveFiles } from './shared';
+import { partnerCommand } from './partner-command';
 
-const OPTIONS = { ...FILE_OPTIONS, ...APPLY_OPTIONS } as const;
-
-export const disable: Command = {
+export const disable = partnerCommand({
   name: 'disable',
   summary: "block all of a partner's keys at once (403 API key disabled)",
   help: `Usage: keys disable <partner> [--apply --admin-url URL]
@@ -26,22 +22,17 @@ Safe to repeat.
 Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
-  async run(args, io) {
-    const { values, positionals } = parse(args, OPTIONS, ['partner']);
-    if (values.help) return io.out(this.help);
-    const name = partnerName(positionals[0]);
-    const client = adminClient(values, io);
-    const store = PartnerStore.load(storePaths(values, io));
-    const partner = store.get(name);
+  async run({ io, name, store, partner: get, applyThenWrite }) {
+    const partner = get();
     const consumer = { id: partner.id, name };
-    const outcome = await applyToKong(io, client, [{ what: `add group ${GROUP_DISABLED} to ${name}`, request: addGroup(partner.id, GROUP_DISABLED), consumer }]);
-    if (outcome && !outcome.ok) notWritten();
-    store.setGroups(name, [...partner.groups.filter((g) => g !== GROUP_DISABLED), GROUP_DISABLED]);
-    saveFiles(io, store, outcome !== null);
+    const outcome = await applyThenWrite({
+      steps: [{ what: `add group ${GROUP_DISABLED} to ${name}`, request: addGroup(partner.id, GROUP_DISABLED), consumer }],
+      record: () => store.setGroups(name, [...partner.groups.filter((g) => g !== GROUP_DISABLED), GROUP_DISABLED]),
+    });
     io.err(
       partner.groups.includes(GROUP_DISABLED)
         ? `${name} was already disabled`
         : `${name} is disabled${outcome ? '' : ' in the files; Kong still lets its keys in until partners.yaml is synced (use --apply for at once)'}`,
     );
   },
-};
+});

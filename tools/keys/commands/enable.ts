@@ -1,13 +1,9 @@
 import { removeGroup } from '../admin/requests';
-import { adminClient, APPLY_HELP, APPLY_OPTIONS, FILE_HELP, FILE_OPTIONS, parse, storePaths } from '../cli/args';
+import { APPLY_HELP, FILE_HELP } from '../cli/args';
 import { GROUP_DISABLED } from '../partner';
-import { PartnerStore } from '../state/store';
-import type { Command } from './command';
-import { applyToKong, notWritten, partnerName, saveFiles } from './shared';
+import { partnerCommand } from './partner-command';
 
-const OPTIONS = { ...FILE_OPTIONS, ...APPLY_OPTIONS } as const;
-
-export const enable: Command = {
+export const enable = partnerCommand({
   name: 'enable',
   summary: 'undo disable',
   help: `Usage: keys enable <partner> [--apply --admin-url URL]
@@ -18,20 +14,13 @@ with the scope they had. With --apply: DELETE /consumers/{id}/acls/disabled. Saf
 Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
-  async run(args, io) {
-    const { values, positionals } = parse(args, OPTIONS, ['partner']);
-    if (values.help) return io.out(this.help);
-    const name = partnerName(positionals[0]);
-    const client = adminClient(values, io);
-    const store = PartnerStore.load(storePaths(values, io));
-    const partner = store.get(name);
+  async run({ io, name, store, partner: get, applyThenWrite }) {
+    const partner = get();
     const consumer = { id: partner.id, name };
-    const outcome = await applyToKong(io, client, [
-      { what: `remove group ${GROUP_DISABLED} from ${name}`, request: removeGroup(partner.id, GROUP_DISABLED), consumer, absentIsDone: true },
-    ]);
-    if (outcome && !outcome.ok) notWritten();
-    store.setGroups(name, partner.groups.filter((g) => g !== GROUP_DISABLED));
-    saveFiles(io, store, outcome !== null);
+    await applyThenWrite({
+      steps: [{ what: `remove group ${GROUP_DISABLED} from ${name}`, request: removeGroup(partner.id, GROUP_DISABLED), consumer, absentIsDone: true }],
+      record: () => store.setGroups(name, partner.groups.filter((g) => g !== GROUP_DISABLED)),
+    });
     io.err(partner.groups.includes(GROUP_DISABLED) ? `${name} is enabled again` : `${name} was not disabled`);
   },
-};
+});

@@ -1,16 +1,13 @@
 import type { Step } from '../admin/apply';
 import { addGroup, createConsumer, createCredential, deleteConsumer } from '../admin/requests';
-import { adminClient, APPLY_HELP, APPLY_OPTIONS, FILE_HELP, FILE_OPTIONS, parse, storePaths } from '../cli/args';
+import { APPLY_HELP, FILE_HELP } from '../cli/args';
 import { Failure, UsageError } from '../cli/errors';
 import { newId, newKey } from '../keygen';
 import { CustomId, keyVariable, Scope, scopeGroups } from '../partner';
-import { PartnerStore } from '../state/store';
-import type { Command } from './command';
-import { applyToKong, notWritten, partnerName, printKey, saveFiles } from './shared';
+import { partnerCommand } from './partner-command';
+import { printKey } from './shared';
 
-const OPTIONS = { ...FILE_OPTIONS, ...APPLY_OPTIONS, scope: { type: 'string' }, 'custom-id': { type: 'string' } } as const;
-
-export const issue: Command = {
+export const issue = partnerCommand({
   name: 'issue',
   summary: 'add a partner with a new key and a scope',
   help: `Usage: keys issue <partner> --scope read|write [--custom-id ID] [--apply --admin-url URL]
@@ -29,10 +26,8 @@ Options:
   --custom-id ID       Kong's custom_id for the consumer (forwarded as X-Consumer-Custom-ID)
 ${APPLY_HELP}
 ${FILE_HELP}`,
-  async run(args, io) {
-    const { values, positionals } = parse(args, OPTIONS, ['partner']);
-    if (values.help) return io.out(this.help);
-    const name = partnerName(positionals[0]);
+  options: { scope: { type: 'string' }, 'custom-id': { type: 'string' } },
+  async run({ io, name, values, store, applyThenWrite }) {
     const scope = Scope.safeParse(values.scope);
     if (!scope.success) throw new UsageError(values.scope === undefined ? '--scope read|write is required' : `--scope: expected read or write, found "${values.scope}"`);
     let customId: string | undefined;
@@ -41,8 +36,6 @@ ${FILE_HELP}`,
       if (!parsed.success) throw new UsageError(`--custom-id: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
       customId = parsed.data;
     }
-    const client = adminClient(values, io);
-    const store = PartnerStore.load(storePaths(values, io));
     if (store.find(name)) throw new Failure(`partner "${name}" already exists (use rotate for another key, scope to change its access)`);
     const taken = customId !== undefined ? store.partners().find((p) => p.customId === customId) : undefined;
     if (taken) throw new Failure(`custom_id "${customId}" already belongs to partner "${taken.name}"`);
@@ -59,20 +52,14 @@ ${FILE_HELP}`,
       ...groups.map((group) => ({ what: `add group ${group} to ${name}`, request: addGroup(id, group), consumer })),
       { what: `create credential ${credential.id} for ${name}`, request: createCredential(id, credential.id, key), consumer },
     ];
-    const outcome = await applyToKong(io, client, steps, (done) =>
-      done.includes(create) ? { what: `delete the half-made consumer ${name} (its groups and key go with it)`, request: deleteConsumer(id), consumer } : undefined,
-    );
-    if (outcome && !outcome.ok) notWritten();
-
-    store.addPartner({ name, id, ...(customId !== undefined ? { customId } : {}), groups }, credential);
-    try {
-      saveFiles(io, store, outcome !== null);
-    } catch (err) {
-      // The key works in Kong already: losing it here would leave a live key nobody has.
-      if (outcome) printKey(io, credential.variable, key, true);
-      throw err;
-    }
+    const outcome = await applyThenWrite({
+      steps,
+      rollback: (done) =>
+        done.includes(create) ? { what: `delete the half-made consumer ${name} (its groups and key go with it)`, request: deleteConsumer(id), consumer } : undefined,
+      record: () => store.addPartner({ name, id, ...(customId !== undefined ? { customId } : {}), groups }, credential),
+      key: { variable: credential.variable, key },
+    });
     io.err(`partner ${name}: consumer ${id}, scope ${scope.data}, credential ${credential.id}`);
     printKey(io, credential.variable, key, outcome !== null);
   },
-};
+});

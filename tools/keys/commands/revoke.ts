@@ -1,13 +1,9 @@
 import { deleteCredential } from '../admin/requests';
-import { adminClient, APPLY_HELP, APPLY_OPTIONS, FILE_HELP, FILE_OPTIONS, parse, storePaths } from '../cli/args';
+import { APPLY_HELP, FILE_HELP } from '../cli/args';
 import { Failure, UsageError } from '../cli/errors';
-import { PartnerStore } from '../state/store';
-import type { Command } from './command';
-import { applyToKong, notWritten, partnerName, saveFiles } from './shared';
+import { partnerCommand } from './partner-command';
 
-const OPTIONS = { ...FILE_OPTIONS, ...APPLY_OPTIONS, credential: { type: 'string' } } as const;
-
-export const revoke: Command = {
+export const revoke = partnerCommand({
   name: 'revoke',
   summary: 'remove one credential of a partner',
   help: `Usage: keys revoke <partner> --credential ID [--apply --admin-url URL]
@@ -21,14 +17,10 @@ Options:
   --credential ID      required: the credential's id
 ${APPLY_HELP}
 ${FILE_HELP}`,
-  async run(args, io) {
-    const { values, positionals } = parse(args, OPTIONS, ['partner']);
-    if (values.help) return io.out(this.help);
-    const name = partnerName(positionals[0]);
+  options: { credential: { type: 'string' } },
+  async run({ io, name, values, store, partner: get, applyThenWrite }) {
     if (!values.credential) throw new UsageError('--credential ID is required (see: keys list)');
-    const client = adminClient(values, io);
-    const store = PartnerStore.load(storePaths(values, io));
-    const partner = store.get(name);
+    const partner = get();
     const credential = partner.credentials.find((c) => c.id === values.credential?.toLowerCase());
     if (!credential) {
       throw new Failure(
@@ -36,13 +28,11 @@ ${FILE_HELP}`,
       );
     }
     const consumer = { id: partner.id, name };
-    const outcome = await applyToKong(io, client, [
-      { what: `revoke credential ${credential.id} of ${name}`, request: deleteCredential(partner.id, credential.id), consumer, absentIsDone: true },
-    ]);
-    if (outcome && !outcome.ok) notWritten();
-    store.removeCredential(name, credential.id);
-    saveFiles(io, store, outcome !== null);
+    await applyThenWrite({
+      steps: [{ what: `revoke credential ${credential.id} of ${name}`, request: deleteCredential(partner.id, credential.id), consumer, absentIsDone: true }],
+      record: () => store.removeCredential(name, credential.id),
+    });
     const left = partner.credentials.length - 1;
     io.err(`revoked credential ${credential.id} of ${name}; remove ${credential.variable} from the secret manager. ${name} has ${left === 0 ? 'no key left' : `${left} key${left === 1 ? '' : 's'} left`}`);
   },
-};
+});

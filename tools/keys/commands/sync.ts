@@ -27,7 +27,7 @@ tags, so a sync of partners.yaml deletes every partner's key (decK's CHANGELOG, 
 tags are now applied to credentials"). Debian's "deck" package is 1.4.0: install decK from
 https://github.com/Kong/deck/releases instead.
 
-partner-keys.yaml needs every DECK_ variable it references (README "Managing partners").
+partner-keys.yaml needs every DECK_ variable it references (docs/partners.md, "Managing partners").
 
 Options:
   --admin-url URL      Kong's Admin API (or KONG_ADMIN_URL)

@@ -1,0 +1,44 @@
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import type { Database } from '../client';
+import { jobChanges, jobs } from '../schema';
+import type { Job, Tombstone } from '../../service/jobs/contract/job';
+import { publicColumns, toJob } from './job-columns';
+
+export interface ChangePage {
+  entries: Array<Job | Tombstone>;
+  /** Number of the last entry read (the position to continue after). */
+  lastSeq: number | undefined;
+  hasMore: boolean;
+}
+
+/**
+ * The query behind a feed page: changes
+ * after `since` in number order, each with its job's current public fields. Only jobs that were
+ * ever listable are read, so a draft never shows up, not even as a tombstone.
+ */
+function changesQuery(db: Database, since: number, limit: number) {
+  return db
+    .select({
+      seq: jobChanges.seq,
+      jobId: jobChanges.jobId,
+      // Listable now: not soft-deleted (visible_status is NULL then), not a draft, not deleted.
+      listable: sql`coalesce(${jobs.visibleStatus} <> 'draft', false)`.mapWith(Boolean),
+      job: publicColumns,
+    })
+    .from(jobChanges)
+    .leftJoin(jobs, eq(jobs.id, jobChanges.jobId))
+    .where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since)))
+    .orderBy(asc(jobChanges.seq))
+    .limit(limit + 1);
+}
+
+/** One page of the feed: the job as it is now when listable, else a tombstone. */
+export async function readChanges(db: Database, since: number, limit: number): Promise<ChangePage> {
+  const rows = await changesQuery(db, since, limit);
+  const page = rows.slice(0, limit);
+  return {
+    entries: page.map(({ jobId, listable, job }) => (listable && job ? toJob(job) : { id: jobId, removed: true })),
+    lastSeq: page.at(-1)?.seq ?? undefined,
+    hasMore: rows.length > limit,
+  };
+}

@@ -1,0 +1,67 @@
+import { eq, isNull, sql } from 'drizzle-orm';
+import type { Database } from '../client';
+import { jobChangeSequence, jobChanges } from '../schema';
+
+/** Rows numbered per statement, and statements per call: a bulk import is numbered over a few feed requests. */
+export const SEQUENCER_LIMITS = { batch: 500, batchesPerCall: 10 };
+
+/**
+ * Numbers the committed changes that have no number yet, after every number already given.
+ *
+ * Triggers mark a changed job `seq = NULL` inside the writer's transaction. Numbering happens
+ * here, after commit, one sequencer at a time (the counter row is locked FOR UPDATE), and
+ * `SKIP LOCKED` passes over rows whose writer has not committed: they are numbered by a later
+ * run, after everything numbered now. So numbers become visible in increasing order, and a reader
+ * that has seen N can never later find a new number below N, however the writers' commits
+ * interleave (an AUTO_INCREMENT taken at insert time would not give that). READ COMMITTED keeps
+ * the locking reads from taking gap locks that would hold up writers. Returns whether committed
+ * changes are still waiting (more than one call's share).
+ */
+export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LIMITS): Promise<boolean> {
+  // Nothing committed and waiting: no write transaction at all (the common case for a poll).
+  const [waiting] = await db.select({ jobId: jobChanges.jobId }).from(jobChanges).where(isNull(jobChanges.seq)).limit(1);
+  if (!waiting) return false;
+
+  return db.transaction(
+    async (tx) => {
+      const [counter] = await tx
+        .select({ lastSeq: jobChangeSequence.lastSeq })
+        .from(jobChangeSequence)
+        .where(eq(jobChangeSequence.id, 1))
+        .for('update');
+      if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
+      let last = counter.lastSeq;
+      let more = false;
+      for (let batch = 0; ; batch++) {
+        if (batch === limits.batchesPerCall) {
+          more = true;
+          break;
+        }
+        const pending = await tx
+          .select({ jobId: jobChanges.jobId })
+          .from(jobChanges)
+          .where(isNull(jobChanges.seq))
+          .orderBy(jobChanges.changedAt, jobChanges.jobId)
+          .limit(limits.batch)
+          .for('update', { skipLocked: true });
+        if (pending.length === 0) break;
+        // Rows this transaction has locked, so the upsert only ever updates them.
+        await tx
+          .insert(jobChanges)
+          .values(pending.map(({ jobId }, i) => ({ jobId, seq: last + i + 1 })))
+          .onDuplicateKeyUpdate({ set: { seq: sql`values(${jobChanges.seq})` } });
+        last += pending.length;
+        if (pending.length < limits.batch) break;
+      }
+      await tx.update(jobChangeSequence).set({ lastSeq: last }).where(eq(jobChangeSequence.id, 1));
+      return more;
+    },
+    { isolationLevel: 'read committed' },
+  );
+}
+
+/** The highest number given out so far: a position no reader can legitimately be beyond. */
+export async function lastSequenced(db: Database): Promise<number> {
+  const [counter] = await db.select({ lastSeq: jobChangeSequence.lastSeq }).from(jobChangeSequence).where(eq(jobChangeSequence.id, 1));
+  return counter?.lastSeq ?? 0;
+}

@@ -1,0 +1,107 @@
+import { and, eq, gt, sql } from 'drizzle-orm';
+import type { MySqlColumn, MySqlTable } from 'drizzle-orm/mysql-core';
+import type { Database } from '../client';
+import { jobCounts, jobDayCounts } from '../schema';
+
+/** Connection rows folded per transaction. */
+export const FOLD_BATCH = 100;
+/** Batches per background fold: a backlog (after a bulk import) is folded over a few reads. */
+const FOLD_BATCHES = 10;
+
+/** A counter table kept per connection: its key columns (without `slot`), `slot` and `n`. */
+interface Counters {
+  table: MySqlTable;
+  keys: MySqlColumn[];
+  slot: MySqlColumn;
+  n: MySqlColumn;
+}
+
+const COUNTERS: Counters[] = [
+  {
+    table: jobCounts,
+    keys: [jobCounts.byDepartment, jobCounts.departmentKey, jobCounts.status, jobCounts.type, jobCounts.workplace],
+    slot: jobCounts.slot,
+    n: jobCounts.n,
+  },
+  { table: jobDayCounts, keys: [jobDayCounts.day, jobDayCounts.status], slot: jobDayCounts.slot, n: jobDayCounts.n },
+];
+
+/**
+ * Adds committed connection rows (slot > 0) of one counter table to their group's folded row
+ * (slot 0) and deletes them, in one transaction, so totals never change. `SKIP LOCKED` passes
+ * over the rows of connections whose transaction is still open (their count is not final; a
+ * later fold takes them), so a fold never waits for a writer; a writer waits at most for a
+ * fold's few statements. Each row is deleted by its whole primary key: a single DELETE naming
+ * them all may be run as a scan of this small table, which would wait on the rows open
+ * transactions hold. READ COMMITTED keeps the fold from taking gap locks that would hold up
+ * writers' new rows. Folded rows are upserted in key order, so two folds (two instances) cannot
+ * deadlock on them. Returns the number of rows folded.
+ */
+async function foldTable(db: Database, { table, keys, slot, n }: Counters): Promise<number> {
+  return db.transaction(
+    async (tx) => {
+      const selected = Object.fromEntries([...keys, slot, n].map((column) => [column.name, column]));
+      const rows = (await tx
+        .select(selected)
+        .from(table)
+        .where(gt(slot, 0))
+        .limit(FOLD_BATCH)
+        .for('update', { skipLocked: true })) as Array<Record<string, unknown>>;
+      if (rows.length === 0) return 0;
+      const groups = new Map<string, { key: unknown[]; n: number }>();
+      for (const row of rows) {
+        const key = keys.map((column) => row[column.name]);
+        const id = JSON.stringify(key);
+        const group = groups.get(id) ?? { key, n: 0 };
+        group.n += Number(row[n.name]);
+        groups.set(id, group);
+      }
+      const folded = [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, group]) => group);
+      const names = sql.join([...keys, slot, n].map((column) => sql.identifier(column.name)), sql`, `);
+      const values = folded.map(({ key, n: sum }) => sql`(${sql.join([...key, 0, sum].map((value) => sql`${value}`), sql`, `)})`);
+      await tx.execute(
+        sql`insert into ${table} (${names}) values ${sql.join(values, sql`, `)} on duplicate key update ${sql.identifier(n.name)} = ${sql.identifier(n.name)} + values(${sql.identifier(n.name)})`,
+      );
+      for (const row of rows) {
+        await tx.delete(table).where(and(...[...keys, slot].map((column) => eq(column, row[column.name]))));
+      }
+      return rows.length;
+    },
+    { isolationLevel: 'read committed' },
+  );
+}
+
+/** One fold of every counter table (job_counts, job_day_counts); the rows folded, in all. */
+export async function foldJobCounts(db: Database): Promise<number> {
+  let folded = 0;
+  for (const counters of COUNTERS) folded += await foldTable(db, counters);
+  return folded;
+}
+
+/** A fold at most this often per database and process: a handful of statements a second at most. */
+export const FOLD_INTERVAL_MS = 1000;
+const folds = new WeakMap<Database, { running: boolean; last: number }>();
+
+/**
+ * Folds on `primary` in the background when a total read connection rows, unless a fold runs or
+ * ran in the last FOLD_INTERVAL_MS. A failed fold (shutdown, a deadlock with a writer) changes
+ * nothing and is retried by a later read, so its error is dropped.
+ */
+export function foldSoon(primary: Database, now = Date.now()): void {
+  const state = folds.get(primary) ?? { running: false, last: 0 };
+  folds.set(primary, state);
+  if (state.running || now - state.last < FOLD_INTERVAL_MS) return;
+  state.running = true;
+  state.last = now;
+  (async () => {
+    for (let batch = 0; batch < FOLD_BATCHES; batch++) {
+      let full = false;
+      for (const counters of COUNTERS) full = (await foldTable(primary, counters)) === FOLD_BATCH || full;
+      if (!full) break;
+    }
+  })()
+    .catch(() => undefined)
+    .finally(() => {
+      state.running = false;
+    });
+}

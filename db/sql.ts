@@ -1,0 +1,61 @@
+import { fillPlaceholders } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/mysql-core';
+import type { Database } from './client';
+import { readerOf } from './replicas';
+
+/** A statement as the driver takes it: SQL text with `?` placeholders, and their values. */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** A MySQL identifier, quoted: the one place hand-written SQL spells a table or column name. */
+export const quote = (name: string): string => `\`${name.replace(/`/g, '``')}\``;
+
+/** Builds statements without a connection: used once per statement shape, at load. */
+export const queryBuilder = new QueryBuilder();
+
+/**
+ * A statement built once by drizzle, with the values of its named placeholders filled in per call
+ * (a placeholder bound to a column is encoded by that column, as drizzle's own execute does).
+ */
+export function compile(builder: { toSQL(): Statement }): (values: Record<string, unknown>) => Statement {
+  const { sql: text, params } = builder.toSQL();
+  return (values) => ({ sql: text, params: fillPlaceholders(params, values) });
+}
+
+/** drizzle's mysql2 session, as used here: its query() (text SQL, logged), its pool or connection, its logger. */
+interface DriverSession {
+  query(sql: string, params: unknown[]): Promise<[unknown[][], unknown]>;
+  client: { query(options: { sql: string; rowsAsArray: true; dateStrings: true }, params: unknown[]): Promise<[unknown[][], unknown]> };
+  logger: { logQuery(sql: string, params: unknown[]): void };
+}
+
+/**
+ * The session of `db`: not part of drizzle's typed surface, hence the check. Its logger is the
+ * one drizzle's own statements go through, so the benchmark and the EXPLAIN tests see them all.
+ */
+function sessionOf(db: Database): DriverSession {
+  const session = (db as unknown as { session?: Partial<DriverSession> }).session;
+  if (typeof session?.query !== 'function' || typeof session.client?.query !== 'function' || typeof session.logger?.logQuery !== 'function') {
+    throw new Error('drizzle session without query(): see db/sql.ts');
+  }
+  return session as DriverSession;
+}
+
+/** Runs a statement on `db` itself (the primary or a transaction): for writes. */
+export async function runStatement(db: Database, statement: Statement): Promise<void> {
+  await sessionOf(db).query(statement.sql, statement.params);
+}
+
+/**
+ * Runs a hand-written read where drizzle would run a select (a replica, if any); rows as arrays.
+ * Straight to the driver with dateStrings, which reads DATE and DATETIME as drizzle's per-field
+ * typeCast does without calling back for every field (docs/decisions.md).
+ */
+export async function readRows(db: Database, statement: Statement): Promise<unknown[][]> {
+  const session = sessionOf(readerOf(db));
+  session.logger.logQuery(statement.sql, statement.params);
+  const [rows] = await session.client.query({ sql: statement.sql, rowsAsArray: true, dateStrings: true }, statement.params);
+  return rows;
+}

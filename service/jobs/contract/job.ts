@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+/** The domain's words, defined once: db/schema.ts makes its enum columns of them. */
+export const JOB_STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;
+export const JOB_TYPES = ['full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'] as const;
+export const WORKPLACES = ['on-site', 'hybrid', 'remote'] as const;
+/** The statuses a listing may ask for (drafts are never listed), and the ones it shows by default. */
+export const LISTED_STATUSES = ['active', 'open', 'paused', 'closed'] as const;
+export const DEFAULT_STATUSES = ['active', 'open'] as const;
+
+/** What a listing is filtered on; each list holds distinct values (the query parser sees to that). */
+export interface ListFilter {
+  status?: ReadonlyArray<(typeof LISTED_STATUSES)[number]>;
+  type?: ReadonlyArray<(typeof JOB_TYPES)[number]>;
+  workplace?: ReadonlyArray<(typeof WORKPLACES)[number]>;
+  department?: string;
+}
+
+/**
+ * The public Job, defined once: the spec's 19 fields in the spec's order. The selected columns
+ * are checked against it (db/jobs/job-columns.ts), and the OpenAPI document is generated from it.
+ * A new public field touches db/schema.ts, this object and a migration.
+ */
+export const Currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code', examples: ['USD'] });
+
+export const Salary = z
+  .object({
+    min: z.number().nullable(),
+    max: z.number().nullable(),
+    currency: Currency,
+  })
+  .meta({ description: 'Amounts in major units; present only when the salary is disclosed' });
+export type Salary = z.infer<typeof Salary>;
+
+// ISO 8601 in UTC with milliseconds, as every timestamp is written (decisions.md).
+const timestamp = z.iso.datetime({ precision: 3 });
+
+export const Job = z.strictObject({
+  id: z.uuid(),
+  postingId: z.string().nullable(),
+  title: z.string(),
+  department: z.string(),
+  location: z.string().meta({ description: 'City and state; empty for a remote role with no base' }),
+  workplace: z.enum(WORKPLACES).optional().meta({ description: 'Absent on older postings' }),
+  state: z.string().nullable(),
+  type: z.enum(JOB_TYPES),
+  description: z.string(),
+  requirements: z.array(z.string()),
+  responsibilities: z.array(z.string()),
+  salary: Salary.nullable(),
+  status: z.enum(JOB_STATUSES).meta({ description: 'draft only for the consumer that created it, by id' }),
+  submissionDueDate: timestamp.nullable(),
+  clientName: z.string().nullable(),
+  vendorName: z.string().nullable(),
+  postedByName: z.string().nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp.nullable(),
+});
+export type Job = z.infer<typeof Job>;
+
+/** The change feed's word that a job is no longer listable (soft-deleted, deleted, back to draft). */
+export const Tombstone = z.strictObject({
+  id: z.uuid(),
+  removed: z.literal(true),
+});
+export type Tombstone = z.infer<typeof Tombstone>;

@@ -1,0 +1,217 @@
+import { z } from 'zod';
+import { Job, Salary, Tombstone } from '../contract/job';
+import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
+import type { ResponseSpec, Route } from './route-spec';
+
+/**
+ * The OpenAPI 3.1 document, generated from the route table (routes.ts): each route's method,
+ * path, scope, parameter and body schemas, answers and examples, the way fastify derives Swagger
+ * from its route schemas. `npm run openapi` writes it to docs/openapi.json; the service serves
+ * the same object at GET /api/v1/openapi.json; the jest helpers validate every response against
+ * the committed copy.
+ */
+
+type JsonSchema = Record<string, unknown>;
+
+// Named schemas become components; a route's schema that is (or holds) one of them gets a $ref.
+const NAMED = { Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody };
+const components = z.registry<{ id: string }>();
+for (const [id, schema] of Object.entries(NAMED)) components.add(schema, { id });
+const idOf = new Map<z.ZodType, string>(Object.entries(NAMED).map(([id, schema]) => [schema as z.ZodType, id]));
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+function componentSchemas(): Record<string, JsonSchema> {
+  const { schemas } = z.toJSONSchema(components, { uri: (id) => `#/components/schemas/${id}` });
+  // OpenAPI 3.1's base dialect is JSON Schema 2020-12 (no jsonSchemaDialect needed); components carry no $schema or $id.
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema as JsonSchema]));
+}
+
+/** A JSON Schema without the dialect (OpenAPI 3.1's default, JSON Schema 2020-12, applies). */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+  return rest;
+}
+
+/**
+ * A parameter's schema: the parsed value's when it is a plain one (page and limit are integers
+ * with bounds), else what the client sends (a comma list is a string with a pattern). Its
+ * description moves up to the parameter.
+ */
+function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
+  const parsed = jsonSchema(schema, 'output');
+  const { description, examples, ...rest } = parsed.type === 'integer' || parsed.type === 'string' ? parsed : jsonSchema(schema, 'input');
+  // What a client sends: zod leaves a list filter's examples out of its input schema, so they come from its metadata.
+  const example = ((examples ?? schema.meta()?.examples) as unknown[] | undefined)?.[0];
+  return { name, in: where, required: where === 'path', description, schema: rest, ...(example === undefined ? {} : { example }) };
+}
+
+const header = (description: string, schema: JsonSchema = { type: 'string' }) => ({ description, schema });
+const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
+const bodySchema = (schema: z.ZodType) => (idOf.has(schema) ? ref(idOf.get(schema)!) : jsonSchema(schema, 'output'));
+
+/** The answers the gateway and the service's guards give on every route, with the body each carries. */
+const SHARED = {
+  NotModified: { description: 'If-None-Match matched the current ETag: nothing changed, no body', headers: { ETag: { $ref: '#/components/headers/ETag' } } },
+  Unauthorized: {
+    description: 'Gateway: no key ("Missing API key. Pass your key in the X-API-Key header.") or an unknown key ("Invalid API key")',
+    content: json(ref('Error'), { error: 'Missing API key. Pass your key in the X-API-Key header.' }),
+  },
+  Forbidden: {
+    description: 'Gateway: "API key disabled", or "Missing scope <scope>" with requiredScope',
+    content: json(ref('ScopeError'), { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' }),
+  },
+  MethodNotAllowed: {
+    description: 'This path does not take this method',
+    headers: { Allow: header('The methods this path takes, e.g. GET, HEAD, POST') },
+    content: json(ref('Error'), { error: 'Method not allowed' }),
+  },
+  TooManyRequests: {
+    // The limits themselves are kong.yaml's (per consumer and plan); the headers say where a caller stands.
+    description: 'Gateway: "Rate limit exceeded" (the per-consumer limits of the key\'s plan), or too many failed key checks from one address',
+    headers: {
+      'Retry-After': header('Seconds until a request may succeed', { type: 'integer' }),
+      'RateLimit-Limit': header('The limit of the current window', { type: 'integer' }),
+      'RateLimit-Remaining': header('Requests left in the current window', { type: 'integer' }),
+      'RateLimit-Reset': header('Seconds until the window resets', { type: 'integer' }),
+    },
+    content: json(ref('Error'), { error: 'Rate limit exceeded' }),
+  },
+  Unavailable: {
+    description: 'The database is unreachable or the service is saturated: retry after Retry-After seconds',
+    headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }) },
+    content: json(ref('Error'), { error: 'Service temporarily unavailable. Retry in a few seconds.' }),
+  },
+  InternalError: {
+    description: '"Internal server error": retrying after a moment is advised',
+    content: json(ref('Error'), { error: 'Internal server error' }),
+  },
+};
+const shared = (name: keyof typeof SHARED) => ({ $ref: `#/components/responses/${name}` });
+
+/** The answers every authenticated call can get besides its own. */
+const COMMON = { '401': shared('Unauthorized'), '403': shared('Forbidden'), '429': shared('TooManyRequests'), '503': shared('Unavailable'), default: shared('InternalError') };
+
+// A write key is checked for jobs:write on top of what every key holds (jobs:read).
+const scopesOf = (scope: Route['scope']) => (scope === 'jobs:read' ? ['jobs:read'] : ['jobs:read', scope]);
+const security = (scope: Route['scope']) => [{ apiKeyHeader: scopesOf(scope) }, { apiKeyQuery: scopesOf(scope) }];
+
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'An ETag from an earlier response: answered 304 with no body while nothing visible has changed',
+  schema: { type: 'string' },
+};
+
+function response(spec: ResponseSpec, conditional: boolean) {
+  const headers = Object.fromEntries(
+    Object.entries(spec.headers ?? {}).map(([name, h]) => [name, typeof h === 'string' ? header(h) : header(h.description, { type: h.type })]),
+  );
+  const cached = conditional ? { ETag: { $ref: '#/components/headers/ETag' }, 'Cache-Control': header('private, no-cache') } : {};
+  const allHeaders = { ...cached, ...headers };
+  return {
+    description: spec.description,
+    ...(Object.keys(allHeaders).length > 0 ? { headers: allHeaders } : {}),
+    ...(spec.body ? { content: json(bodySchema(spec.body), spec.example) } : {}),
+  };
+}
+
+/** `/api/v1/jobs/:id` as OpenAPI writes it: `/api/v1/jobs/{id}`. */
+const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+
+function operation(route: Route) {
+  const conditional = route.conditional === true;
+  const parameters = [
+    ...Object.entries(route.query?.shape ?? {}).map(([name, schema]) => parameter(name, 'query', schema as z.ZodType)),
+    ...Object.entries(route.headers ?? {}).map(([name, h]) => ({
+      name,
+      in: 'header',
+      required: false,
+      description: h.description,
+      schema: { type: 'string', ...(h.pattern ? { pattern: h.pattern } : {}) },
+    })),
+    ...(conditional ? [IF_NONE_MATCH] : []),
+  ];
+  const [okStatus, ...others] = Object.keys(route.responses);
+  return {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    security: security(route.scope),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            description: route.body.description,
+            // Unknown fields are refused (400 naming them); zod's input schema would not say so.
+            content: { 'application/json': { schema: { ...jsonSchema(route.body.schema, 'input'), additionalProperties: false }, example: route.body.example } },
+          },
+        }
+      : {}),
+    responses: {
+      [okStatus!]: response(route.responses[okStatus!]!, conditional),
+      ...(conditional ? { '304': shared('NotModified') } : {}),
+      ...Object.fromEntries(others.map((status) => [status, response(route.responses[status]!, false)])),
+      ...COMMON,
+    },
+  };
+}
+
+// Every method the gateway passes on to the service on a jobs path that no route serves there is a 405 with Allow (kong.yaml, jobs-other-methods).
+const NOT_SERVED = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+function notAllowed(path: string, method: string) {
+  const name = `${method}${path.replace(/[^A-Za-z]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`;
+  return {
+    summary: `Not supported: ${method.toUpperCase()} ${path} answers 405 with Allow`,
+    operationId: name,
+    tags: ['unsupported'],
+    security: security('jobs:read'),
+    responses: { '405': shared('MethodNotAllowed'), ...COMMON },
+  };
+}
+
+function paths(routes: readonly Route[]) {
+  const byPath: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    const item = (byPath[path] ??= {});
+    if (route.params) item.parameters = Object.entries(route.params.shape).map(([name, schema]) => parameter(name, 'path', schema as z.ZodType));
+    item[route.method] = operation(route);
+  }
+  for (const [path, item] of Object.entries(byPath)) {
+    if (!routes.some((route) => route.tag === 'jobs' && openApiPath(route.path) === path)) continue;
+    for (const method of NOT_SERVED) item[method] ??= notAllowed(path, method);
+  }
+  return byPath;
+}
+
+/** The document for a route table. */
+export function openApiDocument(routes: readonly Route[]) {
+  return {
+    openapi: '3.1.1',
+    info: {
+      title: 'Job Listings API',
+      version: '1.0.0',
+      description:
+        'Read the organisation\'s live job listings, keep a mirror of them (cursor pages, a change feed with tombstones, ' +
+        'conditional GETs), and post new jobs with a write key. Every error is JSON with an `error` string. ' +
+        'Any other method on a jobs path is a 405 with Allow; an unknown path is a 404.',
+    },
+    tags: [{ name: 'jobs' }, { name: 'meta' }, { name: 'unsupported', description: 'Methods the API does not serve on its paths: each is a 405 with Allow' }],
+    security: security('jobs:read'),
+    paths: paths(routes),
+    components: {
+      schemas: componentSchemas(),
+      responses: SHARED,
+      headers: { ETag: header('SHA-256 of the exact body; send it back in If-None-Match') },
+      securitySchemes: {
+        apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The recommended way to send a key' },
+        apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'For quick testing only; the header wins when both are sent' },
+      },
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { Database } from '../../../db/client';
+import { conditional } from './conditional';
+import { createJobRoute } from './create-job';
+import { getJobRoute } from './get-job';
+import { jobChangesRoute } from './job-changes';
+import { listJobsRoute } from './list-jobs';
+import { openApiDocument } from './openapi';
+import type { Route } from './route-spec';
+
+let document: ReturnType<typeof openApiDocument> | undefined;
+
+/** The OpenAPI document of ROUTES, built once per process (scripts/openapi.ts writes it to docs/). */
+export const apiDocument = () => (document ??= openApiDocument(ROUTES));
+
+/** The contract itself, behind the gateway's jobs:read like every read. */
+const openApiRoute: Route = {
+  operationId: 'getOpenApiDocument',
+  method: 'get',
+  path: '/api/v1/openapi.json',
+  scope: 'jobs:read',
+  tag: 'meta',
+  summary: 'This document',
+  conditional: true,
+  database: false,
+  responses: {
+    '200': {
+      description: 'The OpenAPI document',
+      body: z.looseObject({ openapi: z.string() }),
+      example: { openapi: '3.1.1', info: { title: 'Job Listings API', version: '1.0.0' }, paths: { '/api/v1/jobs': {} } },
+    },
+  },
+  handler: () => (ctx) => {
+    ctx.body = apiDocument();
+  },
+};
+
+/** Every route of the API, in matching order ('/changes' before '/:id', which would take it). */
+export const ROUTES: readonly Route[] = [listJobsRoute, jobChangesRoute, getJobRoute, createJobRoute, openApiRoute];
+
+/** The routes that do (or do not) read the database, as one Koa router; `db` is the database with its replicas, if any. */
+export function apiRouter(db: Database, database: boolean): Router {
+  const router = new Router();
+  for (const route of ROUTES.filter((one) => one.database === database)) {
+    const steps = [route.handler(db)].flat();
+    router[route.method](route.path, ...(route.conditional ? [conditional, ...steps] : steps));
+  }
+  return router;
+}

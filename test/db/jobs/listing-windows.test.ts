@@ -1,0 +1,115 @@
+/**
+ * db/jobs/listing.ts without a database: which end an offset page is counted from and the
+ * exact rows it steps over, when it first walks job_day_counts to the day holding its first row,
+ * and that walk over many days. `read` is a stub that serves day counts as the table would.
+ */
+import { offsetWindow, startAtDay, type ReadRows } from '../../../db/jobs/listing';
+import { dayCountsStatement, planList } from '../../../db/jobs/listing-statements';
+import type { Statement } from '../../../db/sql';
+import { DEFAULT_STATUSES } from '../../../service/jobs/contract/job';
+
+const DAY_MS = 86_400_000;
+/** 250 days of 2024, oldest first: 2024-01-01 to 2024-09-06. */
+const OLDEST_FIRST = Array.from({ length: 250 }, (_, i) => new Date(Date.UTC(2024, 0, 1) + i * DAY_MS).toISOString().slice(0, 10));
+const NEWEST_FIRST = [...OLDEST_FIRST].reverse();
+
+/** job_day_counts for the default statuses: `days` in the order the walk reads them, `perDay` jobs each; records each statement. */
+function dayCounts(days: readonly string[], perDay: number | number[]) {
+  const statements: Statement[] = [];
+  const read: ReadRows = async (statement) => {
+    statements.push(statement);
+    // Params: the statuses, then `past` when given, then the number of days to read.
+    const past = statement.params.length > DEFAULT_STATUSES.length + 1 ? statement.params.at(-2) : undefined;
+    const start = past === undefined ? 0 : days.indexOf(past as string) + 1;
+    return days.slice(start, start + Number(statement.params.at(-1))).map((day, i) => [day, Array.isArray(perDay) ? perDay[start + i] : perDay]);
+  };
+  return { read, statements };
+}
+
+const unread = () => jest.fn<ReturnType<ReadRows>, Parameters<ReadRows>>(async () => []);
+const listing = planList({});
+
+test.each([
+  ['page 2 of 10 steps over the 10 rows before it', 100, 10, { after: null, skip: 10, take: 10 }],
+  ['page 9 of 10 is read from the end, stepping over the 10 rows after it', 100, 80, { after: null, skip: 10, take: 10, fromEnd: true }],
+  ['the last, partial page takes the 5 rows left, from the end, stepping over none', 95, 90, { after: null, skip: 0, take: 5, fromEnd: true }],
+  ['the middle page steps over 45 rows either way, and reads forward', 100, 45, { after: null, skip: 45, take: 10 }],
+])('%s', async (_name, total, offset, window) => {
+  const read = unread();
+  expect(await offsetWindow(read, listing, offset, 10, total)).toEqual(window);
+  expect(read).not.toHaveBeenCalled();
+});
+
+test('a page 990 rows deep steps over them: no day counts are read below 1,000', async () => {
+  const read = unread();
+  expect(await offsetWindow(read, listing, 990, 10, 100_000)).toEqual({ after: null, skip: 990, take: 10 });
+  expect(read).not.toHaveBeenCalled();
+});
+
+test('a page 1,000 rows deep starts at its day and steps over that day only', async () => {
+  const { read } = dayCounts(['2024-03-10', '2024-03-09'], 600);
+  // 600 rows on 03-10, so the page is 400 rows into 03-09: rows created before 03-10 start.
+  expect(await offsetWindow(read, listing, 1000, 10, 100_000)).toEqual({ after: null, skip: 400, take: 10, from: '2024-03-10 00:00:00.000' });
+});
+
+test('a deep page of a type-filtered listing never starts from day counts, which count every type', async () => {
+  const read = unread();
+  expect(await offsetWindow(read, planList({ type: ['contract'] }), 5000, 10, 100_000)).toEqual({ after: null, skip: 5000, take: 10 });
+  expect(read).not.toHaveBeenCalled();
+});
+
+test('a page that begins a day starts at that day and steps over nothing', async () => {
+  const { read } = dayCounts(['2024-03-10', '2024-03-09', '2024-03-08'], [600, 400, 500]);
+  // 03-10 and 03-09 hold exactly the 1,000 rows before the page: it is the first row of 03-08.
+  expect(await startAtDay(read, DEFAULT_STATUSES, { after: null, skip: 1000, take: 10 })).toEqual({
+    after: null,
+    skip: 0,
+    take: 10,
+    from: '2024-03-09 00:00:00.000',
+  });
+});
+
+test('a page 2,345 rows into 250 days of 10 jobs reads the counts 100 days at a time and starts 5 rows into its day', async () => {
+  const { read, statements } = dayCounts(NEWEST_FIRST, 10);
+  // 234 days (2,340 rows) pass: the page starts in the 235th newest day, 2024-01-16, so before 01-17.
+  expect(await startAtDay(read, DEFAULT_STATUSES, { after: null, skip: 2345, take: 10 })).toEqual({
+    after: null,
+    skip: 5,
+    take: 10,
+    from: '2024-01-17 00:00:00.000',
+  });
+  expect(statements).toEqual([
+    dayCountsStatement(DEFAULT_STATUSES, false, undefined, 100),
+    dayCountsStatement(DEFAULT_STATUSES, false, '2024-05-30', 100),
+    dayCountsStatement(DEFAULT_STATUSES, false, '2024-02-20', 100),
+  ]);
+});
+
+test('from the end, the walk reads oldest days first and the page starts at the start of its own day', async () => {
+  const { read, statements } = dayCounts(OLDEST_FIRST, 10);
+  // The 235th oldest day, 2024-08-22: read upwards from its first moment.
+  expect(await startAtDay(read, DEFAULT_STATUSES, { after: null, skip: 2345, take: 10, fromEnd: true })).toEqual({
+    after: null,
+    skip: 5,
+    take: 10,
+    fromEnd: true,
+    from: '2024-08-22 00:00:00.000',
+  });
+  expect(statements).toEqual([
+    dayCountsStatement(DEFAULT_STATUSES, true, undefined, 100),
+    dayCountsStatement(DEFAULT_STATUSES, true, '2024-04-09', 100),
+    dayCountsStatement(DEFAULT_STATUSES, true, '2024-07-18', 100),
+  ]);
+});
+
+test('when the day counts run out before the page (a write since the total), the page is a plain skip', async () => {
+  const { read, statements } = dayCounts(NEWEST_FIRST, 10);
+  const window = { after: null, skip: 2600, take: 10 };
+  // 250 days hold 2,500 rows: the third read returns 50 days and the walk stops there.
+  expect(await startAtDay(read, DEFAULT_STATUSES, window)).toEqual(window);
+  expect(statements).toEqual([
+    dayCountsStatement(DEFAULT_STATUSES, false, undefined, 100),
+    dayCountsStatement(DEFAULT_STATUSES, false, '2024-05-30', 100),
+    dayCountsStatement(DEFAULT_STATUSES, false, '2024-02-20', 100),
+  ]);
+});
