@@ -42,6 +42,8 @@ async function startServer(dir: string, name: string, serverId: number): Promise
       '--no-defaults',
       `--user=${os.userInfo().username}`,
       `--datadir=${path.join(dir, name)}`,
+      // Its own tmpdir: a starting mariadbd deletes every #sql* file in its tmpdir, the shared server's live temp tables too.
+      `--tmpdir=${dir}`,
       `--port=${port}`,
       '--bind-address=127.0.0.1',
       `--socket=${path.join(dir, `${name}.sock`)}`,
@@ -112,6 +114,7 @@ export async function startMariaDbPair(): Promise<MariaDbPair> {
       '--no-defaults',
       `--user=${os.userInfo().username}`,
       `--datadir=${path.join(dir, 'primary')}`,
+      `--tmpdir=${dir}`,
       '--auth-root-authentication-method=normal',
       '--skip-test-db',
       ...SERVER_OPTIONS,
