@@ -2,9 +2,8 @@ import Router from '@koa/router';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { deadlineError } from '../db/errors';
-import { HttpError } from './errors';
-import type { Admission } from './middleware/admission';
-import { RETRY_AFTER_SECONDS } from './middleware/error-handler';
+import { HttpError, RETRY_AFTER_SECONDS } from './errors';
+import type { Admission } from './middleware/database-turn';
 
 /** Resolves like `work`, or rejects with a deadline error after `ms` (the work itself goes on). */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
