@@ -121,7 +121,7 @@ export const jobs = mysqlTable(
     // statuses (`visible_status`): the filter's equalities, then (created_at, id), the listing
     // order. So a page of any filter is a range read of one index already in order (no filesort;
     // LIMIT stops early), ids only, and a list filter is one such read per value combination
-    // (db/jobs/listing-statements.ts). Totals come from job_counts, never from these.
+    // (db/jobs/listing.ts). Totals come from job_counts, never from these.
     index('jobs_listed_idx').on(t.listed, t.createdAt, t.id),
     index('jobs_listed_type_idx').on(t.listed, t.type, t.createdAt, t.id),
     index('jobs_listed_department_idx').on(t.listed, t.departmentKey, t.createdAt, t.id),
@@ -209,7 +209,7 @@ export const jobChanges = mysqlTable(
  * migration 0012 add to the writing connection's `slot`; the service folds into slot 0). A deep
  * offset page of a status-only listing (the default one included) walks these day counts from
  * the nearer end to the day that holds its first row, then steps over that day's entries only
- * (db/jobs/listing-statements.ts), instead of over every entry before the page.
+ * (db/jobs/listing.ts), instead of over every entry before the page.
  */
 export const jobDayCounts = mysqlTable(
   'job_day_counts',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findJob } from '../../../db/jobs/job-store';
-import { primaryOf } from '../../../db/replicas';
+import { primaryOf } from '../../../db/sql';
 import { isUuid } from '../../../db/uuid';
 import { jobNotFound } from '../../errors';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope } from '../contract/responses';

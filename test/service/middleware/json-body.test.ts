@@ -68,7 +68,7 @@ describe('duplicate keys: each object on its own', () => {
  * test (issue 12): the charset spellings that are UTF-8, the headers on its refusals,
  * the clipped name of an unknown coding and codings listed with identity.
  */
-describe('json-body-edges', () => {
+describe('the JSON body through the service', () => {
   let service: TestService;
   beforeAll(async () => {
     service = await startTestService({ name: 'json_body_edges' });
