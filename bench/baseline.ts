@@ -15,7 +15,7 @@ import { hash } from 'node:crypto';
 import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
-import { formatUuid, uuidToBuffer, uuidv7 } from '../db/uuid';
+import { formatUuid, uuidToBuffer, uuidv7 } from '../db/schema';
 import { offsetWindow } from '../db/jobs/listing';
 import { countStatement, pageStatement, planList } from '../db/jobs/listing';
 import { canonicalFilter, type ListQuery } from '../service/jobs/http/list-jobs';
