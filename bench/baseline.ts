@@ -5,7 +5,7 @@
  * no middleware, no drizzle. It serves only what the scenarios ask.
  *
  * The SQL: listings take their two statements from the service's own statement builders
- * (db/jobs/listing-statements.ts: plain functions from a filter to SQL text and parameters), so the
+ * (db/jobs/listing.ts: plain functions from a filter to SQL text and parameters), so the
  * comparison stays like for like as that SQL improves; a job by id and a create are written out in
  * bench/baseline-sql.ts, and bench/check.ts tells when they drift from the service's.
  *
@@ -15,9 +15,9 @@ import { hash } from 'node:crypto';
 import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
-import { formatUuid, uuidToBuffer, uuidv7 } from '../db/uuid';
+import { formatUuid, uuidToBuffer, uuidv7 } from '../db/schema';
 import { offsetWindow } from '../db/jobs/listing';
-import { countStatement, pageStatement, planList } from '../db/jobs/listing-statements';
+import { countStatement, pageStatement, planList } from '../db/jobs/listing';
 import { canonicalFilter, type ListQuery } from '../service/jobs/http/list-jobs';
 import { decodeCursor, encodeCursor, filterDigest } from '../service/jobs/http/tokens';
 import * as SQL from './baseline-sql';

@@ -4,7 +4,7 @@
  * every scenario reads real rows at any size.
  */
 import mysql from 'mysql2/promise';
-import { formatUuid } from '../db/uuid';
+import { formatUuid } from '../db/schema';
 
 export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K'] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];

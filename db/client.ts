@@ -1,4 +1,6 @@
 import type { Socket } from 'node:net';
+import { withReplicas } from 'drizzle-orm/mysql-core';
+import { sql } from 'drizzle-orm';
 import { drizzle, type MySql2Database } from 'drizzle-orm/mysql2';
 import mysql, { type Pool } from 'mysql2/promise';
 import { withDeadlines } from './deadlines';
@@ -109,4 +111,29 @@ export function poolStats(pool: Pool): PoolStats {
   const core = (pool as unknown as { pool: PoolInternals }).pool;
   const open = core._allConnections.length;
   return { open, inUse: open - core._freeConnections.length, waiting: core._connectionQueue.length };
+}
+
+/**
+ * The database with optional read replicas (DATABASE_READ_URLS). Without replicas this is
+ * createDatabase. With them, drizzle's withReplicas sends every select to a replica picked at
+ * random and every write (insert, update, delete, execute, transaction) to the primary; each
+ * replica gets a pool of the same size as the primary's. `pool` is the primary's.
+ */
+export function openDatabase(url: string, readUrls: readonly string[] = [], options: PoolOptions = {}): DatabaseHandle {
+  const primary = createDatabase(url, options);
+  if (readUrls.length === 0) return primary;
+  const replicas = readUrls.map((readUrl) => createDatabase(readUrl, options));
+  const [first, ...rest] = replicas.map((replica) => replica.db);
+  return {
+    db: withReplicas(primary.db, [first!, ...rest]),
+    pool: primary.pool,
+    close: async (...args: Parameters<DatabaseHandle['close']>) => {
+      await Promise.all([primary, ...replicas].map((handle) => handle.close(...args)));
+    },
+  };
+}
+
+/** The readiness probe's statement: whether the database answers at all. */
+export async function ping(db: Database): Promise<void> {
+  await db.execute(sql`select 1`);
 }

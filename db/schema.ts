@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import {
   bigint,
@@ -19,11 +20,40 @@ import {
   varchar,
 } from 'drizzle-orm/mysql-core';
 import { JOB_STATUSES, JOB_TYPES, WORKPLACES } from '../service/jobs/contract/job';
-import { formatUuid, uuidToBuffer } from './uuid';
-
 
 /**
- * Ids are time-ordered UUIDs (v7, db/uuid.ts) in BINARY(16): 16 bytes instead of 36 in the
+ * UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then random bits.
+ *
+ * Job ids are the clustered primary key. Random v4 ids would land all over the B-tree and split
+ * pages on every insert; v7 ids grow with time, so inserts append at the right edge and the
+ * index stays dense. Stored as BINARY(16) (uuidBinary below), half the size of CHAR(36).
+ */
+export function uuidv7(at: Date = new Date()): string {
+  const bytes = randomBytes(16);
+  const ms = BigInt(at.getTime());
+  for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70; // version 7
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80; // RFC variant
+  return formatUuid(bytes);
+}
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID_PATTERN.test(value);
+}
+
+export function uuidToBuffer(uuid: string): Buffer {
+  return Buffer.from(uuid.replace(/-/g, ''), 'hex');
+}
+
+export function formatUuid(bytes: Uint8Array): string {
+  const hex = Buffer.from(bytes).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Ids are time-ordered UUIDs (v7, uuidv7 above) in BINARY(16): 16 bytes instead of 36 in the
  * clustered index and in every secondary index (InnoDB copies the primary key into each), and
  * new rows append at the end of the B-tree instead of splitting pages at random.
  */
@@ -121,7 +151,7 @@ export const jobs = mysqlTable(
     // statuses (`visible_status`): the filter's equalities, then (created_at, id), the listing
     // order. So a page of any filter is a range read of one index already in order (no filesort;
     // LIMIT stops early), ids only, and a list filter is one such read per value combination
-    // (db/jobs/listing-statements.ts). Totals come from job_counts, never from these.
+    // (db/jobs/listing.ts). Totals come from job_counts, never from these.
     index('jobs_listed_idx').on(t.listed, t.createdAt, t.id),
     index('jobs_listed_type_idx').on(t.listed, t.type, t.createdAt, t.id),
     index('jobs_listed_department_idx').on(t.listed, t.departmentKey, t.createdAt, t.id),
@@ -209,7 +239,7 @@ export const jobChanges = mysqlTable(
  * migration 0012 add to the writing connection's `slot`; the service folds into slot 0). A deep
  * offset page of a status-only listing (the default one included) walks these day counts from
  * the nearer end to the day that holds its first row, then steps over that day's entries only
- * (db/jobs/listing-statements.ts), instead of over every entry before the page.
+ * (db/jobs/listing.ts), instead of over every entry before the page.
  */
 export const jobDayCounts = mysqlTable(
   'job_day_counts',

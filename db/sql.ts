@@ -1,7 +1,6 @@
 import { fillPlaceholders } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/mysql-core';
 import type { Database } from './client';
-import { readerOf } from './replicas';
 
 /** A statement as the driver takes it: SQL text with `?` placeholders, and their values. */
 export interface Statement {
@@ -41,6 +40,20 @@ function sessionOf(db: Database): DriverSession {
     throw new Error('drizzle session without query(): see db/sql.ts');
   }
   return session as DriverSession;
+}
+
+/**
+ * Where reads that must see the latest committed writes go: the primary of a database opened
+ * with replicas, else the database itself (every read already goes to the primary).
+ */
+export function primaryOf(db: Database): Database {
+  return (db as Database & { $primary?: Database }).$primary ?? db;
+}
+
+/** Where a read that may lag goes: a replica picked at random, as drizzle's select would, else `db` itself. */
+export function readerOf(db: Database): Database {
+  const replicas = (db as { $replicas?: Database[] }).$replicas;
+  return replicas?.length ? replicas[Math.floor(Math.random() * replicas.length)]! : db;
 }
 
 /** Runs a statement on `db` itself (the primary or a transaction): for writes. */

@@ -1,3 +1,5 @@
+import type Router from '@koa/router';
+import type { RouterMiddleware } from '@koa/router';
 import Koa from 'koa';
 import type { Database } from '../db/client';
 import { Config } from './config';
@@ -6,15 +8,10 @@ import { healthRouter } from './health';
 import { apiRouter } from './jobs/http/routes';
 import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
-import { createAdmission } from './middleware/admission';
-import { errorHandler } from './middleware/error-handler';
-import { requireGatewaySecret } from './middleware/gateway-secret';
-import { identity } from './middleware/identity';
-import { methodNotAllowed } from './middleware/method-not-allowed';
-import { requestLog } from './middleware/request-log';
-import { requestMetrics } from './middleware/request-metrics';
-import { readBodyFirst } from './middleware/request-body';
-import { singleHost } from './middleware/single-host';
+import { createAdmission, readBodyFirst } from './middleware/database-turn';
+import { singleHost, trustGateway } from './middleware/gateway-trust';
+import { requestOutcome } from './middleware/request-outcome';
+import { HttpError } from './errors';
 
 export interface AppDependencies {
   db: Database;
@@ -26,13 +23,31 @@ export interface AppDependencies {
 }
 
 
+/**
+ * The router's allowedMethods, except that OPTIONS is a 405 like every other method a path does
+ * not serve (decisions.md): koa-router would answer it 200 with an empty body. Allow stays set.
+ */
+export function methodNotAllowed(router: Router): RouterMiddleware {
+  const allowedMethods = router.allowedMethods();
+  return async (ctx, next) => {
+    await allowedMethods(ctx, next);
+    // No route serves OPTIONS: a 200 to it is allowedMethods' answer (Allow set, empty body).
+    if (ctx.method === 'OPTIONS' && ctx.status === 200) throw new HttpError(405, 'Method not allowed');
+  };
+}
+
+/** Only /docs and the paths under it enter the docs page; every other request passes it by. */
+function underDocs(docs: Koa.Middleware): Koa.Middleware {
+  return (ctx, next) => (ctx.path === '/docs' || ctx.path.startsWith('/docs/') ? docs(ctx, next) : next());
+}
+
 /** Builds the Koa app; server.ts listens, tests drive app.callback() in-process. */
 export function createApp({ db, config, logger, metrics }: AppDependencies): Koa {
   const app = new Koa();
   app.silent = true; // the error middleware logs failures, without their messages
 
   const defaults = Config.parse({});
-  // Overload: a wait for a database turn bounded by its expected length, then 503 (service/middleware/admission.ts).
+  // Overload: a wait for a database turn bounded by its expected length, then 503 (service/middleware/database-turn.ts).
   const admission = createAdmission({
     // One pool per server (primary and each replica), each of DB_POOL_SIZE connections.
     concurrency: (config.dbPoolSize ?? defaults.dbPoolSize) * (1 + (config.databaseReadUrls?.length ?? 0)),
@@ -42,19 +57,14 @@ export function createApp({ db, config, logger, metrics }: AppDependencies): Koa
   const health = healthRouter(db, config.readyTimeoutMs ?? defaults.readyTimeoutMs, admission);
   const jobs = apiRouter(db, true);
 
-  if (metrics) {
-    app.use(requestMetrics(metrics));
-    metrics.watchAdmission(admission.stats);
-  }
-  app.use(requestLog(logger));
-  app.use(errorHandler(logger));
+  if (metrics) metrics.watchAdmission(admission.stats);
+  app.use(requestOutcome(logger, metrics));
   app.use(singleHost());
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(health.routes());
   app.use(methodNotAllowed(health));
-  app.use(docsPage()); // public, keyless: before the gateway-secret check
-  app.use(requireGatewaySecret(config.gatewaySecret));
-  app.use(identity());
+  app.use(underDocs(docsPage())); // public, keyless: before the gateway-secret check
+  app.use(trustGateway(config.gatewaySecret));
   // The OpenAPI document needs no database turn.
   const openApi = apiRouter(db, false);
   app.use(openApi.routes());

@@ -39,7 +39,7 @@ export const Config = z.object({
   dbConnectTimeoutMs: wholeNumber(100, 60000, 'milliseconds').default(2000),
   // Below the gateway's 30 s read timeout, so a slow query is our 503, not the gateway's 504.
   dbQueryTimeoutMs: wholeNumber(100, 25000, 'milliseconds').default(5000),
-  // Unset: waiting is bounded by its expected length (service/middleware/admission.ts); set: a
+  // Unset: waiting is bounded by its expected length (service/middleware/database-turn.ts); set: a
   // fixed number of requests may wait instead.
   dbQueueLimit: wholeNumber(0, 10000, 'requests').optional(),
   readyTimeoutMs: wholeNumber(50, 10000, 'milliseconds').default(800),
@@ -54,7 +54,7 @@ export const Config = z.object({
   clientErrorLingerMs: wholeNumber(0, 60000, 'milliseconds').default(2000),
   // Seconds an instance waits while another one migrates (db/migrate.ts); unset: 60.
   migrationLockTimeoutSeconds: wholeNumber(1, 3600, 'seconds').optional(),
-  // Read replicas of DATABASE_URL's database (db/replicas.ts): a comma list of mysql:// URLs.
+  // Read replicas of DATABASE_URL's database (db/client.ts, openDatabase): a comma list of mysql:// URLs.
   databaseReadUrls: z
     .union([z.array(z.string()), z.string().transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))])
     .pipe(z.array(z.string().regex(/^mysql:\/\/[^/]+\/[A-Za-z0-9_]{1,64}$/, 'must be a comma list of mysql://user:password@host:3306/database URLs')))

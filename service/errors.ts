@@ -1,3 +1,6 @@
+/** Seconds a client is asked to wait before retrying a 503. */
+export const RETRY_AFTER_SECONDS = '5';
+
 /** A failure the client caused or may retry; the error middleware turns it into JSON. */
 export class HttpError extends Error {
   constructor(

@@ -1,10 +1,8 @@
 import Router from '@koa/router';
-import { sql } from 'drizzle-orm';
-import type { Database } from '../db/client';
+import { ping as pingDatabase, type Database } from '../db/client';
 import { deadlineError } from '../db/errors';
-import { HttpError } from './errors';
-import type { Admission } from './middleware/admission';
-import { RETRY_AFTER_SECONDS } from './middleware/error-handler';
+import { HttpError, RETRY_AFTER_SECONDS } from './errors';
+import type { Admission } from './middleware/database-turn';
 
 /** Resolves like `work`, or rejects with a deadline error after `ms` (the work itself goes on). */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -31,7 +29,7 @@ export function healthRouter(db: Database, readyTimeoutMs: number, admission?: P
     if (admission?.full()) {
       throw new HttpError(503, 'Service cannot take more work right now', {}, { 'Retry-After': RETRY_AFTER_SECONDS });
     }
-    const ping = db.execute(sql`select 1`);
+    const ping = pingDatabase(db);
     ping.catch(() => undefined); // a late failure, after the deadline answered, is not unhandled
     await within(ping, readyTimeoutMs);
     ctx.body = { status: 'ready' };

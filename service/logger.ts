@@ -4,7 +4,7 @@ export type { Logger };
 
 /**
  * JSON logs, one line per event. Keys and gateway secrets are redacted wherever they appear
- * as fields; request lines never carry headers or bodies at all (middleware/request-log.ts).
+ * as fields; request lines never carry headers or bodies at all (middleware/request-outcome.ts).
  *
  * Without a destination the lines go to stdout asynchronously and in batches (pino.destination
  * with sync: false and a 4 KiB minLength): a request never waits for a write(2) of its line, and

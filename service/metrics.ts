@@ -1,14 +1,17 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/client';
-import type { AdmissionStats } from './middleware/admission';
+import type { AdmissionStats } from './middleware/database-turn';
 
 // From a cached 304 to a request that waited its whole turn (DB_QUERY_TIMEOUT_MS at most 25 s).
+type RequestLabel = 'route' | 'method' | 'status';
+
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25];
 
 export interface ServiceMetrics {
   registry: Registry;
-  /** One request the app answered: its route pattern (not its path, which would be a series per id). */
-  observeRequest(labels: { route: string; method: string; status: number }, seconds: number): void;
+  /** Requests the app answered, by route pattern (not path, which would be a series per id), method and status: request-outcome.ts counts them. */
+  requestCount: Counter<RequestLabel>;
+  requestDuration: Histogram<RequestLabel>;
   /** One request the HTTP parser refused (or a CONNECT), answered outside the app. */
   observeMalformed(status: number): void;
   watchAdmission(stats: () => AdmissionStats): void;
@@ -68,11 +71,8 @@ export function createMetrics(): ServiceMetrics {
 
   return {
     registry,
-    observeRequest({ route, method, status }, seconds) {
-      const labels = { route, method, status: String(status) };
-      requests.inc(labels);
-      latency.observe(labels, seconds);
-    },
+    requestCount: requests,
+    requestDuration: latency,
     observeMalformed(status) {
       malformed.inc({ status: String(status) });
     },

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { describeDatabaseUrl, poolStats } from '../db/client';
 import { pendingChangeCount } from '../db/jobs/pending-changes';
 import { migrateDatabase, startupDatabaseError } from '../db/migrate';
-import { openDatabase } from '../db/replicas';
+import { openDatabase } from '../db/client';
 import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';

@@ -3,7 +3,7 @@ import type { Job, Salary } from '../../service/jobs/contract/job';
 import type { Database } from '../client';
 import { jobs, type NewJobRow } from '../schema';
 import { compile, queryBuilder, readRows, runStatement, type Statement } from '../sql';
-import { uuidv7 } from '../uuid';
+import { uuidv7 } from '../schema';
 import { publicColumns, rowToJob } from './job-columns';
 
 /**

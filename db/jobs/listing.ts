@@ -1,16 +1,14 @@
-import type { Job, ListFilter } from '../../service/jobs/contract/job';
+import { getTableName } from 'drizzle-orm';
+import { getTableConfig, type MySqlColumn } from 'drizzle-orm/mysql-core';
+import { DEFAULT_STATUSES, JOB_TYPES, type Job, type ListFilter } from '../../service/jobs/contract/job';
 import type { Database } from '../client';
-import { primaryOf, readerOf } from '../replicas';
-import { jobs } from '../schema';
-import { readRows, type Statement } from '../sql';
+import { jobCounts, jobDayCounts, jobs } from '../schema';
+import { primaryOf, quote, readerOf, readRows, type Statement } from '../sql';
 import { foldSoon } from './counters';
-import { rowToJob } from './job-columns';
-import { countedOf, countStatement, dayCountsStatement, pageStatement, planList, type ListPlan, type ListPosition, type PageWindow } from './listing-statements';
-
-export type { ListPosition } from './listing-statements';
+import { PUBLIC_SELECT_LIST, rowToJob } from './job-columns';
 
 /**
- * A listing page, read with the statements of listing-statements.ts: the total from job_counts and the page
+ * A listing page, read with the statements below: the total from job_counts and the page
  * from the filter's index. A keyset page reads one more row than it shows, to know whether
  * another page follows; deep offset pages are read from the nearer end and, for status-only
  * listings, from their day.
@@ -116,3 +114,216 @@ export async function startAtDay(read: ReadRows, statuses: readonly string[], wi
     past = days.at(-1)![0];
   }
 }
+
+/**
+ * How a listing page is read, for every combination of filters: from one index whose leading
+ * columns are exactly the filter's equalities and whose last two are the listing order
+ * (created_at desc, id desc), so matches come out already in order and LIMIT stops the read.
+ *
+ * A list filter (`status=active,paused`, `type=contract,part-time`) is one such read per value
+ * combination, each stopping after the rows the page can need (offset + limit, or limit + 1 after
+ * a cursor); the page's ids are then taken from those few rows in listing order. So a page never
+ * sorts the matching rows, only at most combinations x (offset + limit) ids, whatever the
+ * table's size. Ids come from the index alone; the page's rows are then read by primary key.
+ */
+
+/** The leading column: `listed` (active or open, not deleted) for the default statuses, else `visible_status`. */
+type Prefix = 'listed' | 'status';
+/** Filters matched by equality after the prefix, in the order index names spell them. */
+const DIMENSIONS = ['department', 'type', 'workplace'] as const;
+type Dimension = (typeof DIMENSIONS)[number];
+
+const COLUMNS: Record<Prefix | Dimension, MySqlColumn> = {
+  listed: jobs.listed,
+  status: jobs.visibleStatus,
+  department: jobs.departmentKey,
+  type: jobs.type,
+  workplace: jobs.workplace,
+};
+
+const CREATED_AT = quote(jobs.createdAt.name);
+const ID = quote(jobs.id.name);
+/** Listing order, or its reverse for a window counted from the end. */
+const order = (fromEnd: boolean, id = ID) => (fromEnd ? `order by ${CREATED_AT}, ${id}` : `order by ${CREATED_AT} desc, ${id} desc`);
+const JOBS = quote(getTableName(jobs));
+
+/** The schema's index for a prefix and set of dimensions, found by its columns (db/schema.ts). */
+const INDEXES = (() => {
+  const byColumns = new Map<string, string>();
+  for (const index of getTableConfig(jobs).indexes) {
+    const names = index.config.columns.map((column) => (column as MySqlColumn).name);
+    if (names.slice(-2).join() !== [jobs.createdAt.name, jobs.id.name].join()) continue;
+    byColumns.set(names.slice(0, -2).sort().join(), index.config.name);
+  }
+  const found = new Map<string, string>();
+  for (const prefix of ['listed', 'status'] as const) {
+    for (let mask = 0; mask < 1 << DIMENSIONS.length; mask++) {
+      const dimensions = DIMENSIONS.filter((_d, i) => mask & (1 << i));
+      const key = [prefix, ...dimensions].map((name) => COLUMNS[name].name).sort().join();
+      const name = byColumns.get(key);
+      // Every filter combination must have its index: a missing one is a schema mistake, found at start-up.
+      if (!name) throw new Error(`db/schema.ts has no index on (${key}, created_at, id) for listings`);
+      found.set(`${prefix}:${dimensions.join()}`, name);
+    }
+  }
+  return found;
+})();
+
+export interface ListPlan {
+  /** The index every read of the page uses. */
+  index: string;
+  /** The equality conditions, with `?` for values, shared by every combination. */
+  where: string;
+  /** One parameter list per value combination (a single one when no filter is a list). */
+  combinations: unknown[][];
+  /** For a filter on statuses only (the default listing included): those statuses, whose day counts cover it. */
+  statusesOnly?: readonly string[];
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value) => b.includes(value));
+}
+
+/** The plan for a listing's filters (status, type, workplace, department); paging comes later. */
+export function planList(query: ListFilter): ListPlan {
+  // Asking for active and open is asking for the default listing: one read of `listed`.
+  const listed = !query.status || sameSet(query.status, DEFAULT_STATUSES);
+  const prefix: Prefix = listed ? 'listed' : 'status';
+  // All six types is no type filter (type is never NULL); all three workplaces is not (NULL is none).
+  const types = query.type && query.type.length < JOB_TYPES.length ? query.type : undefined;
+  const values: Record<Prefix | Dimension, readonly unknown[] | undefined> = {
+    listed: [true],
+    status: listed ? undefined : query.status,
+    department: query.department === undefined ? undefined : [query.department],
+    type: types,
+    workplace: query.workplace,
+  };
+  const used = ([prefix, ...DIMENSIONS] as const).filter((name) => values[name] !== undefined);
+  const where = used
+    .map((name) => `${quote(COLUMNS[name].name)} = ${name === 'department' ? 'lower(?)' : '?'}`)
+    .join(' and ');
+  let combinations: unknown[][] = [[]];
+  for (const name of used) combinations = combinations.flatMap((head) => values[name]!.map((value) => [...head, value]));
+  const dimensions = DIMENSIONS.filter((d) => values[d] !== undefined);
+  return {
+    index: INDEXES.get(`${prefix}:${dimensions.join()}`)!,
+    where,
+    combinations,
+    ...(dimensions.length === 0 ? { statusesOnly: query.status ?? DEFAULT_STATUSES } : {}),
+  };
+}
+
+/** A place in the listing order; a keyset page starts strictly after it. */
+export interface ListPosition {
+  createdAt: Date;
+  id: string;
+}
+
+/**
+ * Which slice of the listing a page is: `skip` rows then `take`, after `after` when given; with
+ * `fromEnd`, counted from the listing's end (the same index read the other way), which steps
+ * over fewer entries for a page in the back half of a listing whose total is known.
+ */
+export interface PageWindow {
+  after: ListPosition | null;
+  skip: number;
+  take: number;
+  fromEnd?: boolean;
+  /**
+   * Where the read starts (a created_at, as the driver writes it): only rows created before it,
+   * or with `fromEnd` at or after it. A deep page starts at the day that holds its first row
+   * (job_day_counts) and skips only within that day.
+   */
+  from?: string;
+}
+
+const AFTER = `(${CREATED_AT} < ? or (${CREATED_AT} = ? and ${ID} < ?))`;
+const afterParams = (after: ListPosition) => {
+  const createdAt = jobs.createdAt.mapToDriverValue(after.createdAt);
+  return [createdAt, createdAt, jobs.id.mapToDriverValue(after.id)];
+};
+
+/**
+ * The page's rows in one statement: the ids of the window (from the plan's index alone, FORCE
+ * INDEX so the plan never depends on statistics), joined back to `jobs` by primary key. The join
+ * does not keep the order: the caller sorts the page (at most `take` rows) in listing order.
+ */
+export function pageStatement(plan: ListPlan, window: PageWindow): Statement {
+  const fromEnd = window.fromEnd === true;
+  let where = window.after ? `${plan.where} and ${AFTER}` : plan.where;
+  const after = window.after ? afterParams(window.after) : [];
+  if (window.from !== undefined) {
+    where += ` and ${CREATED_AT} ${fromEnd ? '>=' : '<'} ?`;
+    after.push(window.from);
+  }
+  const from = `from ${JOBS} force index (${quote(plan.index)}) where ${where} ${order(fromEnd)}`;
+  let ids: string;
+  let params: unknown[];
+  if (plan.combinations.length === 1) {
+    ids = `select ${ID} as \`page_id\` ${from} limit ? offset ?`;
+    params = [...plan.combinations[0]!, ...after, window.take, window.skip];
+  } else {
+    // Each combination's first skip + take in order; the window is then cut from their union.
+    const reads = plan.combinations.map(() => `(select ${ID} as \`page_id\`, ${CREATED_AT} ${from} limit ?)`);
+    ids = `select \`page_id\` from (${reads.join(' union all ')}) \`matches\` ${order(fromEnd, '`page_id`')} limit ? offset ?`;
+    params = [...plan.combinations.flatMap((combination) => [...combination, ...after, window.skip + window.take]), window.take, window.skip];
+  }
+  return {
+    sql: `select ${PUBLIC_SELECT_LIST} from (${ids}) \`page_ids\` join ${JOBS} on ${JOBS}.${ID} = \`page_ids\`.\`page_id\``,
+    params,
+  };
+}
+
+const c = (column: { name: string }) => quote(column.name);
+const inList = (column: { name: string }, values: readonly unknown[]) => `${c(column)} in (${values.map(() => '?').join(', ')})`;
+
+/**
+ * A listing's exact total from job_counts (kept by triggers on `jobs`, migrations 0008 and 0010):
+ * the sum of the counter rows of the filter's statuses, types and workplaces, over all
+ * departments or in the one asked for. That is a read of one primary-key prefix, at most
+ * 4 x 6 x 4 groups of a folded row plus the rows not folded yet, the same at 1,000 jobs as at
+ * 10,000,000, where COUNT(*) read every matching index entry.
+ */
+
+export function countStatement(query: ListFilter): Statement {
+  const department = query.department === undefined ? `${c(jobCounts.departmentKey)} = ''` : `${c(jobCounts.departmentKey)} = lower(?)`;
+  const statuses = query.status ?? DEFAULT_STATUSES;
+  const conditions = [`${c(jobCounts.byDepartment)} = ?`, department, inList(jobCounts.status, statuses)];
+  const params: unknown[] = [query.department !== undefined, ...(query.department === undefined ? [] : [query.department]), ...statuses];
+  if (query.type) {
+    conditions.push(inList(jobCounts.type, query.type));
+    params.push(...query.type);
+  }
+  if (query.workplace) {
+    conditions.push(inList(jobCounts.workplace, query.workplace));
+    params.push(...query.workplace);
+  }
+  return {
+    // SUMs of BIGINTs are DECIMALs: the pool reads DECIMALs as numbers (db/client.ts). The second
+    // column counts the rows read that a fold would merge.
+    sql: `select coalesce(sum(${c(jobCounts.n)}), 0), coalesce(sum(${c(jobCounts.slot)} <> 0), 0) from ${quote(getTableName(jobCounts))} where ${conditions.join(' and ')}`,
+    params,
+  };
+}
+
+/**
+ * Up to `days` days of job_day_counts in listing order (newest first) or, `fromEnd`, oldest first,
+ * after `past` when given: each day with its count of jobs in `statuses`. The primary key starts
+ * with the day, so the rows are grouped in index order and the read stops after `days` days.
+ */
+export function dayCountsStatement(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number): Statement {
+  const day = c(jobDayCounts.day);
+  const conditions = [inList(jobDayCounts.status, statuses), ...(past === undefined ? [] : [`${day} ${fromEnd ? '>' : '<'} ?`])];
+  return {
+    sql: `select ${day}, sum(${c(jobDayCounts.n)}) from ${quote(getTableName(jobDayCounts))} where ${conditions.join(' and ')} group by ${day} order by ${day}${fromEnd ? '' : ' desc'} limit ?`,
+    params: [...statuses, ...(past === undefined ? [] : [past]), days],
+  };
+}
+
+export interface Counted {
+  total: number;
+  /** Connection rows among those summed: a fold would make the next total cheaper. */
+  unfolded: number;
+}
+
+export const countedOf = (rows: unknown[][]): Counted => ({ total: Number(rows[0]?.[0] ?? 0), unfolded: Number(rows[0]?.[1] ?? 0) });

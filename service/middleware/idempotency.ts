@@ -3,7 +3,6 @@ import type { Context, Middleware } from 'koa';
 import type { Database } from '../../db/client';
 import { errorCode } from '../../db/errors';
 import { claimKey, deleteExpiredKeys, findKey, forgetExpiredKey, type KeyClaim, type StoredResponse } from '../../db/jobs/idempotency-keys';
-import { canonicalJson } from '../canonical-json';
 import { HttpError } from '../errors';
 
 // Stripe's limit is 255 characters; visible ASCII keeps keys unambiguous in logs and headers.
@@ -97,4 +96,42 @@ export function idempotent(db: Database, handler: WritingHandler): Middleware {
     // Housekeeping after the answer, not before it: a failure here only postpones the cleanup.
     void deleteExpiredKeys(db).catch(() => undefined);
   };
+}
+
+/** Text written as is while serialising (brackets, commas, "key":). */
+class Literal {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * JSON.stringify with object keys sorted at every level, so two bodies that differ only in key
+ * order or whitespace give the same text. Iterative with an explicit stack: JSON.parse accepts
+ * arrays nested 50,000 deep within 100 KB, and a recursive walk (JSON.stringify too) overflows
+ * the call stack on them.
+ */
+export function canonicalJson(root: unknown): string {
+  const out: string[] = [];
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item instanceof Literal) {
+      out.push(item.text);
+    } else if (Array.isArray(item)) {
+      stack.push(new Literal(']'));
+      for (let i = item.length - 1; i >= 0; i--) stack.push(item[i], new Literal(i === 0 ? '' : ','));
+      stack.push(new Literal('['));
+    } else if (item !== null && typeof item === 'object') {
+      // Keys are unique, so the default sort (by UTF-16 code units) orders them completely.
+      const keys = Object.keys(item).sort();
+      stack.push(new Literal('}'));
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        stack.push((item as Record<string, unknown>)[key], new Literal(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`));
+      }
+      stack.push(new Literal('{'));
+    } else {
+      out.push(JSON.stringify(item));
+    }
+  }
+  return out.join('');
 }

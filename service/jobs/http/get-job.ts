@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findJob } from '../../../db/jobs/job-store';
-import { primaryOf } from '../../../db/replicas';
-import { isUuid } from '../../../db/uuid';
+import { primaryOf } from '../../../db/sql';
+import { isUuid } from '../../../db/schema';
 import { jobNotFound } from '../../errors';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope } from '../contract/responses';
 import type { Route } from './route-spec';
@@ -30,7 +30,7 @@ export const getJobRoute: Route = {
       const consumerId = ctx.state.consumer?.id;
       // A replica that has not caught up yet must not 404 a job that exists: a miss is asked again
       // of the primary, so a create followed by a GET of its id is found on any instance.
-      // Either case finds the job: the id is compared as the 16 bytes its hex spells (db/uuid.ts).
+      // Either case finds the job: the id is compared as the 16 bytes its hex spells (uuidToBuffer, db/schema.ts).
       const job = (await findJob(db, id, consumerId)) ?? (primary === db ? undefined : await findJob(primary, id, consumerId));
       if (!job) throw jobNotFound();
       ctx.body = { data: job };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../../../db/client';
 import { lastSequenced, sequencePendingChanges } from '../../../db/jobs/change-numbering';
 import { readChanges } from '../../../db/jobs/change-feed';
-import { primaryOf } from '../../../db/replicas';
+import { primaryOf } from '../../../db/sql';
 import { signingKey } from '../../../db/signing-key';
 import { badRequest } from '../../errors';
 import { CHANGE_PAGE_EXAMPLE, ChangeList, CHANGES_LIMIT, errorResponse } from '../contract/responses';

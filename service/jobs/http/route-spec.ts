@@ -35,7 +35,7 @@ export interface Route {
   query?: z.ZodObject;
   headers?: Record<string, HeaderSpec>;
   body?: { schema: z.ZodType; description: string; example: unknown };
-  /** Answers with an ETag and honours If-None-Match (conditional.ts). */
+  /** Answers with an ETag and honours If-None-Match (`conditional` in routes.ts). */
   conditional?: boolean;
   /** False for a route that reads no database: it is served before admission, without a turn. */
   database: boolean;

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { formatUuid, uuidToBuffer } from '../../../db/uuid';
+import { formatUuid, uuidToBuffer } from '../../../db/schema';
 import { badRequest } from '../../errors';
 
 /**

@@ -9,7 +9,7 @@ import { parseListQuery } from '../../../service/jobs/http/list-jobs';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
 import { readRows, type Statement } from '../../../db/sql';
 import { rowToJob } from '../../../db/jobs/job-columns';
-import { pageStatement, planList } from '../../../db/jobs/listing-statements';
+import { pageStatement, planList } from '../../../db/jobs/listing';
 import { pageRead, recordingDatabase } from '../../helpers/statements';
 
 const ROWS = 100_000;

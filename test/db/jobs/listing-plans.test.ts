@@ -21,7 +21,7 @@
  */
 import type { RowDataPacket } from 'mysql2';
 import { JOB_TYPES } from '../../../service/jobs/contract/job';
-import { dayCountsStatement, pageStatement, planList } from '../../../db/jobs/listing-statements';
+import { dayCountsStatement, pageStatement, planList } from '../../../db/jobs/listing';
 import { parseListQuery } from '../../../service/jobs/http/list-jobs';
 import { readRows, type Statement } from '../../../db/sql';
 import { countJobs, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';

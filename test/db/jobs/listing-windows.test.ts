@@ -4,7 +4,7 @@
  * and that walk over many days. `read` is a stub that serves day counts as the table would.
  */
 import { offsetWindow, startAtDay, type ReadRows } from '../../../db/jobs/listing';
-import { dayCountsStatement, planList } from '../../../db/jobs/listing-statements';
+import { dayCountsStatement, planList } from '../../../db/jobs/listing';
 import type { Statement } from '../../../db/sql';
 import { DEFAULT_STATUSES } from '../../../service/jobs/contract/job';
 

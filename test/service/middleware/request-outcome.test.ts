@@ -1,5 +1,5 @@
 /**
- * The one error middleware (service/middleware/error-handler.ts): what a client reads when
+ * The one error middleware (service/middleware/request-outcome.ts): what a client reads when
  * something fails, and what the log keeps of it.
  * - through the real app: a database error that is not an outage is a bare 500; a router's 501
  *   (a method it does not know) is the same 405 as any other wrong method;
@@ -8,12 +8,13 @@
  *   and responses a route writes itself.
  */
 import Koa from 'koa';
-import { errorHandler } from '../service/middleware/error-handler';
-import { createLogger } from '../service/logger';
-import { HttpError } from '../service/errors';
-import { call, serve, type Served } from './helpers/http';
-import { reader } from './helpers/consumers';
-import { memoryLog, startTestService, type TestService } from './helpers/service';
+import { requestOutcome } from '../../../service/middleware/request-outcome';
+import { createLogger } from '../../../service/logger';
+import { HttpError } from '../../../service/errors';
+import { call, serve, type Served } from '../../helpers/http';
+import { reader, json, writer } from '../../helpers/consumers';
+import { memoryLog, startTestService, type TestService } from '../../helpers/service';
+import http from 'node:http';
 
 /** The log lines written so far, parsed (the logger may write a moment after the response). */
 async function logLines(lines: string[], until: (entries: Array<Record<string, any>>) => boolean) {
@@ -77,7 +78,7 @@ describe('errors thrown by Koa and its middleware', () => {
   beforeAll(async () => {
     const app = new Koa();
     app.silent = true;
-    app.use(errorHandler(createLogger('info', memoryLog(lines))));
+    app.use(requestOutcome(createLogger('info', memoryLog(lines))));
     app.use((ctx) => {
       if (ctx.path === '/empty') return; // nothing answers: 404
       if (ctx.path === '/teapot') {
@@ -126,7 +127,7 @@ describe('errors thrown by Koa and its middleware', () => {
   test("Koa's own ctx.throw(400) passes through", async () => {
     const app = new Koa();
     app.silent = true;
-    app.use(errorHandler(createLogger('silent')));
+    app.use(requestOutcome(createLogger('silent')));
     app.use((ctx) => ctx.throw(400, 'Invalid thing'));
     const local = await serve(app.callback());
     try {
@@ -152,7 +153,7 @@ describe('errors thrown by Koa and its middleware', () => {
     expect(res.status).toBe(500);
     expect(res.text).toBe('{"error":"Internal server error"}');
     const entries = await logLines(lines, (all) => all.length > before);
-    expect(entries.slice(before)).toEqual([expect.objectContaining({ level: 50, msg: 'request failed' })]);
+    expect(entries.slice(before).filter((entry) => entry.msg !== 'request')).toEqual([expect.objectContaining({ level: 50, msg: 'request failed' })]);
   });
 
   test('an HttpError keeps its status, extra fields and headers', async () => {
@@ -167,7 +168,7 @@ describe('errors thrown by Koa and its middleware', () => {
     const res = await answerTo(new HttpError(503, 'Try later'));
     expect(res).toMatchObject({ status: 503, body: { error: 'Try later' } });
     const entries = await logLines(lines, (all) => all.length > before);
-    expect(entries.slice(before)).toEqual([expect.objectContaining({ msg: 'request failed', err: { name: 'HttpError' } })]);
+    expect(entries.slice(before).filter((entry) => entry.msg !== 'request')).toEqual([expect.objectContaining({ msg: 'request failed', err: { name: 'HttpError' } })]);
   });
 
   test('nothing answered: a JSON 404', async () => {
@@ -186,5 +187,107 @@ describe('errors thrown by Koa and its middleware', () => {
     const res = await call(`${served.url}/no-content`);
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
+  });
+});
+
+/**
+ * The request log line (service/middleware/request-outcome.ts): the fields an operator greps for when
+ * a partner reports a request: its id (the gateway's X-Request-ID), how long it took, who sent it.
+ */
+describe('request-log', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService({ name: 'request_log' });
+  });
+  afterAll(() => service.close());
+
+  /** The request lines logged from `from` on, once `count` of them are there. */
+  async function requestLines(from: number, count = 1): Promise<Array<Record<string, any>>> {
+    let lines: Array<Record<string, any>> = [];
+    for (let i = 0; i < 50 && lines.length < count; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      lines = service.logs
+        .slice(from)
+        .map((line) => JSON.parse(line) as Record<string, any>)
+        .filter((entry) => entry.msg === 'request');
+    }
+    return lines;
+  }
+
+  test('the request id is the X-Request-ID the gateway sent', async () => {
+    const from = service.logs.length;
+    await call(`${service.url}/api/v1/jobs`, { headers: { ...reader, 'X-Request-ID': 'f3b9c1d2-0b4e-4a8e-9d5c-7e2a1b3c4d5e' } });
+    const [line] = await requestLines(from);
+    expect(line).toMatchObject({
+      reqId: 'f3b9c1d2-0b4e-4a8e-9d5c-7e2a1b3c4d5e',
+      method: 'GET',
+      path: '/api/v1/jobs',
+      status: 200,
+      consumer: 'demo-reader',
+    });
+  });
+
+  test('a request id on an error answer too (the line is written after the error middleware)', async () => {
+    const from = service.logs.length;
+    await call(`${service.url}/api/v1/jobs?colour=blue`, { headers: { ...reader, 'X-Request-ID': 'req-400' } });
+    const [line] = await requestLines(from);
+    expect(line).toMatchObject({ reqId: 'req-400', status: 400 });
+  });
+
+  test('without an X-Request-ID (or an empty one) the line has no reqId field', async () => {
+    const from = service.logs.length;
+    await call(`${service.url}/healthz`);
+    await call(`${service.url}/healthz`, { headers: { 'X-Request-ID': '' } });
+    const lines = await requestLines(from, 2);
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).not.toHaveProperty('reqId');
+  });
+
+  test('a request without identity headers has no consumer field', async () => {
+    const from = service.logs.length;
+    await call(`${service.url}/healthz`);
+    const [line] = await requestLines(from);
+    expect(line).not.toHaveProperty('consumer');
+  });
+
+  /** POSTs a job whose body arrives in two parts `pauseMs` apart; resolves with the status. */
+  function slowPost(pauseMs: number): Promise<number> {
+    const body = JSON.stringify({ title: 'Slow', department: 'Ops', type: 'contract', description: 'Arrives late.' });
+    return new Promise((resolve, reject) => {
+      const req = http.request(`${service.url}/api/v1/jobs`, {
+        method: 'POST',
+        headers: { ...writer, ...json, 'Content-Length': Buffer.byteLength(body), 'X-Request-ID': 'slow-one' },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => req.end(body.slice(10)), pauseMs);
+    });
+  }
+
+  test('the duration is in milliseconds and covers the whole request, body upload included', async () => {
+    const from = service.logs.length;
+    const started = performance.now();
+    expect(await slowPost(300)).toBe(201);
+    const elapsed = performance.now() - started;
+    const [line] = await requestLines(from);
+    expect(line!.reqId).toBe('slow-one');
+    expect(typeof line!.ms).toBe('number');
+    // At least the pause the client took, at most what the client itself measured.
+    expect(line!.ms).toBeGreaterThanOrEqual(290);
+    expect(line!.ms).toBeLessThanOrEqual(elapsed);
+  });
+
+  test('a quick request logs a small positive duration', async () => {
+    const from = service.logs.length;
+    const started = performance.now();
+    await call(`${service.url}/healthz`);
+    const elapsed = performance.now() - started;
+    const [line] = await requestLines(from);
+    expect(line!.ms).toBeGreaterThan(0);
+    expect(line!.ms).toBeLessThanOrEqual(elapsed);
   });
 });

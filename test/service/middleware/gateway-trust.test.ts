@@ -1,11 +1,11 @@
 /**
- * The identity the service takes from the gateway's headers (service/middleware/identity.ts): which
+ * The identity the service takes from the gateway's headers (service/middleware/gateway-trust.ts): which
  * X-Consumer-ID values count as a caller (creating needs one, a draft is visible to its creator
  * only) and how the username reaches the request log.
  */
-import { json } from './helpers/consumers';
-import { call } from './helpers/http';
-import { startTestService, type TestService } from './helpers/service';
+import { json } from '../../helpers/consumers';
+import { call } from '../../helpers/http';
+import { startTestService, type TestService } from '../../helpers/service';
 
 let service: TestService;
 beforeAll(async () => {

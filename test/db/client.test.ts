@@ -1,7 +1,7 @@
 import { jobs } from '../../db/schema';
 import { createDatabase, type DatabaseHandle } from '../../db/client';
 import { migrateDatabase } from '../../db/migrate';
-import { openDatabase } from '../../db/replicas';
+import { openDatabase } from '../../db/client';
 import { generateJobs } from '../../db/seed-data';
 import { createApp } from '../../service/app';
 import { ConfigError, loadConfig } from '../../service/config';

@@ -1,0 +1,69 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { HttpError } from '../errors';
+
+// What the gateway vouches for: one Host, that the request came through it, and who is calling.
+
+/**
+ * Who is calling, as the gateway authenticated them. Scopes (X-Consumer-Groups) are enforced by
+ * the gateway's job-scopes plugin; the service needs only the caller's id and, for logs, name.
+ */
+export interface Consumer {
+  id: string;
+  username?: string;
+}
+
+declare module 'koa' {
+  interface DefaultState {
+    consumer?: Consumer;
+    requestId?: string;
+  }
+}
+
+// Kong consumer ids are UUIDs; anything else that fits the column is accepted for local use.
+const CONSUMER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+function header(value: string | string[] | undefined): string | undefined {
+  // A repeated identity header is not something the gateway sends: ignore it rather than guess.
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/**
+ * Two Host headers are a 400, as nginx answers them (RFC 9112 §3.2): Node keeps the first and
+ * drops the other, so the service and a proxy in front could each read a different host.
+ */
+export function singleHost(): Middleware {
+  return async (ctx, next) => {
+    const raw = ctx.req.rawHeaders;
+    let hosts = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'host') hosts++;
+    if (hosts > 1) throw new HttpError(400, 'Malformed HTTP request: Host sent more than once', {}, { Connection: 'close' });
+    await next();
+  };
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * With a secret configured, a request that did not come through the gateway is refused before
+ * anything else runs, so forged identity headers never reach a query. Then the identity headers
+ * the gateway sets (and strips from client requests) name the caller: the service trusts them
+ * because only the gateway can reach it (and, with GATEWAY_SECRET, proves it).
+ */
+export function trustGateway(secret: string | undefined): Middleware {
+  const expected = secret ? digest(secret) : undefined;
+  return async (ctx, next) => {
+    if (expected) {
+      const sent = ctx.req.headers['x-gateway-secret'];
+      // Comparing digests keeps the comparison constant-time whatever the length sent.
+      if (typeof sent !== 'string' || !timingSafeEqual(digest(sent), expected)) {
+        throw new HttpError(401, 'Requests must come through the API gateway');
+      }
+    }
+    const id = header(ctx.req.headers['x-consumer-id']);
+    if (id && CONSUMER_ID.test(id)) {
+      ctx.state.consumer = { id, username: header(ctx.req.headers['x-consumer-username']) };
+    }
+    await next();
+  };
+}
