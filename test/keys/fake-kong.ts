@@ -65,5 +65,9 @@ export function fakeKong(): FakeKong {
 export function isolateNetwork(): void {
   beforeAll(() => nock.disableNetConnect());
   afterEach(() => nock.cleanAll());
-  afterAll(() => nock.enableNetConnect());
+  // restore(): nock patches Node's http for the whole jest worker, so later files in it would get no keep-alive.
+  afterAll(() => {
+    nock.enableNetConnect();
+    nock.restore();
+  });
 }
