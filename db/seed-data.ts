@@ -47,8 +47,8 @@ const RESPONSIBILITIES = [
   'Mentor junior colleagues',
 ];
 
-/** mulberry32: small, fast and good enough for demo data. */
-function generator(seed: number) {
+/** mulberry32: small, fast and good enough for demo data (and the property tests' draws). */
+export function generator(seed: number) {
   let a = seed >>> 0;
   const next = () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -60,7 +60,8 @@ function generator(seed: number) {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const some = <T>(items: readonly T[], min: number): T[] =>
     items.filter(() => next() < 0.6).concat(items.slice(0, min)).filter((v, i, all) => all.indexOf(v) === i);
-  return { next, pick, some };
+  const int = (n: number): number => Math.floor(next() * n);
+  return { next, int, pick, some };
 }
 
 type Status = NonNullable<NewJobRow['status']>;

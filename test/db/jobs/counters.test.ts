@@ -19,19 +19,8 @@ import { parseListQuery } from '../../../service/jobs/http/list-jobs';
 import { countJobs, listJobs } from '../../../db/jobs/listing';
 import { freshDatabase, runDatabasePrefix, type TestDatabase } from '../../helpers/database';
 import { testServerOptions, testServerUrl } from '../../helpers/server';
+import { generator } from '../../../db/seed-data';
 
-/** mulberry32, as db/seed-data.ts uses. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]! };
-}
 
 const STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;
 const TYPES = ['full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'] as const;
@@ -127,7 +116,7 @@ function newId(): Buffer {
   return id;
 }
 
-function jobValues(rnd: ReturnType<typeof random>): unknown[] {
+function jobValues(rnd: ReturnType<typeof generator>): unknown[] {
   return [
     newId(),
     rnd.pick(DEPARTMENTS),
@@ -139,7 +128,7 @@ function jobValues(rnd: ReturnType<typeof random>): unknown[] {
   ];
 }
 /** A moment in ten days, so day counts have several days to keep apart (and midnights to cross). */
-const createdAt = (rnd: ReturnType<typeof random>) => new Date(Date.UTC(2026, 2, 1) + rnd.int(10 * 24 * 60) * 60_000 + rnd.int(60_000));
+const createdAt = (rnd: ReturnType<typeof generator>) => new Date(Date.UTC(2026, 2, 1) + rnd.int(10 * 24 * 60) * 60_000 + rnd.int(60_000));
 const INSERT = `INSERT INTO jobs (id, title, department, type, workplace, status, deleted_at, created_at, description, requirements, responsibilities)
   VALUES (?, 'Counted', ?, ?, ?, ?, ?, ?, 'x', '[]', '[]')`;
 
@@ -150,7 +139,7 @@ beforeAll(async () => {
 afterAll(() => database.close());
 
 test.each([[20261122], [5]])('every filter total equals COUNT(*) through random plain-SQL changes (seed %i)', async (seed) => {
-  const rnd = random(seed);
+  const rnd = generator(seed);
   const connections: PoolConnection[] = [];
   for (let i = 0; i < 3; i++) {
     const connection = await database.pool.getConnection();
@@ -339,7 +328,7 @@ test('the migration counts the jobs that were there before it', async () => {
     journal.entries = journal.entries.slice(0, journal.entries.findIndex((entry) => entry.tag.startsWith('0007')));
     writeFileSync(journalPath, JSON.stringify(journal));
     const before = createDatabase(url, { connectionLimit: 1 });
-    const rnd = random(99);
+    const rnd = generator(99);
     try {
       await migrate(before.db, { migrationsFolder: folder });
       for (let i = 0; i < 200; i++) await before.pool.query(INSERT, jobValues(rnd));

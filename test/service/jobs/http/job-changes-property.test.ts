@@ -6,7 +6,7 @@
  * failure prints the seed and the operations, and replays the same way.
  */
 import type { PoolConnection } from 'mysql2/promise';
-import { generateJobs } from '../../../../db/seed-data';
+import { generateJobs, generator } from '../../../../db/seed-data';
 import { jobs } from '../../../../db/schema';
 import { reader } from '../../../helpers/consumers';
 import { call } from '../../../helpers/http';
@@ -16,18 +16,6 @@ let service: TestService;
 
 type Entry = { id: string; removed?: true };
 
-/** mulberry32, as db/seed-data.ts uses. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]! };
-}
 
 async function listable(): Promise<Map<string, unknown>> {
   const found = new Map<string, unknown>();
@@ -47,7 +35,7 @@ beforeAll(async () => {
 afterAll(() => service.close());
 
 test.each([[20260901], [7], [424242]])('a mirror built from the feed equals the table (seed %i)', async (seed) => {
-  const rnd = random(seed);
+  const rnd = generator(seed);
   const log: string[] = [];
   const mirror = new Map<string, unknown>();
   let since: string | undefined;
