@@ -4,7 +4,7 @@
  * machine used. A measurement the generator may have limited is kept but marked invalid.
  */
 import { performance } from 'node:perf_hooks';
-import { generatorBusy, runLoad, saturated, type LoadResult } from './generator';
+import { generatorBusy, runLoad, saturated, type LoadRequest, type LoadResult } from './generator';
 import { cpuMicros, machineBusyMicros, peakRss, resetPeakRss } from './proc';
 import type { Comparison, Target } from './scenarios';
 import type { Server } from './servers';
@@ -39,17 +39,9 @@ export interface Measurement extends Omit<LoadResult, 'generator'> {
   invalid?: string;
 }
 
-export interface MeasureOptions {
+export interface MeasureOptions extends Omit<LoadRequest, 'origin'> {
   round: number;
   origin?: string;
-  method: 'GET' | 'POST';
-  paths: string[];
-  headers: Record<string, string>;
-  body?: string;
-  connections: number;
-  threads: number;
-  seconds: number;
-  timeoutSeconds: number;
   mode: Measurement['mode'];
   counts: Comparison['counts'];
   databasePid?: number;

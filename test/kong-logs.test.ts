@@ -15,36 +15,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../scripts/real-kong';
+import { rawText } from './helpers/raw-text';
 
 const ROOT = path.resolve(__dirname, '..');
 const NGINX = '/usr/sbin/nginx';
 const CANARY = 'CANARYKEY';
 
-/** A port nothing listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Sends raw bytes and returns everything the server answered before closing. */
-function raw(port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let data = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (data += chunk));
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-    socket.setTimeout(5000, () => socket.destroy(new Error('timeout')));
-    socket.write(request);
-  });
-}
+const raw = (port: number, request: string) => rawText(port, request, 5000);
 
 async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 100; i++) {

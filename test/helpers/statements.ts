@@ -1,4 +1,5 @@
 import { drizzle } from 'drizzle-orm/mysql2';
+import type { RowDataPacket } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
 import type { Database } from '../../db/client';
 import * as schema from '../../db/schema';
@@ -25,3 +26,20 @@ export function recordingDatabase(pool: Pool): { db: Database; take(): Statement
 export const pageRead = (statements: Statement[]) => statements.find((one) => one.sql.includes('`page_ids`'));
 /** The statement of `statements` that reads a listing's total from job_counts. */
 export const totalRead = (statements: Statement[]) => statements.find((one) => one.sql.includes('from `job_counts`'));
+
+/** The storage engine's read handlers, counted by rowsRead(); `withKeyLookups` adds Handler_read_key. */
+const READ_HANDLERS = ['Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd_next', 'Handler_read_first', 'Handler_read_last'];
+
+/** Rows the storage engine handed over (index and table reads) for one run of `statement` on `pool`. */
+export async function rowsRead(pool: Pool, { sql, params }: Statement, { withKeyLookups = false } = {}): Promise<number> {
+  const handlers = withKeyLookups ? ['Handler_read_key', ...READ_HANDLERS] : READ_HANDLERS;
+  const connection = await pool.getConnection();
+  try {
+    await connection.query('FLUSH STATUS');
+    await connection.query(sql, params);
+    const [rows] = await connection.query<RowDataPacket[]>('SHOW SESSION STATUS WHERE Variable_name IN (?)', [handlers]);
+    return rows.reduce((sum, row) => sum + Number(row.Value), 0);
+  } finally {
+    connection.release();
+  }
+}

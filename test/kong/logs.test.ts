@@ -4,28 +4,16 @@
  * one, sent to a Kong whose service is down, so that nginx's error log quotes each request line.
  * test/kong-logs.test.ts shows, on plain nginx, the raw lines the filter has to clean.
  */
-import net from 'node:net';
 import { freePort, startRealKong, type RealKong } from '../../scripts/real-kong';
 import { DEMO } from '../local-gateway/support';
+import { rawText } from '../helpers/raw-text';
 
 const CANARY = 'CANARYKEY';
 let kong: RealKong;
 const answers: Record<string, string> = {};
 
-/** Sends raw bytes and returns everything Kong answered before closing. */
-function raw(request: string): Promise<string> {
-  const port = Number(new URL(kong.proxyUrl).port);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let data = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (data += chunk));
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-    socket.setTimeout(10_000, () => socket.destroy(new Error('timeout')));
-    socket.write(request);
-  });
-}
+/** Sends raw bytes to Kong's proxy and returns everything it answered before closing. */
+const raw = (request: string) => rawText(Number(new URL(kong.proxyUrl).port), request);
 
 beforeAll(async () => {
   kong = await startRealKong({ serviceUrl: `http://127.0.0.1:${await freePort()}`, gatewaySecret: 'logs-secret' });

@@ -10,7 +10,7 @@ import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/lis
 import { readRows, type Statement } from '../../../db/sql';
 import { rowToJob } from '../../../db/jobs/job-columns';
 import { pageStatement, planList } from '../../../db/jobs/listing';
-import { pageRead, recordingDatabase } from '../../helpers/statements';
+import { pageRead, recordingDatabase, rowsRead as engineRowsRead } from '../../helpers/statements';
 
 const ROWS = 100_000;
 let database: TestDatabase;
@@ -60,20 +60,8 @@ async function explain({ sql, params }: Statement): Promise<Plan> {
   return rows as Plan;
 }
 
-/** Rows the storage engine handed over (index and table reads) for one run of the query. */
-async function rowsRead({ sql, params }: Statement): Promise<number> {
-  const connection = await database.pool.getConnection();
-  try {
-    await connection.query('FLUSH STATUS');
-    await connection.query(sql, params);
-    const [rows] = await connection.query<RowDataPacket[]>(
-      "SHOW SESSION STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd_next', 'Handler_read_first', 'Handler_read_last')",
-    );
-    return rows.reduce((sum, row) => sum + Number(row.Value), 0);
-  } finally {
-    connection.release();
-  }
-}
+/** Rows read for one run of the statement. */
+const rowsRead = (statement: Statement) => engineRowsRead(database.pool, statement);
 
 /** The position of the n-th job of a filter in listing order. */
 async function positionAt(query: string, n: number): Promise<ListPosition> {

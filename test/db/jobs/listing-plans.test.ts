@@ -25,7 +25,7 @@ import { dayCountsStatement, pageStatement, planList } from '../../../db/jobs/li
 import { parseListQuery } from '../../../service/jobs/http/list-jobs';
 import { readRows, type Statement } from '../../../db/sql';
 import { countJobs, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';
-import { pageRead, recordingDatabase, totalRead } from '../../helpers/statements';
+import { pageRead, recordingDatabase, rowsRead as engineRowsRead, totalRead } from '../../helpers/statements';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 
 const ROWS = 20_000;
@@ -65,20 +65,8 @@ async function explain({ sql, params }: Statement): Promise<Step[]> {
   return rows as Step[];
 }
 
-/** Rows the storage engine handed over (index and table reads) for one run of the statement. */
-async function rowsRead({ sql, params }: Statement): Promise<number> {
-  const connection = await database.pool.getConnection();
-  try {
-    await connection.query('FLUSH STATUS');
-    await connection.query(sql, params);
-    const [rows] = await connection.query<RowDataPacket[]>(
-      "SHOW SESSION STATUS WHERE Variable_name IN ('Handler_read_key', 'Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd_next', 'Handler_read_first', 'Handler_read_last')",
-    );
-    return rows.reduce((sum, row) => sum + Number(row.Value), 0);
-  } finally {
-    connection.release();
-  }
-}
+/** Rows read (key lookups included) for one run of the statement. */
+const rowsRead = (statement: Statement) => engineRowsRead(database.pool, statement, { withKeyLookups: true });
 
 const parse = (filter: string, extra = '') => parseListQuery(Object.fromEntries(new URLSearchParams([filter, extra].filter(Boolean).join('&'))));
 
