@@ -5,7 +5,7 @@
  * been what limited it (see `saturated`).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { clockTicks } from './proc';
@@ -23,6 +23,8 @@ export interface LoadRequest {
   seconds: number;
   /** Seconds one request may take before wrk counts it as a timeout. */
   timeoutSeconds: number;
+  /** CPUs wrk may run on (taskset's list, e.g. "0"); any when absent. */
+  cpus?: string;
 }
 
 export interface LoadResult {
@@ -36,7 +38,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   bytes: number;
-  generator: { cpuMicros: number; threads: number };
+  /** wrk's CPU time, and the time its threads were ready to run but waited for a CPU (schedstat). */
+  generator: { cpuMicros: number; waitMicros: number; threads: number };
 }
 
 /** bench/wrk.lua, from bench/ (ts-jest) or dist/bench/ (compiled). */
@@ -45,9 +48,13 @@ const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..'
 /** A generator whose threads were busy this share of the window or more was the bottleneck. */
 export const SATURATED_SHARE = 0.8;
 
-/** The share of its threads' time the generator spent on the CPU during a measurement. */
+/**
+ * The share of its threads' time the generator was on a CPU or waiting for one: a generator that
+ * waits for a CPU limits the rate as surely as one that uses all of it.
+ */
 export function generatorBusy(result: Pick<LoadResult, 'seconds' | 'generator'>): number {
-  return result.seconds > 0 ? result.generator.cpuMicros / (result.seconds * 1e6 * result.generator.threads) : 0;
+  const { cpuMicros, waitMicros, threads } = result.generator;
+  return result.seconds > 0 ? (cpuMicros + (Number.isFinite(waitMicros) ? waitMicros : 0)) / (result.seconds * 1e6 * threads) : 0;
 }
 
 export function saturated(result: Pick<LoadResult, 'seconds' | 'generator'>): boolean {
@@ -79,7 +86,7 @@ export function requestsChunk(request: Pick<LoadRequest, 'origin' | 'method' | '
 }
 
 /** Reads wrk's BENCH_RESULT line (printed by bench/wrk.lua's done()). */
-export function parseResult(stdout: string, threads: number): LoadResult {
+export function parseResult(stdout: string, threads: number, waitMicros = NaN): LoadResult {
   const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
   if (!line) throw new Error(`wrk printed no result: ${stdout.trim().slice(-500)}`);
   const raw = JSON.parse(line.slice('BENCH_RESULT '.length)) as {
@@ -105,7 +112,7 @@ export function parseResult(stdout: string, threads: number): LoadResult {
     errors: raw.connect + raw.read + raw.write,
     timeouts: raw.timeout,
     bytes: raw.bytes,
-    generator: { cpuMicros: raw.cpuTicks < 0 ? NaN : (raw.cpuTicks * 1e6) / clockTicks(), threads },
+    generator: { cpuMicros: raw.cpuTicks < 0 ? NaN : (raw.cpuTicks * 1e6) / clockTicks(), waitMicros, threads },
   };
 }
 
@@ -125,18 +132,38 @@ export function runLoad(request: LoadRequest): Promise<LoadResult> {
     '--',
     requestsFile,
   ];
+  const [command, ...argv] = request.cpus ? ['taskset', '-c', request.cpus, 'wrk', ...args] : ['wrk', ...args];
   return new Promise<LoadResult>((resolve, reject) => {
-    execFile('wrk', args, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+    const child = execFile(command!, argv, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      clearInterval(sampling);
       rmSync(dir, { recursive: true, force: true });
       if (error) {
         const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
         return reject(new Error(missing ? 'wrk is not installed (Debian: apt-get install wrk)' : `wrk failed: ${stderr.trim() || error.message}`));
       }
       try {
-        resolve(parseResult(stdout, request.threads));
+        resolve(parseResult(stdout, request.threads, waits.size ? [...waits.values()].reduce((a, b) => a + b, 0) : NaN));
       } catch (parseError) {
         reject(parseError as Error);
       }
     });
+    // A thread's schedstat goes when the thread ends, so it is read while wrk runs (taskset execs wrk: same pid).
+    const waits = new Map<string, number>();
+    const sampling = setInterval(() => child.pid && readWaits(child.pid, waits), WAIT_SAMPLE_MS);
   });
+}
+
+const WAIT_SAMPLE_MS = 100;
+
+/** Adds each thread's time waiting for a CPU (the second field of /proc/<pid>/task/<tid>/schedstat, ns) to `waits`, by thread. */
+export function readWaits(pid: number, waits: Map<string, number>): void {
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(/\s+/);
+      const wait = Number(fields[1]) / 1000;
+      if (Number.isFinite(wait)) waits.set(tid, wait);
+    }
+  } catch {
+    // the process or a thread ended meanwhile
+  }
 }

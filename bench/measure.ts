@@ -20,6 +20,8 @@ export interface Measurement extends Omit<LoadResult, 'generator'> {
   round: number;
   target: Target;
   mode: 'load' | 'one at a time';
+  /** Measured at the same time as the other side of its comparison, on the same core. */
+  together?: boolean;
   /** 2xx answers. */
   good: number;
   reqPerSec: number;
@@ -45,33 +47,66 @@ export interface MeasureOptions extends Omit<LoadRequest, 'origin'> {
   mode: Measurement['mode'];
   counts: Comparison['counts'];
   databasePid?: number;
+  /** CPUs the load generator may use (taskset's list); any when absent. */
+  generatorCpus?: string;
 }
 
 const processCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
 
-export async function measure(endpoint: Endpoint, options: MeasureOptions): Promise<Measurement> {
-  const servers = endpoint.chain;
-  const before = servers.map((s) => processCpu(s.pids()));
-  const databaseBefore = options.databasePid ? cpuMicros(options.databasePid) : NaN;
-  const machineBefore = machineBusyMicros();
-  for (const s of servers) for (const pid of s.pids()) resetPeakRss(pid);
-  const started = performance.now();
-  const result = await runLoad({
-    origin: options.origin ?? endpoint.server.url,
-    method: options.method,
-    paths: options.paths,
-    headers: options.headers,
-    body: options.body,
-    connections: options.connections,
-    threads: options.threads,
-    seconds: options.seconds,
-    timeoutSeconds: options.timeoutSeconds,
-  });
-  const wallMicros = (performance.now() - started) * 1000;
-  const used = servers.map((s, i) => processCpu(s.pids()) - before[i]!);
-  const database = options.databasePid ? cpuMicros(options.databasePid) - databaseBefore : NaN;
-  const machine = machineBusyMicros() - machineBefore;
+/** What /proc said before a window: each chain's servers, the database, the machine. */
+interface Before {
+  servers: number[][];
+  database: number;
+  machine: number;
+  started: number;
+}
 
+function begin(endpoints: Endpoint[], databasePid: number | undefined): Before {
+  const servers = endpoints.map((e) => e.chain.map((s) => processCpu(s.pids())));
+  for (const e of endpoints) for (const s of e.chain) for (const pid of s.pids()) resetPeakRss(pid);
+  return { servers, database: databasePid ? cpuMicros(databasePid) : NaN, machine: machineBusyMicros(), started: performance.now() };
+}
+
+/**
+ * Measures one endpoint, or several at once (`together`): each gets its own wrk with the same
+ * request mix, and each one's servers are measured on their own. The database's CPU cannot be
+ * told apart between endpoints measured together: each is given its share by answers.
+ */
+export async function measure(endpoint: Endpoint, options: MeasureOptions): Promise<Measurement> {
+  return (await measureTogether([endpoint], options))[0]!;
+}
+
+export async function measureTogether(endpoints: Endpoint[], options: MeasureOptions): Promise<Measurement[]> {
+  const before = begin(endpoints, options.databasePid);
+  const results = await Promise.all(
+    endpoints.map((endpoint) =>
+      runLoad({
+        origin: options.origin ?? endpoint.server.url,
+        method: options.method,
+        paths: options.paths,
+        headers: options.headers,
+        body: options.body,
+        connections: options.connections,
+        threads: options.threads,
+        seconds: options.seconds,
+        timeoutSeconds: options.timeoutSeconds,
+        cpus: options.generatorCpus,
+      }),
+    ),
+  );
+  const wallMicros = (performance.now() - before.started) * 1000;
+  const used = endpoints.map((e, i) => e.chain.map((s, j) => processCpu(s.pids()) - before.servers[i]![j]!));
+  const database = options.databasePid ? cpuMicros(options.databasePid) - before.database : NaN;
+  const machine = machineBusyMicros() - before.machine;
+  const generators = results.reduce((sum, r) => sum + r.generator.cpuMicros, 0);
+  const ours = used.flat().reduce((a, b) => a + b, 0) + generators + (Number.isFinite(database) ? database : 0);
+  const otherCores = Math.max(0, (machine - ours) / wallMicros);
+  const answered = results.reduce((sum, r) => sum + r.requests, 0);
+  return endpoints.map((endpoint, i) => finish(endpoint, options, results[i]!, used[i]!, answered > 0 ? (database * results[i]!.requests) / answered : NaN, wallMicros, otherCores, endpoints.length > 1));
+}
+
+function finish(endpoint: Endpoint, options: MeasureOptions, result: LoadResult, used: number[], database: number, wallMicros: number, otherCores: number, together: boolean): Measurement {
+  const servers = endpoint.chain;
   const good = Object.entries(result.statuses).reduce((sum, [code, n]) => sum + (code.startsWith('2') ? n : 0), 0);
   const counted = options.counts === 'good' ? good : result.requests;
   const per = (micros: number) => (counted > 0 ? micros / counted : NaN);
@@ -85,7 +120,6 @@ export async function measure(endpoint: Endpoint, options: MeasureOptions): Prom
   if (Number.isFinite(database)) cpuPerRequest.database = per(database);
   const peakRssBytes: Record<string, number> = {};
   for (const s of servers) peakRssBytes[s.name] = s.pids().reduce((sum, pid) => sum + peakRss(pid), 0);
-  const ours = used.reduce((a, b) => a + b, 0) + result.generator.cpuMicros + (Number.isFinite(database) ? database : 0);
 
   const { generator: _generator, ...load } = result;
   const busy = generatorBusy(result);
@@ -95,13 +129,14 @@ export async function measure(endpoint: Endpoint, options: MeasureOptions): Prom
         ? 'no 2xx answer'
         : 'no answer'
       : saturated(result) && options.mode === 'load'
-        ? `load generator saturated (${(busy * 100).toFixed(0)}% busy)`
+        ? `load generator saturated (${(busy * 100).toFixed(0)}% on or waiting for a CPU)`
         : undefined;
   return {
     ...load,
     round: options.round,
     target: endpoint.target,
     mode: options.mode,
+    ...(together ? { together: true } : {}),
     good,
     reqPerSec: result.seconds > 0 ? result.requests / result.seconds : 0,
     goodPerSec: result.seconds > 0 ? good / result.seconds : 0,
@@ -110,7 +145,7 @@ export async function measure(endpoint: Endpoint, options: MeasureOptions): Prom
     cores,
     peakRssBytes,
     generatorBusy: busy,
-    otherCores: Math.max(0, (machine - ours) / wallMicros),
+    otherCores,
     ...(invalid ? { invalid } : {}),
   };
 }

@@ -25,6 +25,8 @@ export interface Options {
   syncRounds: number;
   scenarios: ScenarioKey[];
   reseed: boolean;
+  /** Measure every comparison's targets one after the other, never at once on a shared core. */
+  inTurn: boolean;
   /** Whether docs/performance.md's latest section is replaced (--no-docs: bench/results/ only). */
   docs: boolean;
   note: string;
@@ -47,13 +49,14 @@ const FLAGS = {
   'sync-rounds': { type: 'string' },
   scenarios: { type: 'string' },
   reseed: { type: 'boolean' },
+  'in-turn': { type: 'boolean' },
   'no-docs': { type: 'boolean' },
   note: { type: 'string' },
 } as const;
 
 export const USAGE =
   'npm run bench -- [--sizes 10000,100000] [--scenarios A,D,...] [--rounds 3] [--max-rounds 10] [--spread 5] [--duration 5] [--warmup 2] ' +
-  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--reseed] [--no-docs] [--note text]';
+  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--reseed] [--in-turn] [--no-docs] [--note text]';
 
 /** An argument as a shell would need it quoted, so the recorded command line can be pasted back. */
 const quoted = (arg: string) => (/^[\w.,=:/'-]+$/.test(arg) && !arg.includes("'") ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
@@ -74,6 +77,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     syncRounds: 2,
     scenarios: [...ALL_SCENARIOS],
     reseed: false,
+    inTurn: false,
     docs: true,
     note: env.BENCH_NOTE ?? '',
     serverUrl: env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
@@ -109,6 +113,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     options.scenarios = keys as ScenarioKey[];
   }
   if (parsed.reseed) options.reseed = true;
+  if (parsed['in-turn']) options.inTurn = true;
   if (parsed['no-docs']) options.docs = false;
   if (parsed.note !== undefined) options.note = parsed.note;
   return options;

@@ -69,3 +69,8 @@ export function databasePid(): number | undefined {
   }
   return undefined;
 }
+
+/** Lets every thread of each process run only on `cpus` (taskset's list, e.g. "1" or "0-3"). */
+export function pin(pids: number[], cpus: string): void {
+  for (const pid of pids) execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}

@@ -89,6 +89,7 @@ interface Summary {
   statuses: Record<string, number>;
   errors: number;
   mode: Measurement['mode'];
+  together: boolean;
 }
 
 export function summarise(result: ScenarioResult, target: Target): Summary | undefined {
@@ -121,6 +122,7 @@ export function summarise(result: ScenarioResult, target: Target): Summary | und
     statuses,
     errors: runs.reduce((sum, m) => sum + m.errors + m.timeouts, 0),
     mode: all[0]!.mode,
+    together: all.every((m) => m.together === true),
   };
 }
 
@@ -159,6 +161,7 @@ function notes(result: ScenarioResult, subject: Summary, reference: Summary | un
     if (bad) out.push(`${name}: ${bad}`);
   }
   if (subject.mode === 'one at a time') out.push('slow: timed one request at a time');
+  else if (!subject.together) out.push('measured in turn, not at once');
   const other = Math.max(subject.otherCores, reference?.otherCores ?? 0);
   if (other > BUSY_CORES) out.push(`machine busy: other processes used ${other.toFixed(2)} cores meanwhile`);
   return out.join('; ');
@@ -294,8 +297,9 @@ export function markdownReport(run: RunResult): string {
   return [
     `Run ${run.startedAt} (${run.minutes.toFixed(1)} min), \`npm run bench -- ${String(o.argv ?? '')}\`.`,
     `Machine: ${machine}.`,
-    `Rounds of ${o.duration} s per target after a ${o.warmup} s warm-up, ${o.connections} connections (O: ${String(o.overloadConnections)}), wrk with ${String(o.threads)} thread(s); ` +
-      `each scenario runs at least ${o.rounds} and at most ${o.maxRounds} interleaved rounds, until the last 3 agree within ${o.spread}% both ways. ` +
+    `Rounds of ${o.duration} s after a ${o.warmup} s warm-up, ${o.connections} connections a target (O: ${String(o.overloadConnections)}), wrk with ${String(o.threads)} thread(s) a target; ` +
+      `${o.inTurn ? 'every target measured in turn (--in-turn)' : 'where each side is one process, subject and reference measured at once, both on one core, wrk on the others; otherwise in turn'}; ` +
+      `each scenario runs at least ${o.rounds} and at most ${o.maxRounds} rounds, until the last 3 agree within ${o.spread}% both ways. ` +
       `Ratio = subject / reference, the median of those rounds: throughput (req/s; O: 2xx/s) and CPU (reference's CPU µs per request / subject's, whole chain). ` +
       `Service with LOG_LEVEL=info to /dev/null, DB_POOL_SIZE=${o.pool}, \`node ${serviceNodeFlags().join(' ')}\` (the Dockerfile's CMD) for the service and the baseline. ` +
       'How to read a row: docs/performance.md.',

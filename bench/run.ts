@@ -16,9 +16,9 @@ import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { checkScenario } from './check';
-import { measure, type Endpoint, type Measurement } from './measure';
+import { measure, measureTogether, type Endpoint, type Measurement } from './measure';
 import { parseOptions, USAGE, type Options } from './options';
-import { databasePid } from './proc';
+import { databasePid, pin } from './proc';
 import { markdownReport, markdownTable, settled, targets, writeLatest, type RunResult, type ScenarioResult, type SyncResult } from './report';
 import { kongUnavailable, startKong } from './kong';
 import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersForTarget, scenariosFor, type Scenario, type Target } from './scenarios';
@@ -142,11 +142,9 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     };
     const dbPid = databasePid();
 
-    const measureOne = async (scenario: Scenario, target: Target, round: number, seconds: number): Promise<Measurement> => {
-      const endpoint = endpoints.get(target);
-      if (!endpoint) throw new Error(`${target} is not running`);
+    const loadOf = (scenario: Scenario, target: Target, round: number, seconds: number) => {
       const oneAtATime = slow.has(scenario);
-      const m = await measure(endpoint, {
+      return {
         round,
         method: scenario.method,
         paths: scenario.ids ? scenario.ids.map((id) => `${scenario.path}${id}`) : [scenario.path],
@@ -156,17 +154,44 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
         threads: options.threads,
         seconds: scenario.key === 'O' ? options.overloadSeconds : windowFor(scenario, seconds),
         timeoutSeconds: oneAtATime ? 120 : 30,
-        mode: oneAtATime ? 'one at a time' : 'load',
+        mode: oneAtATime ? ('one at a time' as const) : ('load' as const),
         counts: scenario.comparison.counts,
         databasePid: dbPid,
-      });
+      };
+    };
+    const endpointOf = (target: Target) => {
+      const endpoint = endpoints.get(target);
+      if (!endpoint) throw new Error(`${target} is not running`);
+      return endpoint;
+    };
+    const settle = async (scenario: Scenario) => {
       await quiet(admin, database);
       if (scenario.method === 'POST') await removeCreates();
+    };
+    const measureOne = async (scenario: Scenario, target: Target, round: number, seconds: number): Promise<Measurement> => {
+      const m = await measure(endpointOf(target), loadOf(scenario, target, round, seconds));
+      await settle(scenario);
       return m;
+    };
+    /** Every target of a scenario at once, their servers sharing one core and wrk kept off it. */
+    const measureAtOnce = async (scenario: Scenario, round: number, seconds: number): Promise<Measurement[]> => {
+      const list = targetsOf(scenario).map(endpointOf);
+      const pids = list.flatMap((e) => e.chain.flatMap((s) => s.pids()));
+      pin(pids, String(cpus - 1));
+      try {
+        // Same request mix for every target: the headers are the direct ones, the same for each.
+        return await measureTogether(list, { ...loadOf(scenario, list[0]!.target, round, seconds), generatorCpus: cpus > 2 ? `0-${cpus - 2}` : '0' });
+      } finally {
+        pin(pids, `0-${cpus - 1}`);
+        await settle(scenario);
+      }
     };
 
     const runnable = scenarios.filter((s) => !s.unavailable);
     const targetsOf = (scenario: Scenario) => [...scenario.comparison.subjects, scenario.comparison.reference];
+    // One process a side, and a core for the generator and the database: measured at once on a shared core.
+    const cpus = os.cpus().length;
+    const atOnce = (scenario: Scenario) => !options.inTurn && cpus >= 2 && !slow.has(scenario) && targetsOf(scenario).every((t) => endpointOf(t).chain.length === 1);
     // Each round starts with a different target, so none always runs on a warmer (or busier) machine.
     const inTurn = (list: Target[], round: number) => list.map((_, i) => list[(i + round) % list.length]!);
 
@@ -174,7 +199,8 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
       log(`warm-up: ${options.warmup} s per scenario and target`);
       for (const scenario of runnable) {
         if (slow.has(scenario)) continue;
-        for (const target of targetsOf(scenario)) await measureOne(scenario, target, 0, options.warmup).catch(() => undefined);
+        if (atOnce(scenario)) await measureAtOnce(scenario, 0, options.warmup).catch(() => undefined);
+        else for (const target of targetsOf(scenario)) await measureOne(scenario, target, 0, options.warmup).catch(() => undefined);
       }
     }
     const settledOf = (scenario: Scenario) => scenario.comparison.subjects.map((subject) => settled(results.get(scenario)!, subject, options.spread));
@@ -189,12 +215,14 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
       for (const scenario of pending) {
         const result = results.get(scenario)!;
         result.rounds = round;
-        for (const target of inTurn(targetsOf(scenario), round)) {
-          const m = await measureOne(scenario, target, round, options.duration).catch((error: Error) => {
-            log(`  ${scenario.key.padEnd(4)} ${target.padEnd(17)} failed: ${error.message}`);
-            return undefined;
-          });
-          if (!m) continue;
+        const failed = (what: string) => (error: Error) => {
+          log(`  ${scenario.key.padEnd(4)} ${what.padEnd(17)} failed: ${error.message}`);
+          return [];
+        };
+        const taken: Measurement[] = [];
+        if (atOnce(scenario)) taken.push(...(await measureAtOnce(scenario, round, options.duration).catch(failed(targetsOf(scenario).join(' + ')))));
+        else for (const target of inTurn(targetsOf(scenario), round)) taken.push(...(await measureOne(scenario, target, round, options.duration).then((m) => [m], failed(target))));
+        for (const m of taken) {
           result.measurements.push(m);
           log(`  ${scenario.key.padEnd(4)} ${describe(m)}`);
         }
