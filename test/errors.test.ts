@@ -6,15 +6,11 @@ import { reader } from './helpers/consumers';
 import { freshDatabase, type TestDatabase } from './helpers/database';
 import { testServerAddress } from './helpers/server';
 import { pendingTimers } from './helpers/timers';
-import { memoryLog, startTestService, type TestService } from './helpers/service';
+import { memoryLog, sharedTestService } from './helpers/service';
 import { startRelay, type Relay } from './faults/relay';
 
 describe('paths and methods', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'errors_paths' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'errors_paths' });
 
   test('an unknown path is a JSON 404', async () => {
     for (const path of ['/api/v1/nope', '/api/v2/jobs', '/', '/api/v1/jobs/a/b']) {

@@ -1,11 +1,11 @@
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { call } from './helpers/http';
 import { json, writer } from './helpers/consumers';
-import { startTestService, type TestService } from './helpers/service';
+import { sharedTestService } from './helpers/service';
 
 // Each case marked "repro" was answered 500, or accepted, before the input checks it pins.
 
-let service: TestService;
+const service = sharedTestService({ name: 'hostile' });
 
 const valid = {
   title: 'Senior Data Engineer',
@@ -45,11 +45,6 @@ const created = async (patch: Record<string, unknown>) => {
   expect(res.status).toBe(201);
   return res.body.data;
 };
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'hostile' });
-});
-afterAll(() => service.close());
 
 describe('Content-Encoding', () => {
   const curlBody = '{"title":"a","department":"d","type":"contract","description":"x"}';

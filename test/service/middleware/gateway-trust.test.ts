@@ -5,13 +5,9 @@
  */
 import { json } from '../../helpers/consumers';
 import { call } from '../../helpers/http';
-import { startTestService, type TestService } from '../../helpers/service';
+import { sharedTestService } from '../../helpers/service';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService({ name: 'identity' });
-});
-afterAll(() => service.close());
+const service = sharedTestService({ name: 'identity' });
 
 const job = { title: 'Identity check', department: 'QA', type: 'contract', description: 'Who are you?' };
 

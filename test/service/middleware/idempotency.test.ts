@@ -5,10 +5,10 @@ import { createApp } from '../../../service/app';
 import { createLogger } from '../../../service/logger';
 import { serve, call } from '../../helpers/http';
 import { writer2, json, writer } from '../../helpers/consumers';
-import { type TestService, startTestService } from '../../helpers/service';
+import { sharedTestService } from '../../helpers/service';
 import { canonicalJson } from '../../../service/middleware/idempotency';
 
-let service: TestService;
+const service = sharedTestService({ name: 'idempotency' });
 
 const valid = {
   title: 'Platform Engineer',
@@ -32,11 +32,6 @@ async function jobsTitled(title: string): Promise<number> {
   const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs where title = ?', [title]);
   return Number(row!.n);
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'idempotency' });
-});
-afterAll(() => service.close());
 
 describe('Idempotency-Key on POST /api/v1/jobs', () => {
   test('without a key every create is a new job (unchanged behaviour)', async () => {
@@ -257,11 +252,7 @@ describe('a key the database refuses to record for another reason', () => {
  * repeated or malformed key, and the first and last visible ASCII characters as keys.
  */
 describe('key rules and their messages', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'idempotency_edges' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'idempotency_edges' });
 
   const valid = { title: 'Key Edges', department: 'QA', type: 'contract', description: 'Checks the key rules.' };
   const post = (key: string, body: object = valid) =>

@@ -13,7 +13,7 @@ import { createLogger } from '../../../service/logger';
 import { HttpError } from '../../../service/errors';
 import { call, serve, type Served } from '../../helpers/http';
 import { reader, json, writer } from '../../helpers/consumers';
-import { memoryLog, startTestService, type TestService } from '../../helpers/service';
+import { memoryLog, sharedTestService } from '../../helpers/service';
 import http from 'node:http';
 
 /** The log lines written so far, parsed (the logger may write a moment after the response). */
@@ -28,11 +28,7 @@ async function logLines(lines: string[], until: (entries: Array<Record<string, a
 }
 
 describe('through the real app', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'error_handler' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'error_handler' });
 
   test('a database error that is not an outage: 500 with a bare body, logged with its code and request id only', async () => {
     // A table gone missing is a bug or an operator's mistake, not something to retry: no 503.
@@ -195,11 +191,7 @@ describe('errors thrown by Koa and its middleware', () => {
  * a partner reports a request: its id (the gateway's X-Request-ID), how long it took, who sent it.
  */
 describe('request-log', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'request_log' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'request_log' });
 
   /** The request lines logged from `from` on, once `count` of them are there. */
   async function requestLines(from: number, count = 1): Promise<Array<Record<string, any>>> {

@@ -1,9 +1,9 @@
 import { call } from '../../../helpers/http';
 import { json, writer } from '../../../helpers/consumers';
-import { type TestService, startTestService } from '../../../helpers/service';
+import { sharedTestService } from '../../../helpers/service';
 import { parseDueDate } from '../../../../service/jobs/http/create-job';
 
-let service: TestService;
+const service = sharedTestService({ name: 'create' });
 const post = (body: unknown, headers: Record<string, string> = { ...writer, ...json }) =>
   call(`${service.url}/api/v1/jobs`, {
     method: 'POST',
@@ -30,11 +30,6 @@ async function rejected(body: unknown, headers?: Record<string, string>) {
   expect(await rowCount()).toBe(before);
   return res;
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'create' });
-});
-afterAll(() => service.close());
 
 describe('POST /api/v1/jobs: success', () => {
   test('201 with the job, a Location header, and status draft by default', async () => {
@@ -225,11 +220,7 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
  * exact messages a partner reads for a bad type or status.
  */
 describe('validation details, field by field', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'create_gaps' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'create_gaps' });
 
   const valid = {
     title: 'Platform Engineer',

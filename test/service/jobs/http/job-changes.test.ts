@@ -6,9 +6,9 @@ import { type PoolConnection } from 'mysql2/promise';
 import { SEQUENCER_LIMITS, sequencePendingChanges } from '../../../../db/jobs/change-numbering';
 import { json, writer, reader } from '../../../helpers/consumers';
 import { call } from '../../../helpers/http';
-import { type TestService, startTestService } from '../../../helpers/service';
+import { sharedTestService } from '../../../helpers/service';
 
-let service: TestService;
+const service = sharedTestService({ name: 'changes', seed: true });
 
 type Entry = { id: string; removed?: true; title?: string; status?: string };
 type Feed = { data: Entry[]; meta: { nextSince: string; hasMore: boolean; limit: number } };
@@ -62,11 +62,6 @@ function apply(mirror: Map<string, Entry>, entries: Entry[]): void {
     else mirror.set(entry.id, entry);
   }
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'changes', seed: true });
-});
-afterAll(() => service.close());
 
 describe('the change feed', () => {
   test('replayed from the beginning, it gives exactly the listable jobs with their current fields', async () => {
@@ -280,11 +275,7 @@ describe('bad positions are 400s that say what to do', () => {
  * what is accepted (issue 12: the feed's query rules had status-only tests for several of these).
  */
 describe('query messages', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'changes_messages' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'changes_messages' });
 
   const changes = (query: string) => call(`${service.url}/api/v1/jobs/changes${query}`, { headers: reader });
   const LIMIT = 'limit must be an integer from 1 to 500';

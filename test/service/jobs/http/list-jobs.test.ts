@@ -1,12 +1,12 @@
 import { JOB_TYPES, Job } from '../../../../service/jobs/contract/job';
 import { call } from '../../../helpers/http';
 import { reader } from '../../../helpers/consumers';
-import { type TestService, startTestService } from '../../../helpers/service';
+import { sharedTestService, startTestService, type TestService } from '../../../helpers/service';
 import { generateJobs } from '../../../../db/seed-data';
 import { insertInBatches } from '../../../../db/seed';
 import { byListingOrder } from '../../../../db/jobs/listing';
 
-let service: TestService;
+const service = sharedTestService({ name: 'list', seed: true });
 const list = (query = '') => call(`${service.url}/api/v1/jobs${query}`, { headers: reader });
 
 // What the seeded table holds, counted straight from the database to compare against the API.
@@ -17,11 +17,6 @@ async function countWhere(condition: string, values: unknown[] = []): Promise<nu
   );
   return Number(row!.n);
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'list', seed: true });
-});
-afterAll(() => service.close());
 
 describe('GET /api/v1/jobs: default listing', () => {
   test('lists only active and open jobs, 20 per page, with meta', async () => {
@@ -209,11 +204,7 @@ describe('GET /api/v1/jobs: pagination and parameter checks', () => {
  * checked the status only), and the lenient spellings that are not errors.
  */
 describe('filter messages', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'list_messages', seed: true });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'list_messages', seed: true });
 
   const list = (query: string) => call(`${service.url}/api/v1/jobs${query}`, { headers: reader });
 
@@ -311,11 +302,7 @@ describe('filter messages', () => {
  * unpinned (issue 12), with the values just inside them accepted.
  */
 describe('page and limit edges', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'list_edges' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'list_edges' });
 
   const list = (query: string) => call(`${service.url}/api/v1/jobs${query}`, { headers: reader });
   const PAGE = 'page must be a whole number, 1 or more';
