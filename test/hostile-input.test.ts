@@ -2,32 +2,24 @@ import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { call } from './helpers/http';
 import { json, writer } from './helpers/consumers';
 import { sharedTestService } from './helpers/service';
+import { jobRowCount } from './helpers/database';
+import { MINIMAL_JOB } from './helpers/job-bodies';
 
 // Each case marked "repro" was answered 500, or accepted, before the input checks it pins.
 
 const service = sharedTestService({ name: 'hostile' });
 
-const valid = {
-  title: 'Senior Data Engineer',
-  department: 'Data & Analytics',
-  type: 'contract-to-hire',
-  description: 'Build and run our pipelines.',
-};
+const valid = MINIMAL_JOB;
 
 const post = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
   call(`${service.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json, ...headers }, body });
 
-async function rowCount(): Promise<number> {
-  const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs');
-  return Number(row!.n);
-}
-
 /** Sends a request that must be refused, and checks it stored nothing. */
 async function refused(body: string | Uint8Array, headers: Record<string, string> = {}) {
-  const before = await rowCount();
+  const before = await jobRowCount(service.database);
   const res = await post(body, headers);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(await rowCount()).toBe(before);
+  expect(await jobRowCount(service.database)).toBe(before);
   return res;
 }
 

@@ -7,15 +7,11 @@ import { serve, call } from '../../helpers/http';
 import { writer2, json, writer } from '../../helpers/consumers';
 import { sharedTestService } from '../../helpers/service';
 import { canonicalJson } from '../../../service/middleware/idempotency';
+import { MINIMAL_JOB } from '../../helpers/job-bodies';
 
 const service = sharedTestService({ name: 'idempotency' });
 
-const valid = {
-  title: 'Platform Engineer',
-  department: 'Engineering',
-  type: 'full-time',
-  description: 'Keep the lights on.',
-};
+const valid = MINIMAL_JOB;
 
 const post = (key: string | undefined, body: unknown = valid, consumer = writer, url = service.url) =>
   call(`${url}/api/v1/jobs`, {
@@ -61,7 +57,7 @@ describe('Idempotency-Key on POST /api/v1/jobs', () => {
   test('the same body with other key order, whitespace or gzip is the same request', async () => {
     const key = newKey();
     const first = await post(key, { ...valid, title: 'Reordered' });
-    const reordered = `{ "description": "${valid.description}", "type": "full-time",\n "department": "Engineering", "title": "Reordered" }`;
+    const reordered = `{ "description": "${valid.description}", "type": "${valid.type}",\n "department": "${valid.department}", "title": "Reordered" }`;
     const retry = await post(key, reordered);
     expect(retry.status).toBe(201);
     expect(retry.body).toEqual(first.body);

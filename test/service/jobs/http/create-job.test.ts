@@ -2,6 +2,8 @@ import { call } from '../../../helpers/http';
 import { json, writer } from '../../../helpers/consumers';
 import { sharedTestService } from '../../../helpers/service';
 import { parseDueDate } from '../../../../service/jobs/http/create-job';
+import { jobRowCount } from '../../../helpers/database';
+import { MINIMAL_JOB } from '../../../helpers/job-bodies';
 
 const service = sharedTestService({ name: 'create' });
 const post = (body: unknown, headers: Record<string, string> = { ...writer, ...json }) =>
@@ -11,23 +13,13 @@ const post = (body: unknown, headers: Record<string, string> = { ...writer, ...j
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
-const valid = {
-  title: 'Senior Data Engineer',
-  department: 'Data & Analytics',
-  type: 'contract-to-hire',
-  description: 'Build and run our pipelines.',
-};
-
-async function rowCount(): Promise<number> {
-  const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs');
-  return Number(row!.n);
-}
+const valid = MINIMAL_JOB;
 
 /** Posts a bad body and checks it got a 400 and stored nothing. */
 async function rejected(body: unknown, headers?: Record<string, string>) {
-  const before = await rowCount();
+  const before = await jobRowCount(service.database);
   const res = await post(body, headers);
-  expect(await rowCount()).toBe(before);
+  expect(await jobRowCount(service.database)).toBe(before);
   return res;
 }
 
@@ -94,7 +86,7 @@ describe('POST /api/v1/jobs: success', () => {
     expect(res.status).toBe(201);
     expect(res.body.data.title).toBe("Robert'); DROP TABLE jobs;-- 🚀");
     expect(res.body.data.description).toBe('Ünïcödé ✓');
-    expect(await rowCount()).toBeGreaterThan(0);
+    expect(await jobRowCount(service.database)).toBeGreaterThan(0);
   });
 
   test('Content-Type with a charset is accepted', async () => {
@@ -222,20 +214,8 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
 describe('validation details, field by field', () => {
   const service = sharedTestService({ name: 'create_gaps' });
 
-  const valid = {
-    title: 'Platform Engineer',
-    department: 'Engineering',
-    type: 'full-time',
-    description: 'Keep the lights on.',
-  };
-
   const post = (body: unknown) =>
     call(`${service.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body: JSON.stringify(body) });
-
-  async function rowCount(): Promise<number> {
-    const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs');
-    return Number(row!.n);
-  }
 
   /** Creates a job and returns it as a later GET sees it (what was stored, not just echoed). */
   async function created(patch: Record<string, unknown>) {
@@ -248,11 +228,11 @@ describe('validation details, field by field', () => {
 
   /** Posts a bad body; checks the 400 stored nothing and returns its details. */
   async function refused(patch: Record<string, unknown>) {
-    const before = await rowCount();
+    const before = await jobRowCount(service.database);
     const res = await post({ ...valid, ...patch });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('Validation failed');
-    expect(await rowCount()).toBe(before);
+    expect(await jobRowCount(service.database)).toBe(before);
     return res.body.details as Array<{ field: string; message: string }>;
   }
 
