@@ -62,6 +62,33 @@ export function fakeKong(): FakeKong {
   return kong;
 }
 
+/** What sends a command's requests to the fake Kong. */
+export const APPLY = ['--apply', '--admin-url', ADMIN];
+
+/** A fresh fake Kong for each test of the file (isolateNetwork drops its interceptors after the test); read it inside tests. */
+export function fakeKongPerTest(): FakeKong {
+  let current: FakeKong | undefined;
+  beforeEach(() => {
+    current = fakeKong();
+  });
+  const kong = (): FakeKong => {
+    if (!current) throw new Error('the fake Kong is made in beforeEach: use it inside a test');
+    return current;
+  };
+  return {
+    get calls() {
+      return kong().calls;
+    },
+    get answer() {
+      return kong().answer;
+    },
+    set answer(answer) {
+      kong().answer = answer;
+    },
+    lines: () => kong().lines(),
+  };
+}
+
 export function isolateNetwork(): void {
   beforeAll(() => nock.disableNetConnect());
   afterEach(() => nock.cleanAll());

@@ -41,6 +41,34 @@ export function workspace(): Workspace {
   return ws;
 }
 
+/** A fresh workspace for each test of the file or block it is called in, removed after the test; read it inside tests. */
+export function workspacePerTest(): Workspace {
+  let current: Workspace | undefined;
+  beforeEach(() => {
+    current = workspace();
+  });
+  afterEach(() => current?.remove());
+  const ws = (): Workspace => {
+    if (!current) throw new Error('the workspace is made in beforeEach: use it inside a test');
+    return current;
+  };
+  return {
+    get dir() {
+      return ws().dir;
+    },
+    get partners() {
+      return ws().partners;
+    },
+    get keys() {
+      return ws().keys;
+    },
+    read: () => ws().read(),
+    state: () => ws().state(),
+    write: (which, text) => ws().write(which, text),
+    remove: () => ws().remove(),
+  };
+}
+
 export interface RunResult {
   code: number;
   out: string;
@@ -53,6 +81,16 @@ export async function keys(ws: Workspace, args: string[], env: NodeJS.ProcessEnv
   const err: string[] = [];
   const code = await run(args, { out: (t) => out.push(t), err: (t) => err.push(t), env, cwd: ws.dir });
   return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+/** Runs `keys <args>`, checks its exit code, that stderr says each of `messages`, and that both files are as they were. */
+export async function expectFilesKept(ws: Workspace, args: string[], code: number, ...messages: string[]): Promise<RunResult> {
+  const before = ws.read();
+  const result = await keys(ws, args);
+  expect(result.code).toBe(code);
+  for (const message of messages) expect(result.err).toContain(message);
+  expect(ws.read()).toEqual(before);
+  return result;
 }
 
 /** The VARIABLE=key line issue and rotate print on stdout. */
