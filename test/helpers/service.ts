@@ -5,6 +5,7 @@ import { demoJobs } from '../../db/seed-data';
 import { createApp } from '../../service/app';
 import { createLogger } from '../../service/logger';
 import { freshDatabase, type TestDatabase } from './database';
+import { forBlock } from './hooked';
 import { serve } from './http';
 
 export interface ReceivedRequest {
@@ -66,36 +67,7 @@ export async function startTestService(opts: { name: string; gatewaySecret?: str
   };
 }
 
-/**
- * startTestService for the describe block (or file) it is called in: started before the block's
- * first test, closed after its last. Its fields are the running service's, read inside tests and hooks.
- */
+/** startTestService for the describe block (or file) it is called in: started before its first test, closed after its last. */
 export function sharedTestService(opts: Parameters<typeof startTestService>[0]): TestService {
-  let running: TestService | undefined;
-  beforeAll(async () => {
-    running = await startTestService(opts);
-  });
-  afterAll(() => running?.close());
-  const current = (): TestService => {
-    if (!running) throw new Error(`the test service ${opts.name} starts in beforeAll: read it inside a test or hook`);
-    return running;
-  };
-  return {
-    get url() {
-      return current().url;
-    },
-    get port() {
-      return current().port;
-    },
-    get database() {
-      return current().database;
-    },
-    get received() {
-      return current().received;
-    },
-    get logs() {
-      return current().logs;
-    },
-    close: () => current().close(),
-  };
+  return forBlock(`the test service ${opts.name}`, () => startTestService(opts), (service) => service.close());
 }

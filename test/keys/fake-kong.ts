@@ -4,6 +4,7 @@
  * slow answers and dropped connections. Nothing else may leave the machine (disableNetConnect).
  */
 import nock from 'nock';
+import { forEachTest } from '../helpers/hooked';
 
 export const ADMIN = 'http://kong-admin.test:8001';
 
@@ -65,28 +66,9 @@ export function fakeKong(): FakeKong {
 /** What sends a command's requests to the fake Kong. */
 export const APPLY = ['--apply', '--admin-url', ADMIN];
 
-/** A fresh fake Kong for each test of the file (isolateNetwork drops its interceptors after the test); read it inside tests. */
+/** A fresh fake Kong for each test of the file (isolateNetwork drops its interceptors after the test). */
 export function fakeKongPerTest(): FakeKong {
-  let current: FakeKong | undefined;
-  beforeEach(() => {
-    current = fakeKong();
-  });
-  const kong = (): FakeKong => {
-    if (!current) throw new Error('the fake Kong is made in beforeEach: use it inside a test');
-    return current;
-  };
-  return {
-    get calls() {
-      return kong().calls;
-    },
-    get answer() {
-      return kong().answer;
-    },
-    set answer(answer) {
-      kong().answer = answer;
-    },
-    lines: () => kong().lines(),
-  };
+  return forEachTest('the fake Kong', fakeKong);
 }
 
 export function isolateNetwork(): void {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { run } from '../../tools/keys/run';
+import { forEachTest } from '../helpers/hooked';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -41,32 +42,9 @@ export function workspace(): Workspace {
   return ws;
 }
 
-/** A fresh workspace for each test of the file or block it is called in, removed after the test; read it inside tests. */
+/** A fresh workspace for each test of the file or block it is called in, removed after the test. */
 export function workspacePerTest(): Workspace {
-  let current: Workspace | undefined;
-  beforeEach(() => {
-    current = workspace();
-  });
-  afterEach(() => current?.remove());
-  const ws = (): Workspace => {
-    if (!current) throw new Error('the workspace is made in beforeEach: use it inside a test');
-    return current;
-  };
-  return {
-    get dir() {
-      return ws().dir;
-    },
-    get partners() {
-      return ws().partners;
-    },
-    get keys() {
-      return ws().keys;
-    },
-    read: () => ws().read(),
-    state: () => ws().state(),
-    write: (which, text) => ws().write(which, text),
-    remove: () => ws().remove(),
-  };
+  return forEachTest('the workspace', workspace, (ws) => ws.remove());
 }
 
 export interface RunResult {
