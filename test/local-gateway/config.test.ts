@@ -10,6 +10,18 @@ import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, send, startGa
 
 const plugins = pluginRegistry(new RateLimitCounters());
 
+/** A change to a copy of the state files, and what loading the copy must fail with. */
+type Refusal = [string, (state: any, demo: any) => void, string];
+
+function expectRefused(edit: Refusal[1], message: string, env = gatewayEnv('x')): void {
+  const cf = configFile(3000, edit);
+  try {
+    expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(message);
+  } finally {
+    cf.remove();
+  }
+}
+
 describe('decK environment references', () => {
   test('${{ env "DECK_..." }} is replaced by the variable, wherever it is in the text', () => {
     const text = 'key: \'${{ env "DECK_ACME_KEY" }}\'\n# ${{ env "DECK_OTHER" }}\n';
@@ -112,21 +124,14 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
     });
   });
 
-  const refusals: Array<[string, (s: any, demo: any) => void, string]> = [
+  const refusals: Refusal[] = [
     ['a consumer in both files', (_s, demo) => demo.consumers.push({ username: 'anonymous', id: 'x' }), 'consumer "anonymous" is defined twice'],
     ['a service in both files', (s, demo) => (demo.services = [{ ...s.services[0], routes: [] }]), 'service name "jobs-service" is used twice'],
     ['a route name in both files', (s, demo) => (demo.services = [{ ...s.services[0], name: 'other', routes: [s.services[0].routes[0]] }]), 'route name "jobs-read" is used twice'],
     ['a key in both files', (_s, demo) => demo.consumers.push({ username: 'copy', id: 'c', keyauth_credentials: [{ id: 'k', key: DEMO.reader }] }), 'the same key is used twice'],
     ['_info settings that change what decK syncs', (_s, demo) => (demo._info.default_lookup_tags = { consumers: ['x'] }), '_info: the local gateway reads select_tags only'],
   ];
-  test.each(refusals)('refused: %s', (_name, edit, message) => {
-    const cf = configFile(3000, edit);
-    try {
-      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(message);
-    } finally {
-      cf.remove();
-    }
-  });
+  test.each(refusals)('refused: %s', (_name, edit, message) => expectRefused(edit, message, env));
 
   test('an error names the file it is in', () => {
     const cf = configFile(3000);
@@ -169,7 +174,7 @@ describe('Kong env vault references', () => {
 });
 
 describe('what the local gateway refuses instead of ignoring', () => {
-  const cases: Array<[string, (s: any, demo: any) => void, string]> = [
+  const cases: Refusal[] = [
     ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],
     ['routing on hosts', (s) => (s.services[0].routes[0].hosts = ['api.example.com']), 'services.0.routes.0: Unrecognized key: "hosts"'],
     ['a rate-limiting policy other than local or redis', (s) => (s.services[0].routes[0].plugins[1].config.policy = 'cluster'), 'config.policy: Invalid option'],
@@ -181,14 +186,7 @@ describe('what the local gateway refuses instead of ignoring', () => {
     ['a key used twice', (_s, demo) => demo.consumers[0].keyauth_credentials.push({ id: 'k', key: DEMO.writer }), 'the same key is used twice'],
     ['upstreams', (s) => (s.upstreams = [{ name: 'x' }]), 'Unrecognized key: "upstreams"'],
   ];
-  test.each(cases)('%s', (_name, edit, message) => {
-    const cf = configFile(3000, edit);
-    try {
-      expect(() => loadGateway(cf.paths, gatewayEnv('x'), plugins, () => undefined)).toThrow(message);
-    } finally {
-      cf.remove();
-    }
-  });
+  test.each(cases)('%s', (_name, edit, message) => expectRefused(edit, message));
 });
 
 test.each([

@@ -326,12 +326,21 @@ export interface StubFixture {
  * when `edit` is given) and a gateway serving it, started in beforeAll and stopped in afterAll.
  * Read the parts inside tests (they exist once beforeAll has run).
  */
-export function gatewayOverStub(opts: { secret?: string; edit?: (state: KongState, demo: KongState) => void } = {}): StubFixture {
+export function gatewayOverStub(
+  opts: {
+    secret?: string;
+    edit?: (state: KongState, demo: KongState) => void;
+    /** How the stub answers, instead of its default 200. */
+    respond?: StubUpstream['respond'];
+    gateway?: Parameters<typeof startGateway>[2];
+  } = {},
+): StubFixture {
   const fixture = {} as StubFixture;
   beforeAll(async () => {
     fixture.upstream = await stubUpstream();
+    if (opts.respond) fixture.upstream.respond = opts.respond;
     fixture.cf = configFile(fixture.upstream.port, opts.edit);
-    fixture.gateway = await startGateway(fixture.cf.paths, gatewayEnv(opts.secret ?? 'x'));
+    fixture.gateway = await startGateway(fixture.cf.paths, gatewayEnv(opts.secret ?? 'x'), opts.gateway);
   });
   afterAll(async () => {
     await fixture.gateway.close();
