@@ -6,7 +6,7 @@ import { loadGateway, mergeStates } from '../../gateway/local/config/load';
 import { parseStateList } from '../../gateway/local';
 import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
 import { pluginRegistry } from '../../gateway/local/plugins/registry';
-import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
+import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, overOneStub, send, startGateway, stubUpstream, type ConfigFile } from './support';
 
 const plugins = pluginRegistry(new RateLimitCounters());
 
@@ -87,11 +87,7 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
     expect([...alone.config.credentialsByKey.keys()]).toEqual([]);
     expect([...alone.config.consumersByIdOrUsername.keys()]).toContain('anonymous');
 
-    const upstream = await stubUpstream();
-    const cf = configFile(upstream.port);
-    const prodOnly = await startGateway([cf.path], env);
-    const both = await startGateway(cf.paths, env);
-    try {
+    await overOneStub([(cf) => startGateway([cf.path], env), (cf) => startGateway(cf.paths, env)], async ([prodOnly, both]) => {
       expect((await send(prodOnly.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(401);
       expect(prodOnly.demoKeys()).toEqual([]);
       expect((await send(both.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(200);
@@ -102,12 +98,7 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
         `demo-disabled ${DEMO.disabled} jobs:read,disabled`,
         'demo-no-groups demo-no-groups-4e9b2d71 ',
       ]);
-    } finally {
-      await prodOnly.close();
-      await both.close();
-      await upstream.close();
-      cf.remove();
-    }
+    });
   });
 
   test('lists are appended in file order, select_tags de-duplicated, the first _format_version kept', () => {
@@ -153,23 +144,16 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
 
 describe('Kong env vault references', () => {
   test('kong.yaml\'s gateway_secret reaches the service as X-Gateway-Secret; unresolvable, no secret is sent', async () => {
-    const upstream = await stubUpstream();
-    const cf = configFile(upstream.port);
-    const withSecret = await startGateway(cf.paths, gatewayEnv('from-the-env-vault-123'));
-    const without = await startGateway(cf.paths, gatewayEnv(undefined));
-    try {
+    const resolvable = (cf: ConfigFile) => startGateway(cf.paths, gatewayEnv('from-the-env-vault-123'));
+    const unresolvable = (cf: ConfigFile) => startGateway(cf.paths, gatewayEnv(undefined));
+    await overOneStub([resolvable, unresolvable], async ([withSecret, without], upstream) => {
       await send(withSecret.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
       expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBe('from-the-env-vault-123');
       const res = await send(without.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'X-Gateway-Secret': 'forged' } });
       expect(res.status).toBe(200);
       expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBeUndefined();
       expect(without.rawLogs.some((l) => l.includes('unable to resolve reference {vault://env/jobs-gateway-secret}'))).toBe(true);
-    } finally {
-      await withSecret.close();
-      await without.close();
-      await upstream.close();
-      cf.remove();
-    }
+    });
   });
 });
 

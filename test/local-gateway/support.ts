@@ -315,6 +315,27 @@ export function send(
   });
 }
 
+/**
+ * For one test: a stub upstream, a temp kong.yaml pointed at it, and the gateways `starts` make
+ * over that file, one after the other; `use` runs with them, and all are stopped after it.
+ */
+export async function overOneStub<G extends TestGateway[]>(
+  starts: [...{ [K in keyof G]: (cf: ConfigFile) => Promise<G[K]> }],
+  use: (gateways: G, upstream: StubUpstream) => Promise<void>,
+): Promise<void> {
+  const upstream = await stubUpstream();
+  const cf = configFile(upstream.port);
+  const gateways: TestGateway[] = [];
+  try {
+    for (const start of starts as Array<(cf: ConfigFile) => Promise<TestGateway>>) gateways.push(await start(cf));
+    await use(gateways as G, upstream);
+  } finally {
+    for (const gateway of gateways) await gateway.close();
+    await upstream.close();
+    cf.remove();
+  }
+}
+
 export interface StubFixture {
   upstream: StubUpstream;
   cf: ConfigFile;
