@@ -1,5 +1,5 @@
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
-import { call } from './helpers/http';
+import { call, expectJsonError } from './helpers/http';
 import { json, writer } from './helpers/consumers';
 import { sharedTestService } from './helpers/service';
 import { jobRowCount } from './helpers/database';
@@ -43,8 +43,7 @@ describe('Content-Encoding', () => {
 
   test('repro: br on a body that is not compressed is a 415 naming what is accepted', async () => {
     const res = await refused(curlBody, { 'Content-Encoding': 'br' });
-    expect(res.status).toBe(415);
-    expect(res.body).toEqual({ error: 'Unsupported Content-Encoding "br": send the body uncompressed or gzip-compressed' });
+    expectJsonError(res, 415, 'Unsupported Content-Encoding "br": send the body uncompressed or gzip-compressed');
     expect(res.headers.get('accept-encoding')).toBe('gzip');
   });
 
@@ -80,16 +79,14 @@ describe('Content-Encoding', () => {
     ['gzip followed by junk', Buffer.concat([gzipSync(curlBody), Buffer.from('junk')])],
   ])('a body that claims gzip but is %s: 400', async (_label, body) => {
     const res = await refused(body, { 'Content-Encoding': 'gzip' });
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Request body is not valid gzip data, although Content-Encoding says gzip' });
+    expectJsonError(res, 400, 'Request body is not valid gzip data, although Content-Encoding says gzip');
   });
 
   test('the 100 KB limit applies after decompression', async () => {
     const large = gzipSync(JSON.stringify({ ...valid, description: 'x'.repeat(101 * 1024) }));
     expect(large.length).toBeLessThan(2048);
     const res = await refused(large, { 'Content-Encoding': 'gzip' });
-    expect(res.status).toBe(413);
-    expect(res.body).toEqual({ error: 'Request body too large: the limit is 100 KB' });
+    expectJsonError(res, 413, 'Request body too large: the limit is 100 KB');
   });
 
   test('a zip bomb (95 KB that inflates to ~95 MB) is a 413, and the service carries on', async () => {
@@ -110,15 +107,13 @@ describe('Content-Encoding', () => {
 describe('charset and bytes', () => {
   test.each(['latin1', 'utf-16', 'iso-8859-1'])('charset=%s is a 415: JSON is UTF-8', async (charset) => {
     const res = await refused(JSON.stringify(valid), { 'Content-Type': `application/json; charset=${charset}` });
-    expect(res.status).toBe(415);
-    expect(res.body).toEqual({ error: 'Unsupported charset: JSON bodies must be UTF-8' });
+    expectJsonError(res, 415, 'Unsupported charset: JSON bodies must be UTF-8');
   });
 
   test('bytes that are not UTF-8 are a 400, not replacement characters', async () => {
     const body = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xe9]), Buffer.from(`","department":"d","type":"contract","description":"x"}`)]);
     const res = await refused(body);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Request body is not valid UTF-8' });
+    expectJsonError(res, 400, 'Request body is not valid UTF-8');
   });
 
   test('a UTF-8 byte order mark is ignored', async () => {
@@ -128,8 +123,7 @@ describe('charset and bytes', () => {
 
   test('an empty body is a 400 that asks for an object', async () => {
     const res = await refused('');
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Request body is empty: send a JSON object' });
+    expectJsonError(res, 400, 'Request body is empty: send a JSON object');
   });
 
   test('deeply nested JSON is an ordinary 400', async () => {

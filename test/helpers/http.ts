@@ -44,3 +44,9 @@ export async function call(url: string, init: RequestInit = {}): Promise<JsonRes
   validateResponse({ method: init.method ?? 'GET', url, status: response.status, contentType, body, text });
   return { status: response.status, headers: response.headers, body, text };
 }
+
+/** The answer is `status` with the JSON error body { error: message }, nothing more in it. */
+export function expectJsonError(res: Pick<JsonResponse, 'status' | 'body'>, status: number, message: string): void {
+  expect(res.status).toBe(status);
+  expect(res.body).toEqual({ error: message });
+}

@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { createDatabase } from '../../../db/client';
 import { createApp } from '../../../service/app';
 import { createLogger } from '../../../service/logger';
-import { serve, call } from '../../helpers/http';
+import { call, expectJsonError, serve } from '../../helpers/http';
 import { writer2, json, writer } from '../../helpers/consumers';
 import { sharedTestService } from '../../helpers/service';
 import { canonicalJson } from '../../../service/middleware/idempotency';
@@ -231,8 +231,7 @@ describe('a key the database refuses to record for another reason', () => {
     );
     try {
       const res = await post(newKey(), { ...valid, title: 'Claim refused' });
-      expect(res.status).toBe(500);
-      expect(res.body).toEqual({ error: 'Internal server error' });
+      expectJsonError(res, 500, 'Internal server error');
       // Each refusal gives its connection back: more refusals than the pool holds (10, db/client.ts) all answer.
       for (let i = 0; i < 11; i++) expect((await post(newKey(), { ...valid, title: 'Claim refused' })).status).toBe(500);
     } finally {

@@ -11,7 +11,7 @@ import Koa from 'koa';
 import { requestOutcome } from '../../../service/middleware/request-outcome';
 import { createLogger } from '../../../service/logger';
 import { HttpError } from '../../../service/errors';
-import { call, serve, type Served } from '../../helpers/http';
+import { call, expectJsonError, serve, type Served } from '../../helpers/http';
 import { reader, json, writer } from '../../helpers/consumers';
 import { memoryLog, sharedTestService } from '../../helpers/service';
 import http from 'node:http';
@@ -61,8 +61,7 @@ describe('through the real app', () => {
 
   test.each(['PROPFIND', 'MKCOL'])('%s (a method the router does not implement: 501 inside) is a 405 with Allow', async (method) => {
     const res = await call(`${service.url}/api/v1/jobs`, { method, headers: reader });
-    expect(res.status).toBe(405);
-    expect(res.body).toEqual({ error: 'Method not allowed' });
+    expectJsonError(res, 405, 'Method not allowed');
     expect(res.headers.get('allow')).toBe('HEAD, GET, POST');
   });
 });
@@ -169,8 +168,7 @@ describe('errors thrown by Koa and its middleware', () => {
 
   test('nothing answered: a JSON 404', async () => {
     const res = await call(`${served.url}/empty`);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Not found' });
+    expectJsonError(res, 404, 'Not found');
   });
 
   test('a response with a body is left as it is, whatever its status', async () => {

@@ -1,4 +1,4 @@
-import { call } from '../../../helpers/http';
+import { call, expectJsonError } from '../../../helpers/http';
 import { json, writer } from '../../../helpers/consumers';
 import { sharedTestService } from '../../../helpers/service';
 import { parseDueDate } from '../../../../service/jobs/http/create-job';
@@ -168,8 +168,7 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
 
   test('malformed JSON', async () => {
     const res = await rejected('{"title": "x",');
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Malformed JSON body' });
+    expectJsonError(res, 400, 'Malformed JSON body');
   });
 
   test.each([['[1,2]'], ['"a string"'], ['null'], ['42']])('a body that is not an object (%s)', async (body) => {
@@ -180,8 +179,7 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
 
   test('a non-JSON content type is a 415', async () => {
     const res = await rejected('title=x', { ...writer, 'Content-Type': 'application/x-www-form-urlencoded' });
-    expect(res.status).toBe(415);
-    expect(res.body).toEqual({ error: 'Content-Type must be application/json' });
+    expectJsonError(res, 415, 'Content-Type must be application/json');
     expect((await rejected(JSON.stringify(valid), { ...writer })).status).toBe(415);
   });
 

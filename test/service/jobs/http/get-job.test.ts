@@ -1,4 +1,4 @@
-import { call } from '../../../helpers/http';
+import { call, expectJsonError } from '../../../helpers/http';
 import { json, reader, writer, writer2 } from '../../../helpers/consumers';
 import { sharedTestService } from '../../../helpers/service';
 
@@ -70,14 +70,12 @@ describe('GET /api/v1/jobs/:id', () => {
     ['a very long id', 'a'.repeat(5000)],
   ])('404 Job not found for %s', async (_label, id) => {
     const res = await get(id);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Job not found' });
+    expectJsonError(res, 404, 'Job not found');
   });
 
   test('404 for a soft-deleted job', async () => {
     const res = await get(await idWhere(`deleted_at is not null`));
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Job not found' });
+    expectJsonError(res, 404, 'Job not found');
   });
 
   test('upper-case ids find the same job', async () => {

@@ -5,7 +5,7 @@
 import { type PoolConnection } from 'mysql2/promise';
 import { SEQUENCER_LIMITS, sequencePendingChanges } from '../../../../db/jobs/change-numbering';
 import { json, writer, reader } from '../../../helpers/consumers';
-import { call } from '../../../helpers/http';
+import { call, expectJsonError } from '../../../helpers/http';
 import { sharedTestService } from '../../../helpers/service';
 
 const service = sharedTestService({ name: 'changes', seed: true });
@@ -258,8 +258,7 @@ describe('bad positions are 400s that say what to do', () => {
 
   test.each(['0', '501', 'ten', ''])('limit=%s', async (limit) => {
     const res = await call(`${service.url}/api/v1/jobs/changes?limit=${limit}`, { headers: reader });
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'limit must be an integer from 1 to 500' });
+    expectJsonError(res, 400, 'limit must be an integer from 1 to 500');
   });
 
   test('unknown and repeated parameters', async () => {
@@ -290,14 +289,12 @@ describe('query messages', () => {
     ['since of 201 characters', `?since=${'A'.repeat(201)}`, 'since is not valid: pass meta.nextSince back exactly as it was given'],
   ])('%s', async (_label, query, message) => {
     const res = await changes(query);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: message });
+    expectJsonError(res, 400, message);
   });
 
   test('an unknown parameter name is clipped to 40 characters', async () => {
     const res = await changes(`?${'q'.repeat(41)}=1`);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: `Unknown query parameter "${'q'.repeat(40)}…". Allowed: since, limit` });
+    expectJsonError(res, 400, `Unknown query parameter "${'q'.repeat(40)}…". Allowed: since, limit`);
     const exact = await changes(`?${'r'.repeat(40)}=1`);
     expect(exact.body).toEqual({ error: `Unknown query parameter "${'r'.repeat(40)}". Allowed: since, limit` });
   });

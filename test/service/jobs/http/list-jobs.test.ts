@@ -1,5 +1,5 @@
 import { JOB_TYPES, Job } from '../../../../service/jobs/contract/job';
-import { call } from '../../../helpers/http';
+import { call, expectJsonError } from '../../../helpers/http';
 import { reader } from '../../../helpers/consumers';
 import { sharedTestService, startTestService, type TestService } from '../../../helpers/service';
 import { generateJobs } from '../../../../db/seed-data';
@@ -151,8 +151,7 @@ describe('GET /api/v1/jobs: pagination and parameter checks', () => {
     'limit=%s is a 400 that names the bounds',
     async (value) => {
       const res = await list(`?limit=${value}`);
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'limit must be an integer from 1 to 100' });
+      expectJsonError(res, 400, 'limit must be an integer from 1 to 100');
     },
   );
 
@@ -234,8 +233,7 @@ describe('filter messages', () => {
     if (message === null) {
       expect(res.status).toBe(200);
     } else {
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: message });
+      expectJsonError(res, 400, message);
     }
   });
 
@@ -330,15 +328,13 @@ describe('page and limit edges', () => {
     ],
   ])('%s', async (_label, query, message) => {
     const res = await list(query);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: message });
+    expectJsonError(res, 400, message);
   });
 
   test('a page number past the largest safe one is a 400 that names the largest, never zod\'s own text', async () => {
     for (const page of ['9007199254740992', '9999999999999999']) {
       const res = await list(`?page=${page}`);
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'page must be at most 9007199254740991' });
+      expectJsonError(res, 400, 'page must be at most 9007199254740991');
     }
   });
 
