@@ -5,7 +5,7 @@
 import { type PoolConnection } from 'mysql2/promise';
 import { SEQUENCER_LIMITS, sequencePendingChanges } from '../../../../db/jobs/change-numbering';
 import { json, writer, reader } from '../../../helpers/consumers';
-import { call, expectJsonError } from '../../../helpers/http';
+import { call, expectJsonError, refusesQueries } from '../../../helpers/http';
 import { sharedTestService } from '../../../helpers/service';
 
 const service = sharedTestService({ name: 'changes', seed: true });
@@ -279,7 +279,7 @@ describe('query messages', () => {
   const changes = (query: string) => call(`${service.url}/api/v1/jobs/changes${query}`, { headers: reader });
   const LIMIT = 'limit must be an integer from 1 to 500';
 
-  test.each([
+  refusesQueries(changes, [
     ['limit of five digits, even a valid value', '?limit=00500', LIMIT],
     ['limit with a letter before', '?limit=a5', LIMIT],
     ['limit with a letter after', '?limit=5a', LIMIT],
@@ -287,10 +287,7 @@ describe('query messages', () => {
     ['limit twice', '?limit=1&limit=2', 'Query parameter "limit" was given more than once; send one value'],
     // Longer than any position the API hands out: refused before it is even checked.
     ['since of 201 characters', `?since=${'A'.repeat(201)}`, 'since is not valid: pass meta.nextSince back exactly as it was given'],
-  ])('%s', async (_label, query, message) => {
-    const res = await changes(query);
-    expectJsonError(res, 400, message);
-  });
+  ]);
 
   test('an unknown parameter name is clipped to 40 characters', async () => {
     const res = await changes(`?${'q'.repeat(41)}=1`);
