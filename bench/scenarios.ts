@@ -76,8 +76,8 @@ export function headersFor(scenario: Pick<Scenario, 'as' | 'via' | 'method'>, ga
   };
 }
 
-// The documented job (service/jobs/contract) as a partner would create it, under a title of its own;
-// no postingId, as before: each create is a posting of its own.
+// The contract's documented job as a create body, under a title of its own; no postingId, since
+// each create is a new posting.
 const { department, location, workplace, type, description, requirements, responsibilities, salary, status } = JOB_EXAMPLE;
 export const CREATE_BODY = JSON.stringify({
   title: 'Benchmark Platform Engineer',

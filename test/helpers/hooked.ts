@@ -14,7 +14,11 @@ function hooked<T extends object>(
   before(async () => {
     current = await make();
   });
-  after(() => (current && end ? end(current) : undefined));
+  after(async () => {
+    const ended = current;
+    current = undefined;
+    if (ended && end) await end(ended);
+  });
   const value = (): T => {
     if (!current) throw new Error(`${what} is made in a hook: use it inside a test or hook`);
     return current;
