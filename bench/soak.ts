@@ -11,10 +11,10 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
+import { freePort } from '../scripts/real-kong';
 
 // Runs from dist/bench/ (npm run soak) or from bench/.
 const ROOT = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
@@ -32,14 +32,6 @@ function memory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const reader = { 'X-Consumer-ID': '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', 'X-Consumer-Username': 'soak-reader', 'X-Consumer-Groups': 'jobs:read' };

@@ -74,6 +74,18 @@ const stringList = customType<{ data: string[]; driverData: string }>({
   fromDriver: (value) => JSON.parse(value) as string[],
 });
 
+/** Every set of the listing's filter columns, in index order, each named as its indexes are (jobs below). */
+const FILTER_SETS = [
+  [],
+  ['type'],
+  ['department'],
+  ['workplace'],
+  ['type', 'workplace'],
+  ['department', 'type'],
+  ['department', 'workplace'],
+  ['department', 'type', 'workplace'],
+] as const;
+
 /** Timestamps are UTC with milliseconds; the pool runs every session in UTC (db/client.ts). */
 const timestamp = (name: string) => datetime(name, { mode: 'date', fsp: 3 });
 const money = (name: string) => decimal(name, { precision: 12, scale: 2, mode: 'number' });
@@ -146,29 +158,19 @@ export const jobs = mysqlTable(
       { mode: 'stored' },
     ),
   },
-  (t) => [
-    // One index per set of filtered columns, for the default listing (`listed`) and for explicit
-    // statuses (`visible_status`): the filter's equalities, then (created_at, id), the listing
-    // order. So a page of any filter is a range read of one index already in order (no filesort;
-    // LIMIT stops early), ids only, and a list filter is one such read per value combination
-    // (db/jobs/listing.ts). Totals come from job_counts, never from these.
-    index('jobs_listed_idx').on(t.listed, t.createdAt, t.id),
-    index('jobs_listed_type_idx').on(t.listed, t.type, t.createdAt, t.id),
-    index('jobs_listed_department_idx').on(t.listed, t.departmentKey, t.createdAt, t.id),
-    index('jobs_listed_workplace_idx').on(t.listed, t.workplace, t.createdAt, t.id),
-    index('jobs_listed_type_workplace_idx').on(t.listed, t.type, t.workplace, t.createdAt, t.id),
-    index('jobs_listed_department_type_idx').on(t.listed, t.departmentKey, t.type, t.createdAt, t.id),
-    index('jobs_listed_department_workplace_idx').on(t.listed, t.departmentKey, t.workplace, t.createdAt, t.id),
-    index('jobs_listed_department_type_workplace_idx').on(t.listed, t.departmentKey, t.type, t.workplace, t.createdAt, t.id),
-    index('jobs_visible_status_idx').on(t.visibleStatus, t.createdAt, t.id),
-    index('jobs_status_type_idx').on(t.visibleStatus, t.type, t.createdAt, t.id),
-    index('jobs_status_department_idx').on(t.visibleStatus, t.departmentKey, t.createdAt, t.id),
-    index('jobs_status_workplace_idx').on(t.visibleStatus, t.workplace, t.createdAt, t.id),
-    index('jobs_status_type_workplace_idx').on(t.visibleStatus, t.type, t.workplace, t.createdAt, t.id),
-    index('jobs_status_department_type_idx').on(t.visibleStatus, t.departmentKey, t.type, t.createdAt, t.id),
-    index('jobs_status_department_workplace_idx').on(t.visibleStatus, t.departmentKey, t.workplace, t.createdAt, t.id),
-    index('jobs_status_department_type_workplace_idx').on(t.visibleStatus, t.departmentKey, t.type, t.workplace, t.createdAt, t.id),
-  ],
+  // One index per set of filtered columns, for the default listing (`listed`) and for explicit
+  // statuses (`visible_status`): the filter's equalities, then (created_at, id), the listing
+  // order. So a page of any filter is a range read of one index already in order (no filesort;
+  // LIMIT stops early), ids only, and a list filter is one such read per value combination
+  // (db/jobs/listing.ts). Totals come from job_counts, never from these.
+  (t) => {
+    const filtered = { department: t.departmentKey, type: t.type, workplace: t.workplace };
+    const indexes = (lead: typeof t.listed | typeof t.visibleStatus, prefix: string, unfiltered: string) =>
+      FILTER_SETS.map((set) =>
+        index(set.length === 0 ? unfiltered : `${prefix}_${set.join('_')}_idx`).on(lead, ...set.map((c) => filtered[c]), t.createdAt, t.id),
+      );
+    return [...indexes(t.listed, 'jobs_listed', 'jobs_listed_idx'), ...indexes(t.visibleStatus, 'jobs_status', 'jobs_visible_status_idx')];
+  },
 );
 
 /** What job_counts records for a job without a workplace (a key column cannot be NULL). */

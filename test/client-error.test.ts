@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { runService, type RunningService } from '../service/server';
 import { json, writer } from './helpers/consumers';
-import { freshDatabase, type TestDatabase } from './helpers/database';
+import { freshDatabase, jobRowCount, type TestDatabase } from './helpers/database';
 import { head, rawExchange } from './faults/raw-client';
 
 // Requests Node's HTTP parser refuses never reach Koa; service/client-error.ts answers them on
@@ -129,20 +129,15 @@ describe('framing and methods the app itself must refuse (every answer JSON, not
   const post = (headers: Record<string, string>) => head('POST /api/v1/jobs HTTP/1.1', { ...writer, ...json, ...headers });
   const validJob = JSON.stringify({ title: 'Chunked', department: 'Framing', type: 'contract', description: 'Sent in chunks.' });
 
-  async function storedJobs(): Promise<number> {
-    const [row] = await database.query<Array<{ n: number }>>('select count(*) as n from jobs');
-    return Number(row!.n);
-  }
-
   /** The answer must be a JSON error with one of `statuses`, closing the connection, and nothing stored. */
   async function expectRefused(steps: Array<string | number>, statuses: number[], error?: string | RegExp) {
-    const before = await storedJobs();
+    const before = await jobRowCount(database);
     const res = await rawExchange(port, steps);
     expect(statuses).toContain(res.status);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers.connection).toBe('close');
     expect(JSON.parse(res.body)).toEqual({ error: error ? expect.stringMatching(error) : expect.any(String) });
-    expect(await storedJobs()).toBe(before);
+    expect(await jobRowCount(database)).toBe(before);
     return res;
   }
 

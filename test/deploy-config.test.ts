@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { invariantsHold, mutationsCaught, type Invariants, type Mutation } from './helpers/invariants';
 
 const ROOT = join(__dirname, '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -52,7 +53,7 @@ const env = (service: any): Record<string, string> => service?.environment ?? {}
 const command = (service: any): string => [service?.entrypoint ?? [], service?.command ?? []].flat().join(' ');
 const dockerfileLines = (text: string) => text.split('\n').filter((l) => !l.trim().startsWith('#'));
 
-const invariants: Record<string, (d: Deploy) => string[]> = {
+const invariants: Invariants<Deploy> = {
   'one build of the Kong image, run by every Kong service': ({ compose }) => {
     const builders = Object.entries(compose.services).filter(([, s]) => s.build?.dockerfile === 'gateway/Dockerfile');
     if (builders.length !== 1) return [`${builders.length} services build gateway/Dockerfile`];
@@ -236,15 +237,10 @@ const invariants: Record<string, (d: Deploy) => string[]> = {
   },
 };
 
-describe('docker-compose.yml, Dockerfiles and kong.conf', () => {
-  const d = load();
-  it.each(Object.keys(invariants))('%s', (name) => {
-    expect(invariants[name]!(d)).toEqual([]);
-  });
-});
+describe('docker-compose.yml, Dockerfiles and kong.conf', () => invariantsHold(invariants, load));
 
 describe('the deployment invariants catch a broken copy', () => {
-  const mutations: [string, string, (d: Deploy) => void][] = [
+  const mutations: Mutation<Deploy>[] = [
     ['migrations build the Kong image again', 'one build of the Kong image, run by every Kong service', (d) => {
       d.compose.services['kong-migrations'].build = { context: '.', dockerfile: 'gateway/Dockerfile' };
     }],
@@ -353,17 +349,7 @@ describe('the deployment invariants catch a broken copy', () => {
     }],
   ];
 
-  it('covers every invariant with at least one mutation', () => {
-    const covered = new Set(mutations.map((m) => m[1]));
-    expect(Object.keys(invariants).filter((name) => !covered.has(name))).toEqual([]);
-  });
-
-  it.each(mutations)('%s is caught by "%s"', (_label, invariant, mutate) => {
-    const d = load();
-    mutate(d);
-    expect(invariants[invariant]).toBeDefined();
-    expect(invariants[invariant]!(d).length).toBeGreaterThan(0);
-  });
+  mutationsCaught(invariants, load, mutations);
 });
 
 describe("the Kong container's health check (gateway/kong/ready.sh)", () => {

@@ -1,33 +1,27 @@
 import { createDatabase } from '../db/client';
 import { createApp } from '../service/app';
 import { createLogger } from '../service/logger';
-import { call, serve, type Served } from './helpers/http';
+import { call, expectJsonError, serve, type Served } from './helpers/http';
 import { reader } from './helpers/consumers';
 import { freshDatabase, type TestDatabase } from './helpers/database';
 import { testServerAddress } from './helpers/server';
 import { pendingTimers } from './helpers/timers';
-import { memoryLog, startTestService, type TestService } from './helpers/service';
+import { memoryLog, sharedTestService } from './helpers/service';
 import { startRelay, type Relay } from './faults/relay';
 
 describe('paths and methods', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'errors_paths' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'errors_paths' });
 
   test('an unknown path is a JSON 404', async () => {
     for (const path of ['/api/v1/nope', '/api/v2/jobs', '/', '/api/v1/jobs/a/b']) {
       const res = await call(`${service.url}${path}`, { headers: reader });
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'Not found' });
+      expectJsonError(res, 404, 'Not found');
     }
   });
 
   test('a known path with the wrong method is a 405 with Allow', async () => {
     const list = await call(`${service.url}/api/v1/jobs`, { method: 'DELETE', headers: reader });
-    expect(list.status).toBe(405);
-    expect(list.body).toEqual({ error: 'Method not allowed' });
+    expectJsonError(list, 405, 'Method not allowed');
     expect(list.headers.get('allow')).toBe('HEAD, GET, POST');
     const one = await call(`${service.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { method: 'PUT', headers: reader });
     expect(one.status).toBe(405);
@@ -37,8 +31,7 @@ describe('paths and methods', () => {
   test('OPTIONS and unknown-to-the-router methods are 405 with Allow too, not 200 or 501', async () => {
     for (const method of ['OPTIONS', 'PROPFIND']) {
       const res = await call(`${service.url}/api/v1/jobs`, { method, headers: reader });
-      expect(res.status).toBe(405);
-      expect(res.body).toEqual({ error: 'Method not allowed' });
+      expectJsonError(res, 405, 'Method not allowed');
       expect(res.headers.get('allow')).toBe('HEAD, GET, POST');
     }
     const probe = await call(`${service.url}/healthz`, { method: 'OPTIONS' });
@@ -49,8 +42,7 @@ describe('paths and methods', () => {
   test('OPTIONS to a path no route knows is a 404, without Allow', async () => {
     for (const path of ['/nowhere', '/api/v1/nowhere']) {
       const res = await call(`${service.url}${path}`, { method: 'OPTIONS', headers: reader });
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: 'Not found' });
+      expectJsonError(res, 404, 'Not found');
       expect(res.headers.get('allow')).toBeNull();
     }
   });
@@ -88,8 +80,7 @@ describe('gateway secret', () => {
     ['a secret with a matching prefix', { 'X-Gateway-Secret': secret.slice(0, -1) }],
   ])('%s: 401 before any query', async (_label, headers) => {
     const res = await call(`${served.url}/api/v1/jobs`, { headers: { ...reader, ...headers } });
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'Requests must come through the API gateway' });
+    expectJsonError(res, 401, 'Requests must come through the API gateway');
   });
 
   test('the right secret gets through to the database (here: unreachable, so 503)', async () => {

@@ -1,33 +1,25 @@
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
-import { call } from './helpers/http';
+import { call, expectJsonError } from './helpers/http';
 import { json, writer } from './helpers/consumers';
-import { startTestService, type TestService } from './helpers/service';
+import { sharedTestService } from './helpers/service';
+import { jobRowCount } from './helpers/database';
+import { ACCEPTED_DUE_DATES, MINIMAL_JOB } from './helpers/job-bodies';
 
 // Each case marked "repro" was answered 500, or accepted, before the input checks it pins.
 
-let service: TestService;
+const service = sharedTestService({ name: 'hostile' });
 
-const valid = {
-  title: 'Senior Data Engineer',
-  department: 'Data & Analytics',
-  type: 'contract-to-hire',
-  description: 'Build and run our pipelines.',
-};
+const valid = MINIMAL_JOB;
 
 const post = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
   call(`${service.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json, ...headers }, body });
 
-async function rowCount(): Promise<number> {
-  const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs');
-  return Number(row!.n);
-}
-
 /** Sends a request that must be refused, and checks it stored nothing. */
 async function refused(body: string | Uint8Array, headers: Record<string, string> = {}) {
-  const before = await rowCount();
+  const before = await jobRowCount(service.database);
   const res = await post(body, headers);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(await rowCount()).toBe(before);
+  expect(await jobRowCount(service.database)).toBe(before);
   return res;
 }
 
@@ -46,18 +38,12 @@ const created = async (patch: Record<string, unknown>) => {
   return res.body.data;
 };
 
-beforeAll(async () => {
-  service = await startTestService({ name: 'hostile' });
-});
-afterAll(() => service.close());
-
 describe('Content-Encoding', () => {
   const curlBody = '{"title":"a","department":"d","type":"contract","description":"x"}';
 
   test('repro: br on a body that is not compressed is a 415 naming what is accepted', async () => {
     const res = await refused(curlBody, { 'Content-Encoding': 'br' });
-    expect(res.status).toBe(415);
-    expect(res.body).toEqual({ error: 'Unsupported Content-Encoding "br": send the body uncompressed or gzip-compressed' });
+    expectJsonError(res, 415, 'Unsupported Content-Encoding "br": send the body uncompressed or gzip-compressed');
     expect(res.headers.get('accept-encoding')).toBe('gzip');
   });
 
@@ -93,16 +79,14 @@ describe('Content-Encoding', () => {
     ['gzip followed by junk', Buffer.concat([gzipSync(curlBody), Buffer.from('junk')])],
   ])('a body that claims gzip but is %s: 400', async (_label, body) => {
     const res = await refused(body, { 'Content-Encoding': 'gzip' });
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Request body is not valid gzip data, although Content-Encoding says gzip' });
+    expectJsonError(res, 400, 'Request body is not valid gzip data, although Content-Encoding says gzip');
   });
 
   test('the 100 KB limit applies after decompression', async () => {
     const large = gzipSync(JSON.stringify({ ...valid, description: 'x'.repeat(101 * 1024) }));
     expect(large.length).toBeLessThan(2048);
     const res = await refused(large, { 'Content-Encoding': 'gzip' });
-    expect(res.status).toBe(413);
-    expect(res.body).toEqual({ error: 'Request body too large: the limit is 100 KB' });
+    expectJsonError(res, 413, 'Request body too large: the limit is 100 KB');
   });
 
   test('a zip bomb (95 KB that inflates to ~95 MB) is a 413, and the service carries on', async () => {
@@ -123,15 +107,13 @@ describe('Content-Encoding', () => {
 describe('charset and bytes', () => {
   test.each(['latin1', 'utf-16', 'iso-8859-1'])('charset=%s is a 415: JSON is UTF-8', async (charset) => {
     const res = await refused(JSON.stringify(valid), { 'Content-Type': `application/json; charset=${charset}` });
-    expect(res.status).toBe(415);
-    expect(res.body).toEqual({ error: 'Unsupported charset: JSON bodies must be UTF-8' });
+    expectJsonError(res, 415, 'Unsupported charset: JSON bodies must be UTF-8');
   });
 
   test('bytes that are not UTF-8 are a 400, not replacement characters', async () => {
     const body = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xe9]), Buffer.from(`","department":"d","type":"contract","description":"x"}`)]);
     const res = await refused(body);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Request body is not valid UTF-8' });
+    expectJsonError(res, 400, 'Request body is not valid UTF-8');
   });
 
   test('a UTF-8 byte order mark is ignored', async () => {
@@ -141,8 +123,7 @@ describe('charset and bytes', () => {
 
   test('an empty body is a 400 that asks for an object', async () => {
     const res = await refused('');
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Request body is empty: send a JSON object' });
+    expectJsonError(res, 400, 'Request body is empty: send a JSON object');
   });
 
   test('deeply nested JSON is an ordinary 400', async () => {
@@ -201,13 +182,7 @@ describe('submissionDueDate', () => {
     expect(await invalidField({ submissionDueDate: value }, 'submissionDueDate')).toMatch(message);
   });
 
-  test.each([
-    ['the first instant allowed', '1970-01-01T00:00:00Z', '1970-01-01T00:00:00.000Z'],
-    ['the last date allowed', '9999-12-31', '9999-12-31T00:00:00.000Z'],
-    ['the last instant allowed, digits past milliseconds cut', '9999-12-31T23:59:59.9999Z', '9999-12-31T23:59:59.999Z'],
-    ['year 9999 with a positive offset', '9999-12-31T23:59:59+01:00', '9999-12-31T22:59:59.000Z'],
-    ['29 February in a leap year', '2028-02-29T12:00:00-05:30', '2028-02-29T17:30:00.000Z'],
-  ])('%s (%s) is stored as %s', async (_label, value, stored) => {
+  test.each(ACCEPTED_DUE_DATES)('%s (%s) is stored as %s', async (_label, value, stored) => {
     expect((await created({ submissionDueDate: value })).submissionDueDate).toBe(stored);
   });
 });

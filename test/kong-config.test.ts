@@ -5,6 +5,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { parse } from 'yaml';
+import { invariantsHold, mutationsCaught, type Invariants, type Mutation } from './helpers/invariants';
 
 type Plugin = { name: string; config?: Record<string, unknown> };
 type Route = {
@@ -49,6 +50,10 @@ const AUTH_CASES = JSON.parse(read('gateway/spec/auth-cases.json')) as {
   stateFiles: string[];
   cases: { route: string; consumer: string | null }[];
 };
+
+/** `check`'s problems in each of the files named, given the file's name and its content. */
+const inFiles = (files: Files, which: (keyof Files)[], check: (name: string, doc: StateDoc) => string[]): string[] =>
+  which.flatMap((f) => check(FILE_NAMES[f], files[f]));
 
 const load = (): Files => ({
   kong: parse(TEXTS.kong, { merge: true }) as StateDoc,
@@ -159,7 +164,7 @@ function expectedRoute(method: string, path: string): { name: string; scope: str
   return { name: 'jobs-other-methods', scope: 'jobs:read' };
 }
 
-const invariants: Record<string, (files: Files) => string[]> = {
+const invariants: Invariants<Files> = {
   'the jobs routes are exactly jobs-read, jobs-write and jobs-other-methods': ({ kong }) => {
     const names = jobsRoutes(kong).map((r) => r.route.name).sort();
     return sameJson(names, JOBS_ROUTES) ? [] : [`jobs routes: ${names.join(', ')}`];
@@ -241,15 +246,11 @@ const invariants: Record<string, (files: Files) => string[]> = {
       },
     ),
 
-  'partners.yaml, partner-keys.yaml and demo.yaml hold consumers only': ({ partners, partnerKeys, demo }) =>
-    [
-      ['partners.yaml', partners],
-      ['partner-keys.yaml', partnerKeys],
-      ['demo.yaml', demo],
-    ].flatMap(([name, doc]) =>
-      Object.keys(doc as StateDoc)
+  'partners.yaml, partner-keys.yaml and demo.yaml hold consumers only': (files) =>
+    inFiles(files, ['partners', 'partnerKeys', 'demo'], (name, doc) =>
+      Object.keys(doc)
         .filter((k) => !['_format_version', '_info', 'consumers'].includes(k))
-        .map((k) => `${name as string}: ${k}`),
+        .map((k) => `${name}: ${k}`),
     ),
 
   'kong.yaml holds only the keyless anonymous consumer': ({ kong }) => {
@@ -263,17 +264,13 @@ const invariants: Record<string, (files: Files) => string[]> = {
     return problems;
   },
 
-  'no consumer or credential in a production file has a literal key or a demo- name': ({ kong, partners, partnerKeys }) =>
-    [
-      ['kong.yaml', kong],
-      ['partners.yaml', partners],
-      ['partner-keys.yaml', partnerKeys],
-    ].flatMap(([file, doc]) =>
-      ((doc as StateDoc).consumers ?? []).flatMap((c) => [
-        ...(/^demo-/i.test(c.username) || /^demo-/i.test(c.custom_id ?? '') ? [`${file as string}: demo consumer ${c.username}`] : []),
+  'no consumer or credential in a production file has a literal key or a demo- name': (files) =>
+    inFiles(files, ['kong', 'partners', 'partnerKeys'], (file, doc) =>
+      (doc.consumers ?? []).flatMap((c) => [
+        ...(/^demo-/i.test(c.username) || /^demo-/i.test(c.custom_id ?? '') ? [`${file}: demo consumer ${c.username}`] : []),
         ...(c.keyauth_credentials ?? [])
           .filter((k) => !DECK_ENV_REF.test(k.key))
-          .map((k) => `${file as string}: ${c.username} has a literal key ${String(k.key).slice(0, 4)}…`),
+          .map((k) => `${file}: ${c.username} has a literal key ${String(k.key).slice(0, 4)}…`),
       ]),
     ),
 
@@ -384,12 +381,7 @@ const invariants: Record<string, (files: Files) => string[]> = {
   },
 };
 
-describe('kong.yaml, partners.yaml and demo.yaml', () => {
-  const files = load();
-  it.each(Object.keys(invariants))('%s', (name) => {
-    expect(invariants[name]!(files)).toEqual([]);
-  });
-});
+describe('kong.yaml, partners.yaml and demo.yaml', () => invariantsHold(invariants, load));
 
 // Every invariant must be able to fail: each mutation breaks a fresh copy of the files and must be
 // reported by the invariant named with it.
@@ -420,7 +412,7 @@ describe('the state file invariants catch a broken copy', () => {
   };
   const redis = (f: Files, routeName: string) => routePlugin(f, routeName, 'rate-limiting').config!.redis as Record<string, unknown>;
 
-  const mutations: [string, string, (f: Files) => void][] = [
+  const mutations: Mutation<Files>[] = [
     ['a jobs route is added', 'the jobs routes are exactly jobs-read, jobs-write and jobs-other-methods', (f) => {
       f.kong.services?.[0]?.routes?.push({ name: 'jobs-admin', methods: ['GET'], paths: ['~/api/v1/jobs/admin$'], strip_path: false });
     }],
@@ -590,15 +582,5 @@ describe('the state file invariants catch a broken copy', () => {
     }],
   ];
 
-  it('covers every invariant with at least one mutation', () => {
-    const covered = new Set(mutations.map((m) => m[1]));
-    expect(Object.keys(invariants).filter((name) => !covered.has(name))).toEqual([]);
-  });
-
-  it.each(mutations)('%s is caught by "%s"', (_label, invariant, mutate) => {
-    const files = load();
-    mutate(files);
-    expect(invariants[invariant]).toBeDefined();
-    expect(invariants[invariant]!(files).length).toBeGreaterThan(0);
-  });
+  mutationsCaught(invariants, load, mutations);
 });

@@ -6,11 +6,22 @@ import { ConfigError, loadConfig } from '../../service/config';
 import { runService } from '../../service/server';
 import { freshDatabase } from '../helpers/database';
 
-const countJobs = async (url: string): Promise<number> => {
-  const res = await fetch(`${url}/api/v1/jobs?status=active,open,paused,closed&limit=1`);
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { meta: { total: number } }).meta.total;
-};
+/** Starts the service (as server.ts does) on a fresh database and counts every listed job it then serves. */
+async function jobsServedOnFreshDatabase(name: string): Promise<number> {
+  const database = await freshDatabase(name);
+  try {
+    const service = await runService({ databaseUrl: database.url, port: 0, logLevel: 'silent' });
+    try {
+      const res = await fetch(`${service.url}/api/v1/jobs?status=active,open,paused,closed&limit=1`);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { meta: { total: number } }).meta.total;
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    await database.close();
+  }
+}
 
 describe('SEED_DEMO_DATA', () => {
   const saved = process.env.SEED_DEMO_DATA;
@@ -29,31 +40,11 @@ describe('SEED_DEMO_DATA', () => {
   });
 
   test('unset: a fresh database stays empty', async () => {
-    const database = await freshDatabase('seed_off');
-    try {
-      const service = await runService({ databaseUrl: database.url, port: 0, logLevel: 'silent' });
-      try {
-        expect(await countJobs(service.url)).toBe(0);
-      } finally {
-        await service.stop();
-      }
-    } finally {
-      await database.close();
-    }
+    expect(await jobsServedOnFreshDatabase('seed_off')).toBe(0);
   });
 
   test('SEED_DEMO_DATA=true: the demo jobs are loaded into the empty table', async () => {
     process.env.SEED_DEMO_DATA = 'true';
-    const database = await freshDatabase('seed_on');
-    try {
-      const service = await runService({ databaseUrl: database.url, port: 0, logLevel: 'silent' });
-      try {
-        expect(await countJobs(service.url)).toBeGreaterThanOrEqual(40);
-      } finally {
-        await service.stop();
-      }
-    } finally {
-      await database.close();
-    }
+    expect(await jobsServedOnFreshDatabase('seed_on')).toBeGreaterThanOrEqual(40);
   });
 });

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import { writer, reader } from '../helpers/consumers';
-import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { freshDatabase, jobRowCount, type TestDatabase } from '../helpers/database';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { head, rawExchange, type RawAnswer } from './raw-client';
 import { sleep } from './support';
@@ -144,6 +144,5 @@ test('50 half-sent bodies, 50 broken chunked bodies and 50 slow clients: each an
   }
   expect(left).toEqual({ admission_in_use: 0, admission_waiting: 0, http_open_connections: 0 });
   expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
-  const [row] = await database.query<Array<{ n: number }>>('select count(*) as n from jobs');
-  expect(Number(row!.n)).toBe(0);
+  expect(await jobRowCount(database)).toBe(0);
 }, 60_000);

@@ -56,3 +56,9 @@ export async function freshDatabase(name: string): Promise<TestDatabase> {
     },
   };
 }
+
+/** Every row of jobs, drafts and soft-deleted ones too: what a refused request must leave as it was. */
+export async function jobRowCount(database: Pick<TestDatabase, 'query'>): Promise<number> {
+  const [row] = await database.query<Array<{ n: number }>>('select count(*) as n from jobs');
+  return Number(row!.n);
+}

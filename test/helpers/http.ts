@@ -44,3 +44,19 @@ export async function call(url: string, init: RequestInit = {}): Promise<JsonRes
   validateResponse({ method: init.method ?? 'GET', url, status: response.status, contentType, body, text });
   return { status: response.status, headers: response.headers, body, text };
 }
+
+/** The answer is `status` with the JSON error body { error: message }, nothing more in it. */
+export function expectJsonError(res: Pick<JsonResponse, 'status' | 'body'>, status: number, message: string): void {
+  expect(res.status).toBe(status);
+  expect(res.body).toEqual({ error: message });
+}
+
+/** A query an endpoint refuses: the test's label, the query string, and the exact message of the 400. */
+export type QueryRefusal = [label: string, query: string, message: string];
+
+/** One test per case, in the block it is called in: `get(query)` answers 400 with exactly the case's message. */
+export function refusesQueries(get: (query: string) => Promise<JsonResponse>, cases: QueryRefusal[]): void {
+  test.each(cases)('%s', async (_label, query, message) => {
+    expectJsonError(await get(query), 400, message);
+  });
+}

@@ -1,25 +1,16 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
+import { freePort } from '../../scripts/real-kong';
 
 const run = promisify(execFile);
 
 // Small enough to start in a second or two; these servers hold a few hundred rows.
 const SERVER_OPTIONS = ['--innodb-log-file-size=4M', '--innodb-buffer-pool-size=32M'];
 const REPLICATION_PASSWORD = 'replica-test-password';
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface MariaDbServer {
   port: number;

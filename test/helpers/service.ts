@@ -5,6 +5,7 @@ import { demoJobs } from '../../db/seed-data';
 import { createApp } from '../../service/app';
 import { createLogger } from '../../service/logger';
 import { freshDatabase, type TestDatabase } from './database';
+import { forBlock } from './hooked';
 import { serve } from './http';
 
 export interface ReceivedRequest {
@@ -64,4 +65,9 @@ export async function startTestService(opts: { name: string; gatewaySecret?: str
       await database.close();
     },
   };
+}
+
+/** startTestService for the describe block (or file) it is called in: started before its first test, closed after its last. */
+export function sharedTestService(opts: Parameters<typeof startTestService>[0]): TestService {
+  return forBlock(`the test service ${opts.name}`, () => startTestService(opts), (service) => service.close());
 }

@@ -6,19 +6,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
-import { ADMIN, fakeKong, isolateNetwork, success, type FakeKong } from './fake-kong';
-import { keys, printedKey, workspace, type Workspace } from './support';
+import { ADMIN, APPLY, fakeKongPerTest, isolateNetwork, success } from './fake-kong';
+import { keys, printedKey, workspacePerTest } from './support';
 
 isolateNetwork();
 
-const APPLY = ['--apply', '--admin-url', ADMIN];
-let ws: Workspace;
-let kong: FakeKong;
-beforeEach(() => {
-  ws = workspace();
-  kong = fakeKong();
-});
-afterEach(() => ws.remove());
+const ws = workspacePerTest();
+const kong = fakeKongPerTest();
 
 /** A partner issued without --apply (no request), then the record of requests cleared. */
 async function partner(name = 'acme', scope = 'read'): Promise<{ id: string; credentials: string[] }> {

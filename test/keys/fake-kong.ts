@@ -4,6 +4,7 @@
  * slow answers and dropped connections. Nothing else may leave the machine (disableNetConnect).
  */
 import nock from 'nock';
+import { forEachTest } from '../helpers/hooked';
 
 export const ADMIN = 'http://kong-admin.test:8001';
 
@@ -60,6 +61,14 @@ export function fakeKong(): FakeKong {
     });
   }
   return kong;
+}
+
+/** What sends a command's requests to the fake Kong. */
+export const APPLY = ['--apply', '--admin-url', ADMIN];
+
+/** A fresh fake Kong for each test of the file (isolateNetwork drops its interceptors after the test). */
+export function fakeKongPerTest(): FakeKong {
+  return forEachTest('the fake Kong', fakeKong);
 }
 
 export function isolateNetwork(): void {

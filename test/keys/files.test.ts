@@ -1,13 +1,9 @@
 // The keys tool's edits of partners.yaml and partner-keys.yaml, on temporary copies of the
 // committed files: each result re-read, checked and passed through `deck validate`; comments and
 // layout kept; re-running harmless; a bad file refused before anything is written.
-import { deckValidate, keys, printedKey, UUID, workspace, type Workspace } from './support';
+import { deckValidate, expectFilesKept, keys, printedKey, UUID, workspacePerTest } from './support';
 
-let ws: Workspace;
-beforeEach(() => {
-  ws = workspace();
-});
-afterEach(() => ws.remove());
+const ws = workspacePerTest();
 
 function commentLines(text: string): string[] {
   return text.split('\n').filter((l) => l.trim().startsWith('#'));
@@ -71,14 +67,9 @@ describe('issue', () => {
 
   test('a partner that exists, or a custom_id in use, is refused and nothing is written', async () => {
     await keys(ws, ['issue', 'acme', '--scope', 'read', '--custom-id', 'ACME-1']);
-    const before = ws.read();
-    const again = await keys(ws, ['issue', 'acme', '--scope', 'write']);
-    expect(again).toMatchObject({ code: 1, out: '' });
-    expect(again.err).toContain('partner "acme" already exists');
-    const sameCustomId = await keys(ws, ['issue', 'initech', '--scope', 'read', '--custom-id', 'ACME-1']);
-    expect(sameCustomId.code).toBe(1);
-    expect(sameCustomId.err).toContain('custom_id "ACME-1" already belongs to partner "acme"');
-    expect(ws.read()).toEqual(before);
+    const again = await expectFilesKept(ws, ['issue', 'acme', '--scope', 'write'], 1, 'partner "acme" already exists');
+    expect(again.out).toBe('');
+    await expectFilesKept(ws, ['issue', 'initech', '--scope', 'read', '--custom-id', 'ACME-1'], 1, 'custom_id "ACME-1" already belongs to partner "acme"');
   });
 
   test.each([
@@ -94,12 +85,8 @@ describe('issue', () => {
     ['demo-acme', 'reserved for demo.yaml'],
     ['deadbeef-0000-4000-8000-000000000000', 'must not look like a UUID'],
   ])('partner name %j is refused (exit 2): %s', async (name, reason) => {
-    const before = ws.read();
-    const r = await keys(ws, ['issue', name, '--scope', 'read']);
-    expect(r.code).toBe(2);
-    expect(r.err).toContain(reason);
+    const r = await expectFilesKept(ws, ['issue', name, '--scope', 'read'], 2, reason);
     expect(r.out).toBe('');
-    expect(ws.read()).toEqual(before);
   });
 });
 
@@ -123,12 +110,7 @@ describe('scope', () => {
 
   test('re-running is harmless: same files, exit 0', async () => {
     await keys(ws, ['issue', 'acme', '--scope', 'write']);
-    const before = ws.read();
-    const r = await keys(ws, ['scope', 'acme', 'write']);
-    expect(r.code).toBe(0);
-    expect(r.err).toContain('acme already has scope write');
-    expect(r.err).toContain('nothing written');
-    expect(ws.read()).toEqual(before);
+    await expectFilesKept(ws, ['scope', 'acme', 'write'], 0, 'acme already has scope write', 'nothing written');
   });
 
   test('a disabled partner stays disabled when its scope changes', async () => {
@@ -142,14 +124,8 @@ describe('scope', () => {
 
   test('an unknown partner is named, with the partners there are; a bad scope is a usage error', async () => {
     await keys(ws, ['issue', 'acme', '--scope', 'read']);
-    const before = ws.read();
-    const unknown = await keys(ws, ['scope', 'initech', 'write']);
-    expect(unknown.code).toBe(1);
-    expect(unknown.err).toContain('unknown partner "initech" (partners: acme)');
-    const bad = await keys(ws, ['scope', 'acme', 'admin']);
-    expect(bad.code).toBe(2);
-    expect(bad.err).toContain('expected read or write, found "admin"');
-    expect(ws.read()).toEqual(before);
+    await expectFilesKept(ws, ['scope', 'initech', 'write'], 1, 'unknown partner "initech" (partners: acme)');
+    await expectFilesKept(ws, ['scope', 'acme', 'admin'], 2, 'expected read or write, found "admin"');
   });
 });
 
@@ -163,17 +139,11 @@ describe('disable and enable', () => {
     expect(disabled.partners).toBe(before.partners.replace('      - group: jobs:write\n', '      - group: jobs:write\n      - group: disabled\n'));
     validateBoth();
 
-    const again = await keys(ws, ['disable', 'acme']);
-    expect(again.code).toBe(0);
-    expect(again.err).toContain('acme was already disabled');
-    expect(ws.read()).toEqual(disabled);
+    await expectFilesKept(ws, ['disable', 'acme'], 0, 'acme was already disabled');
 
     expect((await keys(ws, ['enable', 'acme'])).code).toBe(0);
     expect(ws.read()).toEqual(before);
-    const enableAgain = await keys(ws, ['enable', 'acme']);
-    expect(enableAgain.code).toBe(0);
-    expect(enableAgain.err).toContain('acme was not disabled');
-    expect(ws.read()).toEqual(before);
+    await expectFilesKept(ws, ['enable', 'acme'], 0, 'acme was not disabled');
   });
 });
 
@@ -198,11 +168,7 @@ describe('rotate and revoke', () => {
     expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([creds[1]]);
     validateBoth();
 
-    const settled = ws.read();
-    const again = await keys(ws, ['rotate', 'acme', '--revoke-old']);
-    expect(again.code).toBe(0);
-    expect(again.err).toContain('acme has 1 key: nothing to revoke');
-    expect(ws.read()).toEqual(settled);
+    await expectFilesKept(ws, ['rotate', 'acme', '--revoke-old'], 0, 'acme has 1 key: nothing to revoke');
   });
 
   test('revoke --credential removes that credential only; an unknown one is named with the ones there are', async () => {
@@ -214,13 +180,8 @@ describe('rotate and revoke', () => {
     expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([oldCred]);
     validateBoth();
 
-    const before = ws.read();
-    const again = await keys(ws, ['revoke', 'acme', '--credential', newCred.id]);
-    expect(again.code).toBe(1);
-    expect(again.err).toContain(`acme has no credential ${newCred.id} (its credentials: ${oldCred.id})`);
-    const missing = await keys(ws, ['revoke', 'acme']);
-    expect(missing.code).toBe(2);
-    expect(ws.read()).toEqual(before);
+    await expectFilesKept(ws, ['revoke', 'acme', '--credential', newCred.id], 1, `acme has no credential ${newCred.id} (its credentials: ${oldCred.id})`);
+    await expectFilesKept(ws, ['revoke', 'acme'], 2);
   });
 
   test('revoking the last credential leaves the consumer in both files, with no key', async () => {
@@ -320,11 +281,7 @@ describe('a bad file is refused before anything is written', () => {
     ws.write('partners', broken.partners);
     ws.write('keys', broken.keys);
     for (const args of [['disable', 'acme'], ['issue', 'initech', '--scope', 'read'], ['rotate', 'acme'], ['list']]) {
-      const r = await keys(ws, args);
-      expect(r.code).toBe(1);
-      expect(r.err).toContain(message);
-      expect(r.out).toBe('');
-      expect(ws.read()).toEqual(broken);
+      expect((await expectFilesKept(ws, args, 1, message)).out).toBe('');
     }
   });
 

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { run } from '../../tools/keys/run';
+import { forEachTest } from '../helpers/hooked';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -41,6 +42,11 @@ export function workspace(): Workspace {
   return ws;
 }
 
+/** A fresh workspace for each test of the file or block it is called in, removed after the test. */
+export function workspacePerTest(): Workspace {
+  return forEachTest('the workspace', workspace, (ws) => ws.remove());
+}
+
 export interface RunResult {
   code: number;
   out: string;
@@ -53,6 +59,16 @@ export async function keys(ws: Workspace, args: string[], env: NodeJS.ProcessEnv
   const err: string[] = [];
   const code = await run(args, { out: (t) => out.push(t), err: (t) => err.push(t), env, cwd: ws.dir });
   return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+/** Runs `keys <args>`, checks its exit code, that stderr says each of `messages`, and that both files are as they were. */
+export async function expectFilesKept(ws: Workspace, args: string[], code: number, ...messages: string[]): Promise<RunResult> {
+  const before = ws.read();
+  const result = await keys(ws, args);
+  expect(result.code).toBe(code);
+  for (const message of messages) expect(result.err).toContain(message);
+  expect(ws.read()).toEqual(before);
+  return result;
 }
 
 /** The VARIABLE=key line issue and rotate print on stdout. */

@@ -12,8 +12,8 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { renderDeckTemplate } from '../../gateway/local/config/deck-template';
-import { ADMIN, fakeKong, isolateNetwork, type FakeKong, type KongCall } from './fake-kong';
-import { deckValidate, keys, printedKey, workspace, type Workspace } from './support';
+import { APPLY, fakeKongPerTest, isolateNetwork, type KongCall } from './fake-kong';
+import { deckValidate, keys, printedKey, workspacePerTest } from './support';
 
 isolateNetwork();
 
@@ -77,15 +77,8 @@ function syncChanges(text: string, env: NodeJS.ProcessEnv, kong: Entity[]): { cr
   return { create: [...want].filter((e) => !have.has(e)), remove: [...have].filter((e) => !want.has(e)) };
 }
 
-let ws: Workspace;
-let kong: FakeKong;
-beforeEach(() => {
-  ws = workspace();
-  kong = fakeKong();
-});
-afterEach(() => ws.remove());
-
-const APPLY = ['--apply', '--admin-url', ADMIN];
+const ws = workspacePerTest();
+const kong = fakeKongPerTest();
 
 /** A year of partner management, all applied to Kong: the printed keys are what the secret manager holds. */
 async function lifecycle(): Promise<NodeJS.ProcessEnv> {

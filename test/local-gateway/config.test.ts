@@ -6,9 +6,21 @@ import { loadGateway, mergeStates } from '../../gateway/local/config/load';
 import { parseStateList } from '../../gateway/local';
 import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
 import { pluginRegistry } from '../../gateway/local/plugins/registry';
-import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
+import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, overOneStub, send, startGateway, stubUpstream, type ConfigFile } from './support';
 
 const plugins = pluginRegistry(new RateLimitCounters());
+
+/** A change to a copy of the state files, and what loading the copy must fail with. */
+type Refusal = [string, (state: any, demo: any) => void, string];
+
+function expectRefused(edit: Refusal[1], message: string, env = gatewayEnv('x')): void {
+  const cf = configFile(3000, edit);
+  try {
+    expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(message);
+  } finally {
+    cf.remove();
+  }
+}
 
 describe('decK environment references', () => {
   test('${{ env "DECK_..." }} is replaced by the variable, wherever it is in the text', () => {
@@ -75,11 +87,7 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
     expect([...alone.config.credentialsByKey.keys()]).toEqual([]);
     expect([...alone.config.consumersByIdOrUsername.keys()]).toContain('anonymous');
 
-    const upstream = await stubUpstream();
-    const cf = configFile(upstream.port);
-    const prodOnly = await startGateway([cf.path], env);
-    const both = await startGateway(cf.paths, env);
-    try {
+    await overOneStub([(cf) => startGateway([cf.path], env), (cf) => startGateway(cf.paths, env)], async ([prodOnly, both]) => {
       expect((await send(prodOnly.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(401);
       expect(prodOnly.demoKeys()).toEqual([]);
       expect((await send(both.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(200);
@@ -90,12 +98,7 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
         `demo-disabled ${DEMO.disabled} jobs:read,disabled`,
         'demo-no-groups demo-no-groups-4e9b2d71 ',
       ]);
-    } finally {
-      await prodOnly.close();
-      await both.close();
-      await upstream.close();
-      cf.remove();
-    }
+    });
   });
 
   test('lists are appended in file order, select_tags de-duplicated, the first _format_version kept', () => {
@@ -112,21 +115,14 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
     });
   });
 
-  const refusals: Array<[string, (s: any, demo: any) => void, string]> = [
+  const refusals: Refusal[] = [
     ['a consumer in both files', (_s, demo) => demo.consumers.push({ username: 'anonymous', id: 'x' }), 'consumer "anonymous" is defined twice'],
     ['a service in both files', (s, demo) => (demo.services = [{ ...s.services[0], routes: [] }]), 'service name "jobs-service" is used twice'],
     ['a route name in both files', (s, demo) => (demo.services = [{ ...s.services[0], name: 'other', routes: [s.services[0].routes[0]] }]), 'route name "jobs-read" is used twice'],
     ['a key in both files', (_s, demo) => demo.consumers.push({ username: 'copy', id: 'c', keyauth_credentials: [{ id: 'k', key: DEMO.reader }] }), 'the same key is used twice'],
     ['_info settings that change what decK syncs', (_s, demo) => (demo._info.default_lookup_tags = { consumers: ['x'] }), '_info: the local gateway reads select_tags only'],
   ];
-  test.each(refusals)('refused: %s', (_name, edit, message) => {
-    const cf = configFile(3000, edit);
-    try {
-      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(message);
-    } finally {
-      cf.remove();
-    }
-  });
+  test.each(refusals)('refused: %s', (_name, edit, message) => expectRefused(edit, message, env));
 
   test('an error names the file it is in', () => {
     const cf = configFile(3000);
@@ -148,28 +144,21 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
 
 describe('Kong env vault references', () => {
   test('kong.yaml\'s gateway_secret reaches the service as X-Gateway-Secret; unresolvable, no secret is sent', async () => {
-    const upstream = await stubUpstream();
-    const cf = configFile(upstream.port);
-    const withSecret = await startGateway(cf.paths, gatewayEnv('from-the-env-vault-123'));
-    const without = await startGateway(cf.paths, gatewayEnv(undefined));
-    try {
+    const resolvable = (cf: ConfigFile) => startGateway(cf.paths, gatewayEnv('from-the-env-vault-123'));
+    const unresolvable = (cf: ConfigFile) => startGateway(cf.paths, gatewayEnv(undefined));
+    await overOneStub([resolvable, unresolvable], async ([withSecret, without], upstream) => {
       await send(withSecret.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
       expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBe('from-the-env-vault-123');
       const res = await send(without.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'X-Gateway-Secret': 'forged' } });
       expect(res.status).toBe(200);
       expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBeUndefined();
       expect(without.rawLogs.some((l) => l.includes('unable to resolve reference {vault://env/jobs-gateway-secret}'))).toBe(true);
-    } finally {
-      await withSecret.close();
-      await without.close();
-      await upstream.close();
-      cf.remove();
-    }
+    });
   });
 });
 
 describe('what the local gateway refuses instead of ignoring', () => {
-  const cases: Array<[string, (s: any, demo: any) => void, string]> = [
+  const cases: Refusal[] = [
     ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],
     ['routing on hosts', (s) => (s.services[0].routes[0].hosts = ['api.example.com']), 'services.0.routes.0: Unrecognized key: "hosts"'],
     ['a rate-limiting policy other than local or redis', (s) => (s.services[0].routes[0].plugins[1].config.policy = 'cluster'), 'config.policy: Invalid option'],
@@ -181,14 +170,7 @@ describe('what the local gateway refuses instead of ignoring', () => {
     ['a key used twice', (_s, demo) => demo.consumers[0].keyauth_credentials.push({ id: 'k', key: DEMO.writer }), 'the same key is used twice'],
     ['upstreams', (s) => (s.upstreams = [{ name: 'x' }]), 'Unrecognized key: "upstreams"'],
   ];
-  test.each(cases)('%s', (_name, edit, message) => {
-    const cf = configFile(3000, edit);
-    try {
-      expect(() => loadGateway(cf.paths, gatewayEnv('x'), plugins, () => undefined)).toThrow(message);
-    } finally {
-      cf.remove();
-    }
-  });
+  test.each(cases)('%s', (_name, edit, message) => expectRefused(edit, message));
 });
 
 test.each([

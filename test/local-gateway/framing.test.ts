@@ -6,7 +6,7 @@
  * as a second request and later responses went to the wrong client.
  */
 import net from 'node:net';
-import { DEMO, configFile, gatewayEnv, gatewayOverStub, send, startGateway, stubUpstream, type ConfigFile, type StubUpstream, type TestGateway } from './support';
+import { DEMO, gatewayOverStub, send } from './support';
 
 /** Sends raw bytes, returns everything the gateway answered until it closed or went quiet. */
 function rawExchange(port: number, bytes: string, quietMs = 300): Promise<string> {
@@ -30,32 +30,22 @@ function rawExchange(port: number, bytes: string, quietMs = 300): Promise<string
 }
 
 describe('one upstream connection shared by two consumers (pool of 1)', () => {
-  let upstream: StubUpstream;
-  let cf: ConfigFile;
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    upstream = await stubUpstream();
+  const stack = gatewayOverStub({
     // Each answer names the consumer it is for: a desync hands one consumer's answer to the other.
-    upstream.respond = (req, res) => {
+    respond: (req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ for: req.headers['x-consumer-username'] ?? null, method: req.method }));
-    };
-    cf = configFile(upstream.port);
-    gateway = await startGateway(cf.paths, gatewayEnv('x'), { upstreamConnections: 1 });
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await upstream.close();
-    cf.remove();
+    },
+    gateway: { upstreamConnections: 1 },
   });
 
   test('a chunked GET with a body, interleaved with another consumer\'s requests: everyone gets their own answer, on one connection', async () => {
-    const before = upstream.received.length;
+    const before = stack.upstream.received.length;
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
         i % 2 === 0
-          ? send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'Transfer-Encoding': 'chunked' }, body: `hello-${i}`, chunked: true })
-          : send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } }),
+          ? send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'Transfer-Encoding': 'chunked' }, body: `hello-${i}`, chunked: true })
+          : send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } }),
       ),
     );
     expect(answers.map((a) => [a.status, a.json?.for])).toEqual([
@@ -66,7 +56,7 @@ describe('one upstream connection shared by two consumers (pool of 1)', () => {
       [200, 'demo-reader'],
       [200, 'demo-writer'],
     ]);
-    const arrived = upstream.received.slice(before);
+    const arrived = stack.upstream.received.slice(before);
     expect(arrived).toHaveLength(6);
     expect(new Set(arrived.map((r) => r.socketId)).size).toBe(1);
     const withBody = arrived.filter((r) => r.headers['x-consumer-username'] === 'demo-reader');
@@ -79,7 +69,7 @@ describe('one upstream connection shared by two consumers (pool of 1)', () => {
 
   test("issue 7's curl: GET with Transfer-Encoding: chunked and --data-binary hello is 200 (as on Kong), not an empty 400", async () => {
     const res = await rawExchange(
-      gateway.port,
+      stack.gateway.port,
       `GET /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${DEMO.reader}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n` +
         `GET /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${DEMO.writer}\r\n\r\n`,
     );
@@ -90,40 +80,28 @@ describe('one upstream connection shared by two consumers (pool of 1)', () => {
 });
 
 describe('how each body is framed upstream', () => {
-  let upstream: StubUpstream;
-  let cf: ConfigFile;
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    upstream = await stubUpstream();
-    cf = configFile(upstream.port);
-    gateway = await startGateway(cf.paths, gatewayEnv('x'));
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await upstream.close();
-    cf.remove();
-  });
+  const stack = gatewayOverStub();
 
-  const last = () => upstream.received.at(-1)!;
+  const last = () => stack.upstream.received.at(-1)!;
 
   test('Content-Length: forwarded with the same length and bytes', async () => {
-    await send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' }, body: '{"a":1}' });
+    await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' }, body: '{"a":1}' });
     expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.toString()]).toEqual(['7', undefined, '{"a":1}']);
   });
 
   test('chunked: read whole, forwarded with its Content-Length (nginx request buffering)', async () => {
     const body = 'z'.repeat(40_000);
-    await send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer }, body, chunked: true });
+    await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer }, body, chunked: true });
     expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.length]).toEqual(['40000', undefined, 40_000]);
   });
 
   test('no body: none forwarded, neither Content-Length nor Transfer-Encoding', async () => {
-    await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+    await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
     expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.length]).toEqual([undefined, undefined, 0]);
   });
 
   test('Expect: 100-continue is not forwarded; the body still arrives', async () => {
-    await send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer, Expect: '100-continue' }, body: 'abc' });
+    await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer, Expect: '100-continue' }, body: 'abc' });
     expect([last().headers.expect, last().body.toString()]).toEqual([undefined, 'abc']);
   });
 });

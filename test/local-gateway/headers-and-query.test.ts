@@ -4,7 +4,7 @@
  */
 import net from 'node:net';
 import { parseQuery } from '../../gateway/local/request-context';
-import { DEMO, configFile, gatewayEnv, gatewayOverStub, send, startGateway, stubUpstream } from './support';
+import { DEMO, gatewayEnv, gatewayOverStub, overOneStub, send, startGateway } from './support';
 
 describe('Via to the service (set whatever the headers setting says)', () => {
   const stack = gatewayOverStub();
@@ -64,20 +64,13 @@ describe('clear_query_arg: resty.ada.search.remove (WHATWG URLSearchParams)', ()
   });
 
   test('a key past the 100th argument never reaches the service', async () => {
-    const upstream = await stubUpstream();
-    const cf = configFile(upstream.port);
-    const gateway = await startGateway(cf.paths, gatewayEnv('x'));
-    try {
+    await overOneStub([(cf) => startGateway(cf.paths, gatewayEnv('x'))], async ([gateway], upstream) => {
       const filler = Array.from({ length: 100 }, (_, i) => `f${i}=1`).join('&');
       const res = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, rawQuery: `${filler}&api_key=${DEMO.writer}` });
       expect(res.status).toBe(200);
       const url = upstream.received.at(-1)!.url;
       expect(url).not.toContain(DEMO.writer);
       expect(url).toContain('f99=1');
-    } finally {
-      await gateway.close();
-      await upstream.close();
-      cf.remove();
-    }
+    });
   });
 });

@@ -3,7 +3,7 @@ import type { Route, Service } from '../../gateway/local/types';
 import { loadGateway } from '../../gateway/local/config/load';
 import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
 import { pluginRegistry } from '../../gateway/local/plugins/registry';
-import { DEMO, DEMO_YAML, KONG_YAML, configFile, gatewayEnv, send, startGateway, stubUpstream } from './support';
+import { DEMO, DEMO_YAML, KONG_YAML, gatewayEnv, overOneStub, send, startGateway } from './support';
 
 const service = {} as Service;
 
@@ -66,10 +66,7 @@ describe("kong.yaml's three routes (the third without methods)", () => {
 
 describe("kong.yaml's routes through the gateway", () => {
   test('no route: 404 with Kong\'s message in the error template, and the request never reaches the service', async () => {
-    const upstream = await stubUpstream();
-    const cf = configFile(upstream.port);
-    const gateway = await startGateway(cf.paths, gatewayEnv('x'));
-    try {
+    await overOneStub([(cf) => startGateway(cf.paths, gatewayEnv('x'))], async ([gateway], upstream) => {
       for (const [method, path] of [
         ['GET', '/api/v1/unknown'],
         ['GET', '/api/v2/jobs'],
@@ -87,10 +84,6 @@ describe("kong.yaml's routes through the gateway", () => {
       const encoded = await send(gateway.url, { path: '/api/v1/%6aobs/', headers: { 'X-API-Key': DEMO.reader } });
       expect(encoded.status).toBe(200);
       expect(upstream.received[0]?.url).toBe('/api/v1/jobs/');
-    } finally {
-      await gateway.close();
-      await upstream.close();
-      cf.remove();
-    }
+    });
   });
 });

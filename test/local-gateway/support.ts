@@ -315,6 +315,27 @@ export function send(
   });
 }
 
+/**
+ * For one test: a stub upstream, a temp kong.yaml pointed at it, and the gateways `starts` make
+ * over that file, one after the other; `use` runs with them, and all are stopped after it.
+ */
+export async function overOneStub<G extends TestGateway[]>(
+  starts: [...{ [K in keyof G]: (cf: ConfigFile) => Promise<G[K]> }],
+  use: (gateways: G, upstream: StubUpstream) => Promise<void>,
+): Promise<void> {
+  const upstream = await stubUpstream();
+  const cf = configFile(upstream.port);
+  const gateways: TestGateway[] = [];
+  try {
+    for (const start of starts as Array<(cf: ConfigFile) => Promise<TestGateway>>) gateways.push(await start(cf));
+    await use(gateways as G, upstream);
+  } finally {
+    for (const gateway of gateways) await gateway.close();
+    await upstream.close();
+    cf.remove();
+  }
+}
+
 export interface StubFixture {
   upstream: StubUpstream;
   cf: ConfigFile;
@@ -326,12 +347,21 @@ export interface StubFixture {
  * when `edit` is given) and a gateway serving it, started in beforeAll and stopped in afterAll.
  * Read the parts inside tests (they exist once beforeAll has run).
  */
-export function gatewayOverStub(opts: { secret?: string; edit?: (state: KongState, demo: KongState) => void } = {}): StubFixture {
+export function gatewayOverStub(
+  opts: {
+    secret?: string;
+    edit?: (state: KongState, demo: KongState) => void;
+    /** How the stub answers, instead of its default 200. */
+    respond?: StubUpstream['respond'];
+    gateway?: Parameters<typeof startGateway>[2];
+  } = {},
+): StubFixture {
   const fixture = {} as StubFixture;
   beforeAll(async () => {
     fixture.upstream = await stubUpstream();
+    if (opts.respond) fixture.upstream.respond = opts.respond;
     fixture.cf = configFile(fixture.upstream.port, opts.edit);
-    fixture.gateway = await startGateway(fixture.cf.paths, gatewayEnv(opts.secret ?? 'x'));
+    fixture.gateway = await startGateway(fixture.cf.paths, gatewayEnv(opts.secret ?? 'x'), opts.gateway);
   });
   afterAll(async () => {
     await fixture.gateway.close();

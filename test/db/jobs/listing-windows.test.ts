@@ -69,37 +69,29 @@ test('a page that begins a day starts at that day and steps over nothing', async
   });
 });
 
-test('a page 2,345 rows into 250 days of 10 jobs reads the counts 100 days at a time and starts 5 rows into its day', async () => {
-  const { read, statements } = dayCounts(NEWEST_FIRST, 10);
-  // 234 days (2,340 rows) pass: the page starts in the 235th newest day, 2024-01-16, so before 01-17.
-  expect(await startAtDay(read, DEFAULT_STATUSES, { after: null, skip: 2345, take: 10 })).toEqual({
-    after: null,
-    skip: 5,
-    take: 10,
+test.each([
+  {
+    name: 'a page 2,345 rows into 250 days of 10 jobs reads the counts 100 days at a time and starts 5 rows into its day',
+    // 234 days (2,340 rows) pass: the page starts in the 235th newest day, 2024-01-16, so before 01-17.
+    days: NEWEST_FIRST,
+    fromEnd: false,
     from: '2024-01-17 00:00:00.000',
-  });
-  expect(statements).toEqual([
-    dayCountsStatement(DEFAULT_STATUSES, false, undefined, 100),
-    dayCountsStatement(DEFAULT_STATUSES, false, '2024-05-30', 100),
-    dayCountsStatement(DEFAULT_STATUSES, false, '2024-02-20', 100),
-  ]);
-});
-
-test('from the end, the walk reads oldest days first and the page starts at the start of its own day', async () => {
-  const { read, statements } = dayCounts(OLDEST_FIRST, 10);
-  // The 235th oldest day, 2024-08-22: read upwards from its first moment.
-  expect(await startAtDay(read, DEFAULT_STATUSES, { after: null, skip: 2345, take: 10, fromEnd: true })).toEqual({
-    after: null,
-    skip: 5,
-    take: 10,
+    pasts: ['2024-05-30', '2024-02-20'],
+  },
+  {
+    name: 'from the end, the walk reads oldest days first and the page starts at the start of its own day',
+    // The 235th oldest day, 2024-08-22: read upwards from its first moment.
+    days: OLDEST_FIRST,
     fromEnd: true,
     from: '2024-08-22 00:00:00.000',
-  });
-  expect(statements).toEqual([
-    dayCountsStatement(DEFAULT_STATUSES, true, undefined, 100),
-    dayCountsStatement(DEFAULT_STATUSES, true, '2024-04-09', 100),
-    dayCountsStatement(DEFAULT_STATUSES, true, '2024-07-18', 100),
-  ]);
+    pasts: ['2024-04-09', '2024-07-18'],
+  },
+])('$name', async ({ days, fromEnd, from, pasts }) => {
+  const { read, statements } = dayCounts(days, 10);
+  const window = { after: null, skip: 2345, take: 10, ...(fromEnd ? { fromEnd } : {}) };
+  expect(await startAtDay(read, DEFAULT_STATUSES, window)).toEqual({ ...window, skip: 5, from });
+  // The first read starts at the newest (or oldest) day; each next one after the last day read.
+  expect(statements).toEqual([undefined, ...pasts].map((past) => dayCountsStatement(DEFAULT_STATUSES, fromEnd, past, 100)));
 });
 
 test('when the day counts run out before the page (a write since the total), the page is a plain skip', async () => {

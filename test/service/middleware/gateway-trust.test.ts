@@ -4,14 +4,10 @@
  * only) and how the username reaches the request log.
  */
 import { json } from '../../helpers/consumers';
-import { call } from '../../helpers/http';
-import { startTestService, type TestService } from '../../helpers/service';
+import { call, expectJsonError } from '../../helpers/http';
+import { sharedTestService } from '../../helpers/service';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startTestService({ name: 'identity' });
-});
-afterAll(() => service.close());
+const service = sharedTestService({ name: 'identity' });
 
 const job = { title: 'Identity check', department: 'QA', type: 'contract', description: 'Who are you?' };
 
@@ -35,8 +31,7 @@ describe('X-Consumer-ID', () => {
     const own = await call(`${service.url}/api/v1/jobs/${res.body.data.id}`, { headers: { 'X-Consumer-ID': id } });
     expect(own.status).toBe(200);
     const other = await call(`${service.url}/api/v1/jobs/${res.body.data.id}`, { headers: { 'X-Consumer-ID': `${id.slice(0, 63)}2` } });
-    expect(other.status).toBe(404);
-    expect(other.body).toEqual({ error: 'Job not found' });
+    expectJsonError(other, 404, 'Job not found');
   });
 
   test.each([
@@ -53,8 +48,7 @@ describe('X-Consumer-ID', () => {
   ])('%s is no caller: 401 and nothing stored', async (_label, id) => {
     const before = await rowCount();
     const res = await create({ 'X-Consumer-ID': id });
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'Missing consumer identity: requests must come through the API gateway' });
+    expectJsonError(res, 401, 'Missing consumer identity: requests must come through the API gateway');
     expect(await rowCount()).toBe(before);
   });
 });

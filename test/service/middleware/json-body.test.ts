@@ -9,8 +9,8 @@ import { parseJsonObject } from '../../../service/middleware/json-body';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { json, writer } from '../../helpers/consumers';
-import { call } from '../../helpers/http';
-import { startTestService, type TestService } from '../../helpers/service';
+import { call, expectJsonError } from '../../helpers/http';
+import { sharedTestService } from '../../helpers/service';
 
 const parse = (text: string) => parseJsonObject(Buffer.from(text, 'utf8'));
 
@@ -69,11 +69,7 @@ describe('duplicate keys: each object on its own', () => {
  * the clipped name of an unknown coding and codings listed with identity.
  */
 describe('the JSON body through the service', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'json_body_edges' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'json_body_edges' });
 
   const valid = { title: 'Body Edges', department: 'QA', type: 'contract', description: 'Checks the body reader.' };
   const post = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
@@ -114,8 +110,7 @@ describe('the JSON body through the service', () => {
     const gz = gzipSync(JSON.stringify(valid));
     expect((await post(gz, { 'Content-Encoding': 'identity, gzip' })).status).toBe(201);
     const stacked = await post(gz, { 'Content-Encoding': 'gzip, x-gzip' });
-    expect(stacked.status).toBe(415);
-    expect(stacked.body).toEqual({ error: 'Unsupported Content-Encoding "gzip, x-gzip": send the body uncompressed or gzip-compressed' });
+    expectJsonError(stacked, 415, 'Unsupported Content-Encoding "gzip, x-gzip": send the body uncompressed or gzip-compressed');
   });
 
   /**

@@ -11,9 +11,9 @@ import Koa from 'koa';
 import { requestOutcome } from '../../../service/middleware/request-outcome';
 import { createLogger } from '../../../service/logger';
 import { HttpError } from '../../../service/errors';
-import { call, serve, type Served } from '../../helpers/http';
+import { call, expectJsonError, serve, type Served } from '../../helpers/http';
 import { reader, json, writer } from '../../helpers/consumers';
-import { memoryLog, startTestService, type TestService } from '../../helpers/service';
+import { memoryLog, sharedTestService } from '../../helpers/service';
 import http from 'node:http';
 
 /** The log lines written so far, parsed (the logger may write a moment after the response). */
@@ -28,11 +28,7 @@ async function logLines(lines: string[], until: (entries: Array<Record<string, a
 }
 
 describe('through the real app', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'error_handler' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'error_handler' });
 
   test('a database error that is not an outage: 500 with a bare body, logged with its code and request id only', async () => {
     // A table gone missing is a bug or an operator's mistake, not something to retry: no 503.
@@ -65,8 +61,7 @@ describe('through the real app', () => {
 
   test.each(['PROPFIND', 'MKCOL'])('%s (a method the router does not implement: 501 inside) is a 405 with Allow', async (method) => {
     const res = await call(`${service.url}/api/v1/jobs`, { method, headers: reader });
-    expect(res.status).toBe(405);
-    expect(res.body).toEqual({ error: 'Method not allowed' });
+    expectJsonError(res, 405, 'Method not allowed');
     expect(res.headers.get('allow')).toBe('HEAD, GET, POST');
   });
 });
@@ -173,8 +168,7 @@ describe('errors thrown by Koa and its middleware', () => {
 
   test('nothing answered: a JSON 404', async () => {
     const res = await call(`${served.url}/empty`);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Not found' });
+    expectJsonError(res, 404, 'Not found');
   });
 
   test('a response with a body is left as it is, whatever its status', async () => {
@@ -195,11 +189,7 @@ describe('errors thrown by Koa and its middleware', () => {
  * a partner reports a request: its id (the gateway's X-Request-ID), how long it took, who sent it.
  */
 describe('request-log', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'request_log' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'request_log' });
 
   /** The request lines logged from `from` on, once `count` of them are there. */
   async function requestLines(from: number, count = 1): Promise<Array<Record<string, any>>> {

@@ -1,6 +1,5 @@
-import { addGroup } from '../admin/requests';
 import { APPLY_HELP, FILE_HELP } from '../cli/args';
-import { GROUP_DISABLED } from '../partner';
+import { setDisabled } from './groups';
 import { partnerCommand } from './partner-command';
 
 export const disable = partnerCommand({
@@ -22,17 +21,12 @@ Safe to repeat.
 Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
-  async run({ io, name, store, partner: get, applyThenWrite }) {
-    const partner = get();
-    const consumer = { id: partner.id, name };
-    const outcome = await applyThenWrite({
-      steps: [{ what: `add group ${GROUP_DISABLED} to ${name}`, request: addGroup(partner.id, GROUP_DISABLED), consumer }],
-      record: () => store.setGroups(name, [...partner.groups.filter((g) => g !== GROUP_DISABLED), GROUP_DISABLED]),
-    });
-    io.err(
-      partner.groups.includes(GROUP_DISABLED)
-        ? `${name} was already disabled`
-        : `${name} is disabled${outcome ? '' : ' in the files; Kong still lets its keys in until partners.yaml is synced (use --apply for at once)'}`,
+  async run(ctx) {
+    const { wasDisabled, outcome } = await setDisabled(ctx, true);
+    ctx.io.err(
+      wasDisabled
+        ? `${ctx.name} was already disabled`
+        : `${ctx.name} is disabled${outcome ? '' : ' in the files; Kong still lets its keys in until partners.yaml is synced (use --apply for at once)'}`,
     );
   },
 });

@@ -1,6 +1,5 @@
-import { removeGroup } from '../admin/requests';
 import { APPLY_HELP, FILE_HELP } from '../cli/args';
-import { GROUP_DISABLED } from '../partner';
+import { setDisabled } from './groups';
 import { partnerCommand } from './partner-command';
 
 export const enable = partnerCommand({
@@ -14,13 +13,8 @@ with the scope they had. With --apply: DELETE /consumers/{id}/acls/disabled. Saf
 Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
-  async run({ io, name, store, partner: get, applyThenWrite }) {
-    const partner = get();
-    const consumer = { id: partner.id, name };
-    await applyThenWrite({
-      steps: [{ what: `remove group ${GROUP_DISABLED} from ${name}`, request: removeGroup(partner.id, GROUP_DISABLED), consumer, absentIsDone: true }],
-      record: () => store.setGroups(name, partner.groups.filter((g) => g !== GROUP_DISABLED)),
-    });
-    io.err(partner.groups.includes(GROUP_DISABLED) ? `${name} is enabled again` : `${name} was not disabled`);
+  async run(ctx) {
+    const { wasDisabled } = await setDisabled(ctx, false);
+    ctx.io.err(wasDisabled ? `${ctx.name} is enabled again` : `${ctx.name} was not disabled`);
   },
 });

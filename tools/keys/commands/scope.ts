@@ -1,8 +1,7 @@
-import type { Step } from '../admin/apply';
-import { addGroup, removeGroup } from '../admin/requests';
 import { APPLY_HELP, FILE_HELP } from '../cli/args';
 import { UsageError } from '../cli/errors';
 import { GROUP_DISABLED, GROUP_WRITE, Scope, scopeGroups } from '../partner';
+import { groupStep } from './groups';
 import { partnerCommand } from './partner-command';
 
 export const scope = partnerCommand({
@@ -26,13 +25,8 @@ ${FILE_HELP}`,
     if (!target.success) throw new UsageError(`scope: expected read or write, found "${positionals[1]}"`);
     const partner = get();
     const current = partner.groups.includes(GROUP_WRITE) ? 'write' : 'read';
-    const consumer = { id: partner.id, name };
-    const step: Step =
-      target.data === 'write'
-        ? { what: `add group ${GROUP_WRITE} to ${name}`, request: addGroup(partner.id, GROUP_WRITE), consumer }
-        : { what: `remove group ${GROUP_WRITE} from ${name}`, request: removeGroup(partner.id, GROUP_WRITE), consumer, absentIsDone: true };
     await applyThenWrite({
-      steps: [step],
+      steps: [groupStep(partner, GROUP_WRITE, target.data === 'write')],
       record: () => store.setGroups(name, [...scopeGroups(target.data), ...(partner.groups.includes(GROUP_DISABLED) ? [GROUP_DISABLED] : [])]),
     });
     io.err(current === target.data ? `${name} already has scope ${current}` : `${name}: scope ${current} -> ${target.data}; its keys are unchanged`);

@@ -1,9 +1,11 @@
-import { call } from '../../../helpers/http';
+import { call, expectJsonError } from '../../../helpers/http';
 import { json, writer } from '../../../helpers/consumers';
-import { type TestService, startTestService } from '../../../helpers/service';
+import { sharedTestService } from '../../../helpers/service';
 import { parseDueDate } from '../../../../service/jobs/http/create-job';
+import { jobRowCount } from '../../../helpers/database';
+import { ACCEPTED_DUE_DATES, MINIMAL_JOB } from '../../../helpers/job-bodies';
 
-let service: TestService;
+const service = sharedTestService({ name: 'create' });
 const post = (body: unknown, headers: Record<string, string> = { ...writer, ...json }) =>
   call(`${service.url}/api/v1/jobs`, {
     method: 'POST',
@@ -11,30 +13,15 @@ const post = (body: unknown, headers: Record<string, string> = { ...writer, ...j
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
-const valid = {
-  title: 'Senior Data Engineer',
-  department: 'Data & Analytics',
-  type: 'contract-to-hire',
-  description: 'Build and run our pipelines.',
-};
-
-async function rowCount(): Promise<number> {
-  const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs');
-  return Number(row!.n);
-}
+const valid = MINIMAL_JOB;
 
 /** Posts a bad body and checks it got a 400 and stored nothing. */
 async function rejected(body: unknown, headers?: Record<string, string>) {
-  const before = await rowCount();
+  const before = await jobRowCount(service.database);
   const res = await post(body, headers);
-  expect(await rowCount()).toBe(before);
+  expect(await jobRowCount(service.database)).toBe(before);
   return res;
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'create' });
-});
-afterAll(() => service.close());
 
 describe('POST /api/v1/jobs: success', () => {
   test('201 with the job, a Location header, and status draft by default', async () => {
@@ -99,7 +86,7 @@ describe('POST /api/v1/jobs: success', () => {
     expect(res.status).toBe(201);
     expect(res.body.data.title).toBe("Robert'); DROP TABLE jobs;-- 🚀");
     expect(res.body.data.description).toBe('Ünïcödé ✓');
-    expect(await rowCount()).toBeGreaterThan(0);
+    expect(await jobRowCount(service.database)).toBeGreaterThan(0);
   });
 
   test('Content-Type with a charset is accepted', async () => {
@@ -181,8 +168,7 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
 
   test('malformed JSON', async () => {
     const res = await rejected('{"title": "x",');
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Malformed JSON body' });
+    expectJsonError(res, 400, 'Malformed JSON body');
   });
 
   test.each([['[1,2]'], ['"a string"'], ['null'], ['42']])('a body that is not an object (%s)', async (body) => {
@@ -193,8 +179,7 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
 
   test('a non-JSON content type is a 415', async () => {
     const res = await rejected('title=x', { ...writer, 'Content-Type': 'application/x-www-form-urlencoded' });
-    expect(res.status).toBe(415);
-    expect(res.body).toEqual({ error: 'Content-Type must be application/json' });
+    expectJsonError(res, 415, 'Content-Type must be application/json');
     expect((await rejected(JSON.stringify(valid), { ...writer })).status).toBe(415);
   });
 
@@ -225,26 +210,10 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
  * exact messages a partner reads for a bad type or status.
  */
 describe('validation details, field by field', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'create_gaps' });
-  });
-  afterAll(() => service.close());
-
-  const valid = {
-    title: 'Platform Engineer',
-    department: 'Engineering',
-    type: 'full-time',
-    description: 'Keep the lights on.',
-  };
+  const service = sharedTestService({ name: 'create_gaps' });
 
   const post = (body: unknown) =>
     call(`${service.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body: JSON.stringify(body) });
-
-  async function rowCount(): Promise<number> {
-    const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs');
-    return Number(row!.n);
-  }
 
   /** Creates a job and returns it as a later GET sees it (what was stored, not just echoed). */
   async function created(patch: Record<string, unknown>) {
@@ -257,11 +226,11 @@ describe('validation details, field by field', () => {
 
   /** Posts a bad body; checks the 400 stored nothing and returns its details. */
   async function refused(patch: Record<string, unknown>) {
-    const before = await rowCount();
+    const before = await jobRowCount(service.database);
     const res = await post({ ...valid, ...patch });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('Validation failed');
-    expect(await rowCount()).toBe(before);
+    expect(await jobRowCount(service.database)).toBe(before);
     return res.body.details as Array<{ field: string; message: string }>;
   }
 
@@ -425,14 +394,7 @@ describe('validation details, field by field', () => {
  * given with fewer than three digits. A partner sees `calendar` as a 400 naming dueDate.
  */
 describe('parseDueDate', () => {
-  test.each([
-    ['2400-02-29', '2400-02-29T00:00:00.000Z', 'a leap day in a year divisible by 400'],
-    ['2028-01-31', '2028-01-31T00:00:00.000Z', 'the 31st of January in a leap year'],
-    ['2030-01-10T10:00:00+23:00', '2030-01-09T11:00:00.000Z', 'an offset of +23:00'],
-    ['2030-01-10T10:00:00-05:59', '2030-01-10T15:59:00.000Z', 'an offset of 59 minutes'],
-    ['2030-01-01T00:00:00.5Z', '2030-01-01T00:00:00.500Z', 'half a second written as .5'],
-    ['2030-01-01T00:00:00.05Z', '2030-01-01T00:00:00.050Z', 'fifty milliseconds written as .05'],
-  ])('%s is accepted as %s (%s)', (value, iso) => {
+  test.each(ACCEPTED_DUE_DATES)('%s: %s is accepted as %s', (_label, value, iso) => {
     expect(parseDueDate(value)).toEqual({ date: new Date(iso) });
   });
 

@@ -1,8 +1,8 @@
-import { call } from '../../../helpers/http';
+import { call, expectJsonError } from '../../../helpers/http';
 import { json, reader, writer, writer2 } from '../../../helpers/consumers';
-import { startTestService, type TestService } from '../../../helpers/service';
+import { sharedTestService } from '../../../helpers/service';
 
-let service: TestService;
+const service = sharedTestService({ name: 'get', seed: true });
 const get = (id: string, headers: Record<string, string> = reader) =>
   call(`${service.url}/api/v1/jobs/${id}`, { headers });
 
@@ -19,11 +19,6 @@ async function idWhere(condition: string): Promise<string> {
   const h = row!.h;
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'get', seed: true });
-});
-afterAll(() => service.close());
 
 describe('GET /api/v1/jobs/:id', () => {
   test('returns the job in the spec field order', async () => {
@@ -75,14 +70,12 @@ describe('GET /api/v1/jobs/:id', () => {
     ['a very long id', 'a'.repeat(5000)],
   ])('404 Job not found for %s', async (_label, id) => {
     const res = await get(id);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Job not found' });
+    expectJsonError(res, 404, 'Job not found');
   });
 
   test('404 for a soft-deleted job', async () => {
     const res = await get(await idWhere(`deleted_at is not null`));
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Job not found' });
+    expectJsonError(res, 404, 'Job not found');
   });
 
   test('upper-case ids find the same job', async () => {

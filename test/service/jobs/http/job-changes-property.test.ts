@@ -10,12 +10,11 @@ import { generateJobs, generator } from '../../../../db/seed-data';
 import { jobs } from '../../../../db/schema';
 import { reader } from '../../../helpers/consumers';
 import { call } from '../../../helpers/http';
-import { startTestService, type TestService } from '../../../helpers/service';
+import { sharedTestService } from '../../../helpers/service';
 
-let service: TestService;
+const service = sharedTestService({ name: 'changes_property', seed: true });
 
 type Entry = { id: string; removed?: true };
-
 
 async function listable(): Promise<Map<string, unknown>> {
   const found = new Map<string, unknown>();
@@ -28,11 +27,6 @@ async function listable(): Promise<Map<string, unknown>> {
     cursor = res.body.meta.nextCursor;
   }
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'changes_property', seed: true });
-});
-afterAll(() => service.close());
 
 test.each([[20260901], [7], [424242]])('a mirror built from the feed equals the table (seed %i)', async (seed) => {
   const rnd = generator(seed);

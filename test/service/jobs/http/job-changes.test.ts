@@ -5,10 +5,10 @@
 import { type PoolConnection } from 'mysql2/promise';
 import { SEQUENCER_LIMITS, sequencePendingChanges } from '../../../../db/jobs/change-numbering';
 import { json, writer, reader } from '../../../helpers/consumers';
-import { call } from '../../../helpers/http';
-import { type TestService, startTestService } from '../../../helpers/service';
+import { call, expectJsonError, refusesQueries } from '../../../helpers/http';
+import { sharedTestService } from '../../../helpers/service';
 
-let service: TestService;
+const service = sharedTestService({ name: 'changes', seed: true });
 
 type Entry = { id: string; removed?: true; title?: string; status?: string };
 type Feed = { data: Entry[]; meta: { nextSince: string; hasMore: boolean; limit: number } };
@@ -62,11 +62,6 @@ function apply(mirror: Map<string, Entry>, entries: Entry[]): void {
     else mirror.set(entry.id, entry);
   }
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'changes', seed: true });
-});
-afterAll(() => service.close());
 
 describe('the change feed', () => {
   test('replayed from the beginning, it gives exactly the listable jobs with their current fields', async () => {
@@ -263,8 +258,7 @@ describe('bad positions are 400s that say what to do', () => {
 
   test.each(['0', '501', 'ten', ''])('limit=%s', async (limit) => {
     const res = await call(`${service.url}/api/v1/jobs/changes?limit=${limit}`, { headers: reader });
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'limit must be an integer from 1 to 500' });
+    expectJsonError(res, 400, 'limit must be an integer from 1 to 500');
   });
 
   test('unknown and repeated parameters', async () => {
@@ -280,16 +274,12 @@ describe('bad positions are 400s that say what to do', () => {
  * what is accepted (issue 12: the feed's query rules had status-only tests for several of these).
  */
 describe('query messages', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'changes_messages' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'changes_messages' });
 
   const changes = (query: string) => call(`${service.url}/api/v1/jobs/changes${query}`, { headers: reader });
   const LIMIT = 'limit must be an integer from 1 to 500';
 
-  test.each([
+  refusesQueries(changes, [
     ['limit of five digits, even a valid value', '?limit=00500', LIMIT],
     ['limit with a letter before', '?limit=a5', LIMIT],
     ['limit with a letter after', '?limit=5a', LIMIT],
@@ -297,16 +287,11 @@ describe('query messages', () => {
     ['limit twice', '?limit=1&limit=2', 'Query parameter "limit" was given more than once; send one value'],
     // Longer than any position the API hands out: refused before it is even checked.
     ['since of 201 characters', `?since=${'A'.repeat(201)}`, 'since is not valid: pass meta.nextSince back exactly as it was given'],
-  ])('%s', async (_label, query, message) => {
-    const res = await changes(query);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: message });
-  });
+  ]);
 
   test('an unknown parameter name is clipped to 40 characters', async () => {
     const res = await changes(`?${'q'.repeat(41)}=1`);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: `Unknown query parameter "${'q'.repeat(40)}…". Allowed: since, limit` });
+    expectJsonError(res, 400, `Unknown query parameter "${'q'.repeat(40)}…". Allowed: since, limit`);
     const exact = await changes(`?${'r'.repeat(40)}=1`);
     expect(exact.body).toEqual({ error: `Unknown query parameter "${'r'.repeat(40)}". Allowed: since, limit` });
   });

@@ -1,12 +1,12 @@
 import { JOB_TYPES, Job } from '../../../../service/jobs/contract/job';
-import { call } from '../../../helpers/http';
+import { call, expectJsonError, refusesQueries } from '../../../helpers/http';
 import { reader } from '../../../helpers/consumers';
-import { type TestService, startTestService } from '../../../helpers/service';
+import { sharedTestService, startTestService, type TestService } from '../../../helpers/service';
 import { generateJobs } from '../../../../db/seed-data';
 import { insertInBatches } from '../../../../db/seed';
 import { byListingOrder } from '../../../../db/jobs/listing';
 
-let service: TestService;
+const service = sharedTestService({ name: 'list', seed: true });
 const list = (query = '') => call(`${service.url}/api/v1/jobs${query}`, { headers: reader });
 
 // What the seeded table holds, counted straight from the database to compare against the API.
@@ -17,11 +17,6 @@ async function countWhere(condition: string, values: unknown[] = []): Promise<nu
   );
   return Number(row!.n);
 }
-
-beforeAll(async () => {
-  service = await startTestService({ name: 'list', seed: true });
-});
-afterAll(() => service.close());
 
 describe('GET /api/v1/jobs: default listing', () => {
   test('lists only active and open jobs, 20 per page, with meta', async () => {
@@ -156,8 +151,7 @@ describe('GET /api/v1/jobs: pagination and parameter checks', () => {
     'limit=%s is a 400 that names the bounds',
     async (value) => {
       const res = await list(`?limit=${value}`);
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'limit must be an integer from 1 to 100' });
+      expectJsonError(res, 400, 'limit must be an integer from 1 to 100');
     },
   );
 
@@ -209,11 +203,7 @@ describe('GET /api/v1/jobs: pagination and parameter checks', () => {
  * checked the status only), and the lenient spellings that are not errors.
  */
 describe('filter messages', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'list_messages', seed: true });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'list_messages', seed: true });
 
   const list = (query: string) => call(`${service.url}/api/v1/jobs${query}`, { headers: reader });
 
@@ -243,8 +233,7 @@ describe('filter messages', () => {
     if (message === null) {
       expect(res.status).toBe(200);
     } else {
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: message });
+      expectJsonError(res, 400, message);
     }
   });
 
@@ -311,17 +300,13 @@ describe('filter messages', () => {
  * unpinned (issue 12), with the values just inside them accepted.
  */
 describe('page and limit edges', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'list_edges' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'list_edges' });
 
   const list = (query: string) => call(`${service.url}/api/v1/jobs${query}`, { headers: reader });
   const PAGE = 'page must be a whole number, 1 or more';
   const LIMIT = 'limit must be an integer from 1 to 100';
 
-  test.each([
+  refusesQueries(list, [
     ['page with a letter after the digits', '?page=2x', PAGE],
     ['page with a letter before the digits', '?page=x2', PAGE],
     ['limit 0', '?limit=0', LIMIT],
@@ -341,17 +326,12 @@ describe('page and limit edges', () => {
       `?${'p'.repeat(40)}=1`,
       `Unknown query parameter "${'p'.repeat(40)}". Allowed: status, type, workplace, department, page, limit`,
     ],
-  ])('%s', async (_label, query, message) => {
-    const res = await list(query);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: message });
-  });
+  ]);
 
   test('a page number past the largest safe one is a 400 that names the largest, never zod\'s own text', async () => {
     for (const page of ['9007199254740992', '9999999999999999']) {
       const res = await list(`?page=${page}`);
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'page must be at most 9007199254740991' });
+      expectJsonError(res, 400, 'page must be at most 9007199254740991');
     }
   });
 

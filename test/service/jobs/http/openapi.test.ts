@@ -11,7 +11,7 @@ import { ListQuery } from '../../../../service/jobs/http/list-jobs';
 import { reader } from '../../../helpers/consumers';
 import { call } from '../../../helpers/http';
 import { validateResponse } from '../../../helpers/openapi';
-import { startTestService, type TestService } from '../../../helpers/service';
+import { sharedTestService } from '../../../helpers/service';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
@@ -105,11 +105,7 @@ describe('docs/openapi.json', () => {
 });
 
 describe('GET /api/v1/openapi.json', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startTestService({ name: 'openapi' });
-  });
-  afterAll(() => service.close());
+  const service = sharedTestService({ name: 'openapi' });
 
   test('serves the committed document', async () => {
     const res = await call(`${service.url}/api/v1/openapi.json`, { headers: reader });

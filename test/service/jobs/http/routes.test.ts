@@ -10,7 +10,7 @@ import Koa from 'koa';
 import { conditional } from '../../../../service/jobs/http/routes';
 import { json, reader, writer, writer2 } from '../../../helpers/consumers';
 import { call } from '../../../helpers/http';
-import { startTestService, type TestService } from '../../../helpers/service';
+import { sharedTestService } from '../../../helpers/service';
 
 let server: http.Server;
 let base: string;
@@ -61,7 +61,7 @@ test.each([
  * the moment anything it can see has changed.
  */
 describe('conditional-requests', () => {
-  let service: TestService;
+  const service = sharedTestService({ name: 'conditional', seed: true });
   const get = (path: string, headers: Record<string, string> = reader) => call(`${service.url}${path}`, { headers });
   const bin = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex');
 
@@ -86,11 +86,6 @@ describe('conditional-requests', () => {
     expect(res.headers.get('etag')).not.toBe(tag);
     return true;
   }
-
-  beforeAll(async () => {
-    service = await startTestService({ name: 'conditional', seed: true });
-  });
-  afterAll(() => service.close());
 
   describe('GET /api/v1/jobs', () => {
     test('304 while nothing visible changes; 200 on a change to a listed field, a new job or a removal', async () => {
