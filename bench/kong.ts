@@ -107,13 +107,28 @@ function redisPid(port: number): number | undefined {
   return undefined;
 }
 
-function asServer(target: KongTarget, kong: RealKong): Server {
+/** A Kong's nginx master and every process of its group (master, workers, log filters). */
+function kongProcesses(kong: RealKong): { master: number; members: number[] } {
   const master = Number(readFileSync(path.join(kong.prefix, 'pids', 'nginx.pid'), 'utf8').trim());
   const stat = readFileSync(`/proc/${master}/stat`, 'utf8');
-  const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  return { master, members: groupMembers(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])) };
+}
+
+/** What `describe` makes of a started Kong; when it throws, the Kong is stopped first. */
+async function described<T>(kong: RealKong, describe: () => T): Promise<T> {
+  try {
+    return describe();
+  } catch (error) {
+    await kong.stop();
+    throw error;
+  }
+}
+
+function asServer(target: KongTarget, kong: RealKong): Server {
+  const { master, members } = kongProcesses(kong);
   const redis = target === 'kong-ours' ? redisPid(kong.redis.port) : undefined;
   if (target === 'kong-ours' && redis === undefined) throw new Error(`kong-ours: no redis-server found on port ${kong.redis.port}`);
-  const pids = [...groupMembers(group), ...(redis ? [redis] : [])];
+  const pids = [...members, ...(redis ? [redis] : [])];
   return { name: target, url: kong.proxyUrl, pid: master, pids: () => pids, stop: () => kong.stop() };
 }
 
@@ -125,12 +140,7 @@ export function kongUnavailable(): string | undefined {
 
 export async function startKong(target: KongTarget, serviceUrl: string, gatewaySecret: string): Promise<Server> {
   const kong = await startRealKong({ serviceUrl, gatewaySecret, edit: EDITS[target] });
-  try {
-    return asServer(target, kong);
-  } catch (error) {
-    await kong.stop();
-    throw error;
-  }
+  return described(kong, () => asServer(target, kong));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -161,6 +171,11 @@ export const VARIANTS: KongVariant[] = [
     change: 'rate-limiting counts locally and syncs to Redis every 0.1 s (sync_rate 0.1)',
     edit: (c) => rateLimits(c).forEach((p) => (p.config!.sync_rate = 0.1)),
   },
+  {
+    name: 'rl-no-headers',
+    change: 'rate-limiting without its response headers (hide_client_headers)',
+    edit: (c) => rateLimits(c).forEach((p) => (p.config!.hide_client_headers = true)),
+  },
   { name: 'no-prometheus', change: 'no prometheus plugin', edit: (c) => withoutPlugin(c, 'prometheus') },
   {
     name: 'prometheus-lean',
@@ -175,6 +190,7 @@ export const VARIANTS: KongVariant[] = [
     edit: (c) => withoutPlugin(c, 'job-scopes'),
     headers: (secret) => ({ 'X-Gateway-Secret': secret }),
   },
+  { name: 'kong-headers-off', change: "no X-Kong-Request-Id response header (kong.conf headers = off)", env: { KONG_HEADERS: 'off' } },
   { name: 'log-off', change: 'no proxy access log', env: { KONG_PROXY_ACCESS_LOG: 'off' } },
   { name: 'log-unbuffered', change: 'proxy access log written line by line (no buffer=)', env: { KONG_PROXY_ACCESS_LOG: '/dev/stdout jobs_safe' } },
   {
@@ -218,19 +234,14 @@ export async function startVariant(variant: KongVariant, serviceUrl: string, gat
       variant.edit?.(config);
     },
   });
-  try {
-    const master = Number(readFileSync(path.join(kong.prefix, 'pids', 'nginx.pid'), 'utf8').trim());
-    const stat = readFileSync(`/proc/${master}/stat`, 'utf8');
-    const members = groupMembers(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]));
+  return described(kong, () => {
+    const { master, members } = kongProcesses(kong);
     const workers = members.filter((pid) => pid !== master && parentOf(pid) === master && commOf(pid) === 'nginx');
     const filters = members.filter((pid) => pid !== master && !workers.includes(pid));
     if (workers.length === 0) throw new Error(`${variant.name}: no nginx worker under ${master}`);
     if (filters.some((pid) => commOf(pid) !== 'luajit')) throw new Error(`${variant.name}: unexpected processes in Kong's group: ${filters.map(commOf).join(', ')}`);
     return { variant, kong, master, workers, filters, redis: redisPid(kong.redis.port) };
-  } catch (error) {
-    await kong.stop();
-    throw error;
-  }
+  });
 }
 
 /** One window of wrk against one variant: requests and CPU microseconds per request, by role. */
