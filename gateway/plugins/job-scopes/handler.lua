@@ -37,6 +37,7 @@ local groups = require "kong.plugins.acl.groups"
 
 local kong = kong
 local type = type
+local setmetatable = setmetatable
 local sort = table.sort
 local concat = table.concat
 local gsub = string.gsub
@@ -72,6 +73,12 @@ local ERR_INTERNAL = { status = 500, body = { error = "Internal server error" } 
 local NO_GROUPS = {}
 
 local scope_errors = {}
+
+-- Per configuration and per cached group list, what every request would otherwise rebuild. Weak
+-- keys: a configuration or group list Kong has dropped takes its entry with it.
+local WEAK_KEYS = { __mode = "k" }
+local header_spellings = setmetatable({}, WEAK_KEYS)
+local scopes_headers = setmetatable({}, WEAK_KEYS)
 
 
 local JobScopesHandler = {
@@ -123,6 +130,31 @@ local function find_key(key_names, headers, query)
 end
 
 
+-- Every header spelling of the key names (as given, "_" as "-", "-" as "_"), built once per
+-- configuration.
+local function spellings_of(key_names)
+  local spellings = header_spellings[key_names]
+  if not spellings then
+    spellings = {}
+    for i = 1, #key_names do
+      local name = key_names[i]
+      spellings[#spellings + 1] = name
+      local dashed = gsub(name, "_", "-")
+      if dashed ~= name then
+        spellings[#spellings + 1] = dashed
+      end
+      local underscored = gsub(name, "-", "_")
+      if underscored ~= name then
+        spellings[#spellings + 1] = underscored
+      end
+    end
+    header_spellings[key_names] = spellings
+  end
+
+  return spellings
+end
+
+
 -- The key never reaches the service, whatever name or spelling carried it. ngx.req.clear_header
 -- matches names case-insensitively but literally, while the header lookup above also maps "_" to
 -- "-" (so key-auth accepts an "Api-Key" header for "api_key"): clear every spelling.
@@ -134,20 +166,13 @@ local function strip_keys(key_names, query, query_truncated)
   local request = kong.service.request
   local clear_header = request.clear_header
 
+  local spellings = spellings_of(key_names)
+  for i = 1, #spellings do
+    clear_header(spellings[i])
+  end
+
   for i = 1, #key_names do
     local name = key_names[i]
-    clear_header(name)
-
-    local dashed = gsub(name, "_", "-")
-    if dashed ~= name then
-      clear_header(dashed)
-    end
-
-    local underscored = gsub(name, "-", "_")
-    if underscored ~= name then
-      clear_header(underscored)
-    end
-
     if query_truncated or query[name] ~= nil then
       request.clear_query_arg(name)
     end
@@ -155,8 +180,14 @@ local function strip_keys(key_names, query, query_truncated)
 end
 
 
--- The consumer's jobs:* groups, sorted, in the ACL plugin's header format ("a, b").
+-- The consumer's jobs:* groups, sorted, in the ACL plugin's header format ("a, b"). Built once per
+-- group list: the ACL plugin's cache hands out the same table until the consumer's groups change.
 local function scopes_header(consumer_groups)
+  local header = scopes_headers[consumer_groups]
+  if header then
+    return header
+  end
+
   local scopes = {}
   for i = 1, #consumer_groups do
     local group = consumer_groups[i]
@@ -166,7 +197,9 @@ local function scopes_header(consumer_groups)
   end
 
   sort(scopes)
-  return concat(scopes, ", ")
+  header = concat(scopes, ", ")
+  scopes_headers[consumer_groups] = header
+  return header
 end
 
 
