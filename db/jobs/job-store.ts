@@ -1,8 +1,8 @@
-import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, Column, eq, getTableColumns, getTableName, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Job, Salary } from '../../service/jobs/contract/job';
 import type { Database } from '../client';
 import { jobs, type NewJobRow } from '../schema';
-import { compile, queryBuilder, readRows, runStatement, type Statement } from '../sql';
+import { compile, queryBuilder, quote, readRows, runStatement, type Statement } from '../sql';
 import { uuidv7 } from '../schema';
 import { publicColumns, rowToJob } from './job-columns';
 
@@ -37,22 +37,44 @@ export type NewJob = Omit<NewJobRow, 'id' | 'createdAt' | 'createdByConsumer' | 
 };
 
 type NewRow = Record<string, unknown>;
+type Encode = (value: unknown) => unknown;
+
+const COLUMNS: Record<string, Column> = getTableColumns(jobs);
 
 /**
- * The insert of a row with these columns, compiled once per shape: the optional fields a body
- * sends vary, and a NULL is written as such (a column's encoder would turn it into text).
+ * The insert of a row with these columns, built once per shape (the optional fields a body sends
+ * vary). Only the columns set are named, so the others take their defaults as drizzle's
+ * `default` gave them, in a statement less than half as long for the driver to format and the
+ * server to parse. Each value goes through its column's encoder, as drizzle's insert does; a
+ * NULL is sent as such (an encoder would turn it into text).
  */
-const inserts = new Map<string, (values: NewRow) => Statement>();
-function insertOf(db: Database, row: NewRow): Statement {
-  const columns = Object.keys(row).filter((key) => row[key] !== undefined);
-  const shape = columns.map((key) => (row[key] === null ? `${key}=null` : key)).join();
+const inserts = new Map<string, { sql: string; encoders: (Encode | undefined)[] }>();
+function insertOf(row: NewRow): Statement {
+  const keys = Object.keys(row).filter((key) => row[key] !== undefined);
+  const shape = keys.join();
   let insert = inserts.get(shape);
   if (!insert) {
-    const values = Object.fromEntries(columns.map((key) => [key, row[key] === null ? null : sql.placeholder(key)]));
-    insert = compile(db.insert(jobs).values(values as unknown as NewJobRow));
+    const columns = keys.map((key) => {
+      const column = COLUMNS[key];
+      if (!column) throw new Error(`jobs has no column for ${key}`);
+      return column;
+    });
+    insert = {
+      sql: `insert into ${quote(getTableName(jobs))} (${columns.map((column) => quote(column.name)).join(', ')}) values (${columns.map(() => '?').join(', ')})`,
+      // Stryker disable next-line ConditionalExpression: equivalent, the base encoder hands the value back as it is
+      encoders: columns.map((column) => (column.mapToDriverValue === Column.prototype.mapToDriverValue ? undefined : (value) => column.mapToDriverValue(value))),
+    };
     inserts.set(shape, insert);
   }
-  return insert(row);
+  const { encoders } = insert;
+  return {
+    sql: insert.sql,
+    params: keys.map((key, i) => {
+      const value = row[key];
+      const encode = encoders[i];
+      return value === null || encode === undefined ? value : encode(value);
+    }),
+  };
 }
 
 /**
@@ -62,8 +84,8 @@ function insertOf(db: Database, row: NewRow): Statement {
  */
 export async function insertJob(db: Database, { salary = null, ...fields }: NewJob, consumerId: string, now = new Date()): Promise<string> {
   const id = uuidv7(now);
-  const row: NewJobRow = {
-    ...fields,
+  // Added to the rest object: spreading it into a new literal with these keys measured ~12 us more a create.
+  const row: NewJobRow = Object.assign(fields, {
     id,
     salaryDisclosed: salary !== null,
     salaryMin: salary?.min ?? null,
@@ -71,7 +93,7 @@ export async function insertJob(db: Database, { salary = null, ...fields }: NewJ
     salaryCurrency: salary?.currency ?? null,
     createdAt: now,
     createdByConsumer: consumerId,
-  };
-  await runStatement(db, insertOf(db, row));
+  });
+  await runStatement(db, insertOf(row));
   return id;
 }

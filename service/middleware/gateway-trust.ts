@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { HttpError } from '../errors';
 
@@ -36,13 +36,15 @@ export function singleHost(): Middleware {
   return async (ctx, next) => {
     const raw = ctx.req.rawHeaders;
     let hosts = 0;
-    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'host') hosts++;
+    // Only a four-letter name can be Host: the others are not lower-cased.
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
     if (hosts > 1) throw new HttpError(400, 'Malformed HTTP request: Host sent more than once', {}, { Connection: 'close' });
     await next();
   };
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
+// One-shot: no Hash object per request.
+const digest = (value: string) => hash('sha256', value, 'buffer');
 
 /**
  * With a secret configured, a request that did not come through the gateway is refused before

@@ -66,6 +66,29 @@ interface Frame {
   expectingKey?: boolean;
 }
 
+// The characters the scan looks for, as char codes.
+const QUOTE = 0x22; // "
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+
+/**
+ * Where the string opening at `start` closes: the next quote after an even run of backslashes
+ * (found with indexOf rather than a step per character, which measured ~5 us on a create body).
+ */
+function closingQuote(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1);
+  for (;;) {
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+}
+
 const join = (path: string, step: string | number) => (path === '' ? String(step) : `${path}.${step}`);
 
 /**
@@ -83,29 +106,29 @@ export function firstDuplicateKey(text: string): string | undefined {
     const parent = stack[stack.length - 1];
     return parent ? join(parent.path, parent.current) : '';
   };
-  // Stryker disable next-line EqualityOperator: text[text.length] is undefined and matches no branch
   for (let i = 0; i < text.length; i++) {
-    const char = text[i];
+    const char = text.charCodeAt(i);
     const top = stack[stack.length - 1];
-    if (char === '"') {
-      let end = i + 1;
-      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+    if (char === QUOTE) {
+      const end = closingQuote(text, i);
       if (top?.keys && top.expectingKey) {
-        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        // Only a key with an escape needs decoding; the text has passed JSON.parse, so any other is its characters.
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (top.keys.has(key)) return join(top.path, key);
         top.keys.add(key);
         top.current = key;
         top.expectingKey = false;
       }
       i = end;
-    } else if (char === '{') {
+    } else if (char === OPEN_BRACE) {
       // Stryker disable next-line StringLiteral: replaced by the first key before any child path is built
       stack.push({ path: childPath(), keys: new Set(), current: '', expectingKey: true });
-    } else if (char === '[') {
+    } else if (char === OPEN_BRACKET) {
       stack.push({ path: childPath(), current: 0 });
-    } else if (char === '}' || char === ']') {
+    } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) {
       stack.pop();
-    } else if (char === ',' && top) {
+    } else if (char === COMMA && top) {
       if (top.keys) top.expectingKey = true;
       else top.current = (top.current as number) + 1;
     }

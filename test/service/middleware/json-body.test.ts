@@ -40,6 +40,7 @@ describe('duplicate keys: each object on its own', () => {
     ['the same key in an object and in the object it sits in', '{"a":{"b":1},"b":2}'],
     ['the same key in two objects of a list', '{"a":[{"k":1},{"k":2}]}'],
     ['a key after a list', '{"a":[1,2],"b":[3]}'],
+    ['a key-like text after an escaped quote in a value', '{"a":"\\",\\"a\\":","b":1}'],
   ])('%s is accepted: %s', (_label, text) => {
     expect(parse(text)).toEqual(JSON.parse(text));
   });
@@ -48,6 +49,9 @@ describe('duplicate keys: each object on its own', () => {
     ['after a list', '{"list":[1],"x":1,"x":2}', 'x'],
     ['after a nested object', '{"a":{"b":1},"x":1,"x":2}', 'x'],
     ['inside an object in a list', '{"a":[{"k":1},{"k":2,"k":3}]}', 'a.1.k'],
+    ['after a value ending in an escaped backslash', '{"v":"a\\\\","x":1,"x":2}', 'x'],
+    ['spelled once with an escape', '{"ab":1,"a\\u0062":2}', 'ab'],
+    ['that ends in a backslash', '{"k\\\\":1,"k\\\\":2}', 'k\\'],
   ])('a key repeated %s is refused, named by its path', (_label, text, field) => {
     expect(refusal(text)).toEqual({
       status: 400,
