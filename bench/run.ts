@@ -177,12 +177,12 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     const measureAtOnce = async (scenario: Scenario, round: number, seconds: number): Promise<Measurement[]> => {
       const list = targetsOf(scenario).map(endpointOf);
       const pids = list.flatMap((e) => e.chain.flatMap((s) => s.pids()));
-      pin(pids, String(cpus - 1));
+      pin(pids, String(cpus - 1), true);
       try {
         // Same request mix for every target: the headers are the direct ones, the same for each.
         return await measureTogether(list, { ...loadOf(scenario, list[0]!.target, round, seconds), generatorCpus: cpus > 2 ? `0-${cpus - 2}` : '0' });
       } finally {
-        pin(pids, `0-${cpus - 1}`);
+        pin(pids, `0-${cpus - 1}`, false);
         await settle(scenario);
       }
     };
