@@ -21,7 +21,7 @@ export interface Options {
   /** The overload scenario's connections and seconds per measurement. */
   overloadConnections: number;
   overloadSeconds: number;
-  /** Full syncs per way (plain, gzip), in ABBA order. */
+  /** Timed full syncs per way (plain, gzip), in ABBA order after one warm-up pass each way. */
   syncRounds: number;
   scenarios: ScenarioKey[];
   reseed: boolean;

@@ -19,11 +19,11 @@ import { checkScenario } from './check';
 import { measure, measureTogether, type Endpoint, type Measurement } from './measure';
 import { parseOptions, USAGE, type Options } from './options';
 import { databasePid, pin } from './proc';
-import { markdownReport, markdownTable, settled, targets, writeLatest, type RunResult, type ScenarioResult, type SyncResult } from './report';
+import { markdownReport, markdownTable, settled, targets, writeLatest, type RunResult, type ScenarioResult } from './report';
 import { kongUnavailable, startKong } from './kong';
 import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersForTarget, scenariosFor, type Scenario, type Target } from './scenarios';
 import { ROOT, startBareProxy, startBaseline, startGateway, startService, type Server } from './servers';
-import { fullSync } from './sync';
+import { compareSyncs, syncRatios } from './sync';
 import { prepareTable } from './tables';
 
 // A scenario whose single request takes longer than this is timed one request at a time.
@@ -247,19 +247,14 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
   }
 }
 
-/** S: full syncs through a gateway, plain and gzip in ABBA order so neither always goes first. */
+/** S: full syncs through a gateway, plain against gzip (bench/sync.ts compareSyncs: warm-up not counted, ABBA). */
 async function benchSync(options: Options, size: number, target: 'gateway' | 'kong-ours', gateway: Server, run: RunResult): Promise<void> {
-  const headers = { 'X-API-Key': DEMO_READER_KEY };
-  const plain: SyncResult = { size, target, gzip: false, runs: [] };
-  const gzip: SyncResult = { size, target, gzip: true, runs: [] };
-  run.syncs.push(plain, gzip);
-  for (let i = 0; i < options.syncRounds; i++) {
-    for (const result of i % 2 === 0 ? [plain, gzip] : [gzip, plain]) {
-      const r = await fullSync(gateway.url, headers, { gzip: result.gzip });
-      result.runs.push(r);
-      log(`S    full sync through ${target} ${result.gzip ? 'with gzip' : 'plain    '}: ${r.jobs} jobs, ${r.pages} pages, ${(r.bytes / 1e6).toFixed(1)} MB on the wire (${(r.decodedBytes / 1e6).toFixed(1)} MB decoded, ${r.contentEncoding}), ${r.seconds.toFixed(1)} s`);
-    }
-  }
+  const comparison = await compareSyncs(gateway.url, { 'X-API-Key': DEMO_READER_KEY }, options.syncRounds, (r, gzip, warmup) =>
+    log(`S    full sync through ${target} ${gzip ? 'with gzip' : 'plain    '}: ${r.jobs} jobs, ${r.pages} pages, ${(r.bytes / 1e6).toFixed(1)} MB on the wire (${(r.decodedBytes / 1e6).toFixed(1)} MB decoded, ${r.contentEncoding}), ${r.seconds.toFixed(1)} s${warmup ? ' (warm-up, not counted)' : ''}`),
+  );
+  run.syncs.push({ size, target, gzip: false, runs: comparison.plain }, { size, target, gzip: true, runs: comparison.gzip });
+  const ratios = syncRatios(comparison);
+  log(`S    ${target} with gzip: ${(ratios.bytes * 100).toFixed(1)}% of the bytes, ${ratios.time.toFixed(3)}x the time (median pass of ${options.syncRounds} each way)`);
 }
 
 async function main(): Promise<void> {

@@ -2,11 +2,13 @@
  * A partner's full sync, as the docs tell partners to do it: the change feed from the beginning,
  * 500 jobs a page, each page's meta.nextSince asked for next until meta.hasMore is false. Counts
  * the bytes that crossed the wire (compressed, when the answer was) and the time, including the
- * client's own decompression and JSON parsing, which a partner pays too.
+ * client's own decompression and JSON parsing, which a partner pays too. A compressed body is
+ * inflated as it arrives, as HTTP clients (curl --compressed, browsers, fetch) do.
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { gunzipSync } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
+import { median } from './stability';
 
 export interface SyncRun {
   jobs: number;
@@ -23,7 +25,9 @@ export interface SyncRun {
 interface Page {
   status: number;
   encoding: string;
-  raw: Buffer;
+  /** Bytes as sent. */
+  wire: number;
+  body: Buffer;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -31,10 +35,15 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function get(url: URL, headers: Record<string, string>): Promise<Page> {
   return new Promise((resolve, reject) => {
     const request = http.get(url, { headers, agent }, (response) => {
+      const encoding = String(response.headers['content-encoding'] ?? 'identity');
+      let wire = 0;
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, encoding: String(response.headers['content-encoding'] ?? 'identity'), raw: Buffer.concat(chunks) }));
+      response.on('data', (chunk: Buffer) => (wire += chunk.length));
       response.on('error', reject);
+      const body = encoding === 'gzip' ? response.pipe(createGunzip()) : response;
+      body.on('data', (chunk: Buffer) => chunks.push(chunk));
+      body.on('end', () => resolve({ status: response.statusCode ?? 0, encoding, wire, body: Buffer.concat(chunks) }));
+      body.on('error', reject);
     });
     request.on('error', reject);
   });
@@ -49,18 +58,58 @@ export async function fullSync(origin: string, headers: Record<string, string>, 
   for (;;) {
     const page = await get(new URL(`/api/v1/jobs/changes?limit=${options.limit ?? 500}&since=${encodeURIComponent(since)}`, origin), asked);
     if (page.encoding !== 'identity' && page.encoding !== 'gzip') throw new Error(`the change feed answered Content-Encoding ${page.encoding}`);
-    const text = (page.encoding === 'gzip' ? gunzipSync(page.raw) : page.raw).toString('utf8');
+    const text = page.body.toString('utf8');
     if (page.status !== 200) throw new Error(`the change feed answered ${page.status}: ${text.slice(0, 200)}`);
     const body = JSON.parse(text) as { data: unknown[]; meta: { nextSince: string; hasMore: boolean } };
     encodings.add(page.encoding);
     run.pages++;
     run.jobs += body.data.length;
-    run.bytes += page.raw.length;
-    run.decodedBytes += Buffer.byteLength(text);
+    run.bytes += page.wire;
+    run.decodedBytes += page.body.length;
     if (!body.meta.hasMore) break;
     since = body.meta.nextSince;
   }
   run.seconds = (performance.now() - started) / 1000;
   run.contentEncoding = [...encodings].join('+');
   return run;
+}
+
+export interface SyncComparison {
+  /** One pass each way before timing (plain, then gzip): not counted. */
+  warmup: SyncRun[];
+  plain: SyncRun[];
+  gzip: SyncRun[];
+}
+
+/**
+ * Plain against gzip, like with like: one warm-up pass each way (the first pass after a start pays
+ * for a cold database cache and the feed's sequencer), then `rounds` rounds in ABBA order (plain,
+ * gzip; gzip, plain; ...), so a machine that speeds up or slows down over minutes moves both.
+ */
+export async function compareSyncs(
+  origin: string,
+  headers: Record<string, string>,
+  rounds: number,
+  onRun: (run: SyncRun, gzip: boolean, warmup: boolean) => void = () => undefined,
+): Promise<SyncComparison> {
+  const result: SyncComparison = { warmup: [], plain: [], gzip: [] };
+  for (const gzip of [false, true]) {
+    const run = await fullSync(origin, headers, { gzip });
+    result.warmup.push(run);
+    onRun(run, gzip, true);
+  }
+  for (let i = 0; i < rounds; i++) {
+    for (const gzip of i % 2 === 0 ? [false, true] : [true, false]) {
+      const run = await fullSync(origin, headers, { gzip });
+      (gzip ? result.gzip : result.plain).push(run);
+      onRun(run, gzip, false);
+    }
+  }
+  return result;
+}
+
+/** gzip over plain: the median pass's bytes and the median pass's seconds (warm-up excluded). */
+export function syncRatios(comparison: Pick<SyncComparison, 'plain' | 'gzip'>): { bytes: number; time: number } {
+  const of = (runs: SyncRun[], key: 'bytes' | 'seconds') => median(runs.map((r) => r[key]));
+  return { bytes: of(comparison.gzip, 'bytes') / of(comparison.plain, 'bytes'), time: of(comparison.gzip, 'seconds') / of(comparison.plain, 'seconds') };
 }

@@ -112,6 +112,14 @@ describe.each(['local gateway', 'real Kong'] as const)('through the %s', (name) 
     }
   });
 
+  test('a full change-feed page (every job, as a first sync gets it) comes at most an eighth of its size', async () => {
+    const path = '/api/v1/jobs/changes?limit=500';
+    const direct = await fromService(path);
+    const res = await request(url(), { path, headers: gzip });
+    expect(gunzipSync(res.body).equals(direct.body)).toBe(true);
+    expect(res.body.length / direct.body.length).toBeLessThanOrEqual(0.125);
+  });
+
   test('the change feed is compressed too, and an idle poll with its weak ETag is a 304 until something changes', async () => {
     const page = await request(url(), { path: FEED, headers: gzip });
     expect(page.headers['content-encoding']).toBe('gzip');

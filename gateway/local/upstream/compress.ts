@@ -1,6 +1,6 @@
 /**
  * nginx's gzip filter on proxied responses with kong.conf's nginx_proxy_gzip* (on, types
- * application/json, min_length 1024, comp_level 1, proxied any, vary on, http_version 1.1), as
+ * application/json, min_length 1024, comp_level 3, proxied any, vary on, http_version 1.1), as
  * nginx 1.25 ngx_http_gzip_filter_module.c and ngx_http_core_module.c (ngx_http_gzip_ok) read them:
  * a response of status 200/403/404, no Content-Encoding, no Content-Length under 1024 and type
  * application/json (or text/html, always listed) gets `Vary: Accept-Encoding`; it is compressed
@@ -37,5 +37,5 @@ export function gzipResponse(ctx: RequestContext, status: number, headers: strin
     else if (name === 'content-length' || name === 'accept-ranges' || (name === 'etag' && !(value.length > 2 && value.startsWith('W/')))) headers.splice(i, 2);
   }
   headers.push('Content-Encoding', 'gzip');
-  return ctx.method === 'HEAD' ? null : zlib.createGzip({ level: 1 });
+  return ctx.method === 'HEAD' ? null : zlib.createGzip({ level: 3 });
 }
