@@ -301,7 +301,7 @@ export function markdownReport(run: RunResult): string {
       `${o.inTurn ? 'every target measured in turn (--in-turn)' : 'where each side is one process, subject and reference measured at once, both on one core, wrk on the others; otherwise in turn'}; ` +
       `each scenario runs at least ${o.rounds} and at most ${o.maxRounds} rounds, until the last 3 agree within ${o.spread}% both ways. ` +
       `Ratio = subject / reference, the median of those rounds: throughput (req/s; O: 2xx/s) and CPU (reference's CPU µs per request / subject's, whole chain). ` +
-      `Service with LOG_LEVEL=info to /dev/null, DB_POOL_SIZE=${o.pool}, \`node ${serviceNodeFlags().join(' ')}\` (the Dockerfile's CMD) for the service and the baseline. ` +
+      `Service with LOG_LEVEL=info to /dev/null, DB_POOL_SIZE=${o.pool}, \`node ${serviceNodeFlags().join(' ')}\` (the Dockerfile's CMD) for the service and the baseline${o.inTurn ? '' : ', with --single-threaded-gc (they share a core)'}. ` +
       'How to read a row: docs/performance.md.',
     markdownTable(run),
     '',

@@ -75,15 +75,17 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     return s;
   };
   try {
-    const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET }));
-    const baseline = await started(startBaseline(table.url, { poolSize: options.pool }));
+    // On a shared core V8's parallel GC helpers wait for the other server's slice while the main thread waits for them.
+    const nodeFlags = options.inTurn ? [] : ['--single-threaded-gc'];
+    const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, nodeFlags }));
+    const baseline = await started(startBaseline(table.url, { poolSize: options.pool, nodeFlags }));
     const gateway = wants('F-A', 'F-D', 'S') ? await started(startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY })) : undefined;
     // F's floor: what the cheapest proxy process costs on this machine (bench/bare-proxy.ts).
     const proxy = wants('F-A', 'F-D')
       ? await started(startBareProxy(service, { gatewaySecret: GATEWAY_SECRET, consumerId: DEMO_READER.id, username: DEMO_READER.username, groups: DEMO_READER.groups }))
       : undefined;
     const unbounded = wants('O')
-      ? await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: 'service-unbounded', env: { DB_QUEUE_LIMIT: UNBOUNDED_QUEUE } }))
+      ? await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: 'service-unbounded', env: { DB_QUEUE_LIMIT: UNBOUNDED_QUEUE }, nodeFlags }))
       : undefined;
 
     const endpoints = new Map<Target, Endpoint>();

@@ -85,7 +85,7 @@ async function startNode(
 
 export async function startService(
   databaseUrl: string,
-  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv },
+  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[] },
 ): Promise<Server> {
   const port = await freePort();
   return startNode(
@@ -105,11 +105,11 @@ export async function startService(
     },
     `http://127.0.0.1:${port}`,
     { path: '/healthz' },
-    serviceNodeFlags(),
+    [...serviceNodeFlags(), ...(options.nodeFlags ?? [])],
   );
 }
 
-export async function startBaseline(databaseUrl: string, options: { poolSize: number }): Promise<Server> {
+export async function startBaseline(databaseUrl: string, options: { poolSize: number; nodeFlags?: string[] }): Promise<Server> {
   const port = await freePort();
   return startNode(
     'baseline',
@@ -119,7 +119,7 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
     `http://127.0.0.1:${port}`,
     { path: '/healthz' },
     // The same runtime settings as the service: the comparison is of the code, not of V8 flags.
-    serviceNodeFlags(),
+    [...serviceNodeFlags(), ...(options.nodeFlags ?? [])],
   );
 }
 
