@@ -55,7 +55,7 @@ const FLAGS = {
 } as const;
 
 export const USAGE =
-  'npm run bench -- [--sizes 10000,100000] [--scenarios A,D,...] [--rounds 3] [--max-rounds 10] [--spread 5] [--duration 5] [--warmup 2] ' +
+  'npm run bench -- [--sizes 10000,100000] [--scenarios A,D,...] [--rounds 3] [--max-rounds 10] [--spread 5] [--duration 5] [--warmup 10] ' +
   '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--reseed] [--in-turn] [--no-docs] [--note text]';
 
 /** An argument as a shell would need it quoted, so the recorded command line can be pasted back. */
@@ -68,7 +68,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     maxRounds: 10,
     spread: 5,
     duration: 5,
-    warmup: 2,
+    warmup: 10,
     connections: 16,
     threads: 1,
     pool: 10,
