@@ -47,8 +47,6 @@ export interface MeasureOptions extends Omit<LoadRequest, 'origin'> {
   mode: Measurement['mode'];
   counts: Comparison['counts'];
   databasePid?: number;
-  /** CPUs the load generator may use (taskset's list); any when absent. */
-  generatorCpus?: string;
 }
 
 const processCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
@@ -80,18 +78,7 @@ export async function measureTogether(endpoints: Endpoint[], options: MeasureOpt
   const before = begin(endpoints, options.databasePid);
   const results = await Promise.all(
     endpoints.map((endpoint) =>
-      runLoad({
-        origin: options.origin ?? endpoint.server.url,
-        method: options.method,
-        paths: options.paths,
-        headers: options.headers,
-        body: options.body,
-        connections: options.connections,
-        threads: options.threads,
-        seconds: options.seconds,
-        timeoutSeconds: options.timeoutSeconds,
-        cpus: options.generatorCpus,
-      }),
+      runLoad({ ...options, origin: options.origin ?? endpoint.server.url }),
     ),
   );
   const wallMicros = (performance.now() - before.started) * 1000;

@@ -10,7 +10,7 @@ import type { Measurement } from './measure';
 import type { Comparison, ScenarioKey, Target } from './scenarios';
 import { serviceNodeFlags } from './servers';
 import { DISAGREEMENT, median, settle, WINDOW, type RoundRatio, type Settled } from './stability';
-import type { SyncRun } from './sync';
+import { syncRatios, type SyncRun } from './sync';
 
 export interface ScenarioResult {
   size: number;
@@ -279,8 +279,7 @@ export function targets(run: RunResult): string[] {
     const plain = run.syncs.find((s) => s.target === target && !s.gzip && s.size === largest);
     const gzip = run.syncs.find((s) => s.target === target && s.gzip && s.size === largest);
     if (!plain || !gzip) continue;
-    const bytes = median(gzip.runs.map((r) => r.bytes)) / median(plain.runs.map((r) => r.bytes));
-    const time = median(gzip.runs.map((r) => r.seconds)) / median(plain.runs.map((r) => r.seconds));
+    const { bytes, time } = syncRatios({ plain: plain.runs, gzip: gzip.runs });
     say(bytes <= 0.15 && time <= 1, `S full sync through ${target === 'gateway' ? 'the local gateway' : 'real Kong (our configuration)'} with gzip moves <= 15% of the bytes in no more time, at ${largest}: ${percent(bytes)}, ${time.toFixed(2)}x the time`);
   }
   const peaks = run.scenarios.flatMap((r) => r.measurements.map((m) => m.peakRssBytes.service ?? 0));

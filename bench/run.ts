@@ -166,13 +166,13 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
       if (!endpoint) throw new Error(`${target} is not running`);
       return endpoint;
     };
-    const settle = async (scenario: Scenario) => {
+    const afterWindow = async (scenario: Scenario) => {
       await quiet(admin, database);
       if (scenario.method === 'POST') await removeCreates();
     };
     const measureOne = async (scenario: Scenario, target: Target, round: number, seconds: number): Promise<Measurement> => {
       const m = await measure(endpointOf(target), loadOf(scenario, target, round, seconds));
-      await settle(scenario);
+      await afterWindow(scenario);
       return m;
     };
     /** Every target of a scenario at once, their servers sharing one core and wrk kept off it. */
@@ -182,10 +182,10 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
       pin(pids, String(cpus - 1), true);
       try {
         // Same request mix for every target: the headers are the direct ones, the same for each.
-        return await measureTogether(list, { ...loadOf(scenario, list[0]!.target, round, seconds), generatorCpus: cpus > 2 ? `0-${cpus - 2}` : '0' });
+        return await measureTogether(list, { ...loadOf(scenario, list[0]!.target, round, seconds), cpus: cpus > 2 ? `0-${cpus - 2}` : '0' });
       } finally {
         pin(pids, `0-${cpus - 1}`, false);
-        await settle(scenario);
+        await afterWindow(scenario);
       }
     };
 
