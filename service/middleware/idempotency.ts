@@ -54,8 +54,9 @@ export type WritingHandler = (ctx: Context, write: Database) => Promise<void>;
  */
 export function idempotent(db: Database, handler: WritingHandler): Middleware {
   return async (ctx) => {
-    const sent = ctx.req.headersDistinct['idempotency-key'];
-    if (!sent) return handler(ctx, db);
+    // headersDistinct builds an array for every header: only a keyed request needs it.
+    if (ctx.req.headers['idempotency-key'] === undefined) return handler(ctx, db);
+    const sent = ctx.req.headersDistinct['idempotency-key']!;
     if (sent.length > 1) throw new HttpError(400, 'Send one Idempotency-Key header, not several');
     const key = sent[0]!;
     if (!KEY.test(key)) {

@@ -16,14 +16,14 @@ import type { Route } from './route-spec';
 const SINGLE_LINE_FORBIDDEN = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
 const MULTI_LINE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 // A lone UTF-16 surrogate ("\ud800" in JSON) cannot be stored as UTF-8; it would come back as U+FFFD.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (value: string) => (value as string & { isWellFormed(): boolean }).isWellFormed();
 
 const plainText = (field: string, multiLine = false) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
     // Trimmed first: a trailing newline pasted into a title is whitespace, not content.
     .trim()
-    .refine((value) => !LONE_SURROGATE.test(value), `${field} must be valid Unicode text (it holds a lone surrogate)`)
+    .refine(wellFormed, `${field} must be valid Unicode text (it holds a lone surrogate)`)
     .refine(
       (value) => !(multiLine ? MULTI_LINE_FORBIDDEN : SINGLE_LINE_FORBIDDEN).test(value),
       multiLine
