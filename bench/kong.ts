@@ -138,8 +138,8 @@ export function kongUnavailable(): string | undefined {
   return found.found ? undefined : `no Kong 3.9 found (${found.reason})`;
 }
 
-export async function startKong(target: KongTarget, serviceUrl: string, gatewaySecret: string): Promise<Server> {
-  const kong = await startRealKong({ serviceUrl, gatewaySecret, edit: EDITS[target] });
+export async function startKong(target: KongTarget, serviceUrl: string, gatewaySecret: string, proxyHost?: string): Promise<Server> {
+  const kong = await startRealKong({ serviceUrl, gatewaySecret, edit: EDITS[target], proxyHost });
   return described(kong, () => asServer(target, kong));
 }
 

@@ -21,9 +21,10 @@ import { parseOptions, USAGE, type Options } from './options';
 import { databasePid, pin } from './proc';
 import { markdownReport, markdownTable, settled, targets, writeLatest, type RunResult, type ScenarioResult } from './report';
 import { kongUnavailable, startKong } from './kong';
+import { linkUnavailable, openLink, type Link } from './link';
 import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersForTarget, scenariosFor, type Scenario, type Target } from './scenarios';
 import { ROOT, startBareProxy, startBaseline, startGateway, startService, type Server } from './servers';
-import { compareSyncs, syncRatios } from './sync';
+import { compareSyncs, syncRatios, type SyncRun } from './sync';
 import { prepareTable } from './tables';
 
 // A scenario whose single request takes longer than this is timed one request at a time.
@@ -74,12 +75,20 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     servers.push(s);
     return s;
   };
+  let link: Link | undefined;
   try {
+    if (largest && wants('S') && options.linkRate) {
+      const why = linkUnavailable();
+      if (why) log(`S    on loopback only, no ${options.linkRate} link: ${why}`);
+      else link = openLink(options.linkRate);
+    }
+    // The sync client across the link reaches the gateways at this host's end of it.
+    const gatewayHost = link ? '0.0.0.0' : undefined;
     // On a shared core V8's parallel GC helpers wait for the other server's slice while the main thread waits for them.
     const nodeFlags = options.inTurn ? [] : ['--single-threaded-gc'];
     const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, nodeFlags }));
     const baseline = await started(startBaseline(table.url, { poolSize: options.pool, nodeFlags }));
-    const gateway = wants('F-A', 'F-D', 'S') ? await started(startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY })) : undefined;
+    const gateway = wants('F-A', 'F-D', 'S') ? await started(startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY, host: gatewayHost })) : undefined;
     // F's floor: what the cheapest proxy process costs on this machine (bench/bare-proxy.ts).
     const proxy = wants('F-A', 'F-D')
       ? await started(startBareProxy(service, { gatewaySecret: GATEWAY_SECRET, consumerId: DEMO_READER.id, username: DEMO_READER.username, groups: DEMO_READER.groups }))
@@ -100,7 +109,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     if (wants('K', 'S') && !noKong) {
       // S needs only our configuration; K compares all three.
       for (const target of wants('K') ? (['kong-bare', 'kong-key-auth', 'kong-ours'] as const) : (['kong-ours'] as const)) {
-        const kong = await started(startKong(target, service.url, GATEWAY_SECRET));
+        const kong = await started(startKong(target, service.url, GATEWAY_SECRET, gatewayHost));
         endpoints.set(target, { target, server: kong, chain: [kong, service] });
       }
     }
@@ -242,21 +251,29 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
         const endpoint = endpoints.get(target);
         if (endpoint) await benchSync(options, size, target, endpoint.server, run);
       }
+      for (const target of ['gateway', 'kong-ours'] as const) {
+        const endpoint = endpoints.get(target);
+        if (endpoint && link) await benchSync(options, size, target, endpoint.server, run, link);
+      }
     }
   } finally {
     for (const server of servers.reverse()) await server.stop();
+    link?.close();
     await removeCreates().catch(() => undefined);
   }
 }
 
-/** S: full syncs through a gateway, plain against gzip (bench/sync.ts compareSyncs: warm-up not counted, ABBA). */
-async function benchSync(options: Options, size: number, target: 'gateway' | 'kong-ours', gateway: Server, run: RunResult): Promise<void> {
-  const comparison = await compareSyncs(gateway.url, { 'X-API-Key': DEMO_READER_KEY }, options.syncRounds, (r, gzip, warmup) =>
-    log(`S    full sync through ${target} ${gzip ? 'with gzip' : 'plain    '}: ${r.jobs} jobs, ${r.pages} pages, ${(r.bytes / 1e6).toFixed(1)} MB on the wire (${(r.decodedBytes / 1e6).toFixed(1)} MB decoded, ${r.contentEncoding}), ${r.seconds.toFixed(1)} s${warmup ? ' (warm-up, not counted)' : ''}`),
-  );
-  run.syncs.push({ size, target, gzip: false, runs: comparison.plain }, { size, target, gzip: true, runs: comparison.gzip });
+/** S: full syncs through a gateway, plain against gzip (bench/sync.ts compareSyncs: warm-up not counted, ABBA), on loopback or across `link`. */
+async function benchSync(options: Options, size: number, target: 'gateway' | 'kong-ours', gateway: Server, run: RunResult, link?: Link): Promise<void> {
+  const where = link ? `across a ${link.rate} link` : 'on loopback';
+  const headers = { 'X-API-Key': DEMO_READER_KEY };
+  const onRun = (r: SyncRun, gzip: boolean, warmup: boolean) =>
+    log(`S    full sync through ${target} ${where} ${gzip ? 'with gzip' : 'plain    '}: ${r.jobs} jobs, ${r.pages} pages, ${(r.bytes / 1e6).toFixed(1)} MB on the wire (${(r.decodedBytes / 1e6).toFixed(1)} MB decoded, ${r.contentEncoding}), ${r.seconds.toFixed(1)} s${warmup ? ' (warm-up, not counted)' : ''}`);
+  const origin = link ? gateway.url.replace('127.0.0.1', link.hostAddress) : gateway.url;
+  const comparison = link ? await link.compareSyncs(origin, headers, options.syncRounds, onRun) : await compareSyncs(origin, headers, options.syncRounds, onRun);
+  run.syncs.push({ size, target, gzip: false, link: link?.rate, runs: comparison.plain }, { size, target, gzip: true, link: link?.rate, runs: comparison.gzip });
   const ratios = syncRatios(comparison);
-  log(`S    ${target} with gzip: ${(ratios.bytes * 100).toFixed(1)}% of the bytes, ${ratios.time.toFixed(3)}x the time (median pass of ${options.syncRounds} each way)`);
+  log(`S    ${target} ${where} with gzip: ${(ratios.bytes * 100).toFixed(1)}% of the bytes, ${ratios.time.toFixed(3)}x the time (median pass of ${options.syncRounds} each way)`);
 }
 
 async function main(): Promise<void> {

@@ -153,7 +153,7 @@ function repoState(file: string): any {
  * at the service, with every rate limit raised out of reach: the benchmark measures the plugins'
  * cost, not their 429s.
  */
-export async function startGateway(service: Server, options: { gatewaySecret: string; apiKey: string }): Promise<Server> {
+export async function startGateway(service: Server, options: { gatewaySecret: string; apiKey: string; host?: string }): Promise<Server> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-'));
   const kong = repoState('kong.yaml');
   const raise = (plugins: any[] | undefined) => {
@@ -181,7 +181,7 @@ export async function startGateway(service: Server, options: { gatewaySecret: st
       'dist/gateway/local/main.js',
       files,
       {
-        KONG_PROXY_LISTEN: `127.0.0.1:${port}`,
+        KONG_PROXY_LISTEN: `${options.host ?? '127.0.0.1'}:${port}`,
         JOBS_GATEWAY_SECRET: options.gatewaySecret,
         KONG_DNS_HOSTSFILE: path.join(ROOT, 'gateway/local/hosts'),
         KONG_ERROR_TEMPLATE_JSON: path.join(ROOT, 'gateway/kong/error-template.json'),

@@ -339,6 +339,8 @@ export interface RealKongOptions extends Partial<RenderOptions> {
   postgres?: boolean;
   /** nginx worker processes (the image: auto). Default 1: test machines are small. */
   workers?: number;
+  /** The proxy's listen address (default 127.0.0.1; 0.0.0.0 for a client in another network namespace). */
+  proxyHost?: string;
   /** More Kong settings (KONG_*) or variables for Kong's env vault. */
   env?: NodeJS.ProcessEnv;
   /** How long to wait for /status/ready (ms). */
@@ -385,12 +387,12 @@ function etcKongOverrides(): NodeJS.ProcessEnv {
 }
 
 /** kong.conf's listen line with its address and port replaced, flags kept (reuseport, backlog). */
-function listenOverride(setting: string, port: number): string {
+function listenOverride(setting: string, port: number, host = '127.0.0.1'): string {
   const line = readFileSync(KONG_CONF, 'utf8')
     .split('\n')
     .find((l) => new RegExp(`^\\s*${setting}\\s*=`).test(l));
   const flags = line ? line.slice(line.indexOf('=') + 1).trim().split(/\s+/).slice(1).join(' ') : '';
-  return `127.0.0.1:${port}${flags ? ` ${flags}` : ''}`;
+  return `${host}:${port}${flags ? ` ${flags}` : ''}`;
 }
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, what: string): Promise<void> {
@@ -477,7 +479,7 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
       ...kong.env,
       ...etcKongOverrides(),
       KONG_PREFIX: prefix,
-      KONG_PROXY_LISTEN: listenOverride('proxy_listen', proxyPort),
+      KONG_PROXY_LISTEN: listenOverride('proxy_listen', proxyPort, opts.proxyHost),
       KONG_ADMIN_LISTEN: listenOverride('admin_listen', adminPort),
       KONG_STATUS_LISTEN: listenOverride('status_listen', statusPort),
       KONG_NGINX_WORKER_PROCESSES: String(opts.workers ?? 1),

@@ -120,6 +120,40 @@ test('a target is met or not only from a stable row whose readings agree on a qu
   expect(targets(rows(800, 0.02))[0]).toBe('- undecided (throughput and CPU ratios disagree): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.63x)');
 });
 
+describe('the full sync (S): judged across the partner link when one was measured', () => {
+  const sync = (seconds: number, bytes: number) => ({ jobs: 1000, pages: 2, bytes, decodedBytes: 1000, seconds, contentEncoding: bytes < 1000 ? 'gzip' : 'identity' });
+  const syncs = (loopback: [number, number], link?: [number, number]): RunResult['syncs'] => [
+    { size: 100_000, target: 'kong-ours', gzip: false, runs: [sync(loopback[0], 1000)] },
+    { size: 100_000, target: 'kong-ours', gzip: true, runs: [sync(loopback[1], 100)] },
+    ...(link
+      ? [
+          { size: 100_000, target: 'kong-ours' as const, gzip: false, link: '100mbit', runs: [sync(link[0], 1000)] },
+          { size: 100_000, target: 'kong-ours' as const, gzip: true, link: '100mbit', runs: [sync(link[1], 100)] },
+        ]
+      : []),
+  ];
+  const runWith = (s: RunResult['syncs']) => ({ ...runOf(scenario([window('service', 1, 950, 520), window('baseline', 1, 1000, 500)])), syncs: s });
+  const line = (run: RunResult) => targets(run).find((t) => t.includes('S full sync'));
+
+  test('across the link: met when gzip takes no more time there, with the loopback figure beside it', () => {
+    expect(line(runWith(syncs([4, 4.5], [10, 4])))).toBe(
+      '- met: S full sync through real Kong (our configuration) with gzip moves <= 15% of the bytes in no more time across a 100mbit link, at 100000: 10.0%, 0.40x the time (on loopback 10.0%, 1.13x the time)',
+    );
+    expect(line(runWith(syncs([4, 3.8], [10, 11])))).toMatch(/^- NOT met: .* across a 100mbit link, at 100000: 10\.0%, 1\.10x the time \(on loopback 10\.0%, 0\.95x the time\)$/);
+  });
+
+  test('without a link, loopback decides, and the line says no link was measured', () => {
+    expect(line(runWith(syncs([4, 4.5])))).toBe('- NOT met: S full sync through real Kong (our configuration) with gzip moves <= 15% of the bytes in no more time, at 100000: on loopback 10.0%, 1.13x the time (no link measured)');
+  });
+
+  test('each table row says where it was measured and is compared with the plain pass of the same place', () => {
+    const rows = markdownTable(runWith(syncs([4, 4.5], [10, 4]))).split('\n').filter((l) => l.startsWith('| Kong'));
+    expect(rows).toHaveLength(4);
+    expect(rows[1]).toMatch(/^\| Kong, our configuration \(Redis\), loopback, Accept-Encoding: gzip \|.*\| 10\.0% \| 1\.13x \|$/);
+    expect(rows[3]).toMatch(/^\| Kong, our configuration \(Redis\), across a 100mbit link, Accept-Encoding: gzip \|.*\| 10\.0% \| 0\.40x \|$/);
+  });
+});
+
 describe('where the latest run is written', () => {
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'bench-docs-'))));
@@ -149,6 +183,13 @@ describe('the command line', () => {
 
   test('the round limit is never below the minimum, and --no-docs leaves docs/performance.md alone', () => {
     expect(parseOptions(['--rounds', '6', '--max-rounds', '4', '--no-docs'], {})).toMatchObject({ rounds: 6, maxRounds: 6, docs: false });
+  });
+
+  test('S also syncs across a 100 Mbit/s link unless told another rate or none', () => {
+    expect(parseOptions([], {}).linkRate).toBe('100mbit');
+    expect(parseOptions(['--link-rate', '1Gbit'], {}).linkRate).toBe('1gbit');
+    expect(parseOptions(['--link-rate', 'none'], {}).linkRate).toBe('');
+    expect(() => parseOptions(['--link-rate', 'fast'], {})).toThrow('--link-rate takes a rate as tc writes it (1gbit, 100mbit) or none (got "fast")');
   });
 
   test('wrong arguments are one line naming the argument', () => {

@@ -1,0 +1,126 @@
+/**
+ * A partner's link for the full sync (S): the sync client runs in a network namespace of its own,
+ * joined to this host by a veth pair that tbf shapes to one rate each way. On loopback a byte
+ * costs nothing, so compression can only add time there; across a link every byte takes time.
+ * Needs root and iproute2 (ip, tc); without them S is measured on loopback only.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import readline from 'node:readline';
+import path from 'node:path';
+import type { SyncComparison, SyncRun } from './sync';
+
+export interface Link {
+  /** tc's rate, as given: "1gbit", "100mbit". */
+  rate: string;
+  /** This host's address on the link: the servers the client reaches must listen on it (or 0.0.0.0). */
+  hostAddress: string;
+  /** Runs bench/sync-client.js inside the namespace: the same comparison as compareSyncs, across the link. */
+  compareSyncs(origin: string, headers: Record<string, string>, rounds: number, onRun: (run: SyncRun, gzip: boolean, warmup: boolean) => void): Promise<SyncComparison>;
+  close(): void;
+}
+
+// Built (npm run bench) or, under jest, from source through the tests' TypeScript hook.
+const SYNC_CLIENT = __filename.endsWith('.ts')
+  ? ['-r', path.join(__dirname, '..', 'test', 'helpers', 'register-ts.js'), path.join(__dirname, 'sync-client.ts')]
+  : [path.join(__dirname, 'sync-client.js')];
+
+const ip = (...args: string[]) => execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+const tc = (...args: string[]) => execFileSync('tc', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+
+/** Why a link cannot be opened here, or undefined when it can be tried. */
+export function linkUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'a network namespace needs root';
+  try {
+    execFileSync('tc', ['-V'], { stdio: 'ignore' });
+    execFileSync('ip', ['-V'], { stdio: 'ignore' });
+  } catch {
+    return 'ip and tc (iproute2) are not installed';
+  }
+  return undefined;
+}
+
+/** Namespaces (and with them their veth pairs) left by a bench run that was killed before it closed its link. */
+function removeStaleLinks(): void {
+  const names = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).match(/^bench-link-\d+/gm) ?? [];
+  for (const name of names) {
+    const pid = Number(name.slice('bench-link-'.length));
+    if (pid === process.pid || alive(pid)) continue;
+    try {
+      ip('link', 'del', `bl${pid}h`);
+    } catch {
+      // the pair went with its namespace
+    }
+    ip('netns', 'del', name);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens the link: namespace bench-link-<pid>, veth pair bl<pid>h (here) and bl<pid>c (there),
+ * 10.231.<n>.1 and .2. tbf's burst is kept small (32 KB) so a page cannot pass as one burst at
+ * memory speed: the rate holds from the first byte, as on a wire.
+ */
+export function openLink(rate: string): Link {
+  removeStaleLinks();
+  const id = process.pid;
+  const namespace = `bench-link-${id}`;
+  const [here, there] = [`bl${id}h`, `bl${id}c`];
+  const subnet = `10.231.${(id % 250) + 1}`;
+  const hostAddress = `${subnet}.1`;
+  const close = () => {
+    for (const undo of [() => ip('link', 'del', here), () => ip('netns', 'del', namespace)]) {
+      try {
+        undo();
+      } catch {
+        // already gone
+      }
+    }
+  };
+  try {
+    ip('netns', 'add', namespace);
+    ip('link', 'add', here, 'type', 'veth', 'peer', 'name', there);
+    ip('link', 'set', there, 'netns', namespace);
+    ip('addr', 'add', `${hostAddress}/24`, 'dev', here);
+    ip('link', 'set', here, 'up');
+    ip('-n', namespace, 'addr', 'add', `${subnet}.2/24`, 'dev', there);
+    ip('-n', namespace, 'link', 'set', there, 'up');
+    ip('-n', namespace, 'link', 'set', 'lo', 'up');
+    const shape = ['root', 'tbf', 'rate', rate, 'burst', '32kb', 'latency', '100ms'];
+    tc('qdisc', 'add', 'dev', here, ...shape);
+    execFileSync('ip', ['netns', 'exec', namespace, 'tc', 'qdisc', 'add', 'dev', there, ...shape], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (error) {
+    close();
+    throw new Error(`could not open a ${rate} link: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`);
+  }
+
+  return {
+    rate,
+    hostAddress,
+    close,
+    compareSyncs(origin, headers, rounds, onRun) {
+      const client = spawn('ip', ['netns', 'exec', namespace, process.execPath, ...SYNC_CLIENT, origin, JSON.stringify(headers), String(rounds)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      client.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+      const result: SyncComparison = { warmup: [], plain: [], gzip: [] };
+      readline.createInterface({ input: client.stdout! }).on('line', (line) => {
+        const { run, gzip, warmup } = JSON.parse(line) as { run: SyncRun; gzip: boolean; warmup: boolean };
+        (warmup ? result.warmup : gzip ? result.gzip : result.plain).push(run);
+        onRun(run, gzip, warmup);
+      });
+      return new Promise((resolve, reject) => {
+        client.on('error', reject);
+        client.on('close', (code) => (code === 0 ? resolve(result) : reject(new Error(`the sync client across the link exited with ${code}: ${stderr.trim()}`))));
+      });
+    },
+  };
+}
