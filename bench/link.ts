@@ -95,7 +95,7 @@ export function openLink(rate: string): Link {
     ip('-n', namespace, 'link', 'set', 'lo', 'up');
     const shape = ['root', 'tbf', 'rate', rate, 'burst', '32kb', 'latency', '100ms'];
     tc('qdisc', 'add', 'dev', here, ...shape);
-    execFileSync('ip', ['netns', 'exec', namespace, 'tc', 'qdisc', 'add', 'dev', there, ...shape], { stdio: ['ignore', 'ignore', 'pipe'] });
+    ip('netns', 'exec', namespace, 'tc', 'qdisc', 'add', 'dev', there, ...shape);
   } catch (error) {
     close();
     throw new Error(`could not open a ${rate} link: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`);
