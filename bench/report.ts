@@ -278,11 +278,15 @@ export function targets(run: RunResult): string[] {
   }
   const largest = Math.max(...sizes);
   for (const target of ['gateway', 'kong-ours'] as const) {
-    const of = (link: string | undefined, gzip: boolean) => run.syncs.find((s) => s.target === target && s.gzip === gzip && s.link === link && s.size === largest);
-    const loopback = of(undefined, false) && of(undefined, true) && syncRatios({ plain: of(undefined, false)!.runs, gzip: of(undefined, true)!.runs });
+    // gzip over plain measured in one place (loopback: no link), when both were.
+    const ratiosAt = (link: string | undefined) => {
+      const [plain, gzip] = [false, true].map((z) => run.syncs.find((s) => s.target === target && s.gzip === z && s.link === link && s.size === largest));
+      return plain && gzip ? syncRatios({ plain: plain.runs, gzip: gzip.runs }) : undefined;
+    };
+    const loopback = ratiosAt(undefined);
     if (!loopback) continue;
     const rate = run.syncs.find((s) => s.target === target && s.link !== undefined)?.link;
-    const across = rate && of(rate, false) && of(rate, true) && syncRatios({ plain: of(rate, false)!.runs, gzip: of(rate, true)!.runs });
+    const across = rate ? ratiosAt(rate) : undefined;
     const name = target === 'gateway' ? 'the local gateway' : 'real Kong (our configuration)';
     const onLoopback = `on loopback ${percent(loopback.bytes)}, ${loopback.time.toFixed(2)}x the time`;
     if (!across) {
