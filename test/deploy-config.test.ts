@@ -345,10 +345,10 @@ describe('the deployment invariants catch a broken copy', () => {
     ['request id header off', 'the access log records the request id that Kong error bodies quote', (d) => {
       d.kongConf.set('headers', 'off');
     }],
-    ['auth-guard not loaded', 'Kong loads both of our plugins', (d) => {
+    ['auth-guard not loaded', 'Kong loads every plugin of ours', (d) => {
       d.kongConf.set('plugins', 'bundled,job-scopes');
     }],
-    ['auth-guard not copied', 'Kong loads both of our plugins', (d) => {
+    ['auth-guard not copied', 'Kong loads every plugin of ours', (d) => {
       d.kongDockerfile = d.kongDockerfile.replace(/COPY gateway\/plugins\/auth-guard\/[^\n]*\n/, '');
     }],
   ];

@@ -62,10 +62,10 @@ describe('job-scopes among Kong\'s plugins', () => {
     expect(writer.status).toBe(413);
   });
 
-  test('it answers before rate-limiting: refused requests use none of the consumer\'s quota', async () => {
+  test('it answers before job-rate-limits: refused requests use none of the consumer\'s quota', async () => {
     await withConfig(
       (c) => {
-        for (const p of plugins(c, 'rate-limiting')) p.config.minute = 2;
+        for (const p of plugins(c, 'job-rate-limits')) p.config.minute = 2;
       },
       async () => {
         for (let i = 0; i < 3; i++) expect((await send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, body: '{}' })).status).toBe(403);
