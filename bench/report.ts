@@ -140,6 +140,7 @@ const LABELS: Record<Target, string> = {
   gateway: 'local gateway',
   proxy: 'bare proxy',
   'service-unbounded': 'service, unbounded queue',
+  'service-flags': "service, the Dockerfile's node flags",
   'service-node-defaults': "service, node's defaults",
   'kong-bare': 'Kong, no plugin',
   'kong-key-auth': "Kong's key-auth + acl",

@@ -16,10 +16,10 @@ export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
  * What a scenario's rows compare, each row one subject against the reference, measured in the
  * same round: direct scenarios the service against the raw baseline; F the local gateway and a
  * bare proxy against the service direct; O the service at its default settings against the same
- * service with an unbounded queue; K real Kong three ways against the service direct; N the service
- * with the Dockerfile's node flags against the same service with node's defaults.
+ * service with an unbounded queue; K real Kong three ways against the service direct; N a service
+ * with the Dockerfile's node flags against one with node's defaults, both serving N alone (peak RSS is N's).
  */
-export type Target = 'service' | 'baseline' | 'gateway' | 'proxy' | 'service-unbounded' | 'service-node-defaults' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
+export type Target = 'service' | 'baseline' | 'gateway' | 'proxy' | 'service-unbounded' | 'service-flags' | 'service-node-defaults' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
 
 export interface Comparison {
   subjects: Target[];
@@ -58,7 +58,7 @@ export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';
  * key-auth + acl the gateway secret too (nothing standard in Kong adds it).
  */
 export function headersForTarget(scenario: Pick<Scenario, 'as' | 'method'>, target: Target, gatewaySecret: string): Record<string, string> {
-  const direct = target === 'service' || target === 'baseline' || target === 'service-unbounded' || target === 'service-node-defaults' || target === 'kong-bare';
+  const direct = target === 'service' || target === 'baseline' || target === 'service-unbounded' || target === 'service-flags' || target === 'service-node-defaults' || target === 'kong-bare';
   const headers = headersFor({ ...scenario, via: direct ? 'direct' : 'gateway' }, gatewaySecret);
   return target === 'kong-key-auth' ? { ...headers, 'X-Gateway-Secret': gatewaySecret } : headers;
 }
@@ -168,7 +168,7 @@ export async function scenariosFor(
       ids,
       as: 'reader',
       via: 'direct',
-      comparison: { subjects: ['service'], reference: 'service-node-defaults', counts: 'answers' },
+      comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
     },
   ];
   // S, the full sync, is not a request mix: bench/sync.ts measures it.
