@@ -162,7 +162,7 @@ describe('what the local gateway refuses instead of ignoring', () => {
     ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],
     ['routing on hosts', (s) => (s.services[0].routes[0].hosts = ['api.example.com']), 'services.0.routes.0: Unrecognized key: "hosts"'],
     ['a rate-limit window the plugin does not have', (s) => (s.services[0].routes[0].plugins[1].config.day = 5), 'Unrecognized key: "day"'],
-    ['a rate limit with no window', (s) => (delete s.services[0].routes[0].plugins[1].config.minute, delete s.services[0].routes[0].plugins[1].config.hour), 'at least one of minute, hour'],
+    ['a rate limit with no window', (s) => (delete s.services[0].routes[0].plugins[1].config.minute, delete s.services[0].routes[0].plugins[1].config.hour), 'at least one of second, minute, hour'],
     ['a limit_by mode no state file sets (consumer, and ip on the docs route, are)', (s) => (s.services[0].routes[0].plugins[1].config.limit_by = 'service'), 'config.limit_by'],
     ['a key-auth option no state file sets', (s) => (s.services[0].plugins[1].config.hide_credentials = true), 'config.hide_credentials'],
     ['another vault', (s) => (s.services[0].routes[0].plugins[0].config.gateway_secret = '{vault://aws/x}'), 'only {vault://env/<name>} references'],

@@ -1,6 +1,6 @@
 /**
  * The project's job-rate-limits plugin (gateway/plugins/job-rate-limits/handler.lua) as kong.yaml
- * configures it: minute and hour windows on the UTC clock, per consumer (or client IP: limit_by ip,
+ * configures it: second, minute and hour windows on the UTC clock, per consumer (or client IP: limit_by ip,
  * the docs route) and route, counted in memory (one process counts what the shared Redis does). A
  * request is counted in every window only when none is full. RateLimit-Limit/-Remaining/-Reset
  * describe the window with the fewest left (a tie to the longer); RateLimit-Policy and RateLimit
@@ -34,20 +34,21 @@ export class RateLimitCounters {
   }
 }
 
-// schema.lua: minute and/or hour > 0, limit_by consumer|ip, error_code 400-499, redis required.
+// schema.lua: second, minute and/or hour > 0, limit_by consumer|ip, error_code 400-499, redis required.
 const Config = z
   .strictObject({
+    second: z.number().int().positive().optional(),
     minute: z.number().int().positive().optional(),
     hour: z.number().int().positive().optional(),
     limit_by: z.enum(['consumer', 'ip']).default('consumer'),
     error_code: z.number().int().min(400).max(499).default(429),
     error_message: z.string().default('Rate limit exceeded'),
   })
-  .refine((c) => c.minute !== undefined || c.hour !== undefined, { message: 'at least one of minute, hour is required' });
+  .refine((c) => c.second !== undefined || c.minute !== undefined || c.hour !== undefined, { message: 'at least one of second, minute, hour is required' });
 
 type Config = z.infer<typeof Config>;
 
-const WINDOWS = [['minute', 60], ['hour', 3600]] as const;
+const WINDOWS = [['second', 1], ['minute', 60], ['hour', 3600]] as const;
 
 export function jobRateLimitsPlugin(counters: RateLimitCounters) {
   return definePlugin<Config>({

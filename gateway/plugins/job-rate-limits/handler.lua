@@ -19,7 +19,7 @@ local now = ngx.now
 local max = math.max
 local find = string.find
 local concat = table.concat
-local tostring = tostring
+local unpack = unpack
 local setmetatable = setmetatable
 local null = ngx.null
 local resp_header = ngx.header
@@ -33,7 +33,7 @@ local RETRY_SECONDS = 1
 local KEEPALIVE_MS = 60000
 local POOL_SIZE = 256
 
-local WINDOWS = { { "minute", 60 }, { "hour", 3600 } }
+local WINDOWS = { { "second", 1 }, { "minute", 60 }, { "hour", 3600 } }
 
 -- KEYS: the windows' counters; ARGV: their limits, then their lifetimes. Returns every count, then
 -- the index of a full window (0: the request was counted in all of them).
@@ -88,14 +88,22 @@ local function plan_of(conf)
     local name, seconds = WINDOWS[i][1], WINDOWS[i][2]
     local limit = conf[name]
     if limit and limit ~= null then
-      windows[#windows + 1] = { name = name, seconds = seconds, limit = limit, ttl = tostring(seconds) }
+      windows[#windows + 1] = { name = name, seconds = seconds, limit = limit }
       policy[#policy + 1] = '"' .. name .. '";q=' .. limit .. ";w=" .. seconds
     end
+  end
+
+  -- The script's arguments after the keys: every limit, then every lifetime.
+  local args = {}
+  for i = 1, #windows do
+    args[i] = windows[i].limit
+    args[#windows + i] = windows[i].seconds
   end
 
   local r = conf.redis
   plan = {
     windows = windows,
+    args = args,
     policy = concat(policy, ", "),
     -- Kong's key (policies/init.lua get_local_key): ratelimit:<route>:<service>:<who>:<start ms>:<period>.
     prefix = "ratelimit:" .. id_or_empty(conf.route_id) .. ":" .. id_or_empty(conf.service_id) .. ":",
@@ -165,24 +173,22 @@ end
 
 
 -- The script's answer for these counters, in one round trip; loads the script when Redis lacks it.
-local function count(r, plan, key1, key2)
+local function count(r, plan, keys)
   local red, err = connect(r, plan.sock_opts)
   if not red then
     return nil, err
   end
 
-  local w = plan.windows
+  local n = #keys
+  local args = plan.args
+  for i = 1, #args do
+    keys[n + i] = args[i]
+  end
+
   local res
-  if key2 then
-    res, err = red:evalsha(SCRIPT_SHA, 2, key1, key2, w[1].limit, w[2].limit, w[1].ttl, w[2].ttl)
-    if not res and err and find(err, "NOSCRIPT", 1, true) then
-      res, err = red:eval(SCRIPT, 2, key1, key2, w[1].limit, w[2].limit, w[1].ttl, w[2].ttl)
-    end
-  else
-    res, err = red:evalsha(SCRIPT_SHA, 1, key1, w[1].limit, w[1].ttl)
-    if not res and err and find(err, "NOSCRIPT", 1, true) then
-      res, err = red:eval(SCRIPT, 1, key1, w[1].limit, w[1].ttl)
-    end
+  res, err = red:evalsha(SCRIPT_SHA, n, unpack(keys))
+  if not res and err and find(err, "NOSCRIPT", 1, true) then
+    res, err = red:eval(SCRIPT, n, unpack(keys))
   end
 
   if not res then
@@ -221,19 +227,19 @@ function JobRateLimitsHandler:access(conf)
 
   local plan = plan_of(conf)
   local windows = plan.windows
+  local n = #windows
   local t = time()
   local base = plan.prefix .. identity(conf) .. ":"
 
-  local w1, w2 = windows[1], windows[2]
-  local start1 = t - t % w1.seconds
-  local key1 = base .. start1 * 1000 .. ":" .. w1.name
-  local start2, key2
-  if w2 then
-    start2 = t - t % w2.seconds
-    key2 = base .. start2 * 1000 .. ":" .. w2.name
+  local keys, starts = {}, {}
+  for i = 1, n do
+    local w = windows[i]
+    local start = t - t % w.seconds
+    starts[i] = start
+    keys[i] = base .. start * 1000 .. ":" .. w.name
   end
 
-  local res, err = count(conf.redis, plan, key1, key2)
+  local res, err = count(conf.redis, plan, keys)
   if not res then
     return outage(err)
   end
@@ -241,30 +247,26 @@ function JobRateLimitsHandler:access(conf)
     recovered()
   end
 
-  local n = #windows
-  local full = res[n + 1]
-
   -- RateLimit-* describe the window with the fewest requests left, a tie going to the longer.
-  local left1 = max(0, w1.limit - res[1])
-  local reset1 = start1 + w1.seconds - t
-  local limit, left, reset = w1.limit, left1, reset1
-  local current = '"' .. w1.name .. '";r=' .. left1 .. ";t=" .. reset1
-  if w2 then
-    local left2 = max(0, w2.limit - res[2])
-    local reset2 = start2 + w2.seconds - t
-    if left2 <= left1 then
-      limit, left, reset = w2.limit, left2, reset2
+  local limit, left, reset
+  local current = {}
+  for i = 1, n do
+    local w = windows[i]
+    local w_left = max(0, w.limit - res[i])
+    local w_reset = starts[i] + w.seconds - t
+    if not left or w_left <= left then
+      limit, left, reset = w.limit, w_left, w_reset
     end
-    current = current .. ', "' .. w2.name .. '";r=' .. left2 .. ";t=" .. reset2
+    current[i] = '"' .. w.name .. '";r=' .. w_left .. ";t=" .. w_reset
   end
 
   resp_header["RateLimit-Limit"] = limit
   resp_header["RateLimit-Remaining"] = left
   resp_header["RateLimit-Reset"] = reset
   resp_header["RateLimit-Policy"] = plan.policy
-  resp_header["RateLimit"] = current
+  resp_header["RateLimit"] = concat(current, ", ")
 
-  if full ~= 0 then
+  if res[n + 1] ~= 0 then
     resp_header["Retry-After"] = reset
     return kong.response.error(conf.error_code, conf.error_message)
   end

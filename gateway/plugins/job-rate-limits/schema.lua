@@ -23,6 +23,7 @@ end
 
 
 return route_schema("job-rate-limits", {
+  { second = window("second") },
   { minute = window("minute") },
   { hour = window("hour") },
   { limit_by = {
@@ -54,5 +55,5 @@ return route_schema("job-rate-limits", {
       fields = redis_fields,
   }, },
 }, {
-  { at_least_one_of = { "config.minute", "config.hour" } },
+  { at_least_one_of = { "config.second", "config.minute", "config.hour" } },
 })
