@@ -246,6 +246,23 @@ function undecided(result: ScenarioResult, subject: Target, row: Settled | undef
 }
 
 /**
+ * Our Kong against Kong's key-auth + acl, round by round (both measured in the same round): the
+ * Kong processes' own CPU per request (the service's left out) and the throughput, medians.
+ */
+export function kongAgainstKeyAuth(k: ScenarioResult): { cpu: number; throughput: number; rounds: number } {
+  const cpu: number[] = [];
+  const throughput: number[] = [];
+  for (const round of new Set(k.measurements.map((m) => m.round))) {
+    const of = (target: Target) => k.measurements.find((m) => m.round === round && m.target === target && !m.invalid);
+    const [ours, keyAuth] = [of('kong-ours'), of('kong-key-auth')];
+    if (!ours || !keyAuth) continue;
+    cpu.push(ours.cpuPerRequest['kong-ours']! / keyAuth.cpuPerRequest['kong-key-auth']!);
+    throughput.push(ours.reqPerSec / keyAuth.reqPerSec);
+  }
+  return { cpu: median(cpu), throughput: median(throughput), rounds: cpu.length };
+}
+
+/**
  * The targets the numbers are held to, each with what this run measured: met or NOT met only
  * from a valid, stable row whose two readings agree on a quiet machine, otherwise undecided.
  */
@@ -277,6 +294,15 @@ export function targets(run: RunResult): string[] {
     if (o && !o.unavailable) {
       say(overload && overload.throughput >= 0.95 && !refused, `O default settings' goodput >= 0.95x the unbounded queue's, no 503, at ${size}: ${fixed(overload?.throughput, 2)}x, ${refused ?? 0} × 503`, flagOf(size, 'O', 'service'));
     }
+  }
+  for (const size of sizes) {
+    const k = find(run.scenarios, size, 'K');
+    if (!k || k.unavailable) continue;
+    const vs = kongAgainstKeyAuth(k);
+    const busy = Math.max(...(['kong-ours', 'kong-key-auth'] as const).map((t) => summarise(k, t)?.otherCores ?? 0));
+    const flagged = vs.rounds < WINDOW ? `${vs.rounds} rounds with both valid, ${WINDOW} needed` : busy > BUSY_CORES ? `machine busy (${busy.toFixed(2)} other cores)` : undefined;
+    say(vs.rounds ? vs.cpu <= 2 : undefined, `K our Kong's CPU per request (worker, log filters, Redis) <= 2x Kong's key-auth + acl's at ${size}: ${fixed(vs.cpu, 2)}x`, flagged);
+    say(vs.rounds ? vs.throughput >= 0.8 : undefined, `K our Kong's throughput >= 0.8x Kong's key-auth + acl's at ${size}: ${fixed(vs.throughput, 2)}x`, flagged);
   }
   const largest = Math.max(...sizes);
   for (const target of ['gateway', 'kong-ours'] as const) {

@@ -102,7 +102,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     endpoints.set('baseline', { target: 'baseline', server: baseline, chain: [baseline] });
     if (gateway) endpoints.set('gateway', { target: 'gateway', server: gateway, chain: [gateway, service] });
     if (proxy) endpoints.set('proxy', { target: 'proxy', server: proxy, chain: [proxy, service] });
-    if (wants('N')) {
+    if (wants('N', 'N-A')) {
       // Two services of their own, so each one's peak RSS is this scenario's alone.
       for (const [target, nodeDefaults] of [['service-flags', false], ['service-node-defaults', true]] as const) {
         const server = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: target, nodeFlags, nodeDefaults }));

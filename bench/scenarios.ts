@@ -9,7 +9,7 @@ import { formatUuid } from '../db/schema';
 import { JOB_EXAMPLE } from '../service/jobs/contract/responses';
 import type { CreateJobBody } from '../service/jobs/http/create-job';
 
-export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N'] as const;
+export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A'] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 
 /**
@@ -166,6 +166,15 @@ export async function scenariosFor(
       method: 'GET',
       path: '/api/v1/jobs/',
       ids,
+      as: 'reader',
+      via: 'direct',
+      comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
+    },
+    {
+      key: 'N-A',
+      title: "default list: the Dockerfile's node flags vs node's defaults",
+      method: 'GET',
+      path: '/api/v1/jobs',
       as: 'reader',
       via: 'direct',
       comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
