@@ -179,6 +179,13 @@ function cpuCell(s: Summary): string {
 /** Other processes using more than this many cores during a measurement make its figures the machine's, not the servers'. */
 export const BUSY_CORES = 0.25;
 
+/** The subject's processes, and the reference's when it is a process of its own (N: what the flags are priced against). */
+const peakCell = (s: Summary, reference: Summary | undefined) => {
+  const named = (peaks: Record<string, number>) => Object.entries(peaks).map(([name, b]) => `${name} ${MiB(b)}`);
+  const own = reference ? Object.keys(reference.peakRss).filter((name) => !(name in s.peakRss)) : [];
+  return [...named(s.peakRss), ...named(Object.fromEntries(own.map((name) => [name, reference!.peakRss[name]!])))].join(', ');
+};
+
 const HEADER = [
   '| Row | Subject req/s (min–max) | p50 / p99 ms | Reference req/s (min–max) | p50 / p99 ms | Ratio: throughput / CPU | Spread (rounds) | CPU µs/req subject ; reference | Generator µs/req (busiest) | DB µs/req | Peak RSS MiB | Notes |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -204,7 +211,7 @@ export function markdownTable(run: RunResult): string {
         const spread = row ? `${percent(row.spread)} (${row.window.map((r) => r.round).join(',')} of ${result.rounds})` : '–';
         const generator = `${fixed(s.cpu.generator, 1)} ; ${fixed(reference?.cpu.generator, 1)} (${fixed(Math.max(s.generatorBusy, reference?.generatorBusy ?? 0) * 100)}%)`;
         lines.push(
-          `| ${rowLabel} | ${rate(s)} | ${latency(s)} | ${reference ? rate(reference) : '–'} | ${reference ? latency(reference) : '–'} | ${ratio} | ${spread} | ${cpuCell(s)} ; ${reference ? cpuCell(reference) : '–'} | ${generator} | ${fixed(s.cpu.database)} ; ${fixed(reference?.cpu.database)} | ${Object.entries(s.peakRss).map(([name, b]) => `${name} ${MiB(b)}`).join(', ')} | ${notes(result, s, reference, row, run.options.spread)} |`,
+          `| ${rowLabel} | ${rate(s)} | ${latency(s)} | ${reference ? rate(reference) : '–'} | ${reference ? latency(reference) : '–'} | ${ratio} | ${spread} | ${cpuCell(s)} ; ${reference ? cpuCell(reference) : '–'} | ${generator} | ${fixed(s.cpu.database)} ; ${fixed(reference?.cpu.database)} | ${peakCell(s, reference)} | ${notes(result, s, reference, row, run.options.spread)} |`,
         );
       }
     }
