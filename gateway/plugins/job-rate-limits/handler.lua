@@ -4,8 +4,8 @@
 -- Modelled on Kong 3.9's rate-limiting (kong/plugins/rate-limiting/handler.lua, policies/init.lua):
 -- the same Redis keys, clock windows, identity and RateLimit-* choice, so a rolling change between
 -- the two keeps the counts. Where that plugin makes a round trip and an EVAL per window and then a
--- timer, this one sends one EVALSHA that checks every window and counts the request only when all
--- have room (envoyproxy/ratelimit counts a request's descriptors in one pipelined round trip:
+-- timer, this one sends one EVALSHA that counts the request in every window only when all have
+-- room (envoyproxy/ratelimit counts a request's descriptors in one pipelined round trip:
 -- src/redis/fixed_cache_impl.go). Redis down or slow: requests pass uncounted (no headers).
 
 local redis = require "resty.redis"
@@ -35,20 +35,19 @@ local POOL_SIZE = 256
 
 local WINDOWS = { { "second", 1 }, { "minute", 60 }, { "hour", 3600 } }
 
--- KEYS: the windows' counters; ARGV: their limits, then their lifetimes. Returns every count, then
--- the index of a full window (0: the request was counted in all of them).
+-- KEYS: the windows' counters; ARGV: their limits, then their lifetimes. Counts the request in every
+-- window and takes it back out of all of them when one is over its limit (atomic: no request sees
+-- the step between). Returns every count, then the index of a full window (0: counted).
 local SCRIPT = [[
 local n = #KEYS
 local counts, full = {}, 0
 for i = 1, n do
-  counts[i] = tonumber(redis.call("GET", KEYS[i])) or 0
-  if counts[i] >= tonumber(ARGV[i]) then full = i end
+  counts[i] = redis.call("INCR", KEYS[i])
+  if counts[i] == 1 then redis.call("EXPIRE", KEYS[i], ARGV[n + i]) end
+  if counts[i] > tonumber(ARGV[i]) then full = i end
 end
-if full == 0 then
-  for i = 1, n do
-    counts[i] = redis.call("INCR", KEYS[i])
-    if counts[i] == 1 then redis.call("EXPIRE", KEYS[i], ARGV[n + i]) end
-  end
+if full ~= 0 then
+  for i = 1, n do counts[i] = redis.call("DECR", KEYS[i]) end
 end
 counts[n + 1] = full
 return counts
