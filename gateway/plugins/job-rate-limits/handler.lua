@@ -110,7 +110,7 @@ local function plan_of(conf)
       pool = r.host .. ":" .. r.port .. ";" .. r.database .. (r.ssl and ";ssl" or ""),
       ssl = r.ssl,
       ssl_verify = r.ssl_verify,
-      server_name = r.server_name,
+      server_name = r.server_name ~= null and r.server_name or nil,
     },
   }
   plans[conf] = plan
