@@ -2,10 +2,11 @@
  * kong.yaml's rate limits (job-rate-limits, counted in Redis) across two DB-less Kong nodes sharing
  * one Redis, as production runs several nodes: the per-consumer minute limit holds for the pair, not
  * for each node; with Redis gone or silent mid-run, requests still pass within a bounded wait and
- * each node's log says why once.
+ * each node's log says why once; with it back, counting resumes and each node says so once.
  * auth-guard, by design, counts per node. The Redis is this test's own redis-server (never the
  * machine's), so stopping it hurts no one.
  */
+import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../../scripts/real-kong';
 import { DEMO, send as raw, stubUpstream, type StubUpstream } from '../local-gateway/support';
@@ -101,5 +102,23 @@ test('Redis stopped, then silent: both nodes answer within a bounded wait (authe
     const lines = node.logs().stderr.split('\n').filter((l) => l.includes('[job-rate-limits]'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/Redis unreachable, requests pass uncounted until it answers: cannot connect: connection refused/);
+  }
+});
+
+test('Redis back on its address: requests are counted again and each node logs it once', async () => {
+  const again = spawn('redis-server', ['--port', String(redis.port), '--bind', '127.0.0.1', '--requirepass', redis.password, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => setTimeout(r, 1500)); // redis-server up, and past each worker's pause
+    await awayFromMinuteEnd();
+    for (const [i, node] of nodes.entries()) {
+      const res = await read(node, DEMO.writer2);
+      await res.arrayBuffer();
+      // An empty Redis: the pair counts from zero again, once for both nodes.
+      expect([res.status, res.headers.get('ratelimit-remaining')]).toEqual([200, String(READS_PER_MINUTE - 1 - i)]);
+      const lines = node.logs().stderr.split('\n').filter((l) => l.includes('[job-rate-limits]'));
+      expect(lines.slice(1)).toEqual([expect.stringMatching(/Redis answers again, requests are counted/)]);
+    }
+  } finally {
+    again.kill('SIGKILL');
   }
 });
