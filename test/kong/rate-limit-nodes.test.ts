@@ -6,7 +6,7 @@
  * auth-guard, by design, counts per node. The Redis is this test's own redis-server (never the
  * machine's), so stopping it hurts no one.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
 import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../../scripts/real-kong';
 import { DEMO, send as raw, stubUpstream, type StubUpstream } from '../local-gateway/support';
@@ -57,6 +57,14 @@ test('one consumer alternating between the two nodes gets the minute limit once,
   expect(statuses.slice(READS_PER_MINUTE)).toEqual(Array(READS_PER_MINUTE).fill(429));
   // Another consumer's budget is its own, on either node.
   expect((await read(nodes[1]!, DEMO.writer)).status).toBe(200);
+  // Counters live no longer than their window: Redis never fills with old windows.
+  const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(redis.port), '--no-auth-warning', '-a', redis.password, ...args], { encoding: 'utf8' }).trim();
+  const keys = cli('--scan', '--pattern', 'ratelimit:*').split('\n');
+  expect(keys.filter((k) => k.includes(':minute')).length).toBeGreaterThanOrEqual(2);
+  for (const key of keys) {
+    const ttl = Number(cli('TTL', key));
+    expect([key, ttl > 0 && ttl <= (key.endsWith(':hour') ? 3600 : 60)]).toEqual([key, true]);
+  }
 });
 
 test("auth-guard counts per node: an address blocked on one node still gets through the other", async () => {
