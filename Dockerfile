@@ -28,7 +28,7 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=6 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:3000/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Memory: a 4 MiB young generation (Node's default: 16 MiB per semi-space), and the old generation
 # collected once it has grown by half its live size instead of letting it reach up to 4x (V8's
-# heuristic), a soft target, not a limit: a page of very large jobs still fits. Under the benchmark
-# the peak RSS went from 127-197 MiB to about 100 MiB at no measurable CPU cost per request
-# (npm run bench reads these flags from here and runs the service with them).
+# heuristic), a soft target, not a limit: a page of very large jobs still fits. Priced by the bench
+# (scenarios N, N-A; docs/performance.md, "The service's node flags"): peak RSS 114 MiB against 170
+# with node's defaults, for about 5-10% more CPU per request. npm run bench reads these flags here.
 CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "dist/service/server.js"]

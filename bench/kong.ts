@@ -54,7 +54,7 @@ export function withKeyAuthAcl(config: DeclarativeConfig): void {
 /** Our configuration as it is, with every rate limit out of reach (its Redis calls stay). */
 export function withRaisedLimits(config: DeclarativeConfig): void {
   for (const plugin of allPlugins(config)) {
-    if (plugin.name !== 'rate-limiting' || !plugin.config) continue;
+    if ((plugin.name !== 'job-rate-limits' && plugin.name !== 'rate-limiting') || !plugin.config) continue;
     for (const window of WINDOWS) if (plugin.config[window] != null) plugin.config[window] = RAISED;
   }
 }
@@ -158,23 +158,26 @@ export interface KongVariant {
   headers?: (gatewaySecret: string) => Record<string, string>;
 }
 
-const rateLimits = (config: DeclarativeConfig): Plugin[] => allPlugins(config).filter((p) => p.name === 'rate-limiting');
+const rateLimits = (config: DeclarativeConfig): Plugin[] => allPlugins(config).filter((p) => p.name === 'job-rate-limits');
+
+/** Kong's bundled rate-limiting in job-rate-limits' place, as kong.yaml had it: policy redis, fault tolerant, the same Redis. */
+function withKongRateLimiting(config: DeclarativeConfig, extra: Record<string, unknown> = {}): void {
+  for (const plugin of rateLimits(config)) {
+    plugin.name = 'rate-limiting';
+    Object.assign(plugin.config!, { policy: 'redis', fault_tolerant: true, ...extra });
+  }
+}
 const prometheus = (config: DeclarativeConfig): Plugin => allPlugins(config).find((p) => p.name === 'prometheus')!;
 
 export const VARIANTS: KongVariant[] = [
   { name: 'ours', change: 'our configuration as it is' },
-  { name: 'no-rate-limiting', change: 'no rate-limiting plugin', edit: (c) => withoutPlugin(c, 'rate-limiting') },
-  { name: 'rl-local', change: 'rate-limiting counts in shared memory (policy local), no Redis', edit: (c) => rateLimits(c).forEach((p) => (p.config!.policy = 'local')) },
-  { name: 'rl-one-window', change: 'rate-limiting counts the minute only (no hour window)', edit: (c) => rateLimits(c).forEach((p) => delete p.config!.hour) },
+  { name: 'no-rate-limits', change: 'no rate limit plugin', edit: (c) => withoutPlugin(c, 'job-rate-limits') },
+  { name: 'rl-one-window', change: 'job-rate-limits counting the minute only (no hour window)', edit: (c) => rateLimits(c).forEach((p) => delete p.config!.hour) },
+  { name: 'kong-rl', change: "Kong's rate-limiting instead (policy redis, a round trip per window, a timer per request)", edit: (c) => withKongRateLimiting(c) },
   {
-    name: 'rl-sync',
-    change: 'rate-limiting counts locally and syncs to Redis every 0.1 s (sync_rate 0.1)',
-    edit: (c) => rateLimits(c).forEach((p) => (p.config!.sync_rate = 0.1)),
-  },
-  {
-    name: 'rl-no-headers',
-    change: 'rate-limiting without its response headers (hide_client_headers)',
-    edit: (c) => rateLimits(c).forEach((p) => (p.config!.hide_client_headers = true)),
+    name: 'kong-rl-sync',
+    change: "Kong's rate-limiting syncing to Redis every 0.1 s (sync_rate 0.1: inexact across nodes)",
+    edit: (c) => withKongRateLimiting(c, { sync_rate: 0.1 }),
   },
   { name: 'no-prometheus', change: 'no prometheus plugin', edit: (c) => withoutPlugin(c, 'prometheus') },
   {

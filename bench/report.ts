@@ -140,6 +140,8 @@ const LABELS: Record<Target, string> = {
   gateway: 'local gateway',
   proxy: 'bare proxy',
   'service-unbounded': 'service, unbounded queue',
+  'service-flags': "service, the Dockerfile's node flags",
+  'service-node-defaults': "service, node's defaults",
   'kong-bare': 'Kong, no plugin',
   'kong-key-auth': "Kong's key-auth + acl",
   'kong-ours': 'Kong, our configuration (Redis)',
@@ -177,6 +179,13 @@ function cpuCell(s: Summary): string {
 /** Other processes using more than this many cores during a measurement make its figures the machine's, not the servers'. */
 export const BUSY_CORES = 0.25;
 
+/** The subject's processes, and the reference's when it is a process of its own (N: what the flags are priced against). */
+const peakCell = (s: Summary, reference: Summary | undefined) => {
+  const named = (peaks: Record<string, number>) => Object.entries(peaks).map(([name, b]) => `${name} ${MiB(b)}`);
+  const own = reference ? Object.keys(reference.peakRss).filter((name) => !(name in s.peakRss)) : [];
+  return [...named(s.peakRss), ...named(Object.fromEntries(own.map((name) => [name, reference!.peakRss[name]!])))].join(', ');
+};
+
 const HEADER = [
   '| Row | Subject req/s (min–max) | p50 / p99 ms | Reference req/s (min–max) | p50 / p99 ms | Ratio: throughput / CPU | Spread (rounds) | CPU µs/req subject ; reference | Generator µs/req (busiest) | DB µs/req | Peak RSS MiB | Notes |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -202,7 +211,7 @@ export function markdownTable(run: RunResult): string {
         const spread = row ? `${percent(row.spread)} (${row.window.map((r) => r.round).join(',')} of ${result.rounds})` : '–';
         const generator = `${fixed(s.cpu.generator, 1)} ; ${fixed(reference?.cpu.generator, 1)} (${fixed(Math.max(s.generatorBusy, reference?.generatorBusy ?? 0) * 100)}%)`;
         lines.push(
-          `| ${rowLabel} | ${rate(s)} | ${latency(s)} | ${reference ? rate(reference) : '–'} | ${reference ? latency(reference) : '–'} | ${ratio} | ${spread} | ${cpuCell(s)} ; ${reference ? cpuCell(reference) : '–'} | ${generator} | ${fixed(s.cpu.database)} ; ${fixed(reference?.cpu.database)} | ${Object.entries(s.peakRss).map(([name, b]) => `${name} ${MiB(b)}`).join(', ')} | ${notes(result, s, reference, row, run.options.spread)} |`,
+          `| ${rowLabel} | ${rate(s)} | ${latency(s)} | ${reference ? rate(reference) : '–'} | ${reference ? latency(reference) : '–'} | ${ratio} | ${spread} | ${cpuCell(s)} ; ${reference ? cpuCell(reference) : '–'} | ${generator} | ${fixed(s.cpu.database)} ; ${fixed(reference?.cpu.database)} | ${peakCell(s, reference)} | ${notes(result, s, reference, row, run.options.spread)} |`,
         );
       }
     }
@@ -244,6 +253,23 @@ function undecided(result: ScenarioResult, subject: Target, row: Settled | undef
 }
 
 /**
+ * Our Kong against Kong's key-auth + acl, round by round (both measured in the same round): the
+ * Kong processes' own CPU per request (the service's left out) and the throughput, medians.
+ */
+export function kongAgainstKeyAuth(k: ScenarioResult): { cpu: number; throughput: number; rounds: number } {
+  const cpu: number[] = [];
+  const throughput: number[] = [];
+  for (const round of new Set(k.measurements.map((m) => m.round))) {
+    const of = (target: Target) => k.measurements.find((m) => m.round === round && m.target === target && !m.invalid);
+    const [ours, keyAuth] = [of('kong-ours'), of('kong-key-auth')];
+    if (!ours || !keyAuth) continue;
+    cpu.push(ours.cpuPerRequest['kong-ours']! / keyAuth.cpuPerRequest['kong-key-auth']!);
+    throughput.push(ours.reqPerSec / keyAuth.reqPerSec);
+  }
+  return { cpu: median(cpu), throughput: median(throughput), rounds: cpu.length };
+}
+
+/**
  * The targets the numbers are held to, each with what this run measured: met or NOT met only
  * from a valid, stable row whose two readings agree on a quiet machine, otherwise undecided.
  */
@@ -275,6 +301,15 @@ export function targets(run: RunResult): string[] {
     if (o && !o.unavailable) {
       say(overload && overload.throughput >= 0.95 && !refused, `O default settings' goodput >= 0.95x the unbounded queue's, no 503, at ${size}: ${fixed(overload?.throughput, 2)}x, ${refused ?? 0} × 503`, flagOf(size, 'O', 'service'));
     }
+  }
+  for (const size of sizes) {
+    const k = find(run.scenarios, size, 'K');
+    if (!k || k.unavailable) continue;
+    const vs = kongAgainstKeyAuth(k);
+    const busy = Math.max(...(['kong-ours', 'kong-key-auth'] as const).map((t) => summarise(k, t)?.otherCores ?? 0));
+    const flagged = vs.rounds < WINDOW ? `${vs.rounds} rounds with both valid, ${WINDOW} needed` : busy > BUSY_CORES ? `machine busy (${busy.toFixed(2)} other cores)` : undefined;
+    say(vs.rounds ? vs.cpu <= 2 : undefined, `K our Kong's CPU per request (worker, log filters, Redis) <= 2x Kong's key-auth + acl's at ${size}: ${fixed(vs.cpu, 2)}x`, flagged);
+    say(vs.rounds ? vs.throughput >= 0.8 : undefined, `K our Kong's throughput >= 0.8x Kong's key-auth + acl's at ${size}: ${fixed(vs.throughput, 2)}x`, flagged);
   }
   const largest = Math.max(...sizes);
   for (const target of ['gateway', 'kong-ours'] as const) {

@@ -102,6 +102,13 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     endpoints.set('baseline', { target: 'baseline', server: baseline, chain: [baseline] });
     if (gateway) endpoints.set('gateway', { target: 'gateway', server: gateway, chain: [gateway, service] });
     if (proxy) endpoints.set('proxy', { target: 'proxy', server: proxy, chain: [proxy, service] });
+    if (wants('N', 'N-A')) {
+      // Two services of their own, so each one's peak RSS is this scenario's alone.
+      for (const [target, nodeDefaults] of [['service-flags', false], ['service-node-defaults', true]] as const) {
+        const server = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: target, nodeFlags, nodeDefaults }));
+        endpoints.set(target, { target, server, chain: [server] });
+      }
+    }
     if (unbounded) endpoints.set('service-unbounded', { target: 'service-unbounded', server: unbounded, chain: [unbounded] });
 
     const noKong = wants('K', 'S') ? kongUnavailable() : undefined;

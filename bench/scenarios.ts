@@ -9,16 +9,17 @@ import { formatUuid } from '../db/schema';
 import { JOB_EXAMPLE } from '../service/jobs/contract/responses';
 import type { CreateJobBody } from '../service/jobs/http/create-job';
 
-export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K'] as const;
+export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A'] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 
 /**
  * What a scenario's rows compare, each row one subject against the reference, measured in the
  * same round: direct scenarios the service against the raw baseline; F the local gateway and a
  * bare proxy against the service direct; O the service at its default settings against the same
- * service with an unbounded queue; K real Kong three ways against the service direct.
+ * service with an unbounded queue; K real Kong three ways against the service direct; N a service
+ * with the Dockerfile's node flags against one with node's defaults, both serving N alone (peak RSS is N's).
  */
-export type Target = 'service' | 'baseline' | 'gateway' | 'proxy' | 'service-unbounded' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
+export type Target = 'service' | 'baseline' | 'gateway' | 'proxy' | 'service-unbounded' | 'service-flags' | 'service-node-defaults' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
 
 export interface Comparison {
   subjects: Target[];
@@ -57,7 +58,7 @@ export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';
  * key-auth + acl the gateway secret too (nothing standard in Kong adds it).
  */
 export function headersForTarget(scenario: Pick<Scenario, 'as' | 'method'>, target: Target, gatewaySecret: string): Record<string, string> {
-  const direct = target === 'service' || target === 'baseline' || target === 'service-unbounded' || target === 'kong-bare';
+  const direct = target === 'service' || target === 'baseline' || target === 'service-unbounded' || target === 'service-flags' || target === 'service-node-defaults' || target === 'kong-bare';
   const headers = headersFor({ ...scenario, via: direct ? 'direct' : 'gateway' }, gatewaySecret);
   return target === 'kong-key-auth' ? { ...headers, 'X-Gateway-Secret': gatewaySecret } : headers;
 }
@@ -158,6 +159,25 @@ export async function scenariosFor(
       via: 'gateway',
       comparison: { subjects: ['kong-bare', 'kong-key-auth', 'kong-ours'], reference: 'service', counts: 'answers' },
       ...(kongUnavailable ? { unavailable: kongUnavailable } : {}),
+    },
+    {
+      key: 'N',
+      title: "get by id: the Dockerfile's node flags vs node's defaults",
+      method: 'GET',
+      path: '/api/v1/jobs/',
+      ids,
+      as: 'reader',
+      via: 'direct',
+      comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
+    },
+    {
+      key: 'N-A',
+      title: "default list: the Dockerfile's node flags vs node's defaults",
+      method: 'GET',
+      path: '/api/v1/jobs',
+      as: 'reader',
+      via: 'direct',
+      comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
     },
   ];
   // S, the full sync, is not a request mix: bench/sync.ts measures it.

@@ -85,7 +85,7 @@ async function startNode(
 
 export async function startService(
   databaseUrl: string,
-  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[] },
+  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[]; nodeDefaults?: boolean },
 ): Promise<Server> {
   const port = await freePort();
   return startNode(
@@ -105,7 +105,8 @@ export async function startService(
     },
     `http://127.0.0.1:${port}`,
     { path: '/healthz' },
-    [...serviceNodeFlags(), ...(options.nodeFlags ?? [])],
+    // nodeDefaults: V8's own heap sizing, what the Dockerfile's flags are priced against (scenario N).
+    [...(options.nodeDefaults ? [] : serviceNodeFlags()), ...(options.nodeFlags ?? [])],
   );
 }
 
@@ -158,7 +159,7 @@ export async function startGateway(service: Server, options: { gatewaySecret: st
   const kong = repoState('kong.yaml');
   const raise = (plugins: any[] | undefined) => {
     for (const plugin of plugins ?? []) {
-      if (plugin.name !== 'rate-limiting') continue;
+      if (plugin.name !== 'job-rate-limits') continue;
       for (const window of ['second', 'minute', 'hour', 'day', 'month', 'year']) {
         if (plugin.config?.[window] != null) plugin.config[window] = 1_000_000_000;
       }

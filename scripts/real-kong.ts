@@ -15,7 +15,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -259,7 +259,7 @@ export interface RenderOptions {
   stateFiles?: string[];
   /** Where every service's url points: the service under test. */
   serviceUrl: string;
-  /** Where every rate-limiting plugin's redis block points. */
+  /** Where every rate-limit plugin's redis block points. */
   redis?: RedisTarget;
   /** Variables `${{ env "DECK_..." }}` references read (default process.env). */
   deckEnv?: NodeJS.ProcessEnv;
@@ -473,7 +473,7 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     // Kong loads plugin <name> as kong.plugins.<name>.handler: a tree of links to gateway/plugins.
     const lua = path.join(prefix, 'lua', 'kong', 'plugins');
     mkdirSync(lua, { recursive: true });
-    for (const name of ['job-scopes', 'auth-guard']) symlinkSync(path.join(PLUGINS, name), path.join(lua, name));
+    for (const name of readdirSync(PLUGINS)) symlinkSync(path.join(PLUGINS, name), path.join(lua, name));
 
     const env: NodeJS.ProcessEnv = {
       ...kong.env,

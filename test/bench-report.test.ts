@@ -120,6 +120,20 @@ test('a target is met or not only from a stable row whose readings agree on a qu
   expect(targets(rows(800, 0.02))[0]).toBe('- undecided (throughput and CPU ratios disagree): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.63x)');
 });
 
+test("K: our Kong against Kong's key-auth + acl, round by round, from the Kong processes' own CPU (the service's left out)", () => {
+  const kong = (target: Target, round: number, reqPerSec: number, kongCpu: number) =>
+    window(target, round, reqPerSec, kongCpu + 500, { cpuPerRequest: { [target]: kongCpu, service: 500, generator: 12 } });
+  const k: ScenarioResult = {
+    ...scenario([1, 2, 3].flatMap((round) => [kong('kong-key-auth', round, 1000, 200), kong('kong-ours', round, 900 - round * 100, 300 + round * 50), window('service', round, 2000, 500)])),
+    key: 'K',
+    comparison: { subjects: ['kong-bare', 'kong-key-auth', 'kong-ours'], reference: 'service', counts: 'answers' },
+  };
+  const lines = targets(runOf(k));
+  // CPU 350/200, 400/200, 450/200; throughput 0.8, 0.7, 0.6: the medians.
+  expect(lines).toContain("- met: K our Kong's CPU per request (worker, log filters, Redis) <= 2x Kong's key-auth + acl's at 100000: 2.00x");
+  expect(lines).toContain("- NOT met: K our Kong's throughput >= 0.8x Kong's key-auth + acl's at 100000: 0.70x");
+});
+
 describe('the full sync (S): judged across the partner link when one was measured', () => {
   const sync = (seconds: number, bytes: number) => ({ jobs: 1000, pages: 2, bytes, decodedBytes: 1000, seconds, contentEncoding: bytes < 1000 ? 'gzip' : 'identity' });
   const syncs = (loopback: [number, number], link?: [number, number]): RunResult['syncs'] => [
@@ -178,7 +192,7 @@ describe('the command line', () => {
   test('defaults: at least 3 and at most 10 rounds, 5% spread, one wrk thread, every scenario, docs written', () => {
     const options = parseOptions([], {});
     expect(options).toMatchObject({ rounds: 3, maxRounds: 10, spread: 5, threads: 1, overloadConnections: 200, docs: true, sizes: [10_000, 100_000] });
-    expect(options.scenarios).toEqual(['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K']);
+    expect(options.scenarios).toEqual(['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A']);
   });
 
   test('the round limit is never below the minimum, and --no-docs leaves docs/performance.md alone', () => {
@@ -193,7 +207,7 @@ describe('the command line', () => {
   });
 
   test('wrong arguments are one line naming the argument', () => {
-    expect(() => parseOptions(['--scenarios', 'D,X'], {})).toThrow('--scenarios takes a comma list of A, B, C, C\', D, E, G, F-A, F-D, O, S, K (got X)');
+    expect(() => parseOptions(['--scenarios', 'D,X'], {})).toThrow('--scenarios takes a comma list of A, B, C, C\', D, E, G, F-A, F-D, O, S, K, N, N-A (got X)');
     expect(() => parseOptions(['--spread', '0'], {})).toThrow('--spread takes a whole number >= 1 (got "0")');
     expect(() => parseOptions(['--readme'], {})).toThrow(/Unknown option '--readme'.*Usage: npm run bench/);
   });

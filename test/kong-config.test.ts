@@ -92,7 +92,7 @@ const DEMO_CONSUMERS: Record<string, { id: string; groups: string[] }> = {
 };
 const ANONYMOUS_ID = '00000000-0000-4000-8000-000000000000';
 const ALLOWED_PLUGINS = new Set([
-  'auth-guard', 'key-auth', 'job-scopes', 'rate-limiting', 'request-size-limiting', 'correlation-id', 'prometheus',
+  'auth-guard', 'key-auth', 'job-scopes', 'job-rate-limits', 'request-size-limiting', 'correlation-id', 'prometheus',
 ]);
 const JOBS_ROUTES = ['jobs-other-methods', 'jobs-read', 'jobs-write'];
 const REDIS_PASSWORD_REF = '{vault://env/jobs-redis-password}';
@@ -276,8 +276,8 @@ const invariants: Invariants<Files> = {
 
   'every jobs route is rate limited per consumer with the spec message': ({ kong }) =>
     jobsRoutes(kong).flatMap(({ route, plugins }) => {
-      const rl = plugins.get('rate-limiting');
-      if (!rl) return [`${route.name}: no rate-limiting`];
+      const rl = plugins.get('job-rate-limits');
+      if (!rl) return [`${route.name}: no job-rate-limits`];
       const c = rl.config ?? {};
       const problems: string[] = [];
       if (c.error_message !== 'Rate limit exceeded') problems.push(`${route.name}: error_message ${String(c.error_message)}`);
@@ -287,17 +287,16 @@ const invariants: Invariants<Files> = {
       return problems;
     }),
 
-  'rate limits count in Redis, shared by every Kong node, password from the vault': ({ kong }) =>
+  'rate limits count in Redis, shared by every Kong node, password from the vault, a bounded wait': ({ kong }) =>
     jobsRoutes(kong).flatMap(({ route, plugins }) => {
-      const c = plugins.get('rate-limiting')?.config ?? {};
+      const c = plugins.get('job-rate-limits')?.config ?? {};
       const redis = (c.redis ?? {}) as Record<string, unknown>;
       const problems: string[] = [];
-      if (c.policy !== 'redis') problems.push(`${route.name}: policy ${String(c.policy)}`);
       if (typeof redis.host !== 'string' || redis.host === '') problems.push(`${route.name}: no redis.host`);
       if (!Number.isInteger(redis.port)) problems.push(`${route.name}: redis.port ${String(redis.port)}`);
       if (redis.password !== REDIS_PASSWORD_REF) problems.push(`${route.name}: redis.password is not ${REDIS_PASSWORD_REF}`);
-      if (!Number.isInteger(redis.timeout)) problems.push(`${route.name}: no redis.timeout`);
-      if (c.fault_tolerant !== true) problems.push(`${route.name}: fault_tolerant ${String(c.fault_tolerant)}`);
+      // A request waits at most this for a Redis that does not answer (decisions.md, "Rate limiting and Kong's cost").
+      if (!Number.isInteger(redis.timeout) || (redis.timeout as number) > 1000) problems.push(`${route.name}: redis.timeout ${String(redis.timeout)}`);
       for (const k of Object.keys(c).filter((k) => k.startsWith('redis_'))) problems.push(`${route.name}: deprecated ${k}`);
       return problems;
     }),
@@ -410,7 +409,7 @@ describe('the state file invariants catch a broken copy', () => {
     const r = route(f, routeName);
     r.plugins = (r.plugins ?? []).filter((p) => p.name !== plugin);
   };
-  const redis = (f: Files, routeName: string) => routePlugin(f, routeName, 'rate-limiting').config!.redis as Record<string, unknown>;
+  const redis = (f: Files, routeName: string) => routePlugin(f, routeName, 'job-rate-limits').config!.redis as Record<string, unknown>;
 
   const mutations: Mutation<Files>[] = [
     ['a jobs route is added', 'the jobs routes are exactly jobs-read, jobs-write and jobs-other-methods', (f) => {
@@ -514,26 +513,26 @@ describe('the state file invariants catch a broken copy', () => {
       consumer(f.kong, 'anonymous').keyauth_credentials = [{ key: 'anon-12345678' }];
     }],
     ['rate limit by ip', 'every jobs route is rate limited per consumer with the spec message', (f) => {
-      routePlugin(f, 'jobs-read', 'rate-limiting').config!.limit_by = 'ip';
+      routePlugin(f, 'jobs-read', 'job-rate-limits').config!.limit_by = 'ip';
     }],
     ['rate limit message changed', 'every jobs route is rate limited per consumer with the spec message', (f) => {
-      routePlugin(f, 'jobs-write', 'rate-limiting').config!.error_message = 'API rate limit exceeded';
+      routePlugin(f, 'jobs-write', 'job-rate-limits').config!.error_message = 'API rate limit exceeded';
     }],
-    ['rate limiting removed', 'every jobs route is rate limited per consumer with the spec message', (f) => dropPlugin(f, 'jobs-other-methods', 'rate-limiting')],
-    ['back to policy local (per node)', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
-      routePlugin(f, 'jobs-read', 'rate-limiting').config!.policy = 'local';
+    ['rate limiting removed', 'every jobs route is rate limited per consumer with the spec message', (f) => dropPlugin(f, 'jobs-other-methods', 'job-rate-limits')],
+    ["back to Kong's rate-limiting (a round trip per window and a timer per request)", 'every jobs route is rate limited per consumer with the spec message', (f) => {
+      routePlugin(f, 'jobs-read', 'job-rate-limits').name = 'rate-limiting';
     }],
-    ['a literal Redis password', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
+    ['a literal Redis password', 'rate limits count in Redis, shared by every Kong node, password from the vault, a bounded wait', (f) => {
       redis(f, 'jobs-write').password = 'hunter2';
     }],
-    ['no Redis host', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
+    ['no Redis host', 'rate limits count in Redis, shared by every Kong node, password from the vault, a bounded wait', (f) => {
       delete redis(f, 'jobs-other-methods').host;
     }],
-    ['fault_tolerant off (500s when Redis is down)', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
-      routePlugin(f, 'jobs-read', 'rate-limiting').config!.fault_tolerant = false;
+    ['a 30 s wait for a silent Redis', 'rate limits count in Redis, shared by every Kong node, password from the vault, a bounded wait', (f) => {
+      redis(f, 'jobs-read').timeout = 30000;
     }],
-    ['deprecated redis_host field', 'rate limits count in Redis, shared by every Kong node, password from the vault', (f) => {
-      routePlugin(f, 'jobs-read', 'rate-limiting').config!.redis_host = 'redis';
+    ['deprecated redis_host field', 'rate limits count in Redis, shared by every Kong node, password from the vault, a bounded wait', (f) => {
+      routePlugin(f, 'jobs-read', 'job-rate-limits').config!.redis_host = 'redis';
     }],
     ['body limit raised', 'the write route limits bodies to 100 kilobytes', (f) => {
       routePlugin(f, 'jobs-write', 'request-size-limiting').config!.allowed_payload_size = 1000;

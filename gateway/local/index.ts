@@ -8,7 +8,7 @@ import path from 'node:path';
 import { loadGateway } from './config/load';
 import { createHttpServer } from './http-server';
 import { createGatewayLogger, type Logger } from './logger';
-import { RateLimitCounters } from './plugins/rate-limiting';
+import { RateLimitCounters } from './plugins/job-rate-limits';
 import { pluginRegistry } from './plugins/registry';
 import type { Serving } from './request-handler';
 import { Router } from './router';

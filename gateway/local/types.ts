@@ -6,7 +6,7 @@ export type Consumer = { id: string; username?: string; custom_id?: string; grou
 
 export type Credential = { id: string; consumer: Consumer };
 
-/** A configured plugin and the entity it is attached to (rate-limiting keys its counters on it). */
+/** A configured plugin and the entity it is attached to (job-rate-limits keys its counters on it). */
 export interface PluginInstance extends PluginScope {
   name: string;
   definition: PluginDefinition<unknown>;

@@ -10,7 +10,7 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     stack = await startStackOn(kind, 'e2e_limits', {
       edit: (s) => {
         for (const route of s.services[0].routes) {
-          const rl = route.plugins.find((p: any) => p.name === 'rate-limiting');
+          const rl = route.plugins.find((p: any) => p.name === 'job-rate-limits');
           rl.config.minute = route.name === 'jobs-write' ? 1 : 2;
         }
       },

@@ -17,7 +17,7 @@ beforeAll(async () => {
     seed: true,
     edit: (s) => {
       const read = s.services[0].routes.find((r: { name: string }) => r.name === 'jobs-read');
-      const limit = read.plugins.find((p: { name: string }) => p.name === 'rate-limiting');
+      const limit = read.plugins.find((p: { name: string }) => p.name === 'job-rate-limits');
       limit.config = { ...limit.config, second: 2, minute: undefined, hour: undefined };
     },
   });

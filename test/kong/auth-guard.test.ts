@@ -194,10 +194,10 @@ describe('PostgreSQL, synced by decK 1.4.0', () => {
     const admin = async (p: string) => ((await (await fetch(`${kong.adminUrl}${p}`)).json()) as { data: Array<Record<string, any>> }).data;
     const routeNames = new Map((await admin('/routes?size=100')).map((r) => [r.id, r.name]));
     const plugins = await admin('/plugins?size=100');
-    const limits = plugins.filter((p) => p.name === 'rate-limiting');
+    const limits = plugins.filter((p) => p.name === 'job-rate-limits');
     for (const { config } of limits) {
-      expect(config).toMatchObject({ policy: 'redis', fault_tolerant: true, error_code: 429, error_message: 'Rate limit exceeded' });
-      expect(config.redis).toMatchObject({ host: 'redis', port: 6379, database: 0, timeout: 2000, password: '{vault://env/jobs-redis-password}' });
+      expect(config).toMatchObject({ error_code: 429, error_message: 'Rate limit exceeded' });
+      expect(config.redis).toMatchObject({ host: 'redis', port: 6379, database: 0, timeout: 500, password: '{vault://env/jobs-redis-password}' });
     }
     const perRoute = limits.map((p) => [routeNames.get(p.route?.id), p.config.limit_by, p.config.minute, p.config.hour]);
     expect(perRoute.sort()).toEqual(

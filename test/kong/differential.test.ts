@@ -338,7 +338,16 @@ function compressionRequests(): Req[] {
   return out;
 }
 
-const REQUESTS: Req[] = [...authCaseRequests(), ...e2eRequests(), ...hostileRequests(), ...consumerMatrix(), ...compressionRequests()];
+/** job-rate-limits' refusal: the docs route's 60 a minute per address used up, then one more (429, Retry-After, every RateLimit field). */
+function rateLimitRequests(): Req[] {
+  const docs: Req = { name: 'a docs request', target: '/docs/openapi.json' };
+  return [
+    { name: 'rate limit: the 61st docs request of a minute from one address', target: '/docs/openapi.json', before: Array(60).fill(docs), freshMinute: true },
+    { name: 'rate limit: a HEAD after them, without a body', method: 'HEAD', target: '/docs', before: Array(61).fill(docs) },
+  ];
+}
+
+const REQUESTS: Req[] = [...authCaseRequests(), ...e2eRequests(), ...hostileRequests(), ...consumerMatrix(), ...compressionRequests(), ...rateLimitRequests()];
 
 // ---------------------------------------------------------------------------------------------
 // Sending and reading
@@ -663,6 +672,8 @@ describeWithKong('the local gateway answers exactly as real Kong 3.9.1', () => {
       }),
     );
     if (views[0]!.answer.headers.includes('content-encoding: gzip')) compressedByKong += 1;
+    // The refusal rows compare Kong's 429, not an answer that slipped through.
+    if (r.name.startsWith('rate limit:')) expect([r.name, views[0]!.answer.status]).toEqual([r.name, 429]);
     expect(views[1]).toEqual(views[0]);
   }, 90_000);
 

@@ -123,7 +123,7 @@ test('decK syncs kong.yaml, then partners.yaml, each on its own; every entity ca
   expect(docsRoute.data.map((r: any) => [r.name, r.tags])).toEqual([['jobs-docs', ['jobs-api']]]);
   expect(plugins.data.filter((p: any) => p.service?.id === docsService.id)).toEqual([]);
   const docsPlugins = plugins.data.filter((p: any) => p.route?.id === docsRoute.data[0].id);
-  expect(docsPlugins.map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags])).toEqual([['rate-limiting', 'ip', 60, 600, ['jobs-api']]]);
+  expect(docsPlugins.map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags])).toEqual([['job-rate-limits', 'ip', 60, 600, ['jobs-api']]]);
   const anonymous = (await (await fetch(`${kong.adminUrl}/consumers/anonymous`)).json()) as any;
   expect(anonymous.tags).toEqual(['jobs-api']);
   // The router is rebuilt from the database a few seconds after a change (worker_state_update_frequency).

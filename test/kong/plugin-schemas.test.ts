@@ -1,8 +1,8 @@
 /**
- * The job-scopes and auth-guard schemas as Kong 3.9 itself reads them: the Admin API's
+ * The job-scopes, auth-guard and job-rate-limits schemas as Kong 3.9 itself reads them: the Admin API's
  * /schemas/plugins/<name> (what Kong loaded from gateway/plugins/<name>/schema.lua) and
  * /schemas/plugins/validate (Kong's own validator, defaults filled in). kong.yaml's configurations
- * of both are accepted: every real-Kong test starts on them.
+ * of them are accepted: every real-Kong test starts on them.
  */
 import { startRealKong, type RealKong } from '../../scripts/real-kong';
 
@@ -100,5 +100,38 @@ describe('auth-guard', () => {
     for (const bad of [0, -3, 2.5, '10']) expect([bad, (await validate('auth-guard', { limit: bad })).status]).toEqual([bad, 400]);
     const unknown = await validate('auth-guard', { window: 60 });
     expect([unknown.status, unknown.body.fields.config.window]).toEqual([400, 'unknown field']);
+  });
+});
+
+describe('job-rate-limits', () => {
+  const redis = { host: 'redis', password: '{vault://env/jobs-redis-password}', timeout: 500 };
+
+  test('has the windows, limit_by, the refusal and a Redis, each documented; never on a consumer', async () => {
+    const s = await schema('job-rate-limits');
+    const config = field(s.fields, 'config');
+    expect(config.fields.map((f: object) => Object.keys(f)[0])).toEqual(['second', 'minute', 'hour', 'limit_by', 'error_code', 'error_message', 'redis']);
+    for (const f of config.fields) expect([Object.keys(f)[0], typeof (Object.values(f)[0] as any).description]).toEqual([Object.keys(f)[0], 'string']);
+    const consumerScoped = await validate('job-rate-limits', { minute: 1, redis }, { consumer: { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01' } });
+    expect([consumerScoped.status, consumerScoped.body.fields.consumer]).toEqual([400, 'value must be null']);
+  });
+
+  test("fills in the contract's refusal, per consumer; the Redis password is a vault reference Kong accepts", async () => {
+    expect((await validate('job-rate-limits', { minute: 120, hour: 3000, redis })).status).toBe(200);
+    const config = field((await schema('job-rate-limits')).fields, 'config');
+    expect(field(config.fields, 'limit_by')).toMatchObject({ default: 'consumer', one_of: ['consumer', 'ip'] });
+    expect(field(config.fields, 'error_code')).toMatchObject({ default: 429 });
+    expect(field(config.fields, 'error_message')).toMatchObject({ default: 'Rate limit exceeded' });
+    expect(field(field(config.fields, 'redis').fields, 'password')).toMatchObject({ referenceable: true, encrypted: true });
+  });
+
+  test('refuses a configuration with no window, no Redis host, a window of 0, another limit_by or an unknown field', async () => {
+    const none = await validate('job-rate-limits', { redis });
+    expect(none.status).toBe(400);
+    expect(JSON.stringify(none.body)).toMatch(/at least one of these fields must be non-empty: 'config.second', 'config.minute', 'config.hour'/);
+    const noHost = await validate('job-rate-limits', { minute: 1, redis: { port: 6379 } });
+    expect([noHost.status, noHost.body.fields.config?.redis?.host]).toEqual([400, 'required field missing']);
+    for (const bad of [{ minute: 0 }, { minute: 1, limit_by: 'service' }, { minute: 1, day: 5 }, { minute: 1, error_code: 500 }]) {
+      expect([bad, (await validate('job-rate-limits', { ...bad, redis })).status]).toEqual([bad, 400]);
+    }
   });
 });

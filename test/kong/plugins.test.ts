@@ -62,10 +62,10 @@ describe('job-scopes among Kong\'s plugins', () => {
     expect(writer.status).toBe(413);
   });
 
-  test('it answers before rate-limiting: refused requests use none of the consumer\'s quota', async () => {
+  test('it answers before job-rate-limits: refused requests use none of the consumer\'s quota', async () => {
     await withConfig(
       (c) => {
-        for (const p of plugins(c, 'rate-limiting')) p.config.minute = 2;
+        for (const p of plugins(c, 'job-rate-limits')) p.config.minute = 2;
       },
       async () => {
         for (let i = 0; i < 3; i++) expect((await send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, body: '{}' })).status).toBe(403);
@@ -158,5 +158,27 @@ describe('the query string the service receives', () => {
       expect([res.status, res.json]).toEqual([401, { error: 'Invalid API key' }]);
     });
     expect(got).toBeUndefined();
+  });
+});
+
+describe("what operators read on Kong's /metrics", () => {
+  test("the gateway's own 401, 403 and 429 are counted per route with their latencies, and no partner is named", async () => {
+    await withConfig(
+      (c) => {
+        for (const p of plugins(c, 'job-rate-limits')) p.config.minute = 1;
+      },
+      async () => {
+        expect((await get()).status).toBe(401);
+        expect((await send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, body: '{}', localAddress: nextClient() })).status).toBe(403);
+        expect((await get({ 'X-API-Key': DEMO.writer2 })).status).toBe(200);
+        expect((await get({ 'X-API-Key': DEMO.writer2 })).status).toBe(429);
+      },
+    );
+    const metrics = await (await fetch(`${kong.statusUrl}/metrics`)).text();
+    for (const [route, code] of [['jobs-read', '401'], ['jobs-write', '403'], ['jobs-read', '429']]) {
+      expect([route, code, metrics]).toEqual([route, code, expect.stringMatching(new RegExp(`kong_http_requests_total\\{service="jobs-service",route="${route}",code="${code}",source="kong"`))]);
+    }
+    expect(metrics).toMatch(/kong_request_latency_ms_bucket\{service="jobs-service",route="jobs-read"/);
+    expect(metrics).not.toMatch(/demo-(reader|writer)/);
   });
 });

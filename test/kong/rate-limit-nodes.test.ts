@@ -1,10 +1,13 @@
 /**
- * kong.yaml's rate limits (policy redis) across two DB-less Kong nodes sharing one Redis, as
- * production runs several nodes: the per-consumer minute limit holds for the pair, not for each
- * node; with Redis gone mid-run, fault_tolerant lets requests through and Kong's log says why.
+ * kong.yaml's rate limits (job-rate-limits, counted in Redis) across two DB-less Kong nodes sharing
+ * one Redis, as production runs several nodes: the per-consumer minute limit holds for the pair, not
+ * for each node; with Redis gone or silent mid-run, requests still pass within a bounded wait and
+ * each node's log says why once; with it back, counting resumes and each node says so once.
  * auth-guard, by design, counts per node. The Redis is this test's own redis-server (never the
  * machine's), so stopping it hurts no one.
  */
+import { execFileSync, spawn } from 'node:child_process';
+import net from 'node:net';
 import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../../scripts/real-kong';
 import { DEMO, send as raw, stubUpstream, type StubUpstream } from '../local-gateway/support';
 
@@ -23,7 +26,7 @@ beforeAll(async () => {
       redis,
       edit: (config) => {
         const read = config.services[0].routes.find((r: any) => r.name === 'jobs-read');
-        read.plugins.find((p: any) => p.name === 'rate-limiting').config.minute = READS_PER_MINUTE;
+        read.plugins.find((p: any) => p.name === 'job-rate-limits').config.minute = READS_PER_MINUTE;
       },
     });
   nodes = [await node(), await node()];
@@ -54,6 +57,14 @@ test('one consumer alternating between the two nodes gets the minute limit once,
   expect(statuses.slice(READS_PER_MINUTE)).toEqual(Array(READS_PER_MINUTE).fill(429));
   // Another consumer's budget is its own, on either node.
   expect((await read(nodes[1]!, DEMO.writer)).status).toBe(200);
+  // Counters live no longer than their window: Redis never fills with old windows.
+  const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(redis.port), '--no-auth-warning', '-a', redis.password, ...args], { encoding: 'utf8' }).trim();
+  const keys = cli('--scan', '--pattern', 'ratelimit:*').split('\n');
+  expect(keys.filter((k) => k.includes(':minute')).length).toBeGreaterThanOrEqual(2);
+  for (const key of keys) {
+    const ttl = Number(cli('TTL', key));
+    expect([key, ttl > 0 && ttl <= (key.endsWith(':hour') ? 3600 : 60)]).toEqual([key, true]);
+  }
 });
 
 test("auth-guard counts per node: an address blocked on one node still gets through the other", async () => {
@@ -69,13 +80,53 @@ test("auth-guard counts per node: an address blocked on one node still gets thro
   }
 });
 
-test('Redis stopped mid-run: both nodes still answer (fault_tolerant, authentication still applies) and the log says why', async () => {
+test('Redis stopped, then silent: both nodes answer within a bounded wait (authentication still applies) and each logs why once', async () => {
   await redis.stop();
+  const timed = async (node: RealKong, key: string) => {
+    const started = Date.now();
+    const res = await read(node, key);
+    await res.arrayBuffer();
+    return { status: res.status, ms: Date.now() - started, limited: res.headers.has('ratelimit-remaining') };
+  };
   for (const node of nodes) {
-    for (let i = 0; i < 3; i++) expect((await read(node, DEMO.writer2)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect(await timed(node, DEMO.writer2)).toEqual({ status: 200, ms: expect.any(Number), limited: false });
     expect((await read(node, 'demo-not-a-key')).status).toBe(401);
   }
+  // A Redis that takes connections and never answers: each request waits at most kong.yaml's timeout (500 ms).
+  const silent = net.createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(redis.port, '127.0.0.1', resolve));
+  try {
+    await new Promise((r) => setTimeout(r, 1100)); // past each worker's one-second pause after a failure
+    for (const node of nodes) {
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await timed(node, DEMO.writer2));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1500);
+    }
+  } finally {
+    silent.close();
+  }
   for (const node of nodes) {
-    expect(node.logs().stderr).toMatch(/\[rate-limiting\] failed to get usage: .*(connection refused|closed)/);
+    const lines = node.logs().stderr.split('\n').filter((l) => l.includes('[job-rate-limits]'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/Redis unreachable, requests pass uncounted until it answers: cannot connect: connection refused/);
+  }
+});
+
+test('Redis back on its address: requests are counted again and each node logs it once', async () => {
+  const again = spawn('redis-server', ['--port', String(redis.port), '--bind', '127.0.0.1', '--requirepass', redis.password, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => setTimeout(r, 1500)); // redis-server up, and past each worker's pause
+    await awayFromMinuteEnd();
+    for (const [i, node] of nodes.entries()) {
+      const res = await read(node, DEMO.writer2);
+      await res.arrayBuffer();
+      // An empty Redis: the pair counts from zero again, once for both nodes.
+      expect([res.status, res.headers.get('ratelimit-remaining')]).toEqual([200, String(READS_PER_MINUTE - 1 - i)]);
+      const lines = node.logs().stderr.split('\n').filter((l) => l.includes('[job-rate-limits]'));
+      expect(lines.slice(1)).toEqual([expect.stringMatching(/Redis answers again, requests are counted/)]);
+    }
+  } finally {
+    again.kill('SIGKILL');
   }
 });

@@ -3,7 +3,7 @@
  * configures limit 10 failed attempts per client IP per clock minute. Each test acts as its own
  * client (a 127.x.y.z source address), so counters never leak between tests.
  */
-import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
+import { RateLimitCounters } from '../../gateway/local/plugins/job-rate-limits';
 import { authGuardPlugin } from '../../gateway/local/plugins/auth-guard';
 import type { RequestContext } from '../../gateway/local/request-context';
 import { DEMO, gatewayOverStub, send } from './support';

@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import { renderDeckTemplate } from '../../gateway/local/config/deck-template';
 import { loadGateway, mergeStates } from '../../gateway/local/config/load';
 import { parseStateList } from '../../gateway/local';
-import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
+import { RateLimitCounters } from '../../gateway/local/plugins/job-rate-limits';
 import { pluginRegistry } from '../../gateway/local/plugins/registry';
 import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, overOneStub, send, startGateway, stubUpstream, type ConfigFile } from './support';
 
@@ -161,8 +161,8 @@ describe('what the local gateway refuses instead of ignoring', () => {
   const cases: Refusal[] = [
     ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],
     ['routing on hosts', (s) => (s.services[0].routes[0].hosts = ['api.example.com']), 'services.0.routes.0: Unrecognized key: "hosts"'],
-    ['a rate-limiting policy other than local or redis', (s) => (s.services[0].routes[0].plugins[1].config.policy = 'cluster'), 'config.policy: Invalid option'],
-    ['a rate-limiting window no state file sets', (s) => (s.services[0].routes[0].plugins[1].config.day = 5), 'Unrecognized key: "day"'],
+    ['a rate-limit window the plugin does not have', (s) => (s.services[0].routes[0].plugins[1].config.day = 5), 'Unrecognized key: "day"'],
+    ['a rate limit with no window', (s) => (delete s.services[0].routes[0].plugins[1].config.minute, delete s.services[0].routes[0].plugins[1].config.hour), 'at least one of second, minute, hour'],
     ['a limit_by mode no state file sets (consumer, and ip on the docs route, are)', (s) => (s.services[0].routes[0].plugins[1].config.limit_by = 'service'), 'config.limit_by'],
     ['a key-auth option no state file sets', (s) => (s.services[0].plugins[1].config.hide_credentials = true), 'config.hide_credentials'],
     ['another vault', (s) => (s.services[0].routes[0].plugins[0].config.gateway_secret = '{vault://aws/x}'), 'only {vault://env/<name>} references'],
@@ -176,6 +176,7 @@ describe('what the local gateway refuses instead of ignoring', () => {
 test.each([
   ['job-scopes', 'gateway/plugins/job-scopes/handler.lua'],
   ['auth-guard', 'gateway/plugins/auth-guard/handler.lua'],
+  ['job-rate-limits', 'gateway/plugins/job-rate-limits/handler.lua'],
 ])('%s runs at the PRIORITY of the Lua plugin', (name, file) => {
   const lua = readFileSync(path.join(ROOT, file), 'utf8');
   const priority = Number(/PRIORITY\s*=\s*(\d+)/.exec(lua)?.[1]);
@@ -184,5 +185,5 @@ test.each([
 
 test("plugins run in Kong's priority order: auth-guard before key-auth, job-scopes between key-auth and request-size-limiting", () => {
   const order = [...plugins.values()].sort((a, b) => b.priority - a.priority).map((p) => p.name);
-  expect(order).toEqual(['correlation-id', 'auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'rate-limiting', 'prometheus']);
+  expect(order).toEqual(['correlation-id', 'auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'job-rate-limits', 'prometheus']);
 });

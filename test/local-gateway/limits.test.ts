@@ -1,4 +1,4 @@
-import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
+import { RateLimitCounters } from '../../gateway/local/plugins/job-rate-limits';
 import { DEMO, gatewayOverStub, send } from './support';
 
 test('a counter restarts with the next window', () => {
@@ -21,45 +21,46 @@ describe('rate limits and size limit through the gateway', () => {
   const stack = gatewayOverStub({
     edit: (s) => {
       const read = s.services[0].routes.find((r: any) => r.name === 'jobs-read');
-      const rl = read.plugins.find((p: any) => p.name === 'rate-limiting');
+      const rl = read.plugins.find((p: any) => p.name === 'job-rate-limits');
       rl.config.minute = 3;
       rl.config.hour = 1000;
     },
   });
 
-  test('per consumer: Kong\'s headers count down, then 429 with Retry-After; other consumers and routes are unaffected', async () => {
+  test('per consumer: the RateLimit fields count down, then 429 with Retry-After; other consumers and routes are unaffected', async () => {
     await awayFromMinuteEnd();
     const read = () => send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await read();
       expect(res.status).toBe(200);
-      expect(res.headers['x-ratelimit-limit-minute']).toBe('3');
-      expect(res.headers['x-ratelimit-limit-hour']).toBe('1000');
       expect(res.headers['ratelimit-limit']).toBe('3');
-      remaining.push(`${res.headers['x-ratelimit-remaining-minute']}/${res.headers['ratelimit-remaining']}/${res.headers['x-ratelimit-remaining-hour']}`);
+      expect(res.headers['ratelimit-policy']).toBe('"minute";q=3;w=60, "hour";q=1000;w=3600');
       const reset = Number(res.headers['ratelimit-reset']);
       expect(reset).toBeGreaterThanOrEqual(1);
       expect(reset).toBeLessThanOrEqual(60);
+      const hourReset = 3600 - (Math.floor(Date.now() / 1000) % 3600);
+      expect(res.headers['ratelimit']).toMatch(new RegExp(`^"minute";r=\\d+;t=${reset}, "hour";r=\\d+;t=(${hourReset}|${hourReset + 1})$`));
+      remaining.push(`${res.headers['ratelimit-remaining']} ${String(res.headers['ratelimit']).replace(/;t=\d+/g, '')}`);
     }
-    expect(remaining).toEqual(['2/2/999', '1/1/998', '0/0/997']);
+    expect(remaining).toEqual(['2 "minute";r=2, "hour";r=999', '1 "minute";r=1, "hour";r=998', '0 "minute";r=0, "hour";r=997']);
 
     const before = stack.upstream.received.length;
     const limited = await read();
     expect(limited.status).toBe(429);
     expect(limited.json).toEqual({ error: 'Rate limit exceeded', request_id: limited.headers['x-kong-request-id'] });
     expect(limited.headers['ratelimit-remaining']).toBe('0');
-    expect(limited.headers['x-ratelimit-remaining-minute']).toBe('0');
+    expect(limited.headers['ratelimit'] ?? '').toMatch(/^"minute";r=0;t=\d+, "hour";r=997;t=\d+$/);
     expect(limited.headers['retry-after']).toBe(limited.headers['ratelimit-reset']);
     expect(limited.headers['x-request-id']).toBeTruthy();
     expect(stack.upstream.received.length).toBe(before);
 
     const other = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } });
     expect(other.status).toBe(200);
-    expect(other.headers['x-ratelimit-remaining-minute']).toBe('2');
+    expect(other.headers['ratelimit-remaining']).toBe('2');
     const write = await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer }, body: '{}' });
     expect(write.status).toBe(200);
-    expect(write.headers['x-ratelimit-limit-minute']).toBe('30');
+    expect(write.headers['ratelimit-policy']).toBe('"minute";q=30;w=60, "hour";q=500;w=3600');
     expect(write.headers['ratelimit-remaining']).toBe('29');
   });
 
@@ -91,6 +92,6 @@ describe('rate limits and size limit through the gateway', () => {
       expect(res.headers['ratelimit-limit']).toBeUndefined();
     }
     const res = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });
-    expect(res.headers['x-ratelimit-remaining-minute']).toBe('2');
+    expect(res.headers['ratelimit-remaining']).toBe('2');
   });
 });

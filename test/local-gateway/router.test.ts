@@ -1,7 +1,7 @@
 import { escapeUri, normalizePath, Router } from '../../gateway/local/router';
 import type { Route, Service } from '../../gateway/local/types';
 import { loadGateway } from '../../gateway/local/config/load';
-import { RateLimitCounters } from '../../gateway/local/plugins/rate-limiting';
+import { RateLimitCounters } from '../../gateway/local/plugins/job-rate-limits';
 import { pluginRegistry } from '../../gateway/local/plugins/registry';
 import { DEMO, DEMO_YAML, KONG_YAML, gatewayEnv, overOneStub, send, startGateway } from './support';
 

@@ -3,7 +3,7 @@ import { correlationId } from './correlation-id';
 import { definePlugin, type PluginDefinition } from './definition';
 import { jobScopes } from './job-scopes';
 import { keyAuth } from './key-auth';
-import { rateLimitingPlugin, type RateLimitCounters } from './rate-limiting';
+import { jobRateLimitsPlugin, type RateLimitCounters } from './job-rate-limits';
 import { requestSizeLimiting } from './request-size-limiting';
 
 /** prometheus only records metrics, served on Kong's status listener, never on the proxy: nothing to do here. */
@@ -11,5 +11,5 @@ const prometheus = definePlugin<Record<string, unknown>>({ name: 'prometheus', p
 
 /** The plugins our state files use. Anything else is refused: only real Kong runs it. */
 export function pluginRegistry(counters: RateLimitCounters): Map<string, PluginDefinition<unknown>> {
-  return new Map([correlationId, authGuardPlugin(counters), keyAuth, jobScopes, requestSizeLimiting, rateLimitingPlugin(counters), prometheus].map((p) => [p.name, p]));
+  return new Map([correlationId, authGuardPlugin(counters), keyAuth, jobScopes, requestSizeLimiting, jobRateLimitsPlugin(counters), prometheus].map((p) => [p.name, p]));
 }

@@ -1,6 +1,6 @@
 -- job-scopes: turns key-auth's verdict into the API's own answers and enforces the route's scope.
 --
--- Runs after key-auth (1250) and before request-size-limiting (951) and rate-limiting (910), so a
+-- Runs after key-auth (1250) and before request-size-limiting (951) and job-rate-limits (910), so a
 -- request is authenticated and authorised before its size or rate is looked at. Answers, first
 -- failure wins (api-spec.md section 5, decisions.md "Authentication"):
 --

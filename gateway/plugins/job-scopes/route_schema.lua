@@ -1,11 +1,11 @@
--- The shape both of our plugins' schemas share (job-scopes and auth-guard: their schema.lua).
+-- The shape our plugins' schemas share (job-scopes, auth-guard and job-rate-limits: their schema.lua).
 -- It lives in job-scopes' folder because Kong's Lua path holds only the plugin folders the image
--- installs (gateway/Dockerfile), and auth-guard never runs without job-scopes.
+-- installs (gateway/Dockerfile), and neither of the others runs without job-scopes.
 local typedefs = require "kong.db.schema.typedefs"
 
 
 -- A plugin set on services and routes, never on a consumer, for HTTP only, with these settings.
-return function(name, config_fields)
+return function(name, config_fields, entity_checks)
   return {
     name = name,
     fields = {
@@ -16,5 +16,6 @@ return function(name, config_fields)
           fields = config_fields,
       }, },
     },
+    entity_checks = entity_checks,
   }
 end

@@ -1,0 +1,275 @@
+-- job-rate-limits: the API's minute and hour limits, counted for every Kong node in one Redis round
+-- trip per request, with no timer (docs/decisions.md, "Rate limiting and Kong's cost").
+--
+-- Modelled on Kong 3.9's rate-limiting (kong/plugins/rate-limiting/handler.lua, policies/init.lua):
+-- the same Redis keys, clock windows, identity and RateLimit-* choice, so a rolling change between
+-- the two keeps the counts. Where that plugin makes a round trip and an EVAL per window and then a
+-- timer, this one sends one EVALSHA that counts the request in every window only when all have
+-- room (envoyproxy/ratelimit counts a request's descriptors in one pipelined round trip:
+-- src/redis/fixed_cache_impl.go). Redis down or slow: requests pass uncounted (no headers).
+
+local redis = require "resty.redis"
+local to_hex = require("resty.string").to_hex
+
+
+local kong = kong
+local ngx = ngx
+local time = ngx.time
+local now = ngx.now
+local max = math.max
+local find = string.find
+local concat = table.concat
+local unpack = unpack
+local setmetatable = setmetatable
+local null = ngx.null
+local resp_header = ngx.header
+
+local node_state = ngx.shared.kong_rate_limiting_counters
+
+local EMPTY_UUID = "00000000-0000-0000-0000-000000000000"
+local OUTAGE = "job-rate-limits:redis-down"
+-- After a failure a worker leaves Redis alone this long, so an outage costs one wait a second.
+local RETRY_SECONDS = 1
+local KEEPALIVE_MS = 60000
+local POOL_SIZE = 256
+
+local WINDOWS = { { "second", 1 }, { "minute", 60 }, { "hour", 3600 } }
+
+-- KEYS: the windows' counters; ARGV: their limits, then their lifetimes. Counts the request in every
+-- window and takes it back out of all of them when one is over its limit (atomic: no request sees
+-- the step between). Returns every count, then the index of a full window (0: counted).
+local SCRIPT = [[
+local n = #KEYS
+local counts, full = {}, 0
+for i = 1, n do
+  counts[i] = redis.call("INCR", KEYS[i])
+  if counts[i] == 1 then redis.call("EXPIRE", KEYS[i], ARGV[n + i]) end
+  if counts[i] > tonumber(ARGV[i]) then full = i end
+end
+if full ~= 0 then
+  for i = 1, n do counts[i] = redis.call("DECR", KEYS[i]) end
+end
+counts[n + 1] = full
+return counts
+]]
+local SCRIPT_SHA = to_hex(ngx.sha1_bin(SCRIPT))
+
+-- What each configuration needs on every request, built once; weak keys drop replaced configurations.
+local plans = setmetatable({}, { __mode = "k" })
+
+-- When this worker may try Redis again, and whether it saw it fail.
+local retry_at = 0
+local failed = false
+
+
+local JobRateLimitsHandler = {
+  VERSION = "1.0.0",
+  PRIORITY = 910,
+}
+
+
+local function id_or_empty(id)
+  if id == nil or id == null then
+    return EMPTY_UUID
+  end
+  return id
+end
+
+
+local function plan_of(conf)
+  local plan = plans[conf]
+  if plan then
+    return plan
+  end
+
+  local windows, policy = {}, {}
+  for i = 1, #WINDOWS do
+    local name, seconds = WINDOWS[i][1], WINDOWS[i][2]
+    local limit = conf[name]
+    if limit and limit ~= null then
+      windows[#windows + 1] = { name = name, seconds = seconds, limit = limit }
+      policy[#policy + 1] = '"' .. name .. '";q=' .. limit .. ";w=" .. seconds
+    end
+  end
+
+  -- The script's arguments after the keys: every limit, then every lifetime.
+  local args = {}
+  for i = 1, #windows do
+    args[i] = windows[i].limit
+    args[#windows + i] = windows[i].seconds
+  end
+
+  local r = conf.redis
+  plan = {
+    windows = windows,
+    args = args,
+    policy = concat(policy, ", "),
+    -- Kong's key (policies/init.lua get_local_key): ratelimit:<route>:<service>:<who>:<start ms>:<period>.
+    prefix = "ratelimit:" .. id_or_empty(conf.route_id) .. ":" .. id_or_empty(conf.service_id) .. ":",
+    sock_opts = {
+      pool = r.host .. ":" .. r.port .. ";" .. r.database .. (r.ssl and ";ssl" or ""),
+      ssl = r.ssl,
+      ssl_verify = r.ssl_verify,
+      server_name = r.server_name ~= null and r.server_name or nil,
+    },
+  }
+  plans[conf] = plan
+  return plan
+end
+
+
+-- Whose count this is: the consumer, else its credential, else the address (Kong's get_identifier).
+local function identity(conf)
+  if conf.limit_by == "consumer" then
+    local entity = kong.client.get_consumer() or kong.client.get_credential()
+    if entity and entity.id then
+      return entity.id
+    end
+  end
+  return kong.client.get_forwarded_ip()
+end
+
+
+local function present(value)
+  return value ~= nil and value ~= null and value ~= ""
+end
+
+
+-- A connection from the worker's pool, authenticated and on its database the first time it is used.
+local function connect(r, sock_opts)
+  local red = redis:new()
+  red:set_timeouts(r.timeout, r.timeout, r.timeout)
+
+  local ok, err = red:connect(r.host, r.port, sock_opts)
+  if not ok then
+    return nil, "cannot connect: " .. err
+  end
+
+  if red:get_reused_times() == 0 then
+    if present(r.password) then
+      if present(r.username) then
+        ok, err = red:auth(r.username, r.password)
+      else
+        ok, err = red:auth(r.password)
+      end
+      if not ok then
+        red:close()
+        return nil, "cannot authenticate: " .. err
+      end
+    end
+
+    if r.database ~= 0 then
+      ok, err = red:select(r.database)
+      if not ok then
+        red:close()
+        return nil, "cannot select database " .. r.database .. ": " .. err
+      end
+    end
+  end
+
+  return red
+end
+
+
+-- The script's answer for these counters, in one round trip; loads the script when Redis lacks it.
+local function count(r, plan, keys)
+  local red, err = connect(r, plan.sock_opts)
+  if not red then
+    return nil, err
+  end
+
+  local n = #keys
+  local args = plan.args
+  for i = 1, #args do
+    keys[n + i] = args[i]
+  end
+
+  local res
+  res, err = red:evalsha(SCRIPT_SHA, n, unpack(keys))
+  if not res and err and find(err, "NOSCRIPT", 1, true) then
+    res, err = red:eval(SCRIPT, n, unpack(keys))
+  end
+
+  if not res then
+    red:close()
+    return nil, err
+  end
+
+  red:set_keepalive(KEEPALIVE_MS, POOL_SIZE)
+  return res
+end
+
+
+-- Requests pass uncounted for a while; the node logs the outage once, not per request or worker.
+local function outage(err)
+  retry_at = now() + RETRY_SECONDS
+  failed = true
+  if node_state:add(OUTAGE, true) then
+    kong.log.err("Redis unreachable, requests pass uncounted until it answers: ", err)
+  end
+end
+
+
+local function recovered()
+  failed = false
+  if node_state:get(OUTAGE) then
+    node_state:delete(OUTAGE)
+    kong.log.notice("Redis answers again, requests are counted")
+  end
+end
+
+
+function JobRateLimitsHandler:access(conf)
+  if retry_at > 0 and now() < retry_at then
+    return
+  end
+
+  local plan = plan_of(conf)
+  local windows = plan.windows
+  local n = #windows
+  local t = time()
+  local base = plan.prefix .. identity(conf) .. ":"
+
+  local keys, starts = {}, {}
+  for i = 1, n do
+    local w = windows[i]
+    local start = t - t % w.seconds
+    starts[i] = start
+    keys[i] = base .. start * 1000 .. ":" .. w.name
+  end
+
+  local res, err = count(conf.redis, plan, keys)
+  if not res then
+    return outage(err)
+  end
+  if failed then
+    recovered()
+  end
+
+  -- RateLimit-* describe the window with the fewest requests left, a tie going to the longer.
+  local limit, left, reset
+  local current = {}
+  for i = 1, n do
+    local w = windows[i]
+    local w_left = max(0, w.limit - res[i])
+    local w_reset = starts[i] + w.seconds - t
+    if not left or w_left <= left then
+      limit, left, reset = w.limit, w_left, w_reset
+    end
+    current[i] = '"' .. w.name .. '";r=' .. w_left .. ";t=" .. w_reset
+  end
+
+  resp_header["RateLimit-Limit"] = limit
+  resp_header["RateLimit-Remaining"] = left
+  resp_header["RateLimit-Reset"] = reset
+  resp_header["RateLimit-Policy"] = plan.policy
+  resp_header["RateLimit"] = concat(current, ", ")
+
+  if res[n + 1] ~= 0 then
+    resp_header["Retry-After"] = reset
+    return kong.response.error(conf.error_code, conf.error_message)
+  end
+end
+
+
+return JobRateLimitsHandler
