@@ -62,11 +62,6 @@ const SHARED = {
     description: 'Gateway: "API key disabled", or "Missing scope <scope>" with requiredScope',
     content: json(ref('ScopeError'), { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' }),
   },
-  MethodNotAllowed: {
-    description: 'This path does not take this method',
-    headers: { Allow: header('The methods this path takes, e.g. GET, HEAD, POST') },
-    content: json(ref('Error'), { error: 'Method not allowed' }),
-  },
   TooManyRequests: {
     // The limits themselves are kong.yaml's (per consumer and plan); the headers say where a caller stands.
     description: 'Gateway: "Rate limit exceeded" (the per-consumer limits of the key\'s plan), or too many failed key checks from one address',

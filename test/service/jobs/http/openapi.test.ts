@@ -99,7 +99,6 @@ describe('docs/openapi.json', () => {
     const responses = committed.components.responses;
     expect(Object.keys(responses.TooManyRequests.headers)).toEqual(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
     expect(Object.keys(responses.Unavailable.headers)).toEqual(['Retry-After']);
-    expect(Object.keys(responses.MethodNotAllowed.headers)).toEqual(['Allow']);
     expect(committed.components.schemas.ScopeError.properties.requiredScope.enum).toEqual(['jobs:read', 'jobs:write']);
   });
 });
