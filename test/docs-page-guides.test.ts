@@ -120,4 +120,24 @@ describe('the Keeping a mirror guide\'s shell loop', () => {
     // The incremental request was made and answered (its headers saved).
     expect(readFileSync(path.join(dir, 'head.txt'), 'utf8')).toMatch(/^HTTP\/1\.1 200/);
   }, 90000);
+
+  test('every other command the guides show runs as shown, each request answered 2xx', async () => {
+    const blocks = GUIDES.flatMap((g) => [...g.text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => [g.title, m[1]!] as const)).filter(([title]) => title !== 'Keeping a mirror');
+    expect(blocks.map(([title]) => title)).toEqual(['Authentication', 'Pagination', 'Idempotent creates']);
+    for (const [title, block] of blocks) {
+      // curl fails on a 4xx or 5xx here, so a command that only prints an error body fails the test.
+      const script = `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${block.replaceAll('http://127.0.0.1:8000', stack.url)}`;
+      const run = await new Promise<{ status: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn('bash', ['-c', script], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+        child.stderr.on('data', (chunk: Buffer) => (err += chunk));
+        child.once('close', (status) => resolve({ status, out, err }));
+      });
+      expect([title, run.status, run.err]).toEqual([title, 0, '']);
+      // Each prints JSON: a job, a page or a created job.
+      expect([title, typeof JSON.parse(run.out.trim().split('\n').at(-1)!)]).toEqual([title, 'object']);
+    }
+  }, 90000);
 });
