@@ -1,7 +1,7 @@
 # The Koa service alone: no gateway code (gateway/local is a development stand-in for Kong), no
 # scripts, no tests, and it never loads demo data (the service seeds only when SEED_DEMO_DATA=true,
 # which nothing here sets). The build stage compiles service/ and db/ to dist/; the runtime stage
-# keeps production dependencies, the compiled code and the SQL migrations (read at start-up).
+# keeps production dependencies, the compiled code, the SQL migrations and the partner guides (read at start-up).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -21,6 +21,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/service ./dist/service
 COPY --from=build /app/dist/db ./dist/db
 COPY --from=build /app/db/migrations ./db/migrations
+# The guides the OpenAPI document's description is read from at start-up (service/jobs/http/guides.ts).
+COPY docs/guides ./docs/guides
 USER node
 EXPOSE 3000
 # Ready once migrated and connected (/readyz); node has fetch, the image has no curl.

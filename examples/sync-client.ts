@@ -6,9 +6,9 @@
  * every page (to a temporary file renamed over it), so a restart resumes exactly where the last
  * page left off: nothing lost, nothing applied twice.
  *
- *   JOBS_API_URL=http://127.0.0.1:8000 JOBS_API_KEY=demo-reader-2f6c1a9e node examples/sync-client.ts
+ *   JOBS_API_URL=http://127.0.0.1:8000 JOBS_API_KEY=demo-reader-2f6c1a9e npm run -s example:sync
  *
- * Node 22.18+ runs TypeScript as is (older: npx tsx examples/sync-client.ts). Settings:
+ * which compiles it with the project's TypeScript (Node 20.12 or newer, after npm ci). Settings:
  *   MIRROR_FILE    the store (default mirror.json)     POLL_SECONDS  between polls (default 300)
  *   SYNC_LIMIT     changes per page, 1-500 (500)       SYNC_ONCE=1   catch up once, then exit
  */

@@ -5,7 +5,7 @@ import type { Database } from '../db/client';
 import { Config } from './config';
 import { docsPage } from './docs-page';
 import { healthRouter } from './health';
-import { apiRouter } from './jobs/http/routes';
+import { apiDocument, apiRouter } from './jobs/http/routes';
 import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
 import { createAdmission, readBodyFirst } from './middleware/database-turn';
@@ -13,10 +13,17 @@ import { singleHost, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
 import { HttpError } from './errors';
 
+declare module 'koa' {
+  interface DefaultContext {
+    /** The gateway's public address (PUBLIC_URL), for the OpenAPI document's servers. */
+    publicUrl?: string;
+  }
+}
+
 export interface AppDependencies {
   db: Database;
   /** Unset limits take their defaults from service/config.ts. */
-  config: Pick<Config, 'gatewaySecret'> & Partial<Pick<Config, 'dbPoolSize' | 'dbQueueLimit' | 'dbQueryTimeoutMs' | 'readyTimeoutMs' | 'databaseReadUrls' | 'bodyReadTimeoutMs'>>;
+  config: Pick<Config, 'gatewaySecret'> & Partial<Pick<Config, 'dbPoolSize' | 'dbQueueLimit' | 'dbQueryTimeoutMs' | 'readyTimeoutMs' | 'databaseReadUrls' | 'bodyReadTimeoutMs' | 'publicUrl'>>;
   logger: Logger;
   /** Where requests and admission are counted (service/metrics.ts); none when unset. */
   metrics?: ServiceMetrics;
@@ -72,7 +79,9 @@ export function createApp({ db, config, logger, metrics }: AppDependencies): Koa
   app.use(singleHost());
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(mount(health));
-  app.use(underDocs(docsPage())); // public, keyless: before the gateway-secret check
+  // Read when the document is first asked for; both document paths list this address in servers.
+  app.context.publicUrl = config.publicUrl;
+  app.use(underDocs(docsPage(() => apiDocument(config.publicUrl)))); // public, keyless: before the gateway-secret check
   app.use(trustGateway(config.gatewaySecret));
   // The OpenAPI document needs no database turn.
   const openApi = apiRouter(db, false);

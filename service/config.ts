@@ -59,6 +59,11 @@ export const Config = z.object({
     .union([z.array(z.string()), z.string().transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))])
     .pipe(z.array(z.string().regex(/^mysql:\/\/[^/]+\/[A-Za-z0-9_]{1,64}$/, 'must be a comma list of mysql://user:password@host:3306/database URLs')))
     .optional(),
+  // The gateway's public address (https://host, no path): the reference page's first server, where "Try it out" goes.
+  publicUrl: z
+    .string()
+    .regex(/^https?:\/\/[^/?#\s]+$/, 'must be the gateway\'s public origin, like https://jobs-api.example.org (no path)')
+    .optional(),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -81,6 +86,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   metricsPort: 'METRICS_PORT',
   migrationLockTimeoutSeconds: 'MIGRATION_LOCK_TIMEOUT_SECONDS',
   databaseReadUrls: 'DATABASE_READ_URLS',
+  publicUrl: 'PUBLIC_URL',
 };
 
 export class ConfigError extends Error {}

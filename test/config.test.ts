@@ -46,3 +46,13 @@ test.each([
 test('numbers are digits: PORT=0 (any free port) and SHUTDOWN_GRACE_MS=0 (no grace) are accepted when written out', () => {
   expect(loadConfig({ PORT: '0', SHUTDOWN_GRACE_MS: '0', DB_POOL_SIZE: '100' })).toMatchObject({ port: 0, shutdownGraceMs: 0, dbPoolSize: 100 });
 });
+
+test('PUBLIC_URL is the gateway origin the reference page sends "Try it out" to: an origin, never a path', () => {
+  expect(loadConfig({ PUBLIC_URL: 'https://jobs-api.example.org' }).publicUrl).toBe('https://jobs-api.example.org');
+  expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8443' }).publicUrl).toBe('http://127.0.0.1:8443');
+  expect(loadConfig({}).publicUrl).toBeUndefined();
+  // The operations' paths already start with /api/v1: a path here would be sent twice.
+  for (const url of ['https://jobs-api.example.org/api/v1', 'https://jobs-api.example.org/', 'jobs-api.example.org', '']) {
+    expect(() => loadConfig({ PUBLIC_URL: url })).toThrow("Invalid configuration: PUBLIC_URL must be the gateway's public origin, like https://jobs-api.example.org (no path)");
+  }
+});

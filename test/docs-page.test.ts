@@ -1,14 +1,18 @@
 /**
- * The API reference page in a real browser (Debian's Chromium), through the local gateway serving
- * kong.yaml, with no key: it renders every operation of the document, logs no console error and
- * asks no other host for anything. The screenshot is kept under test-artifacts/.
+ * The API reference page in a real browser (Debian's Chromium), through the local gateway and
+ * through real Kong, with no key: without a click it shows how to send a key, every guide before
+ * the four operations and nothing else as an operation; "Try it out" with the demo key gets a 200
+ * from the gateway the page came from; it logs no console error and asks no other host for
+ * anything; axe-core finds no WCAG A/AA violation. Screenshots are kept under test-artifacts/.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type { Page } from 'playwright-core';
 import { launchChromium, type Browser } from './docs-page-browser';
-import { startStack, type Stack } from './e2e/support';
+import { DEMO, gatewayKinds, startStackOn, type Stack } from './e2e/support';
 
 const ARTIFACTS = path.join(__dirname, '..', 'test-artifacts');
+const GUIDE_HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Idempotent creates', 'Compression', 'Versioning'];
 const OPERATIONS = [
   { id: 'listJobs', method: 'GET', path: '/api/v1/jobs' },
   { id: 'createJob', method: 'POST', path: '/api/v1/jobs' },
@@ -16,89 +20,125 @@ const OPERATIONS = [
   { id: 'getJob', method: 'GET', path: '/api/v1/jobs/{id}' },
 ];
 
-let stack: Stack;
-let browser: Browser;
-beforeAll(async () => {
-  stack = await startStack('docs_page');
-  browser = await launchChromium();
-}, 60000);
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-});
-
-test('the page loads through the gateway without a key, shows the four operations, no console error, no other host', async () => {
-  const origin = new URL(stack.url).origin;
-  const requests: string[] = [];
+describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
+  let stack: Stack;
+  let browser: Browser;
+  let origin: string;
+  const requests: Array<{ url: string; headers: Record<string, string> }> = [];
   const elsewhere: string[] = [];
   const errors: string[] = [];
-  // A request to another host is recorded and refused, so the test never reaches the network.
-  await browser.context.route('**/*', (route) => {
-    const url = route.request().url();
-    requests.push(url);
-    if (new URL(url).origin === origin) return route.continue();
-    elsewhere.push(url);
-    return route.abort();
+  let page: Page;
+
+  beforeAll(async () => {
+    stack = await startStackOn(kind, 'docs_page', { publicUrlIsGateway: true });
+    origin = new URL(stack.url).origin;
+    browser = await launchChromium();
+    // A request to another host is recorded and refused, so the test never reaches the network.
+    await browser.context.route('**/*', (route) => {
+      const request = route.request();
+      requests.push({ url: request.url(), headers: request.headers() });
+      if (new URL(request.url()).origin === origin) return route.continue();
+      elsewhere.push(request.url());
+      return route.abort();
+    });
+    page = await browser.context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(String(e)));
+  }, 120000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
   });
-  const page = await browser.context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
-  });
-  page.on('pageerror', (e) => errors.push(String(e)));
 
-  const response = await page.goto(`${stack.url}/docs`, { waitUntil: 'load' });
-  expect(response?.status()).toBe(200);
-  for (const op of OPERATIONS) {
-    const block = page.locator(`#operations-jobs-${op.id}`);
-    await block.waitFor({ state: 'visible', timeout: 30000 });
-    await expect(block.locator('.opblock-summary-method').innerText()).resolves.toBe(op.method);
-    await expect(block.locator('.opblock-summary-path').getAttribute('data-path')).resolves.toBe(op.path);
-  }
-  // The key header is documented: the Authorize dialog lists it.
-  await page.locator('.btn.authorize').click();
-  await expect(page.locator('.modal-ux').innerText()).resolves.toContain('X-API-Key');
-  await page.locator('.modal-ux .btn-done').first().click();
-  // An operation opens with its error bodies.
-  await page.locator('#operations-jobs-createJob .opblock-summary-control').click();
-  await page.locator('#operations-jobs-createJob .responses-table').waitFor({ state: 'visible' });
-  const created = await page.locator('#operations-jobs-createJob').innerText();
-  for (const status of ['201', '400', '401', '403', '409', '413', '415', '422', '429', '503']) expect(created).toContain(status);
-  await page.locator('#operations-jobs-createJob .opblock-summary-control').click();
+  test('without a click: X-API-Key, every guide above the four operations, no other operation, nothing from another host', async () => {
+    const response = await page.goto(`${stack.url}/docs`, { waitUntil: 'load' });
+    expect(response?.status()).toBe(200);
+    for (const op of OPERATIONS) {
+      const block = page.locator(`#operations-jobs-${op.id}`);
+      await block.waitFor({ state: 'visible', timeout: 30000 });
+      await expect(block.locator('.opblock-summary-method').innerText()).resolves.toBe(op.method);
+      await expect(block.locator('.opblock-summary-path').getAttribute('data-path')).resolves.toBe(op.path);
+    }
+    await page.waitForLoadState('networkidle');
 
-  await page.locator('#operations-jobs-createJob .opblock-summary-control').blur();
-  await page.waitForLoadState('networkidle');
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, 'docs-page.png') });
+    const text = await page.locator('body').innerText();
+    expect(text).toContain('X-API-Key');
+    const summaries = await page.locator('.opblock-summary').allInnerTexts();
+    expect(summaries.filter((summary) => /not supported/i.test(summary))).toEqual([]);
+    // The only operations: the four, and the document itself under meta.
+    const ids = await page.locator('.opblock').evaluateAll((blocks) => blocks.map((b) => b.id));
+    expect(ids.sort()).toEqual([...OPERATIONS.map((op) => `operations-jobs-${op.id}`), 'operations-meta-getOpenApiDocument'].sort());
+    // Each guide is a visible heading, in order, above the first operation.
+    const firstOperation = (await page.locator('.opblock').first().boundingBox())!.y;
+    let previous = 0;
+    for (const heading of GUIDE_HEADINGS) {
+      const found = page.getByRole('heading', { name: heading, exact: true });
+      await expect(found.count()).resolves.toBe(1);
+      const y = (await found.boundingBox())!.y;
+      expect([heading, y > previous && y < firstOperation]).toEqual([heading, true]);
+      previous = y;
+    }
+    // The servers: this gateway (the configured public address) first.
+    await expect(page.locator('.servers select').inputValue()).resolves.toBe(stack.url);
 
-  expect(elsewhere).toEqual([]);
-  expect(errors).toEqual([]);
-  // Everything came from the docs route: the page, its assets and the document.
-  expect(requests.map((u) => new URL(u).pathname).sort()).toEqual(
-    expect.arrayContaining(['/docs', '/docs/openapi.json', '/docs/reference.css', '/docs/reference.js', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css']),
-  );
-  expect(requests.every((u) => new URL(u).pathname.startsWith('/docs'))).toBe(true);
-}, 120000);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, `docs-page-${kind.replace(/ /g, '-')}.png`) });
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+    expect(requests.map((r) => new URL(r.url).pathname).sort()).toEqual(
+      expect.arrayContaining(['/docs', '/docs/openapi.json', '/docs/reference.css', '/docs/reference.js', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css']),
+    );
+    expect(requests.every((r) => new URL(r.url).pathname.startsWith('/docs'))).toBe(true);
+  }, 120000);
 
-test('no WCAG 2 A or AA violation that axe-core can find, with operations collapsed and opened', async () => {
-  const axeBrowser = await launchChromium({ bypassCSP: true });
-  try {
-    const page = await axeBrowser.context.newPage();
-    await page.goto(`${stack.url}/docs`, { waitUntil: 'load' });
-    await page.locator('#operations-jobs-listJobChanges').waitFor({ state: 'visible', timeout: 30000 });
-    await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
-    const audit = () =>
-      page.evaluate(async () => {
-        const axe = (globalThis as any).axe;
-        const result = await axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa'] });
-        return result.violations.map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-      });
-    expect(await audit()).toEqual([]);
-    await page.locator('#operations-jobs-listJobChanges .opblock-summary-control').click();
-    await page.locator('#operations-jobs-listJobChanges .responses-table').waitFor({ state: 'visible' });
-    await page.locator('#operations-jobs-createJob .opblock-summary-control').click();
-    await page.locator('#operations-jobs-createJob .responses-table').waitFor({ state: 'visible' });
-    expect(await audit()).toEqual([]);
-  } finally {
-    await axeBrowser.close();
-  }
-}, 120000);
+  test('"Try it out" on GET /api/v1/jobs with the demo key, entered once in Authorize, shows a 200', async () => {
+    await page.locator('.btn.authorize').click();
+    const dialog = page.locator('.modal-ux');
+    await expect(dialog.innerText()).resolves.toContain('X-API-Key');
+    await dialog.locator('input').fill(DEMO.reader);
+    await dialog.locator('button.authorize').click();
+    await dialog.locator('.btn-done').click();
+
+    const block = page.locator('#operations-jobs-listJobs');
+    await block.locator('.opblock-summary-control').click();
+    await block.locator('.try-out__btn').click();
+    await block.locator('.execute').click();
+    const status = block.locator('.live-responses-table tbody .response-col_status');
+    await status.waitFor({ state: 'visible', timeout: 30000 });
+    await expect(status.innerText()).resolves.toMatch(/^200/);
+    await expect(block.locator('.live-responses-table tbody .response-col_description').innerText()).resolves.toContain('"totalPages"');
+
+    const call = requests.find((r) => new URL(r.url).pathname === '/api/v1/jobs');
+    expect(call?.url.startsWith(`${stack.url}/api/v1/jobs`)).toBe(true);
+    expect(call?.headers['x-api-key']).toBe(DEMO.reader);
+    expect(new URL(call!.url).searchParams.has('api_key')).toBe(false);
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+  }, 120000);
+
+  test('no WCAG 2 A or AA violation that axe-core can find, with operations collapsed and opened', async () => {
+    const axeBrowser = await launchChromium({ bypassCSP: true });
+    try {
+      const axePage = await axeBrowser.context.newPage();
+      await axePage.goto(`${stack.url}/docs`, { waitUntil: 'load' });
+      await axePage.locator('#operations-jobs-listJobChanges').waitFor({ state: 'visible', timeout: 30000 });
+      await axePage.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+      const audit = () =>
+        axePage.evaluate(async () => {
+          const axe = (globalThis as any).axe;
+          const result = await axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa'] });
+          return result.violations.map((v: any) => `${v.impact} ${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+        });
+      expect(await audit()).toEqual([]);
+      for (const id of ['listJobChanges', 'createJob']) {
+        await axePage.locator(`#operations-jobs-${id} .opblock-summary-control`).click();
+        await axePage.locator(`#operations-jobs-${id} .responses-table`).waitFor({ state: 'visible' });
+      }
+      expect(await audit()).toEqual([]);
+    } finally {
+      await axeBrowser.close();
+    }
+  }, 120000);
+});

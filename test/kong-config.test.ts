@@ -92,7 +92,7 @@ const DEMO_CONSUMERS: Record<string, { id: string; groups: string[] }> = {
 };
 const ANONYMOUS_ID = '00000000-0000-4000-8000-000000000000';
 const ALLOWED_PLUGINS = new Set([
-  'auth-guard', 'key-auth', 'job-scopes', 'job-rate-limits', 'request-size-limiting', 'correlation-id', 'prometheus',
+  'auth-guard', 'key-auth', 'job-scopes', 'job-rate-limits', 'request-size-limiting', 'correlation-id', 'prometheus', 'request-termination',
 ]);
 const JOBS_ROUTES = ['jobs-other-methods', 'jobs-read', 'jobs-write'];
 const REDIS_PASSWORD_REF = '{vault://env/jobs-redis-password}';
@@ -138,12 +138,15 @@ function routeMatches(route: Route, method: string, path: string): boolean {
 
 /**
  * The route Kong 3.9 picks: the matching route with the most match fields set (kong/router/transform.lua
- * get_priority puts that count in the top bits; router_flavor traditional_compatible is the default).
+ * get_priority puts that count in the top bits; router_flavor traditional_compatible is the default),
+ * then one with regex paths.
  * Two matching routes of equal weight are ambiguous: Kong would decide by creation order.
  */
 function kongRoute(doc: StateDoc, method: string, path: string): { route?: RouteView; ambiguous: boolean } {
+  // Then a regex path above a plain one (REGEX_URL_BIT).
   const weight = (r: Route) =>
-    [r.methods, r.paths, r.hosts, r.headers && Object.keys(r.headers)].filter((f) => f && f.length > 0).length;
+    2 * [r.methods, r.paths, r.hosts, r.headers && Object.keys(r.headers)].filter((f) => f && f.length > 0).length +
+    Number((r.paths ?? []).some((p) => p.startsWith('~')));
   const matching = routes(doc)
     .filter((v) => routeMatches(v.route, method, path))
     .sort((a, b) => weight(b.route) - weight(a.route));

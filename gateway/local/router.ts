@@ -1,7 +1,8 @@
 /**
  * Routing as Kong 3.9's traditional_compatible router does it for our routes (all `~` regex
- * paths, anchored at the start): a route with methods and paths outranks one with paths alone
- * (kong/router/transform.lua get_priority), equal ones keep file order. The request path is
+ * paths, anchored at the start, and the catch-all prefix `/`): a route with methods and paths
+ * outranks one with paths alone, a regex path a plain one (kong/router/transform.lua get_priority,
+ * REGEX_URL_BIT), equal ones keep file order. The request path is
  * normalized first (kong/tools/uri.lua normalize).
  */
 import { isUtf8 } from 'node:buffer';
@@ -44,7 +45,7 @@ export function escapeUri(uri: string): string {
 
 export class Router {
   constructor(private readonly routes: Route[]) {
-    this.routes = [...routes].sort((a, b) => Number(b.methods !== null) - Number(a.methods !== null));
+    this.routes = [...routes].sort((a, b) => Number(b.methods !== null) - Number(a.methods !== null) || Number(a.prefixOnly) - Number(b.prefixOnly));
   }
 
   match(method: string, path: string): Route | null {

@@ -19,8 +19,10 @@ export interface Route {
   id: string;
   name: string;
   methods: string[] | null;
-  /** The `~` paths of the state file, as anchored regexes. */
+  /** The `~` paths of the state file, as anchored regexes (the prefix `/` as ^/). */
   paths: RegExp[];
+  /** Plain prefix paths only: below every regex route of the same weight. */
+  prefixOnly: boolean;
   service: Service;
   /** Route, service and global plugins merged, by descending priority. */
   plugins: PluginInstance[];

@@ -1,6 +1,5 @@
 import type { Middleware } from 'koa';
 import { HttpError } from '../errors';
-import { apiDocument } from '../jobs/http/routes';
 import { docsAssets } from './assets';
 
 /**
@@ -29,8 +28,9 @@ const accepts = (header: string, coding: string) =>
     return name === coding && !params.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p));
   });
 
-export function docsPage(): Middleware {
-  const assets = docsAssets(apiDocument);
+/** `document`: the OpenAPI document the page renders (the app's, with its public address). */
+export function docsPage(document: () => unknown): Middleware {
+  const assets = docsAssets(document);
   return async (ctx, next) => {
     if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
     const found = assets.get(ctx.path);

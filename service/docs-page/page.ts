@@ -25,6 +25,7 @@ export const PAGE_HTML = `<!doctype html>
 // No validator (validatorUrl: null): Swagger UI would otherwise send the document to another host.
 // deepLinking stays off: it puts an anchor inside each operation's button (nested controls).
 // nord: its colours pass AA on the darker ground below; the default theme's numbers do not.
+// The servers list's <label> is empty: the select gets its name once rendered (onComplete).
 export const PAGE_SCRIPT = `"use strict";
 window.ui = SwaggerUIBundle({
   url: "/docs/openapi.json",
@@ -32,7 +33,11 @@ window.ui = SwaggerUIBundle({
   validatorUrl: null,
   displayRequestDuration: true,
   defaultModelsExpandDepth: 1,
-  syntaxHighlight: { theme: "nord" }
+  syntaxHighlight: { theme: "nord" },
+  onComplete: function () {
+    var servers = document.getElementById("servers");
+    if (servers) servers.setAttribute("aria-label", "Server");
+  }
 });
 `;
 

@@ -161,9 +161,11 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
 
   describe('unknown paths and methods', () => {
     test('unknown path: 404 JSON; known path, wrong method: 405 with Allow (after the key check)', async () => {
-      const unknown = await send(stack.url, { path: '/api/v1/candidates', headers: { 'X-API-Key': DEMO.reader } });
-      expect(unknown.status).toBe(404);
-      expect(typeof unknown.json.error).toBe('string');
+      // The API's own 404 from the gateway's catch-all route, with or without a key, never Kong's "no Route matched".
+      for (const [method, path, headers] of [['GET', '/api/v1/candidates', { 'X-API-Key': DEMO.reader }], ['GET', '/', {}], ['POST', '/api/v2/jobs', {}], ['GET', '/docs/a/b', {}]] as const) {
+        const unknown = await send(stack.url, { method, path, headers });
+        expect([method, path, unknown.status, unknown.json]).toEqual([method, path, 404, { error: 'Not found' }]);
+      }
 
       const del = await send(stack.url, { method: 'DELETE', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } });
       expect(del.status).toBe(405);

@@ -49,14 +49,18 @@ interface StackOptions {
   secret?: string;
   edit?: (state: KongState, demo: KongState) => void;
   gateway?: { upstreamConnections?: number };
+  /** The service's PUBLIC_URL is this gateway's address (the reference page's first server). */
+  publicUrlIsGateway?: boolean;
 }
 
 /** The stack behind the local gateway. */
 export async function startStack(name: string, opts: StackOptions = {}): Promise<LocalStack> {
   const secret = opts.secret ?? SECRET;
-  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true });
+  let url = '';
+  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}) });
   const config = configFile(service.port, opts.edit);
   const gateway = await startGateway(config.paths, gatewayEnv(secret), opts.gateway);
+  url = gateway.url;
   return {
     kind: 'local gateway',
     secret,
@@ -83,7 +87,8 @@ export async function startStack(name: string, opts: StackOptions = {}): Promise
 /** The stack behind a real Kong, DB-less on the same temp state files (its own Redis, prefix, ports). */
 async function startKongStack(name: string, opts: StackOptions): Promise<Stack> {
   const secret = opts.secret ?? SECRET;
-  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true });
+  let url = '';
+  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}) });
   const config = configFile(service.port, opts.edit);
   let kong: RealKong;
   try {
@@ -94,6 +99,7 @@ async function startKongStack(name: string, opts: StackOptions): Promise<Stack> 
     throw err;
   }
   const logs = kong.logs;
+  url = kong.proxyUrl;
   return {
     kind: 'real Kong',
     secret,

@@ -12,8 +12,6 @@ import type * as _typeChecked from '../../examples/sync-client'; // npm run lint
 import { DEMO, startStack, type Stack } from '../e2e/support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const EXAMPLE = path.join(ROOT, 'examples', 'sync-client.ts');
-const REGISTER_TS = path.join(ROOT, 'test', 'helpers', 'register-ts.js');
 
 type Job = { id: string; status: string; [field: string]: unknown };
 type Mirror = { nextSince: string | null; etag: string | null; jobs: Record<string, Job> };
@@ -31,9 +29,14 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** One run of the example with SYNC_ONCE=1; `killAfter` applied pages, it is SIGKILLed instead. */
+/**
+ * One run of the example with SYNC_ONCE=1, by the command its header documents (npm run -s
+ * example:sync, from the repository: it compiles, then runs); `killAfter` applied pages, its whole
+ * process group is SIGKILLed instead.
+ */
 function runExample(opts: { killAfter?: number } = {}): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ['-r', REGISTER_TS, EXAMPLE], {
+  const child = spawn('npm', ['run', '-s', 'example:sync', '--prefix', ROOT], {
+    detached: true,
     cwd: dir,
     env: { ...process.env, JOBS_API_URL: stack.url, JOBS_API_KEY: DEMO.reader, MIRROR_FILE: mirrorFile, SYNC_LIMIT: '4', SYNC_ONCE: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -42,7 +45,7 @@ function runExample(opts: { killAfter?: number } = {}): Promise<{ code: number |
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk;
-    if (opts.killAfter !== undefined && (out.match(/^applied /gm) ?? []).length >= opts.killAfter) child.kill('SIGKILL');
+    if (opts.killAfter !== undefined && (out.match(/^applied /gm) ?? []).length >= opts.killAfter) process.kill(-child.pid!, 'SIGKILL');
   });
   child.stderr.on('data', (chunk: Buffer) => (err += chunk));
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));

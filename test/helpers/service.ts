@@ -39,20 +39,27 @@ export function memoryLog(lines: string[]): Writable {
  * The real app on a fresh database of its own (test/helpers/database.ts) (migrated, demo set loaded when `seed`),
  * served on an ephemeral loopback port.
  */
-export async function startTestService(opts: { name: string; gatewaySecret?: string; seed?: boolean }): Promise<TestService> {
+export async function startTestService(opts: {
+  name: string;
+  gatewaySecret?: string;
+  seed?: boolean;
+  /** PUBLIC_URL, asked for at the first request: the gateway in front is started after the service. */
+  publicUrl?: () => string;
+}): Promise<TestService> {
   const database = await freshDatabase(opts.name);
   if (opts.seed) await insertInBatches(database.db, demoJobs());
   const logs: string[] = [];
-  const app = createApp({
-    db: database.db,
-    config: { gatewaySecret: opts.gatewaySecret },
-    logger: createLogger('info', memoryLog(logs)),
-  });
+  const app = () =>
+    createApp({
+      db: database.db,
+      config: { gatewaySecret: opts.gatewaySecret, publicUrl: opts.publicUrl?.() },
+      logger: createLogger('info', memoryLog(logs)),
+    }).callback();
   const received: ReceivedRequest[] = [];
-  const handle = app.callback();
+  let handle = opts.publicUrl ? undefined : app();
   const served = await serve((req, res) => {
     received.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers } });
-    void handle(req, res);
+    void (handle ??= app())(req, res);
   });
   return {
     url: served.url,

@@ -120,10 +120,12 @@ test('decK syncs kong.yaml, then partners.yaml, each on its own; every entity ca
   const plugins = (await (await fetch(`${kong.adminUrl}/plugins?size=100`)).json()) as any;
   const docsService = services.data.find((s: any) => s.name === 'jobs-docs');
   const docsRoute = (await (await fetch(`${kong.adminUrl}/services/jobs-docs/routes`)).json()) as any;
-  expect(docsRoute.data.map((r: any) => [r.name, r.tags])).toEqual([['jobs-docs', ['jobs-api']]]);
+  expect(docsRoute.data.map((r: any) => [r.name, r.tags]).sort()).toEqual([['jobs-docs', ['jobs-api']], ['jobs-not-found', ['jobs-api']]]);
   expect(plugins.data.filter((p: any) => p.service?.id === docsService.id)).toEqual([]);
-  const docsPlugins = plugins.data.filter((p: any) => p.route?.id === docsRoute.data[0].id);
-  expect(docsPlugins.map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags])).toEqual([['job-rate-limits', 'ip', 60, 600, ['jobs-api']]]);
+  const routePlugins = (name: string) => plugins.data.filter((p: any) => p.route?.id === docsRoute.data.find((r: any) => r.name === name).id);
+  expect(routePlugins('jobs-docs').map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags])).toEqual([['job-rate-limits', 'ip', 60, 600, ['jobs-api']]]);
+  // The catch-all answers the API's 404 itself: nothing else runs there.
+  expect(routePlugins('jobs-not-found').map((p: any) => [p.name, p.config.status_code, p.config.body, p.tags])).toEqual([['request-termination', 404, '{"error":"Not found"}', ['jobs-api']]]);
   const anonymous = (await (await fetch(`${kong.adminUrl}/consumers/anonymous`)).json()) as any;
   expect(anonymous.tags).toEqual(['jobs-api']);
   // The router is rebuilt from the database a few seconds after a change (worker_state_update_frequency).

@@ -73,7 +73,7 @@ describe('decK environment references', () => {
   test("the repository's kong.yaml and demo.yaml load the way decK loads them (every DECK_ reference resolvable without partner secrets)", () => {
     const env = gatewayEnv('s3cret-s3cret-s3cret');
     const loaded = loadGateway([KONG_YAML, DEMO_YAML], env, plugins, () => undefined);
-    expect(loaded.config.routes.map((r) => r.name)).toEqual(['jobs-read', 'jobs-write', 'jobs-other-methods', 'jobs-docs']);
+    expect(loaded.config.routes.map((r) => r.name)).toEqual(['jobs-read', 'jobs-write', 'jobs-other-methods', 'jobs-docs', 'jobs-not-found']);
     expect(loaded.config.credentialsByKey.get(DEMO.writer)?.consumer.groups).toEqual(['jobs:read', 'jobs:write']);
     expect(loaded.config.selectTags).toEqual(['jobs-api', 'jobs-demo']);
   });
@@ -185,5 +185,5 @@ test.each([
 
 test("plugins run in Kong's priority order: auth-guard before key-auth, job-scopes between key-auth and request-size-limiting", () => {
   const order = [...plugins.values()].sort((a, b) => b.priority - a.priority).map((p) => p.name);
-  expect(order).toEqual(['correlation-id', 'auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'job-rate-limits', 'prometheus']);
+  expect(order).toEqual(['correlation-id', 'auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'job-rate-limits', 'prometheus', 'request-termination']);
 });

@@ -8,7 +8,7 @@ import { DEMO, DEMO_YAML, KONG_YAML, gatewayEnv, overOneStub, send, startGateway
 const service = {} as Service;
 
 function route(name: string, paths: string[], methods: string[] | null = null): Route {
-  return { id: name, name, methods, paths: paths.map((p) => new RegExp(`^${p.slice(1)}`)), service, plugins: [] };
+  return { id: name, name, methods, paths: paths.map((p) => new RegExp(`^${p.slice(1)}`)), prefixOnly: false, service, plugins: [] };
 }
 
 describe('route matching (Kong 3.9 traditional_compatible priorities, for regex paths)', () => {
@@ -40,7 +40,7 @@ describe('route matching (Kong 3.9 traditional_compatible priorities, for regex 
   });
 });
 
-describe("kong.yaml's three routes (the third without methods)", () => {
+describe("kong.yaml's three jobs routes (the third without methods) and the catch-all", () => {
   const router = new Router(loadGateway([KONG_YAML, DEMO_YAML], gatewayEnv('x'), pluginRegistry(new RateLimitCounters()), () => undefined).config.routes);
   test.each([
     ['GET', '/api/v1/jobs', 'jobs-read'],
@@ -51,8 +51,10 @@ describe("kong.yaml's three routes (the third without methods)", () => {
     ['DELETE', '/api/v1/jobs', 'jobs-other-methods'],
     ['OPTIONS', '/api/v1/jobs', 'jobs-other-methods'],
     ['PROPFIND', '/api/v1/jobs/abc', 'jobs-other-methods'],
-    ['GET', '/api/v1/jobs/a/b', null],
-    ['OPTIONS', '/api/v1/other', null],
+    ['GET', '/api/v1/jobs/a/b', 'jobs-not-found'],
+    ['OPTIONS', '/api/v1/other', 'jobs-not-found'],
+    ['POST', '/docs', 'jobs-not-found'],
+    ['GET', '/docs', 'jobs-docs'],
   ])('%s %s -> %s', (method, path, expected) => {
     expect(router.match(method, path)?.name ?? null).toBe(expected);
   });
@@ -62,10 +64,17 @@ describe("kong.yaml's three routes (the third without methods)", () => {
     expect(reversed.match('GET', '/x')?.name).toBe('get');
     expect(reversed.match('OPTIONS', '/x')?.name).toBe('any');
   });
+
+  test('a regex path outranks the plain prefix / whatever the file order', () => {
+    const catchAll: Route = { ...route('all', ['~/']), paths: [/^\//], prefixOnly: true };
+    const router = new Router([catchAll, route('x', ['~/x$'])]);
+    expect(router.match('PUT', '/x')?.name).toBe('x');
+    expect(router.match('PUT', '/y')?.name).toBe('all');
+  });
 });
 
 describe("kong.yaml's routes through the gateway", () => {
-  test('no route: 404 with Kong\'s message in the error template, and the request never reaches the service', async () => {
+  test('no other route: the catch-all answers the API\'s 404 body, and the request never reaches the service', async () => {
     await overOneStub([(cf) => startGateway(cf.paths, gatewayEnv('x'))], async ([gateway], upstream) => {
       for (const [method, path] of [
         ['GET', '/api/v1/unknown'],
@@ -76,7 +85,7 @@ describe("kong.yaml's routes through the gateway", () => {
       ] as const) {
         const res = await send(gateway.url, { method, path, headers: { 'X-API-Key': DEMO.reader } });
         expect([method, path, res.status]).toEqual([method, path, 404]);
-        expect(res.json).toEqual({ error: 'no Route matched with those values', request_id: res.headers['x-kong-request-id'] });
+        expect(res.json).toEqual({ error: 'Not found' });
         expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       }
       expect(upstream.received).toHaveLength(0);

@@ -11,7 +11,8 @@ export class ConfigError extends Error {}
 
 const Plugin = z.strictObject({ name: z.string(), config: z.record(z.string(), z.unknown()).default({}) });
 const Plugins = z.array(Plugin).default([]);
-const regexPaths = z.array(z.string().startsWith('~', 'the local gateway routes on regex (~) paths only'));
+// Regex (~) paths, or the one prefix path of the catch-all route.
+const regexPaths = z.array(z.string().refine((p) => p.startsWith('~') || p === '/', 'the local gateway routes on regex (~) paths and the prefix path / only'));
 const Route = z.strictObject({ name: z.string(), methods: z.array(z.string()).optional(), paths: regexPaths, strip_path: z.literal(false), preserve_host: z.literal(false), plugins: Plugins });
 const url = z.string().regex(/^http:\/\/[^/:]+:\d+$/, 'http://host:port (the local gateway serves no path, no TLS)');
 const timeout = z.number().int();
@@ -108,7 +109,8 @@ export function buildGatewayConfig(raw: unknown, opts: BuildOptions): GatewayCon
         id: id('route', r.name),
         name: r.name,
         methods: r.methods?.map((m) => m.toUpperCase()) ?? null,
-        paths: r.paths.map((p) => new RegExp(`^${p.slice(1)}`)),
+        paths: r.paths.map((p) => new RegExp(p.startsWith('~') ? `^${p.slice(1)}` : '^/')),
+        prefixOnly: r.paths.every((p) => !p.startsWith('~')),
         service,
         plugins: effectivePlugins(routePlugins, servicePlugins, globalPlugins),
       });

@@ -177,6 +177,8 @@ export function parseCreateJobBody(body: Record<string, unknown>): CreateJobBody
 /** Create takes JSON only; anything else is refused before the body is read. */
 const requireJson: RouterMiddleware = async (ctx, next) => {
   if (!ctx.is('application/json')) {
+    // type-is sees no type when there is no body: a JSON create without one is empty, not mistyped.
+    if (ctx.request.type.toLowerCase() === 'application/json') throw new HttpError(400, 'Request body is empty: send a JSON object');
     throw new HttpError(415, 'Content-Type must be application/json');
   }
   await next();

@@ -90,22 +90,20 @@ export const FILTER_PARAMETERS = ['status', 'type', 'workplace', 'department'] a
 // api_key is the gateway's business (and never reaches us through it); tolerated, never echoed.
 const TOLERATED = new Set(['api_key']);
 const ALLOWED = Object.keys(ListQuery.shape);
-// page and cursor exclude each other, so an error names the parameters of the request's own mode.
-const ALLOWED_BY_MODE = {
-  page: ALLOWED.filter((name) => name !== 'cursor'),
-  cursor: ALLOWED.filter((name) => name !== 'page'),
-};
+// Every parameter, page and cursor as the alternatives they are: a partner learns both ways to page.
+const ALLOWED_LIST = ALLOWED.filter((name) => name !== 'cursor')
+  .map((name) => (name === 'page' ? 'page or cursor' : name))
+  .join(', ');
 
 const clip = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
 
 /** Validates GET /api/v1/jobs's query string; throws a 400 naming the first problem. */
 export function parseListQuery(query: ParsedUrlQuery): ListQuery {
   const input: Record<string, string> = {};
-  const mode = 'cursor' in query ? 'cursor' : 'page';
   for (const [name, value] of Object.entries(query)) {
     if (TOLERATED.has(name)) continue;
     if (!ALLOWED.includes(name)) {
-      throw badRequest(`Unknown query parameter "${clip(name)}". Allowed: ${ALLOWED_BY_MODE[mode].join(', ')}`);
+      throw badRequest(`Unknown query parameter "${clip(name)}". Allowed: ${ALLOWED_LIST}`);
     }
     if (Array.isArray(value)) {
       throw badRequest(`Query parameter "${name}" was given more than once; send one value (a comma-separated list where allowed)`);

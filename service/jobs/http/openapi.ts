@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { GUIDES } from './guides';
 import { Job, Salary, Tombstone } from '../contract/job';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
 import type { ResponseSpec, Route } from './route-spec';
@@ -61,11 +62,6 @@ const SHARED = {
     description: 'Gateway: "API key disabled", or "Missing scope <scope>" with requiredScope',
     content: json(ref('ScopeError'), { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' }),
   },
-  MethodNotAllowed: {
-    description: 'This path does not take this method',
-    headers: { Allow: header('The methods this path takes, e.g. GET, HEAD, POST') },
-    content: json(ref('Error'), { error: 'Method not allowed' }),
-  },
   TooManyRequests: {
     // The limits themselves are kong.yaml's (per consumer and plan); the headers say where a caller stands.
     description: 'Gateway: "Rate limit exceeded" (the per-consumer limits of the key\'s plan), or too many failed key checks from one address',
@@ -94,7 +90,8 @@ const COMMON = { '401': shared('Unauthorized'), '403': shared('Forbidden'), '429
 
 // A write key is checked for jobs:write on top of what every key holds (jobs:read).
 const scopesOf = (scope: Route['scope']) => (scope === 'jobs:read' ? ['jobs:read'] : ['jobs:read', scope]);
-const security = (scope: Route['scope']) => [{ apiKeyHeader: scopesOf(scope) }, { apiKeyQuery: scopesOf(scope) }];
+// One scheme, the header: the page's Authorize takes the key once (api_key is in the Authentication guide).
+const security = (scope: Route['scope']) => [{ apiKey: scopesOf(scope) }];
 
 const IF_NONE_MATCH = {
   name: 'If-None-Match',
@@ -160,20 +157,6 @@ function operation(route: Route) {
   };
 }
 
-// Every method the gateway passes on to the service on a jobs path that no route serves there is a 405 with Allow (kong.yaml, jobs-other-methods).
-const NOT_SERVED = ['get', 'post', 'put', 'patch', 'delete'] as const;
-
-function notAllowed(path: string, method: string) {
-  const name = `${method}${path.replace(/[^A-Za-z]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`;
-  return {
-    summary: `Not supported: ${method.toUpperCase()} ${path} answers 405 with Allow`,
-    operationId: name,
-    tags: ['unsupported'],
-    security: security('jobs:read'),
-    responses: { '405': shared('MethodNotAllowed'), ...COMMON },
-  };
-}
-
 function paths(routes: readonly Route[]) {
   const byPath: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
@@ -182,26 +165,37 @@ function paths(routes: readonly Route[]) {
     if (route.params) item.parameters = Object.entries(route.params.shape).map(([name, schema]) => parameter(name, 'path', schema as z.ZodType));
     item[route.method] = operation(route);
   }
-  for (const [path, item] of Object.entries(byPath)) {
-    if (!routes.some((route) => route.tag === 'jobs' && openApiPath(route.path) === path)) continue;
-    for (const method of NOT_SERVED) item[method] ??= notAllowed(path, method);
-  }
   return byPath;
 }
 
-/** The document for a route table. */
-export function openApiDocument(routes: readonly Route[]) {
+/** Where the page's "Try it out" sends requests: the public gateway when configured, and npm start's. */
+export const LOCAL_GATEWAY_URL = 'http://127.0.0.1:8000';
+
+function servers(publicUrl: string | undefined) {
+  const local = { url: LOCAL_GATEWAY_URL, description: 'The local gateway of `npm start`, with the demo keys' };
+  if (!publicUrl || publicUrl === LOCAL_GATEWAY_URL) return [local];
+  return [{ url: publicUrl, description: 'Production: the API gateway' }, local];
+}
+
+const INTRO =
+  "Read the organisation's live job listings, keep a mirror of them, and post new jobs with a write key. " +
+  'Every request goes through the API gateway with your key in the `X-API-Key` header. ' +
+  'Read the guides below first; the operations follow them.';
+
+/** The document for a route table; `publicUrl` is the gateway's public address (PUBLIC_URL), listed first in servers. */
+export function openApiDocument(routes: readonly Route[], opts: { publicUrl?: string } = {}) {
   return {
     openapi: '3.1.1',
     info: {
       title: 'Job Listings API',
       version: '1.0.0',
-      description:
-        'Read the organisation\'s live job listings, keep a mirror of them (cursor pages, a change feed with tombstones, ' +
-        'conditional GETs), and post new jobs with a write key. Every error is JSON with an `error` string. ' +
-        'Any other method on a jobs path is a 405 with Allow; an unknown path is a 404.',
+      description: [INTRO, ...GUIDES.map((guide) => guide.text)].join('\n\n'),
     },
-    tags: [{ name: 'jobs' }, { name: 'meta' }, { name: 'unsupported', description: 'Methods the API does not serve on its paths: each is a 405 with Allow' }],
+    servers: servers(opts.publicUrl),
+    tags: [
+      { name: 'jobs', description: 'Listing, reading, following and creating jobs. Errors, limits and paging: the guides above.' },
+      { name: 'meta', description: 'The contract itself, as this OpenAPI document.' },
+    ],
     security: security('jobs:read'),
     paths: paths(routes),
     components: {
@@ -209,8 +203,12 @@ export function openApiDocument(routes: readonly Route[]) {
       responses: SHARED,
       headers: { ETag: header('SHA-256 of the exact body; send it back in If-None-Match') },
       securitySchemes: {
-        apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The recommended way to send a key' },
-        apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'For quick testing only; the header wins when both are sent' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Key',
+          description: 'Your API key. For quick tests only, the query parameter api_key also works (the header wins when both are sent).',
+        },
       },
     },
   };

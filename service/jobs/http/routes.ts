@@ -10,10 +10,14 @@ import { listJobsRoute } from './list-jobs';
 import { openApiDocument } from './openapi';
 import type { Route } from './route-spec';
 
-let document: ReturnType<typeof openApiDocument> | undefined;
+const documents = new Map<string, ReturnType<typeof openApiDocument>>();
 
-/** The OpenAPI document of ROUTES, built once per process (scripts/openapi.ts writes it to docs/). */
-export const apiDocument = () => (document ??= openApiDocument(ROUTES));
+/** The OpenAPI document of ROUTES for a public address, built once (without one: what scripts/openapi.ts writes to docs/). */
+export function apiDocument(publicUrl?: string): ReturnType<typeof openApiDocument> {
+  let document = documents.get(publicUrl ?? '');
+  if (!document) documents.set(publicUrl ?? '', (document = openApiDocument(ROUTES, { publicUrl })));
+  return document;
+}
 
 /** The contract itself, behind the gateway's jobs:read like every read. */
 const openApiRoute: Route = {
@@ -33,7 +37,7 @@ const openApiRoute: Route = {
     },
   },
   handler: () => (ctx) => {
-    ctx.body = apiDocument();
+    ctx.body = apiDocument(ctx.publicUrl);
   },
 };
 

@@ -3,6 +3,7 @@ import { json, writer } from '../../../helpers/consumers';
 import { sharedTestService } from '../../../helpers/service';
 import { parseDueDate } from '../../../../service/jobs/http/create-job';
 import { jobRowCount } from '../../../helpers/database';
+import { rawText } from '../../../helpers/raw-text';
 import { ACCEPTED_DUE_DATES, MINIMAL_JOB } from '../../../helpers/job-bodies';
 
 const service = sharedTestService({ name: 'create' });
@@ -181,6 +182,17 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
     const res = await rejected('title=x', { ...writer, 'Content-Type': 'application/x-www-form-urlencoded' });
     expectJsonError(res, 415, 'Content-Type must be application/json');
     expect((await rejected(JSON.stringify(valid), { ...writer })).status).toBe(415);
+  });
+
+  test('a JSON create with no body says the body is empty, with or without Content-Length: 0', async () => {
+    const headers = Object.entries({ ...writer, ...json }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const before = await jobRowCount(service.database);
+    // No Content-Length and no Transfer-Encoding: what curl -X POST sends without -d.
+    const answer = await rawText(service.port, `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'Request body is empty: send a JSON object' });
+    expectJsonError(await rejected(''), 400, 'Request body is empty: send a JSON object');
+    expect(await jobRowCount(service.database)).toBe(before);
   });
 
   test('a body over 100 KB is a 413', async () => {

@@ -161,7 +161,7 @@ describe('bad cursors are 400s that say what to do', () => {
   test('an unknown parameter in a cursor walk names the walk\'s parameters', async () => {
     const res = await list(`?sort=title&cursor=${cursor}`);
     expect(res.status).toBe(400);
-    expect(res.body.error).toBe('Unknown query parameter "sort". Allowed: status, type, workplace, department, cursor, limit');
+    expect(res.body.error).toBe('Unknown query parameter "sort". Allowed: status, type, workplace, department, page or cursor, limit');
   });
 
   test('a cursor given twice', async () => {

@@ -170,7 +170,7 @@ describe('GET /api/v1/jobs: pagination and parameter checks', () => {
     const res = await list('?sort=title');
     expect(res.status).toBe(400);
     expect(res.body.error).toBe(
-      'Unknown query parameter "sort". Allowed: status, type, workplace, department, page, limit',
+      'Unknown query parameter "sort". Allowed: status, type, workplace, department, page or cursor, limit',
     );
   });
 
@@ -319,12 +319,12 @@ describe('page and limit edges', () => {
     [
       'an unknown parameter in offset mode names the offset parameters',
       '?sort=title',
-      'Unknown query parameter "sort". Allowed: status, type, workplace, department, page, limit',
+      'Unknown query parameter "sort". Allowed: status, type, workplace, department, page or cursor, limit',
     ],
     [
       'an unknown parameter of exactly 40 characters is quoted whole',
       `?${'p'.repeat(40)}=1`,
-      `Unknown query parameter "${'p'.repeat(40)}". Allowed: status, type, workplace, department, page, limit`,
+      `Unknown query parameter "${'p'.repeat(40)}". Allowed: status, type, workplace, department, page or cursor, limit`,
     ],
   ]);
 
