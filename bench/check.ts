@@ -10,7 +10,8 @@ import { connectionOptions } from '../db/client';
 import * as schema from '../db/schema';
 import { findJob } from '../db/jobs/job-store';
 import { signingKey } from '../db/signing-key';
-import { listPage, parseListQuery } from '../service/jobs/http/list-jobs';
+import { parseListQuery } from '../service/jobs/contract/queries';
+import { listPage } from '../service/jobs/http/list-jobs';
 import { headersFor, samplePath, type Scenario } from './scenarios';
 import type { Server } from './servers';
 

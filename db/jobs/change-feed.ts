@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { jobChanges, jobs } from '../schema';
-import type { Job, Tombstone } from '../../service/jobs/contract/job';
+import type { Job, Tombstone } from '../../domain/job';
 import { publicColumns, toJob } from './job-columns';
 
 export interface ChangePage {

@@ -1,9 +1,9 @@
 import { and, Column, eq, getTableColumns, getTableName, isNull, ne, or, sql } from 'drizzle-orm';
-import type { Job, Salary } from '../../service/jobs/contract/job';
+import type { Job, Salary } from '../../domain/job';
 import type { Database } from '../client';
 import { jobs, type NewJobRow } from '../schema';
 import { compile, queryBuilder, quote, readRows, runStatement, type Statement } from '../sql';
-import { uuidv7 } from '../schema';
+import { uuidv7 } from '../../domain/uuid';
 import { publicColumns, rowToJob } from './job-columns';
 
 /**

@@ -1,12 +1,10 @@
-import { z } from 'zod';
 import { findJob } from '../../../db/jobs/job-store';
 import { primaryOf } from '../../../db/sql';
-import { isUuid } from '../../../db/schema';
+import { isUuid } from '../../../domain/uuid';
 import { jobNotFound } from '../../errors';
+import { JobIdParams } from '../contract/queries';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope } from '../contract/responses';
 import type { Route } from './route-spec';
-
-export const JobIdParams = z.object({ id: z.string().meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }) });
 
 export const getJobRoute: Route = {
   operationId: 'getJob',

@@ -1,55 +1,14 @@
-import type { ParsedUrlQuery } from 'node:querystring';
-import { z } from 'zod';
 import type { Database } from '../../../db/client';
 import { lastSequenced, sequencePendingChanges } from '../../../db/jobs/change-numbering';
 import { readChanges } from '../../../db/jobs/change-feed';
 import { primaryOf } from '../../../db/sql';
 import { signingKey } from '../../../db/signing-key';
 import { badRequest } from '../../errors';
-import { CHANGE_PAGE_EXAMPLE, ChangeList, CHANGES_LIMIT, errorResponse } from '../contract/responses';
+import { ChangesQuery, parseChangesQuery } from '../contract/queries';
+import { CHANGE_PAGE_EXAMPLE, ChangeList, errorResponse } from '../contract/responses';
 import type { Route } from './route-spec';
 import { decodeSince, encodeSince } from './tokens';
 
-const LIMIT_MESSAGE = `limit must be an integer from ${CHANGES_LIMIT.min} to ${CHANGES_LIMIT.max}`;
-
-/** GET /api/v1/jobs/changes's query: each parameter's rules, messages and documentation. */
-export const ChangesQuery = z.object({
-  // Opaque (tokens.ts); absent reads the feed from the beginning.
-  since: z
-    .string()
-    .max(200, 'since is not valid: pass meta.nextSince back exactly as it was given')
-    .optional()
-    .meta({ description: 'meta.nextSince of the previous call. Absent (or empty): the feed from the beginning. An altered or invented token is a 400.' }),
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, LIMIT_MESSAGE)
-    .transform(Number)
-    .pipe(z.number().int().min(CHANGES_LIMIT.min, LIMIT_MESSAGE).max(CHANGES_LIMIT.max, LIMIT_MESSAGE))
-    .default(CHANGES_LIMIT.default)
-    .meta({ description: 'Changes per page, 1 to 500 (default 100).' }),
-});
-export type ChangesQuery = z.infer<typeof ChangesQuery>;
-
-const TOLERATED = new Set(['api_key']);
-const ALLOWED = Object.keys(ChangesQuery.shape);
-
-/** Validates GET /api/v1/jobs/changes's query string, with the listing's rules and messages. */
-export function parseChangesQuery(query: ParsedUrlQuery): ChangesQuery {
-  const input: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query)) {
-    if (TOLERATED.has(name)) continue;
-    if (!ALLOWED.includes(name)) {
-      const clipped = name.length > 40 ? `${name.slice(0, 40)}…` : name;
-      throw badRequest(`Unknown query parameter "${clipped}". Allowed: ${ALLOWED.join(', ')}`);
-    }
-    if (Array.isArray(value)) throw badRequest(`Query parameter "${name}" was given more than once; send one value`);
-    // Stryker disable next-line StringLiteral: equivalent, Node's querystring never yields undefined
-    input[name] = value ?? '';
-  }
-  const parsed = ChangesQuery.safeParse(input);
-  if (!parsed.success) throw badRequest(parsed.error.issues[0]!.message);
-  return parsed.data;
-}
 
 /**
  * GET /api/v1/jobs/changes: numbers whatever has been committed since the last call, then reads

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Job, Salary, Tombstone } from '../contract/job';
+import { Job, Salary, Tombstone } from '../../../domain/job';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
 import type { ResponseSpec, Route } from './route-spec';
 

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { formatUuid, uuidToBuffer } from '../../../db/schema';
+import { formatUuid, uuidToBuffer } from '../../../domain/uuid';
 import { badRequest } from '../../errors';
 
 /**

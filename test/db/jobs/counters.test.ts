@@ -15,7 +15,7 @@ import mysql, { type PoolConnection, type RowDataPacket } from 'mysql2/promise';
 import { createDatabase } from '../../../db/client';
 import { migrateDatabase, MIGRATIONS_FOLDER } from '../../../db/migrate';
 import { foldJobCounts } from '../../../db/jobs/counters';
-import { parseListQuery } from '../../../service/jobs/http/list-jobs';
+import { parseListQuery } from '../../../service/jobs/contract/queries';
 import { countJobs, listJobs } from '../../../db/jobs/listing';
 import { freshDatabase, runDatabasePrefix, type TestDatabase } from '../../helpers/database';
 import { testServerOptions, testServerUrl } from '../../helpers/server';

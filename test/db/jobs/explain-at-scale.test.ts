@@ -5,7 +5,7 @@
 import type { RowDataPacket } from 'mysql2';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { readChanges } from '../../../db/jobs/change-feed';
-import { parseListQuery } from '../../../service/jobs/http/list-jobs';
+import { parseListQuery } from '../../../service/jobs/contract/queries';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
 import { readRows, type Statement } from '../../../db/sql';
 import { rowToJob } from '../../../db/jobs/job-columns';

@@ -20,9 +20,9 @@
  * - and the page is exactly what a plain ORDER BY over the base columns returns.
  */
 import type { RowDataPacket } from 'mysql2';
-import { JOB_TYPES } from '../../../service/jobs/contract/job';
+import { JOB_TYPES } from '../../../domain/job';
 import { dayCountsStatement, pageStatement, planList } from '../../../db/jobs/listing';
-import { parseListQuery } from '../../../service/jobs/http/list-jobs';
+import { parseListQuery } from '../../../service/jobs/contract/queries';
 import { readRows, type Statement } from '../../../db/sql';
 import { countJobs, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';
 import { pageRead, recordingDatabase, rowsRead as engineRowsRead, totalRead } from '../../helpers/statements';
