@@ -23,3 +23,5 @@ export const badRequest = (message: string) => new HttpError(400, message);
 export const validationFailed = (details: FieldProblem[]) =>
   new HttpError(400, 'Validation failed', { details });
 export const jobNotFound = () => new HttpError(404, 'Job not found');
+/** A method the path does not serve; Allow names the ones it does. */
+export const methodNotAllowed = (allow: readonly string[]) => new HttpError(405, 'Method not allowed', {}, { Allow: allow.join(', ') });

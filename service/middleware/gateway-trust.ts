@@ -69,3 +69,11 @@ export function trustGateway(secret: string | undefined): Middleware {
     await next();
   };
 }
+
+/** For a route that records who called: without the gateway's identity headers it is a 401. */
+export const requireConsumer: Middleware = async (ctx, next) => {
+  if (!ctx.state.consumer) {
+    throw new HttpError(401, 'Missing consumer identity: requests must come through the API gateway');
+  }
+  await next();
+};

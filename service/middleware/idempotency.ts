@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Database } from '../../db/client';
 import { errorCode } from '../../db/errors';
 import { claimKey, deleteExpiredKeys, findKey, forgetExpiredKey, type KeyClaim, type StoredResponse } from '../../db/jobs/idempotency-keys';
@@ -37,9 +37,6 @@ function answerFromRecord(ctx: Context, record: { requestHash: string; response:
   replay(ctx, record.response);
 }
 
-/** A handler that writes through `write`: the database, or the transaction of the request's key. */
-export type WritingHandler = (ctx: Context, write: Database) => Promise<void>;
-
 /**
  * Idempotent creates (Stripe's model, docs/decisions.md "Idempotent creates"). Without an
  * Idempotency-Key header the handler writes to `db`. With one, per consumer:
@@ -52,51 +49,49 @@ export type WritingHandler = (ctx: Context, write: Database) => Promise<void>;
  * - a concurrent request with the same key waits on the claim's row lock, then replays; if it
  *   waited longer than the database's lock wait limit (DB_QUERY_TIMEOUT_MS), it is a 409.
  */
-export function idempotent(db: Database, handler: WritingHandler): Middleware {
-  return async (ctx) => {
-    // headersDistinct builds an array for every header: only a keyed request needs it.
-    if (ctx.req.headers['idempotency-key'] === undefined) return handler(ctx, db);
-    const sent = ctx.req.headersDistinct['idempotency-key']!;
-    if (sent.length > 1) throw new HttpError(400, 'Send one Idempotency-Key header, not several');
-    const key = sent[0]!;
-    if (!KEY.test(key)) {
-      throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)');
-    }
-    // requireConsumer (http/create-job.ts) runs first: a keyed create always has a consumer.
-    const consumerId = ctx.state.consumer!.id;
-    const hash = requestHash(ctx);
+export async function idempotently(ctx: Context, db: Database, handler: (write: Database) => Promise<void>): Promise<void> {
+  // headersDistinct builds an array for every header: only a keyed request needs it.
+  if (ctx.req.headers['idempotency-key'] === undefined) return handler(db);
+  const sent = ctx.req.headersDistinct['idempotency-key']!;
+  if (sent.length > 1) throw new HttpError(400, 'Send one Idempotency-Key header, not several');
+  const key = sent[0]!;
+  if (!KEY.test(key)) {
+    throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)');
+  }
+  // requireConsumer (the route's `consumer: 'required'`) runs first: a keyed create always has a consumer.
+  const consumerId = ctx.state.consumer!.id;
+  const hash = requestHash(ctx);
 
-    const existing = await findKey(db, consumerId, key);
-    if (existing?.live) return answerFromRecord(ctx, existing, hash);
-    if (existing) await forgetExpiredKey(db, consumerId, key);
+  const existing = await findKey(db, consumerId, key);
+  if (existing?.live) return answerFromRecord(ctx, existing, hash);
+  if (existing) await forgetExpiredKey(db, consumerId, key);
 
-    let claim: KeyClaim;
-    try {
-      claim = await claimKey(db, consumerId, key, hash);
-    } catch (error) {
-      const code = errorCode(error);
-      if (STILL_RUNNING.has(code)) throw inProgress();
-      if (code !== 'ER_DUP_ENTRY') throw error;
-      // Another request with this key committed while this one waited: answer as it did.
-      const winner = await findKey(db, consumerId, key);
-      if (!winner?.live) throw inProgress();
-      return answerFromRecord(ctx, winner, hash);
-    }
-    try {
-      // The handler returns only with its 201: every refusal or failure throws, and rolls back below.
-      await handler(ctx, claim.tx);
-    } catch (error) {
-      await claim.rollback();
-      throw error;
-    }
-    const body = JSON.stringify(ctx.body);
-    await claim.commit({ status: ctx.status, location: ctx.response.get('Location') || null, body });
-    // The exact text recorded is the text sent, so a replay is byte for byte the same.
-    ctx.type = 'json';
-    ctx.body = body;
-    // Housekeeping after the answer, not before it: a failure here only postpones the cleanup.
-    void deleteExpiredKeys(db).catch(() => undefined);
-  };
+  let claim: KeyClaim;
+  try {
+    claim = await claimKey(db, consumerId, key, hash);
+  } catch (error) {
+    const code = errorCode(error);
+    if (STILL_RUNNING.has(code)) throw inProgress();
+    if (code !== 'ER_DUP_ENTRY') throw error;
+    // Another request with this key committed while this one waited: answer as it did.
+    const winner = await findKey(db, consumerId, key);
+    if (!winner?.live) throw inProgress();
+    return answerFromRecord(ctx, winner, hash);
+  }
+  try {
+    // The handler returns only with its 201: every refusal or failure throws, and rolls back below.
+    await handler(claim.tx);
+  } catch (error) {
+    await claim.rollback();
+    throw error;
+  }
+  const body = JSON.stringify(ctx.body);
+  await claim.commit({ status: ctx.status, location: ctx.response.get('Location') || null, body });
+  // The exact text recorded is the text sent, so a replay is byte for byte the same.
+  ctx.type = 'json';
+  ctx.body = body;
+  // Housekeeping after the answer, not before it: a failure here only postpones the cleanup.
+  void deleteExpiredKeys(db).catch(() => undefined);
 }
 
 /** Text written as is while serialising (brackets, commas, "key":). */

@@ -165,11 +165,13 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
 
 /**
  * Reads a JSON request body into ctx.request.body: at most 100 KB on the wire and after gzip
- * decoding, UTF-8 only, one JSON object whose keys each appear once. Every refusal is an
- * HttpError (400, 413 or 415) for the error middleware.
+ * decoding, UTF-8 only, one JSON object whose keys each appear once, sent as application/json.
+ * Every refusal is an HttpError (400, 413 or 415) for the error middleware.
  */
 export function jsonBody(): Middleware {
   return async (ctx, next) => {
+    // JSON only; anything else is refused before the body is read.
+    if (!ctx.is('application/json')) throw new HttpError(415, 'Content-Type must be application/json');
     const charset = ctx.request.charset.toLowerCase();
     if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
       throw new HttpError(415, 'Unsupported charset: JSON bodies must be UTF-8');

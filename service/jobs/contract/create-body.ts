@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { CURRENCIES } from '../../../domain/currencies';
 import { JOB_STATUSES, JOB_TYPES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
-import { validationFailed, type FieldProblem } from '../../errors';
 import { dueDate } from './due-date';
+import type { RequestBody } from './input';
 
 // C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph
 // separators: invisible, they break logs, CSV exports and the careers site's single-line fields,
@@ -116,40 +116,15 @@ export const CREATE_BODY_EXAMPLE = {
   status: 'active',
 };
 
-const SETTABLE = new Set(Object.keys(CreateJobBody.shape));
-
 // Fields of the Job object, or internal ones, that exist but belong to the organisation.
 const NOT_SETTABLE = new Set(['id', 'createdAt', 'updatedAt', 'clientName', 'vendorName', 'postedByName']);
 const INTERNAL_HINT = /rate|bill|margin|recruit|client|vendor|contact|internal|consumer|created|deleted|posted/i;
 
-function fieldProblems(body: Record<string, unknown>): FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  for (const field of Object.keys(body)) {
-    if (SETTABLE.has(field)) continue;
-    const name = field.length > 64 ? `${field.slice(0, 64)}…` : field;
-    problems.push({
-      field: name,
-      message:
-        NOT_SETTABLE.has(field) || INTERNAL_HINT.test(field)
-          ? `${name} cannot be set through the API`
-          : `${name} is not a known field`,
-    });
-  }
-  return problems;
-}
-
-/** Checks a JSON object body (json-body.ts refuses anything else); throws 400 with every problem at once. */
-export function parseCreateJobBody(body: Record<string, unknown>): CreateJobBody {
-  const problems = fieldProblems(body);
-  const parsed = CreateJobBody.safeParse(body);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const field = issue.path.map(String).join('.');
-      if (!problems.some((problem) => problem.field === field)) {
-        problems.push({ field, message: issue.message });
-      }
-    }
-  }
-  if (problems.length > 0 || !parsed.success) throw validationFailed(problems);
-  return parsed.data;
-}
+/** POST /api/v1/jobs's body as the route declares it. */
+export const CREATE_BODY: RequestBody<typeof CreateJobBody> = {
+  schema: CreateJobBody,
+  description:
+    'application/json, at most 100 KB (gzip allowed with Content-Encoding: gzip, 100 KB decoded). Unknown and organisation-only fields are refused by name.',
+  example: CREATE_BODY_EXAMPLE,
+  internal: (field) => NOT_SETTABLE.has(field) || INTERNAL_HINT.test(field),
+};

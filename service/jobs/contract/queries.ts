@@ -1,9 +1,10 @@
-import type { ParsedUrlQuery } from 'node:querystring';
 import { z } from 'zod';
 import { isUuid } from '../../../domain/uuid';
 import { JOB_TYPES, LISTED_STATUSES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
-import { badRequest } from '../../errors';
+import type { QueryString } from './input';
 import { CHANGES_LIMIT, JOB_EXAMPLE } from './responses';
+
+const clip = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
 
 /**
  * A comma list of allowed values, e.g. `status=active,paused`. Each value may appear once;
@@ -83,41 +84,16 @@ export type ListQuery = z.infer<typeof ListQuery>;
 /** The parameters that choose which jobs are listed: a cursor belongs to exactly these. */
 export const FILTER_PARAMETERS = ['status', 'type', 'workplace', 'department'] as const;
 
-// api_key is the gateway's business (and never reaches us through it); tolerated, never echoed.
-const TOLERATED = new Set(['api_key']);
-const ALLOWED = Object.keys(ListQuery.shape);
-// page and cursor exclude each other, so an error names the parameters of the request's own mode.
-const ALLOWED_BY_MODE = {
-  page: ALLOWED.filter((name) => name !== 'cursor'),
-  cursor: ALLOWED.filter((name) => name !== 'page'),
+/** GET /api/v1/jobs's query string: page and cursor choose the mode, so they never come together. */
+export const LIST_QUERY: QueryString<typeof ListQuery> = {
+  parameters: ListQuery,
+  apart: {
+    first: 'cursor',
+    second: 'page',
+    message: 'cursor and page cannot be combined: cursor continues a walk (follow meta.nextCursor or the Link header), page asks for an offset page',
+  },
+  commaLists: true,
 };
-
-const clip = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
-
-/** Validates GET /api/v1/jobs's query string; throws a 400 naming the first problem. */
-export function parseListQuery(query: ParsedUrlQuery): ListQuery {
-  const input: Record<string, string> = {};
-  const mode = 'cursor' in query ? 'cursor' : 'page';
-  for (const [name, value] of Object.entries(query)) {
-    if (TOLERATED.has(name)) continue;
-    if (!ALLOWED.includes(name)) {
-      throw badRequest(`Unknown query parameter "${clip(name)}". Allowed: ${ALLOWED_BY_MODE[mode].join(', ')}`);
-    }
-    if (Array.isArray(value)) {
-      throw badRequest(`Query parameter "${name}" was given more than once; send one value (a comma-separated list where allowed)`);
-    }
-    // Stryker disable next-line StringLiteral: equivalent, Node's querystring never yields undefined
-    input[name] = value ?? '';
-  }
-  if ('cursor' in input && 'page' in input) {
-    throw badRequest('cursor and page cannot be combined: cursor continues a walk (follow meta.nextCursor or the Link header), page asks for an offset page');
-  }
-  const parsed = ListQuery.safeParse(input);
-  if (!parsed.success) {
-    throw badRequest(parsed.error.issues[0]!.message);
-  }
-  return parsed.data;
-}
 
 const LIMIT_MESSAGE = `limit must be an integer from ${CHANGES_LIMIT.min} to ${CHANGES_LIMIT.max}`;
 
@@ -139,24 +115,11 @@ export const ChangesQuery = z.object({
 });
 export type ChangesQuery = z.infer<typeof ChangesQuery>;
 
-const CHANGES_ALLOWED = Object.keys(ChangesQuery.shape);
-
-/** Validates GET /api/v1/jobs/changes's query string, with the listing's rules and messages. */
-export function parseChangesQuery(query: ParsedUrlQuery): ChangesQuery {
-  const input: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query)) {
-    if (TOLERATED.has(name)) continue;
-    if (!CHANGES_ALLOWED.includes(name)) {
-      throw badRequest(`Unknown query parameter "${clip(name)}". Allowed: ${CHANGES_ALLOWED.join(', ')}`);
-    }
-    if (Array.isArray(value)) throw badRequest(`Query parameter "${name}" was given more than once; send one value`);
-    // Stryker disable next-line StringLiteral: equivalent, Node's querystring never yields undefined
-    input[name] = value ?? '';
-  }
-  const parsed = ChangesQuery.safeParse(input);
-  if (!parsed.success) throw badRequest(parsed.error.issues[0]!.message);
-  return parsed.data;
-}
+/** GET /api/v1/jobs/changes's query string. */
+export const CHANGES_QUERY: QueryString<typeof ChangesQuery> = { parameters: ChangesQuery };
 
 /** GET /api/v1/jobs/:id's path. */
-export const JobIdParams = z.object({ id: z.string().meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }) });
+export const JobIdParams = z.object({
+  // Not a UUID: no job has that id.
+  id: z.string().refine(isUuid, 'Job not found').meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }),
+});

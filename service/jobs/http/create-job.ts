@@ -1,29 +1,11 @@
-import type { RouterMiddleware } from '@koa/router';
 import { findJob, insertJob } from '../../../db/jobs/job-store';
 import { primaryOf } from '../../../db/sql';
-import { HttpError } from '../../errors';
-import { idempotent } from '../../middleware/idempotency';
-import { jsonBody } from '../../middleware/json-body';
-import { CREATE_BODY_EXAMPLE, CreateJobBody, parseCreateJobBody } from '../contract/create-body';
+import { idempotently } from '../../middleware/idempotency';
+import { CREATE_BODY } from '../contract/create-body';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope, ValidationErrorBody } from '../contract/responses';
-import type { Route } from './route-spec';
+import { defineRoute } from './route';
 
-/** Create takes JSON only; anything else is refused before the body is read. */
-const requireJson: RouterMiddleware = async (ctx, next) => {
-  if (!ctx.is('application/json')) {
-    throw new HttpError(415, 'Content-Type must be application/json');
-  }
-  await next();
-};
-
-const requireConsumer: RouterMiddleware = async (ctx, next) => {
-  if (!ctx.state.consumer) {
-    throw new HttpError(401, 'Missing consumer identity: requests must come through the API gateway');
-  }
-  await next();
-};
-
-export const createJobRoute: Route = {
+export const createJobRoute = defineRoute({
   operationId: 'createJob',
   method: 'post',
   path: '/api/v1/jobs',
@@ -36,12 +18,8 @@ export const createJobRoute: Route = {
       pattern: '^[\\x21-\\x7E]{1,255}$',
     },
   },
-  body: {
-    schema: CreateJobBody,
-    description:
-      'application/json, at most 100 KB (gzip allowed with Content-Encoding: gzip, 100 KB decoded). Unknown and organisation-only fields are refused by name.',
-    example: CREATE_BODY_EXAMPLE,
-  },
+  body: CREATE_BODY,
+  consumer: 'required',
   database: true,
   responses: {
     '201': {
@@ -79,15 +57,15 @@ export const createJobRoute: Route = {
   handler: (db) => {
     // Writes, and the read-back after them, go to the primary: a replica may not have the job yet.
     const primary = primaryOf(db);
-    const create = idempotent(primary, async (ctx, write) => {
-      const consumerId = ctx.state.consumer!.id;
-      const id = await insertJob(write, parseCreateJobBody(ctx.request.body!), consumerId);
-      // Read back through the one projection, where it was just written: the 201 is exactly what GET will answer.
-      const job = (await findJob(write, id, consumerId))!;
-      ctx.status = 201;
-      ctx.set('Location', `/api/v1/jobs/${job.id}`);
-      ctx.body = { data: job };
-    });
-    return [requireConsumer, requireJson, jsonBody(), create];
+    return (ctx, { body }) =>
+      idempotently(ctx, primary, async (write) => {
+        const consumerId = ctx.state.consumer!.id;
+        const id = await insertJob(write, body, consumerId);
+        // Read back through the one projection, where it was just written: the 201 is exactly what GET will answer.
+        const job = (await findJob(write, id, consumerId))!;
+        ctx.status = 201;
+        ctx.set('Location', `/api/v1/jobs/${job.id}`);
+        ctx.body = { data: job };
+      });
   },
-};
+});

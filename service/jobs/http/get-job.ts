@@ -1,12 +1,11 @@
 import { findJob } from '../../../db/jobs/job-store';
 import { primaryOf } from '../../../db/sql';
-import { isUuid } from '../../../domain/uuid';
 import { jobNotFound } from '../../errors';
 import { JobIdParams } from '../contract/queries';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope } from '../contract/responses';
-import type { Route } from './route-spec';
+import { defineRoute } from './route';
 
-export const getJobRoute: Route = {
+export const getJobRoute = defineRoute({
   operationId: 'getJob',
   method: 'get',
   path: '/api/v1/jobs/:id',
@@ -22,9 +21,7 @@ export const getJobRoute: Route = {
   },
   handler: (db) => {
     const primary = primaryOf(db);
-    return async (ctx) => {
-      const id = ctx.params.id ?? '';
-      if (!isUuid(id)) throw jobNotFound();
+    return async (ctx, { params: { id } }) => {
       const consumerId = ctx.state.consumer?.id;
       // A replica that has not caught up yet must not 404 a job that exists: a miss is asked again
       // of the primary, so a create followed by a GET of its id is found on any instance.
@@ -34,4 +31,4 @@ export const getJobRoute: Route = {
       ctx.body = { data: job };
     };
   },
-};
+});

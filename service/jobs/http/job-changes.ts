@@ -4,9 +4,9 @@ import { readChanges } from '../../../db/jobs/change-feed';
 import { primaryOf } from '../../../db/sql';
 import { signingKey } from '../../../db/signing-key';
 import { badRequest } from '../../errors';
-import { ChangesQuery, parseChangesQuery } from '../contract/queries';
+import { CHANGES_QUERY, type ChangesQuery } from '../contract/queries';
 import { CHANGE_PAGE_EXAMPLE, ChangeList, errorResponse } from '../contract/responses';
-import type { Route } from './route-spec';
+import { defineRoute } from './route';
 import { decodeSince, encodeSince } from './tokens';
 
 
@@ -27,7 +27,7 @@ async function changesPage(db: Database, key: Buffer, query: ChangesQuery): Prom
   return { data: entries, meta };
 }
 
-export const jobChangesRoute: Route = {
+export const jobChangesRoute = defineRoute({
   operationId: 'listJobChanges',
   method: 'get',
   path: '/api/v1/jobs/changes',
@@ -38,7 +38,7 @@ export const jobChangesRoute: Route = {
     'Each entry is the job as it is now when listable (active, open, paused, closed), or {"id","removed":true} once it ' +
     'was soft-deleted, deleted or went back to draft. Drafts never appear. Replaying from the beginning yields exactly ' +
     'the listable jobs; continue with meta.nextSince, at once while meta.hasMore.',
-  query: ChangesQuery,
+  query: CHANGES_QUERY,
   conditional: true,
   database: true,
   responses: {
@@ -48,9 +48,8 @@ export const jobChangesRoute: Route = {
   handler: (db) => {
     // The feed reads the primary: its positions must never go backwards between two polls.
     const primary = primaryOf(db);
-    return async (ctx) => {
-      const query = parseChangesQuery(ctx.query);
+    return async (ctx, { query }) => {
       ctx.body = await changesPage(primary, await signingKey(db), query);
     };
   },
-};
+});

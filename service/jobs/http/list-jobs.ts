@@ -2,9 +2,9 @@ import type { Database } from '../../../db/client';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
 import { signingKey } from '../../../db/signing-key';
 import { DEFAULT_STATUSES } from '../../../domain/job';
-import { ListQuery, parseListQuery } from '../contract/queries';
+import { LIST_QUERY, type ListQuery } from '../contract/queries';
 import { JobList, errorResponse, LIST_PAGE_EXAMPLE } from '../contract/responses';
-import type { Route } from './route-spec';
+import { defineRoute } from './route';
 import { decodeCursor, encodeCursor, filterDigest } from './tokens';
 
 /**
@@ -76,7 +76,7 @@ export async function listPage(db: Database, key: Buffer, query: ListQuery): Pro
   };
 }
 
-export const listJobsRoute: Route = {
+export const listJobsRoute = defineRoute({
   operationId: 'listJobs',
   method: 'get',
   path: '/api/v1/jobs',
@@ -87,7 +87,7 @@ export const listJobsRoute: Route = {
     'Offset pages with page, or a cursor walk with cursor (empty to start): a walk never repeats or skips a job that ' +
     'existed when it began, however many are created meanwhile. Both modes send Link: <...>; rel="next" (a URL ' +
     'relative to the one called) while another page follows.',
-  query: ListQuery,
+  query: LIST_QUERY,
   conditional: true,
   database: true,
   responses: {
@@ -99,11 +99,10 @@ export const listJobsRoute: Route = {
     },
     '400': errorResponse('A query parameter or cursor is not valid; the message says which', 'limit must be an integer from 1 to 100'),
   },
-  handler: (db) => async (ctx) => {
-    const query = parseListQuery(ctx.query);
+  handler: (db) => async (ctx, { query }) => {
     const { body, next } = await listPage(db, await signingKey(db), query);
     // Relative: behind the gateway the Host we see is the upstream's, not the one the partner called.
     if (next) ctx.set('Link', `<${next}>; rel="next"`);
     ctx.body = body;
   },
-};
+});

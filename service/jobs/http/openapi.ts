@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Job, Salary, Tombstone } from '../../../domain/job';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
-import type { ResponseSpec, Route } from './route-spec';
+import type { ResponseSpec, Route } from './route';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table (routes.ts): each route's method,
@@ -123,7 +123,7 @@ const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 function operation(route: Route) {
   const conditional = route.conditional === true;
   const parameters = [
-    ...Object.entries(route.query?.shape ?? {}).map(([name, schema]) => parameter(name, 'query', schema as z.ZodType)),
+    ...Object.entries(route.query?.parameters.shape ?? {}).map(([name, schema]) => parameter(name, 'query', schema as z.ZodType)),
     ...Object.entries(route.headers ?? {}).map(([name, h]) => ({
       name,
       in: 'header',

@@ -22,11 +22,14 @@
 import type { RowDataPacket } from 'mysql2';
 import { JOB_TYPES } from '../../../domain/job';
 import { dayCountsStatement, pageStatement, planList } from '../../../db/jobs/listing';
-import { parseListQuery } from '../../../service/jobs/contract/queries';
+import { LIST_QUERY } from '../../../service/jobs/contract/queries';
+import { queryReader } from '../../../service/jobs/http/validate';
 import { readRows, type Statement } from '../../../db/sql';
 import { countJobs, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';
 import { pageRead, recordingDatabase, rowsRead as engineRowsRead, totalRead } from '../../helpers/statements';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
+
+const parseListQuery = queryReader(LIST_QUERY);
 
 const ROWS = 20_000;
 let database: TestDatabase;
