@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import getRawBody from 'raw-body';
 import { clientErrorMessage, clientErrorStatus, onParserFailure, type ParserError } from '../client-error';
-import { HttpError, RETRY_AFTER_SECONDS } from '../errors';
+import { bodyIncomplete, bodyTooLarge, bodyTooSlow, HttpError, MESSAGES, unavailable, unsupportedTransferEncoding } from '../errors';
 
 // A database turn for a ready request: the body is read first (readBodyFirst), then a turn is taken (admission).
 
@@ -16,15 +16,8 @@ declare module 'koa' {
 /** The most a body may hold, on the wire and again after decompression. */
 export const BODY_LIMIT_BYTES = 100 * 1024;
 
-// Every refusal here closes the connection: what is left of the body is never read, and the
-// parser cannot find the next request's start in it.
-const CLOSE = { Connection: 'close' };
-const bodyTooLarge = () => new HttpError(413, 'Request body too large: the limit is 100 KB', {}, CLOSE);
-const tooSlow = () => new HttpError(408, 'Request body not received in time', {}, CLOSE);
-const incomplete = () => new HttpError(400, 'Request body was incomplete', {}, CLOSE);
-const malformed = (error: ParserError) => new HttpError(clientErrorStatus(error.code), clientErrorMessage(error.code), {}, CLOSE);
-const unsupportedTransferEncoding = (value: string) =>
-  new HttpError(501, `Unsupported Transfer-Encoding "${value.slice(0, 40)}": send the body with Content-Length, or chunked alone`, {}, CLOSE);
+// Every refusal here closes the connection: the parser cannot find the next request's start in what is left of the body.
+const malformed = (error: ParserError) => new HttpError(clientErrorStatus(error.code), clientErrorMessage(error.code), {}, { Connection: 'close' });
 
 /** Whether the request says a body follows (RFC 9112 §6.3): Transfer-Encoding, or a Content-Length above 0. */
 export function declaresBody(req: IncomingMessage): boolean {
@@ -46,7 +39,7 @@ function checkTransferEncoding(req: IncomingMessage): void {
 function fromRawBody(error: unknown): never {
   const type = (error as { type?: string }).type;
   if (type === 'entity.too.large') throw bodyTooLarge();
-  if (type === 'request.aborted' || type === 'request.size.invalid') throw incomplete();
+  if (type === 'request.aborted' || type === 'request.size.invalid') throw bodyIncomplete();
   throw error;
 }
 
@@ -60,7 +53,7 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
   let timer: NodeJS.Timeout | undefined;
   let stopListening = () => {};
   const interrupted = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(tooSlow()), timeoutMs);
+    timer = setTimeout(() => reject(bodyTooSlow()), timeoutMs);
     stopListening = onParserFailure(req.socket, (error) => reject(malformed(error)));
   });
   // A Content-Length over the limit is refused before a byte is read. It counts the bytes as
@@ -117,9 +110,7 @@ export interface Admission {
   stats(): AdmissionStats;
 }
 
-const UNAVAILABLE = 'Service temporarily unavailable. Retry in a few seconds.';
-const unavailable = (message: string) => new HttpError(503, message, {}, { 'Retry-After': RETRY_AFTER_SECONDS });
-const gone = () => unavailable('Client closed the request while it waited');
+const gone = () => unavailable(MESSAGES.leftWhileWaiting);
 
 /** The client closed its connection: nobody would read the answer. */
 const abandoned = (ctx: Context) => ctx.res.destroyed;
@@ -185,7 +176,7 @@ export function createAdmission({ concurrency, queueLimit, queueTimeoutMs }: Adm
         if (place >= 0) queue.splice(place, 1); // drop() is called once release() took it out
         reject(error);
       };
-      const timer = setTimeout(() => leave('timedOut', unavailable(UNAVAILABLE)), queueTimeoutMs);
+      const timer = setTimeout(() => leave('timedOut', unavailable()), queueTimeoutMs);
       const onClose = () => leave('abandoned', gone());
       const settle = () => {
         clearTimeout(timer);
@@ -196,12 +187,12 @@ export function createAdmission({ concurrency, queueLimit, queueTimeoutMs }: Adm
     });
 
   const middleware: Middleware = async (ctx, next) => {
-    if (abandoned(ctx)) throw unavailable('Client closed the request before it was served');
+    if (abandoned(ctx)) throw unavailable(MESSAGES.leftBeforeServed);
     if (running < concurrency) {
       running++;
     } else if (full()) {
       counts.refused++;
-      throw unavailable(UNAVAILABLE);
+      throw unavailable();
     } else {
       await waitForTurn(ctx); // the turn is handed over with `running` unchanged
     }

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { Database } from '../../db/client';
 import { errorCode } from '../../db/errors';
 import { claimKey, deleteExpiredKeys, findKey, forgetExpiredKey, type KeyClaim, type StoredResponse } from '../../db/jobs/idempotency-keys';
-import { HttpError } from '../errors';
+import { badRequest, keyInProgress as inProgress, keyReused as reusedKey, MESSAGES } from '../errors';
 
 // Stripe's limit is 255 characters; visible ASCII keeps keys unambiguous in logs and headers.
 const KEY = /^[\x21-\x7E]{1,255}$/;
@@ -12,10 +12,6 @@ const KEY = /^[\x21-\x7E]{1,255}$/;
 // lock wait limit, or two waiters collided: retrying shortly is the right thing either way.
 const STILL_RUNNING = new Set<string | undefined>(['ER_LOCK_WAIT_TIMEOUT', 'ER_LOCK_DEADLOCK']);
 
-const inProgress = () =>
-  new HttpError(409, 'A request with this Idempotency-Key is still being processed; retry in a moment', {}, { 'Retry-After': '1' });
-const reusedKey = () =>
-  new HttpError(422, 'This Idempotency-Key was already used with a different request body: resend the original body to get its response, or use a new key for a new job');
 
 /** Method, path and the body as canonical JSON: what "the same request" means for a key. */
 function requestHash(ctx: Context): string {
@@ -53,11 +49,9 @@ export async function idempotently(ctx: Context, db: Database, handler: (write: 
   // headersDistinct builds an array for every header: only a keyed request needs it.
   if (ctx.req.headers['idempotency-key'] === undefined) return handler(db);
   const sent = ctx.req.headersDistinct['idempotency-key']!;
-  if (sent.length > 1) throw new HttpError(400, 'Send one Idempotency-Key header, not several');
+  if (sent.length > 1) throw badRequest(MESSAGES.keyTwice);
   const key = sent[0]!;
-  if (!KEY.test(key)) {
-    throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)');
-  }
+  if (!KEY.test(key)) throw badRequest(MESSAGES.keyForm);
   // requireConsumer (the route's `consumer: 'required'`) runs first: a keyed create always has a consumer.
   const consumerId = ctx.state.consumer!.id;
   const hash = requestHash(ctx);

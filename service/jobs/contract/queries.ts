@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isUuid } from '../../../domain/uuid';
 import { JOB_TYPES, LISTED_STATUSES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
+import { MESSAGES } from '../../errors';
 import type { QueryString } from './input';
 import { CHANGES_LIMIT, JOB_EXAMPLE } from './responses';
 
@@ -37,6 +38,8 @@ function boundedInteger(min: number, max: number, fallback: number, message: str
     .pipe(z.number().int(tooBig).min(min, message).max(max, tooBig))
     .default(fallback);
 }
+
+export const LIST_LIMIT_MESSAGE = 'limit must be an integer from 1 to 100';
 
 /** GET /api/v1/jobs's query: each parameter's rules, messages and documentation. */
 export const ListQuery = z.object({
@@ -75,7 +78,7 @@ export const ListQuery = z.object({
       description:
         'Continue a cursor walk: meta.nextCursor of the previous page (or the Link header\'s URL). Empty starts a walk at the top. Belongs to the filter it was issued for: another filter, or an altered cursor, is a 400. Not with page (400).',
     }),
-  limit: boundedInteger(1, 100, 20, 'limit must be an integer from 1 to 100').meta({
+  limit: boundedInteger(1, 100, 20, LIST_LIMIT_MESSAGE).meta({
     description: 'Jobs per page, 1 to 100 (default 20); anything else is a 400, never clamped.',
   }),
 });
@@ -121,5 +124,5 @@ export const CHANGES_QUERY: QueryString<typeof ChangesQuery> = { parameters: Cha
 /** GET /api/v1/jobs/:id's path. */
 export const JobIdParams = z.object({
   // Not a UUID: no job has that id.
-  id: z.string().refine(isUuid, 'Job not found').meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }),
+  id: z.string().refine(isUuid, MESSAGES.jobNotFound).meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }),
 });

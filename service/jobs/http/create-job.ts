@@ -1,5 +1,6 @@
 import { findJob, insertJob } from '../../../db/jobs/job-store';
 import { primaryOf } from '../../../db/sql';
+import { MESSAGES } from '../../errors';
 import { idempotently } from '../../middleware/idempotency';
 import { CREATE_BODY } from '../contract/create-body';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope, ValidationErrorBody } from '../contract/responses';
@@ -35,7 +36,7 @@ export const createJobRoute = defineRoute({
       description: 'Validation failed (every problem in details), malformed JSON, or not a JSON object',
       body: ValidationErrorBody,
       example: {
-        error: 'Validation failed',
+        error: MESSAGES.validationFailed,
         details: [
           { field: 'title', message: 'title is required' },
           { field: 'payRate', message: 'payRate cannot be set through the API' },
@@ -44,14 +45,14 @@ export const createJobRoute = defineRoute({
     },
     '409': errorResponse(
       'A request with this Idempotency-Key is still being processed: retry after Retry-After',
-      'A request with this Idempotency-Key is still being processed; retry in a moment',
+      MESSAGES.keyInProgress,
       { 'Retry-After': { description: 'Seconds to wait', type: 'integer' } },
     ),
     '413': errorResponse('Body over 100 KB ("Request size limit exceeded" from the gateway)', 'Request size limit exceeded'),
-    '415': errorResponse('Content-Type is not application/json, or an unsupported body encoding', 'Content-Type must be application/json'),
+    '415': errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson),
     '422': errorResponse(
       'This Idempotency-Key was used with a different body',
-      'This Idempotency-Key was already used with a different request body: resend the original body to get its response, or use a new key for a new job',
+      MESSAGES.keyReused,
     ),
   },
   handler: (db) => {

@@ -1,6 +1,6 @@
 import { findJob } from '../../../db/jobs/job-store';
 import { primaryOf } from '../../../db/sql';
-import { jobNotFound } from '../../errors';
+import { jobNotFound, MESSAGES } from '../../errors';
 import { JobIdParams } from '../contract/queries';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope } from '../contract/responses';
 import { defineRoute } from './route';
@@ -17,7 +17,7 @@ export const getJobRoute = defineRoute({
   database: true,
   responses: {
     '200': { description: 'The job', body: JobEnvelope, example: { data: JOB_EXAMPLE } },
-    '404': errorResponse('Job not found: unknown id, not a UUID, removed, or another consumer\'s draft', 'Job not found'),
+    '404': errorResponse('Job not found: unknown id, not a UUID, removed, or another consumer\'s draft', MESSAGES.jobNotFound),
   },
   handler: (db) => {
     const primary = primaryOf(db);

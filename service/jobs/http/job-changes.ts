@@ -3,7 +3,7 @@ import { lastSequenced, sequencePendingChanges } from '../../../db/jobs/change-n
 import { readChanges } from '../../../db/jobs/change-feed';
 import { primaryOf } from '../../../db/sql';
 import { signingKey } from '../../../db/signing-key';
-import { badRequest } from '../../errors';
+import { badRequest, MESSAGES } from '../../errors';
 import { CHANGES_QUERY, type ChangesQuery } from '../contract/queries';
 import { CHANGE_PAGE_EXAMPLE, ChangeList, errorResponse } from '../contract/responses';
 import { defineRoute } from './route';
@@ -21,7 +21,7 @@ async function changesPage(db: Database, key: Buffer, query: ChangesQuery): Prom
   const { entries, lastSeq, hasMore } = await readChanges(db, since, query.limit);
   if (entries.length === 0 && since > (await lastSequenced(db))) {
     // Only a database restored from an older backup gets here: positions are never reused.
-    throw badRequest('since is ahead of this feed (the data was restored from a backup?): read the feed again from the beginning, without since');
+    throw badRequest(MESSAGES.sinceAhead);
   }
   const meta = { nextSince: encodeSince(key, lastSeq ?? since), hasMore: hasMore || stillNumbering, limit: query.limit };
   return { data: entries, meta };
@@ -43,7 +43,7 @@ export const jobChangesRoute = defineRoute({
   database: true,
   responses: {
     '200': { description: 'A page of changes', body: ChangeList, example: CHANGE_PAGE_EXAMPLE },
-    '400': errorResponse('A query parameter or since token is not valid; the message says which', 'since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning'),
+    '400': errorResponse('A query parameter or since token is not valid; the message says which', MESSAGES.sinceInvalid),
   },
   handler: (db) => {
     // The feed reads the primary: its positions must never go backwards between two polls.

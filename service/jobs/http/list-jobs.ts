@@ -2,7 +2,7 @@ import type { Database } from '../../../db/client';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
 import { signingKey } from '../../../db/signing-key';
 import { DEFAULT_STATUSES } from '../../../domain/job';
-import { LIST_QUERY, type ListQuery } from '../contract/queries';
+import { LIST_LIMIT_MESSAGE, LIST_QUERY, type ListQuery } from '../contract/queries';
 import { JobList, errorResponse, LIST_PAGE_EXAMPLE } from '../contract/responses';
 import { defineRoute } from './route';
 import { decodeCursor, encodeCursor, filterDigest } from './tokens';
@@ -97,7 +97,7 @@ export const listJobsRoute = defineRoute({
       example: LIST_PAGE_EXAMPLE,
       headers: { Link: '`</api/v1/jobs?...&cursor=...>; rel="next"` while another page follows' },
     },
-    '400': errorResponse('A query parameter or cursor is not valid; the message says which', 'limit must be an integer from 1 to 100'),
+    '400': errorResponse('A query parameter or cursor is not valid; the message says which', LIST_LIMIT_MESSAGE),
   },
   handler: (db) => async (ctx, { query }) => {
     const { body, next } = await listPage(db, await signingKey(db), query);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MESSAGES } from '../../errors';
 import { Job, Salary, Tombstone } from '../../../domain/job';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
 import type { ResponseSpec, Route } from './route';
@@ -64,7 +65,7 @@ const SHARED = {
   MethodNotAllowed: {
     description: 'This path does not take this method',
     headers: { Allow: header('The methods this path takes, e.g. GET, HEAD, POST') },
-    content: json(ref('Error'), { error: 'Method not allowed' }),
+    content: json(ref('Error'), { error: MESSAGES.methodNotAllowed }),
   },
   TooManyRequests: {
     // The limits themselves are kong.yaml's (per consumer and plan); the headers say where a caller stands.
@@ -80,11 +81,11 @@ const SHARED = {
   Unavailable: {
     description: 'The database is unreachable or the service is saturated: retry after Retry-After seconds',
     headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }) },
-    content: json(ref('Error'), { error: 'Service temporarily unavailable. Retry in a few seconds.' }),
+    content: json(ref('Error'), { error: MESSAGES.unavailable }),
   },
   InternalError: {
-    description: '"Internal server error": retrying after a moment is advised',
-    content: json(ref('Error'), { error: 'Internal server error' }),
+    description: `"${MESSAGES.internal}": retrying after a moment is advised`,
+    content: json(ref('Error'), { error: MESSAGES.internal }),
   },
 };
 const shared = (name: keyof typeof SHARED) => ({ $ref: `#/components/responses/${name}` });

@@ -1,6 +1,6 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import type { z } from 'zod';
-import { badRequest, HttpError, validationFailed, type FieldProblem } from '../../errors';
+import { badRequest, notFound, repeatedParameter, unknownParameter, validationFailed, type FieldProblem } from '../../errors';
 import type { QueryString, RequestBody } from '../contract/input';
 
 // api_key is the gateway's business (and never reaches us through it); tolerated, never echoed.
@@ -17,10 +17,8 @@ export function queryReader<T extends z.ZodObject>(spec: QueryString<T>): (raw: 
     const input: Record<string, string> = {};
     for (const [name, value] of Object.entries(raw)) {
       if (name === TOLERATED) continue;
-      if (!names.includes(name)) throw badRequest(`Unknown query parameter "${clip(name, 40)}". Allowed: ${listed(raw).join(', ')}`);
-      if (Array.isArray(value)) {
-        throw badRequest(`Query parameter "${name}" was given more than once; send one value${spec.commaLists ? ' (a comma-separated list where allowed)' : ''}`);
-      }
+      if (!names.includes(name)) throw unknownParameter(name, listed(raw));
+      if (Array.isArray(value)) throw repeatedParameter(name, spec.commaLists === true);
       // Stryker disable next-line StringLiteral: equivalent, Node's querystring never yields undefined
       input[name] = value ?? '';
     }
@@ -57,7 +55,7 @@ export function bodyReader<T extends z.ZodObject>(spec: RequestBody<T>): (body: 
 export function paramsReader<T extends z.ZodObject>(schema: T): (raw: Record<string, string>) => z.output<T> {
   return (raw) => {
     const parsed = schema.safeParse(raw);
-    if (!parsed.success) throw new HttpError(404, parsed.error.issues[0]!.message);
+    if (!parsed.success) throw notFound(parsed.error.issues[0]!.message);
     return parsed.data;
   };
 }

@@ -5,6 +5,7 @@
  */
 import Koa from 'koa';
 import type { Database } from '../../../../db/client';
+import { MESSAGES } from '../../../../service/errors';
 import { createLogger } from '../../../../service/logger';
 import { trustGateway } from '../../../../service/middleware/gateway-trust';
 import { requestOutcome } from '../../../../service/middleware/request-outcome';
@@ -69,7 +70,7 @@ describe.each(ROUTES.filter((route) => route.params).map((route) => [route.opera
     expect(route.responses['404']).toBeDefined();
     const res = await send(route, '', 'not-a-uuid');
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Job not found' });
+    expect(res.body).toEqual({ error: MESSAGES.jobNotFound });
     expect(received).toEqual([]);
   });
 });
@@ -79,7 +80,7 @@ describe.each(ROUTES.filter((route) => route.body).map((route) => [route.operati
     expect(route.responses['400']).toBeDefined();
     const res = await send(route, '', undefined, JSON.stringify({ title: '', payRate: 10 }));
     expect(res.status).toBe(400);
-    expect(res.body.error).toBe('Validation failed');
+    expect(res.body.error).toBe(MESSAGES.validationFailed);
     expect(res.body.details).toEqual(
       expect.arrayContaining([
         { field: 'payRate', message: 'payRate cannot be set through the API' },
@@ -109,6 +110,6 @@ test('a method no route serves on a path is one 405 naming the methods that are'
   const res = await call(`${served.url}/api/v1/jobs/changes`, { method: 'DELETE', headers: writer });
   expect(res.status).toBe(405);
   expect(res.headers.get('allow')).toBe('HEAD, GET');
-  expect(res.body).toEqual({ error: 'Method not allowed' });
+  expect(res.body).toEqual({ error: MESSAGES.methodNotAllowed });
   expect(received).toEqual([]);
 });
