@@ -244,7 +244,7 @@ export const serviceSecrets = mysqlTable('service_secrets', {
 });
 
 /**
- * Idempotency-Key records (service/middleware/idempotency.ts): per consumer and key, a hash of the
+ * Idempotency-Key records (db/jobs/idempotency-keys.ts, writeOnce): per consumer and key, a hash of the
  * request and the first response to it, kept 24 hours. Only what the client was already sent is
  * stored (status, Location, the public Job body); never the request itself.
  */

@@ -7,7 +7,8 @@ import { apiRouters, mount } from './jobs/http/router';
 import { ROUTES } from './jobs/http/routes';
 import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
-import { createAdmission, readBodyFirst } from './middleware/database-turn';
+import { createAdmission } from './middleware/admission';
+import { readBodyFirst } from './middleware/read-body';
 import { singleHost, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
 
@@ -32,7 +33,7 @@ export function createApp({ db, config, logger, metrics }: AppDependencies): Koa
   app.silent = true; // the error middleware logs failures, without their messages
 
   const defaults = Config.parse({});
-  // Overload: a wait for a database turn bounded by its expected length, then 503 (service/middleware/database-turn.ts).
+  // Overload: a wait for a database turn bounded by its expected length, then 503 (service/middleware/admission.ts).
   const admission = createAdmission({
     // One pool per server (primary and each replica), each of DB_POOL_SIZE connections.
     concurrency: (config.dbPoolSize ?? defaults.dbPoolSize) * (1 + (config.databaseReadUrls?.length ?? 0)),

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { ping as pingDatabase, type Database } from '../db/client';
 import { deadlineError } from '../db/errors';
 import { MESSAGES, unavailable } from './errors';
-import type { Admission } from './middleware/database-turn';
+import type { Admission } from './middleware/admission';
 
 /** Resolves like `work`, or rejects with a deadline error after `ms` (the work itself goes on). */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {

@@ -1,6 +1,8 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { jobChanges, jobs } from '../schema';
+import { primaryOf } from '../sql';
+import { lastSequenced, sequencePendingChanges } from './change-numbering';
 import type { Job, Tombstone } from '../../domain/job';
 import { publicColumns, toJob } from './job-columns';
 
@@ -41,4 +43,21 @@ export async function readChanges(db: Database, since: number, limit: number): P
     lastSeq: page.at(-1)?.seq ?? undefined,
     hasMore: rows.length > limit,
   };
+}
+
+/** A feed page as a poll reads it: the changes after `since`, or word that `since` is ahead of the feed. */
+export type FeedPage = ChangePage | { ahead: true };
+
+/**
+ * A poll of the feed, on the primary (its positions must never go backwards between two polls):
+ * numbers whatever has been committed since the last call, then reads the changes after `since`.
+ * `hasMore` stays true while numbering is not done. A position past the last number given out is
+ * only possible on a database restored from an older backup: positions are never reused.
+ */
+export async function pollFeed(db: Database, since: number, limit: number): Promise<FeedPage> {
+  const primary = primaryOf(db);
+  const stillNumbering = await sequencePendingChanges(primary);
+  const page = await readChanges(primary, since, limit);
+  if (page.entries.length === 0 && since > (await lastSequenced(primary))) return { ahead: true };
+  return { ...page, hasMore: page.hasMore || stillNumbering };
 }

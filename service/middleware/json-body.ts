@@ -3,7 +3,7 @@ import { gunzip } from 'node:zlib';
 import type { Middleware } from 'koa';
 import { badRequest, bodyTooLarge, duplicateField, HttpError, MESSAGES, notJson, unsupportedEncoding } from '../errors';
 import { Config } from '../config';
-import { BODY_LIMIT_BYTES, readBody } from './database-turn';
+import { BODY_LIMIT_BYTES, readBody } from './read-body';
 
 declare module 'koa' {
   interface Request {

@@ -1,8 +1,10 @@
-import { findJob, insertJob } from '../../../db/jobs/job-store';
-import { primaryOf } from '../../../db/sql';
-import { MESSAGES } from '../../errors';
-import { idempotently } from '../../middleware/idempotency';
-import { CREATE_BODY } from '../contract/create-body';
+import type { Context } from 'koa';
+import type { Database } from '../../../db/client';
+import { writeOnce, type StoredResponse } from '../../../db/jobs/idempotency-keys';
+import { storeJob } from '../../../db/jobs/job-store';
+import { keyInProgress, keyReused, MESSAGES } from '../../errors';
+import { idempotencyKey, requestHash } from './idempotency-key';
+import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope, ValidationErrorBody } from '../contract/responses';
 import { defineRoute } from './route';
 
@@ -55,18 +57,24 @@ export const createJobRoute = defineRoute({
       MESSAGES.keyReused,
     ),
   },
-  handler: (db) => {
-    // Writes, and the read-back after them, go to the primary: a replica may not have the job yet.
-    const primary = primaryOf(db);
-    return (ctx, { body }) =>
-      idempotently(ctx, primary, async (write) => {
-        const consumerId = ctx.state.consumer!.id;
-        const id = await insertJob(write, body, consumerId);
-        // Read back through the one projection, where it was just written: the 201 is exactly what GET will answer.
-        const job = (await findJob(write, id, consumerId))!;
-        ctx.status = 201;
-        ctx.set('Location', `/api/v1/jobs/${job.id}`);
-        ctx.body = { data: job };
-      });
-  },
+  handler: (db) => (ctx, { body }) => createJob(ctx, db, body),
 });
+
+/** POST /api/v1/jobs: stores the job and answers what GET will answer, once per Idempotency-Key. */
+async function createJob(ctx: Context, db: Database, body: CreateJobBody): Promise<void> {
+  const consumerId = ctx.state.consumer!.id;
+  const store = async (write: Database): Promise<StoredResponse> => {
+    const job = await storeJob(write, body, consumerId);
+    return { status: 201, location: `/api/v1/jobs/${job.id}`, body: JSON.stringify({ data: job }) };
+  };
+  const key = idempotencyKey(ctx);
+  const outcome = key === undefined ? { response: await store(db), replayed: false } : await writeOnce(db, consumerId, key, requestHash(ctx), store);
+  if ('refused' in outcome) throw outcome.refused === 'in progress' ? keyInProgress() : keyReused();
+  const { response, replayed } = outcome;
+  ctx.status = response.status;
+  if (response.location) ctx.set('Location', response.location);
+  if (replayed) ctx.set('Idempotent-Replayed', 'true');
+  // The exact text recorded is the text sent, so a replay is byte for byte the same.
+  ctx.type = 'json';
+  ctx.body = response.body;
+}
