@@ -20,7 +20,7 @@ const isoOrNull = (column: typeof jobs.updatedAt | typeof jobs.submissionDueDate
 const salary = (value: string | Salary): Salary => Salary.parse(typeof value === 'string' ? JSON.parse(value) : value);
 
 /**
- * The only columns the API ever reads, one per field of the Job (service/jobs/contract/job.ts),
+ * The only columns the API ever reads, one per field of the Job (domain/job.ts),
  * in its order, each already of the Job's type. Undisclosed salary and client/vendor names are
  * nulled inside the query, so they never leave the database; internal columns are not named.
  */
