@@ -205,7 +205,7 @@ describe('PostgreSQL, synced by decK 1.4.0', () => {
         ['jobs-read', 'consumer', 120, 3000],
         ['jobs-write', 'consumer', 30, 500],
         ['jobs-other-methods', 'consumer', 30, null],
-        // The API reference is keyless: limited per client IP (docs/decisions.md, "Documentation is public").
+        // The API reference is keyless: limited per client IP (docs/decisions.md, "Documentation").
         ['jobs-docs', 'ip', 60, 600],
       ].sort(),
     );

@@ -26,12 +26,7 @@ class Literal {
   constructor(readonly text: string) {}
 }
 
-/**
- * JSON.stringify with object keys sorted at every level, so two bodies that differ only in key
- * order or whitespace give the same text. Iterative with an explicit stack: JSON.parse accepts
- * arrays nested 50,000 deep within 100 KB, and a recursive walk (JSON.stringify too) overflows
- * the call stack on them.
- */
+/** JSON.stringify with object keys sorted at every level, so two bodies that differ only in key order or whitespace give the same text. */
 export function canonicalJson(root: unknown): string {
   const out: string[] = [];
   const stack: unknown[] = [root];
