@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { badRequest, MESSAGES } from '../../errors';
 
 // Stripe's limit is 255 characters; visible ASCII keeps keys unambiguous in logs and headers.
-const KEY = /^[\x21-\x7E]{1,255}$/;
+export const KEY = /^[\x21-\x7E]{1,255}$/;
 
 /** The Idempotency-Key a request sent, if any; several, or one not of the key's form, is a 400. */
 export function idempotencyKey(ctx: Context): string | undefined {
