@@ -1,5 +1,5 @@
 // Mutation testing: `npm run test:mutation` (every file below) or
-// `npm run test:mutation -- --mutate service/middleware/identity.ts` (one file; globs work too).
+// `npm run test:mutation -- --mutate service/middleware/gateway-trust.ts` (one file; globs work too).
 // Not part of npm test or CI: it reruns the related tests once per mutant. How to run it: docs/testing.md.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -14,7 +14,7 @@ export default {
     // the processes they start, so no import links them to it: run every one of them for each mutant.
     enableFindRelatedTests: !process.env.STRYKER_CHILD_PROCESS,
     config: {
-      roots: ['<rootDir>/test', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'],
+      roots: ['<rootDir>/test', '<rootDir>/domain', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'],
       // STRYKER_QUICK=1: leave out the suites that start processes or wait on clocks (e2e, faults,
       // startup, logging, replicas, ...). A mutant only they would kill then counts as survived,
       // so quick scores are a lower bound.
@@ -44,6 +44,7 @@ export default {
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: [
+    'domain/**/*.ts',
     'service/**/*.ts',
     'gateway/local/**/*.ts',
     'db/**/*.ts',

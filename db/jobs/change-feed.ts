@@ -1,7 +1,9 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { jobChanges, jobs } from '../schema';
-import type { Job, Tombstone } from '../../service/jobs/contract/job';
+import { primaryOf } from '../sql';
+import { lastSequenced, sequencePendingChanges } from './change-numbering';
+import type { Job, Tombstone } from '../../domain/job';
 import { publicColumns, toJob } from './job-columns';
 
 export interface ChangePage {
@@ -11,11 +13,7 @@ export interface ChangePage {
   hasMore: boolean;
 }
 
-/**
- * The query behind a feed page: changes
- * after `since` in number order, each with its job's current public fields. Only jobs that were
- * ever listable are read, so a draft never shows up, not even as a tombstone.
- */
+/** The query behind a feed page: changes after `since` in number order, each with its job's current public fields. */
 function changesQuery(db: Database, since: number, limit: number) {
   return db
     .select({
@@ -41,4 +39,16 @@ export async function readChanges(db: Database, since: number, limit: number): P
     lastSeq: page.at(-1)?.seq ?? undefined,
     hasMore: rows.length > limit,
   };
+}
+
+/** A feed page as a poll reads it: the changes after `since`, or word that `since` is ahead of the feed. */
+export type FeedPage = ChangePage | { ahead: true };
+
+/** A poll of the feed, on the primary (its positions must never go backwards between two polls). */
+export async function pollFeed(db: Database, since: number, limit: number): Promise<FeedPage> {
+  const primary = primaryOf(db);
+  const stillNumbering = await sequencePendingChanges(primary);
+  const page = await readChanges(primary, since, limit);
+  if (page.entries.length === 0 && since > (await lastSequenced(primary))) return { ahead: true };
+  return { ...page, hasMore: page.hasMore || stillNumbering };
 }

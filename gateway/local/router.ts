@@ -1,10 +1,4 @@
-/**
- * Routing as Kong 3.9's traditional_compatible router does it for our routes (all `~` regex
- * paths, anchored at the start, and the catch-all prefix `/`): a route with methods and paths
- * outranks one with paths alone, a regex path a plain one (kong/router/transform.lua get_priority,
- * REGEX_URL_BIT), equal ones keep file order. The request path is
- * normalized first (kong/tools/uri.lua normalize).
- */
+/** Routing as Kong 3.9's traditional_compatible router does it for our routes: `~` regex paths anchored at the start, then the catch-all prefix `/`. */
 import { isUtf8 } from 'node:buffer';
 import type { Route } from './types';
 

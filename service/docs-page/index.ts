@@ -1,16 +1,10 @@
 import type { Middleware } from 'koa';
-import { HttpError } from '../errors';
+import { methodNotAllowed, notFound } from '../errors';
 import { docsAssets } from './assets';
 
-/**
- * The public API reference under /docs: the page, the Swagger UI files it loads and the OpenAPI
- * document it renders, all from this service (no other host). Mounted before the gateway-secret
- * check: the gateway's docs route carries no key and no identity (docs/decisions.md,
- * "Documentation is public, data is not"). Any other /docs path is a 404.
- */
+/** The public API reference under /docs. */
 
-// Same-origin only: the page never loads or sends anything to another host. Swagger UI sets
-// inline styles; "Try it out" calls the API on this origin.
+// Same-origin only: the page never loads or sends anything to another host.
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
@@ -34,8 +28,8 @@ export function docsPage(document: () => unknown): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
     const found = assets.get(ctx.path);
-    if (!found) throw new HttpError(404, 'Not found');
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HttpError(405, 'Method not allowed', {}, { Allow: 'GET, HEAD' });
+    if (!found) throw notFound();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(['GET', 'HEAD']);
     const file = found();
     ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     ctx.set('X-Content-Type-Options', 'nosniff');

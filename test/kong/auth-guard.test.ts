@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startRealKong, type RealKong } from '../../scripts/real-kong';
+import { startRealKong, type RealKong } from '../helpers/real-kong';
 import { DEMO, ROOT, send, stubUpstream, type StubUpstream } from '../local-gateway/support';
 
 const SECRET = 'auth-guard-kong-secret-0123456789';
@@ -205,7 +205,7 @@ describe('PostgreSQL, synced by decK 1.4.0', () => {
         ['jobs-read', 'consumer', 120, 3000],
         ['jobs-write', 'consumer', 30, 500],
         ['jobs-other-methods', 'consumer', 30, null],
-        // The API reference is keyless: limited per client IP (docs/decisions.md, "Documentation is public").
+        // The API reference is keyless: limited per client IP (docs/decisions.md, "Documentation").
         ['jobs-docs', 'ip', 60, 600],
       ].sort(),
     );

@@ -1,5 +1,5 @@
 /**
- * request-termination as kong.yaml configures it (Kong 3.9.1 plugins/request-termination/handler.lua):
+ * request-termination as kong.yaml configures it (Kong 3.9.1 kong/plugins/request-termination/handler.lua):
  * a fixed body with its content type, never the upstream. Only what the catch-all route sets.
  */
 import { z } from 'zod';

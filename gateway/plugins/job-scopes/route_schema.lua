@@ -1,6 +1,4 @@
 -- The shape our plugins' schemas share (job-scopes, auth-guard and job-rate-limits: their schema.lua).
--- It lives in job-scopes' folder because Kong's Lua path holds only the plugin folders the image
--- installs (gateway/Dockerfile), and neither of the others runs without job-scopes.
 local typedefs = require "kong.db.schema.typedefs"
 
 

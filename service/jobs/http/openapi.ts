@@ -1,16 +1,11 @@
 import { z } from 'zod';
+import { MESSAGES } from '../../errors';
+import { Job, Salary, Tombstone } from '../../../domain/job';
 import { GUIDES } from './guides';
-import { Job, Salary, Tombstone } from '../contract/job';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
-import type { ResponseSpec, Route } from './route-spec';
+import type { ResponseSpec, Route } from './route';
 
-/**
- * The OpenAPI 3.1 document, generated from the route table (routes.ts): each route's method,
- * path, scope, parameter and body schemas, answers and examples, the way fastify derives Swagger
- * from its route schemas. `npm run openapi` writes it to docs/openapi.json; the service serves
- * the same object at GET /api/v1/openapi.json; the jest helpers validate every response against
- * the committed copy.
- */
+/** The OpenAPI 3.1 document, generated from the route table (routes.ts). */
 
 type JsonSchema = Record<string, unknown>;
 
@@ -34,11 +29,7 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return rest;
 }
 
-/**
- * A parameter's schema: the parsed value's when it is a plain one (page and limit are integers
- * with bounds), else what the client sends (a comma list is a string with a pattern). Its
- * description moves up to the parameter.
- */
+/** A parameter's schema: the parsed value's when it is a plain one. */
 function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
   const parsed = jsonSchema(schema, 'output');
   const { description, examples, ...rest } = parsed.type === 'integer' || parsed.type === 'string' ? parsed : jsonSchema(schema, 'input');
@@ -76,11 +67,11 @@ const SHARED = {
   Unavailable: {
     description: 'The database is unreachable or the service is saturated: retry after Retry-After seconds',
     headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }) },
-    content: json(ref('Error'), { error: 'Service temporarily unavailable. Retry in a few seconds.' }),
+    content: json(ref('Error'), { error: MESSAGES.unavailable }),
   },
   InternalError: {
-    description: '"Internal server error": retrying after a moment is advised',
-    content: json(ref('Error'), { error: 'Internal server error' }),
+    description: `"${MESSAGES.internal}": retrying after a moment is advised`,
+    content: json(ref('Error'), { error: MESSAGES.internal }),
   },
 };
 const shared = (name: keyof typeof SHARED) => ({ $ref: `#/components/responses/${name}` });
@@ -120,7 +111,7 @@ const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 function operation(route: Route) {
   const conditional = route.conditional === true;
   const parameters = [
-    ...Object.entries(route.query?.shape ?? {}).map(([name, schema]) => parameter(name, 'query', schema as z.ZodType)),
+    ...Object.entries(route.query?.parameters.shape ?? {}).map(([name, schema]) => parameter(name, 'query', schema as z.ZodType)),
     ...Object.entries(route.headers ?? {}).map(([name, h]) => ({
       name,
       in: 'header',

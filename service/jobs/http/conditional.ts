@@ -1,0 +1,24 @@
+import { hash } from 'node:crypto';
+import type { Middleware } from 'koa';
+
+/** Conditional GETs: the ETag is a SHA-256 of the exact body, so it changes exactly when what a reader sees changes. */
+export const conditional: Middleware = async (ctx, next) => {
+  await next();
+  // GET and HEAD only (the router sends nothing else here); errors keep their own bodies.
+  if (ctx.status !== 200 || ctx.body === null || typeof ctx.body !== 'object') return;
+  const text = JSON.stringify(ctx.body);
+  ctx.body = text;
+  ctx.type = 'application/json; charset=utf-8';
+  const tag = `"${hash('sha256', text, 'base64url')}"`;
+  ctx.set('ETag', tag);
+  ctx.set('Cache-Control', 'private, no-cache');
+  if (noneMatch(ctx.get('If-None-Match'), tag)) ctx.status = 304;
+};
+
+/** If-None-Match as RFC 9110 13.1.2 evaluates it: `*`, or any listed tag equal to ours by weak comparison (W/ ignored). */
+function noneMatch(header: string, tag: string): boolean {
+  // Node has already trimmed the value's surrounding whitespace.
+  if (header === '*') return true;
+  const listed = header.match(/(?:W\/)?"[^"]*"/g);
+  return listed !== null && listed.some((one) => one.replace(/^W\//, '') === tag);
+}
