@@ -9,7 +9,7 @@ import { apiRouter } from './jobs/http/routes';
 import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
 import { createAdmission, readBodyFirst } from './middleware/database-turn';
-import { singleHost, trustGateway } from './middleware/gateway-trust';
+import { headerCount, singleHost, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
 import { HttpError } from './errors';
 
@@ -69,6 +69,7 @@ export function createApp({ db, config, logger, metrics }: AppDependencies): Koa
 
   if (metrics) metrics.watchAdmission(admission.stats);
   app.use(requestOutcome(logger, metrics));
+  app.use(headerCount());
   app.use(singleHost());
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(mount(health));

@@ -27,18 +27,28 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
 
 type RequestLine = { method: string; url: string; httpVersion: string };
 
+/** The head's lines ended with CRLF: nginx ends a line at LF with or without CR (ngx_http_parse.c). */
+function withCrlf(packet: Buffer): Buffer {
+  const text = packet.toString('latin1');
+  const blank = /\r?\n\r?\n/.exec(text);
+  const headEnd = blank ? blank.index + blank[0].length : text.length;
+  return Buffer.concat([Buffer.from(text.slice(0, headEnd).replace(/\r?\n/g, '\r\n'), 'latin1'), packet.subarray(headEnd)]);
+}
+
 /**
- * nginx reads request lines Node's parser refuses: methods outside Node's list, raw bytes above
- * 0x7f in the target, HTTP/1.x minor versions above 1. Such a line is rewritten into one Node
- * reads (GET, bytes %-escaped, HTTP/1.1) and the connection handed to the server again; the
- * request then gets its line as sent back (`lines`) before anything reads it.
+ * nginx reads heads Node's parser refuses: lines ended by a bare LF, methods outside Node's list,
+ * raw bytes above 0x7f in the target, HTTP/1.x minor versions above 1. Such a head is rewritten
+ * into one Node reads (CRLF, GET, bytes %-escaped, HTTP/1.1) and the connection handed to the
+ * server again; the request then gets its line as sent back (`lines`) before anything reads it.
  */
 function reparse(server: http.Server, socket: Socket, err: ParserError, lines: WeakMap<object, RequestLine>): boolean {
-  const packet = err.rawPacket;
-  const lineEnd = packet?.indexOf('\r\n') ?? -1;
-  const m = /^([A-Z_-]+) (\S+) HTTP\/1\.(\d)$/.exec(packet?.subarray(0, lineEnd).toString('latin1') ?? '');
+  if (!err.rawPacket) return false;
+  const packet = withCrlf(err.rawPacket);
+  const lineEnd = packet.indexOf('\r\n');
+  const m = /^([A-Z_-]+) (\S+) HTTP\/1\.(\d)$/.exec(packet.subarray(0, lineEnd).toString('latin1'));
   const known = http.METHODS.includes(m?.[1] ?? '');
-  if (!packet || !m || (known && m[3] === '1' && !/[\x80-\xff]/.test(m[2]!))) return false;
+  const lineRead = known && m?.[3] === '1' && !/[\x80-\xff]/.test(m[2]!);
+  if (!m || (lineRead && packet.equals(err.rawPacket))) return false;
   const target = m[2]!.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   const duplex = new Duplex({ read: () => undefined, write: (chunk, _enc, done) => void socket.write(chunk, done), final: (done) => void socket.end(done) });
   Object.assign(duplex, { remoteAddress: socket.remoteAddress });

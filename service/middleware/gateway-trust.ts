@@ -43,6 +43,37 @@ export function singleHost(): Middleware {
   };
 }
 
+/** The most headers a client may send, as both gateways count them (gateway/kong/nginx-proxy-jobs.conf). */
+export const HEADER_COUNT_LIMIT = 100;
+
+// What a gateway adds to the request it passes on: not the client's, so not counted against it.
+const GATEWAY_HEADERS = new Set([
+  'x-consumer-id', 'x-consumer-username', 'x-consumer-custom-id', 'x-consumer-groups', 'x-credential-identifier',
+  'x-anonymous-consumer', 'x-gateway-secret', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-port',
+  'x-forwarded-proto', 'x-forwarded-path', 'x-forwarded-prefix', 'x-real-ip', 'x-kong-request-id', 'x-request-id',
+]);
+
+/**
+ * More than HEADER_COUNT_LIMIT client headers is a JSON 431, as the gateways answer it. Node keeps
+ * only a request's first 1,000 or so headers: the gateway's identity headers, added last, could be
+ * dropped unseen; refusing first means no request is ever judged on a cut list. Each gateway
+ * header name present is taken off the count once, so whatever a gateway passes on is served.
+ */
+export function headerCount(): Middleware {
+  return async (ctx, next) => {
+    const raw = ctx.req.rawHeaders;
+    if (raw.length / 2 > HEADER_COUNT_LIMIT) {
+      const added = new Set<string>();
+      for (let i = 0; i < raw.length; i += 2) {
+        const name = raw[i]!.toLowerCase();
+        if (GATEWAY_HEADERS.has(name)) added.add(name);
+      }
+      if (raw.length / 2 - added.size > HEADER_COUNT_LIMIT) throw new HttpError(431, `Too many request headers: send at most ${HEADER_COUNT_LIMIT}`);
+    }
+    await next();
+  };
+}
+
 // One-shot: no Hash object per request.
 const digest = (value: string) => hash('sha256', value, 'buffer');
 
