@@ -3,7 +3,9 @@
  *   1. the service: migrate (creating the database), seed the demo jobs into an empty table
  *      (SEED_DEMO_DATA=true, unless set otherwise), listen;
  *   2. the local gateway (gateway/local, a Kong stand-in) in front of it, serving kong.yaml and
- *      the demo consumers of demo.yaml (LOCAL_GATEWAY_STATE, a comma list, serves other files).
+ *      the demo consumers of demo.yaml (LOCAL_GATEWAY_STATE, a comma list, serves other files:
+ *      with partners.yaml and partner-keys.yaml, the partners' keys from their DECK_ variables in
+ *      the environment, as decK reads them, so a key just issued can be tried here).
  * Both sides get the same gateway secret: GATEWAY_SECRET, or a random one for this run.
  * LOCAL_GATEWAY=off starts the service alone, for when a real Kong fronts it.
  */
