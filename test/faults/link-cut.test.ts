@@ -7,7 +7,9 @@ import { freshDatabase, type TestDatabase } from '../helpers/database';
 import { serve, type Served } from '../helpers/http';
 import { testServerAddress } from '../helpers/server';
 import { memoryLog } from '../helpers/service';
-import { configFile, DEMO, gatewayEnv, startGateway, type ConfigFile, type TestGateway } from '../local-gateway/support';
+import { startRealKong } from '../../scripts/real-kong';
+import { gatewayKinds } from '../e2e/support';
+import { configFile, DEMO, gatewayEnv, startGateway, type ConfigFile } from '../local-gateway/support';
 import { startRelay, type Relay } from './relay';
 import { sleep } from './support';
 
@@ -26,17 +28,17 @@ interface Outcome {
   body: string;
 }
 
-describe('the database link cut under keep-alive load through the gateway', () => {
+describe.each(gatewayKinds())('the database link cut under keep-alive load through the %s', (kind) => {
   let database: TestDatabase;
   let relay: Relay;
   let handle: DatabaseHandle;
   let served: Served;
   let config: ConfigFile;
-  let gateway: TestGateway;
+  let gateway: { url: string; close(): Promise<void> };
   const logs: string[] = [];
 
   beforeAll(async () => {
-    database = await freshDatabase('faults_cut');
+    database = await freshDatabase(kind === 'real Kong' ? 'faults_cut_kong' : 'faults_cut');
     await insertInBatches(database.db, demoJobs());
     relay = await startRelay(testServerAddress());
     handle = createDatabase(relay.via(database.url), { connectionLimit: 10, connectTimeoutMs: 1000, queryTimeoutMs: 5000 });
@@ -46,8 +48,11 @@ describe('the database link cut under keep-alive load through the gateway', () =
     config = configFile(served.port, (state) => {
       for (const route of state.services[0].routes) route.plugins = route.plugins.filter((p: { name: string }) => !p.name.includes('rate-limit'));
     });
-    gateway = await startGateway(config.paths, gatewayEnv(SECRET));
-  });
+    if (kind === 'real Kong') {
+      const kong = await startRealKong({ stateFiles: config.paths, serviceUrl: served.url, gatewaySecret: SECRET });
+      gateway = { url: kong.proxyUrl, close: () => kong.stop() };
+    } else gateway = await startGateway(config.paths, gatewayEnv(SECRET));
+  }, 120_000);
   afterAll(async () => {
     await gateway?.close();
     await served?.close();
