@@ -27,12 +27,28 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
 
 type RequestLine = { method: string; url: string; httpVersion: string };
 
-/** The head's lines ended with CRLF: nginx ends a line at LF with or without CR (ngx_http_parse.c). */
+/**
+ * The packet with its heads' lines ended by CRLF: nginx ends a line at LF with or without CR
+ * (ngx_http_parse.c). Pipelined heads too, past Content-Length bodies; a chunked body ends the walk.
+ */
 function withCrlf(packet: Buffer): Buffer {
   const text = packet.toString('latin1');
-  const blank = /\r?\n\r?\n/.exec(text);
-  const headEnd = blank ? blank.index + blank[0].length : text.length;
-  return Buffer.concat([Buffer.from(text.slice(0, headEnd).replace(/\r?\n/g, '\r\n'), 'latin1'), packet.subarray(headEnd)]);
+  const parts: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    const blank = /\r?\n\r?\n/g;
+    blank.lastIndex = at;
+    const found = blank.exec(text);
+    const headEnd = found ? found.index + found[0].length : text.length;
+    const head = text.slice(at, headEnd);
+    parts.push(head.replace(/\r?\n/g, '\r\n'));
+    at = headEnd;
+    if (!found || /^transfer-encoding[ \t]*:/im.test(head)) break;
+    const length = Number(/^content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?$/im.exec(head)?.[1] ?? 0);
+    parts.push(text.slice(at, at + length));
+    at = Math.min(text.length, at + length);
+  }
+  return Buffer.concat([Buffer.from(parts.join(''), 'latin1'), packet.subarray(at)]);
 }
 
 /**

@@ -259,7 +259,6 @@ function hostileRequests(): Req[] {
   lf('GET, the request line only', `GET /api/v1/jobs?limit=1 HTTP/1.1\nHost: ${HOST}\r\n${k}\r\n`);
   lf('GET, the header lines only', `GET /api/v1/jobs?limit=1 HTTP/1.1\r\nHost: ${HOST}\n${k}\n`);
   lf('HTTP/1.0 GET', `GET /api/v1/jobs?limit=1 HTTP/1.0\nHost: ${HOST}\nX-API-Key: ${KEYS.reader}\n\n`);
-  lf('POST with a body', `POST /api/v1/jobs HTTP/1.1\nHost: ${HOST}\nX-API-Key: ${KEYS.writer}\nContent-Type: application/json\nContent-Length: ${job().length}\n\n${job({ title: 'Bare LF' })}`.replace(`Content-Length: ${job().length}`, `Content-Length: ${job({ title: 'Bare LF' }).length}`));
   lf('no key', `GET /api/v1/jobs HTTP/1.1\nHost: ${HOST}\n\n`);
   lf('a method not in Node\'s list', `FOO /api/v1/jobs HTTP/1.1\nHost: ${HOST}\nX-API-Key: ${KEYS.writer}\n\n`);
   lf('HTTP/2.0', `GET /api/v1/jobs HTTP/2.0\nHost: ${HOST}\n\n`);
