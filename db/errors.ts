@@ -44,7 +44,22 @@ export function deadlineError(ms: number): Error {
   return Object.assign(new Error(`The database did not answer within ${ms} ms`), { code: 'DB_DEADLINE' });
 }
 
+/**
+ * Whether the connection the error came from is gone without the server having said why: mysql2
+ * marks `fatal` every error after which a connection is unusable, and only the server's own
+ * answers carry a `sqlState`. This names a lost link whatever the driver calls it, e.g. "Can't add
+ * new command when connection is in closed state" (a pooled connection whose socket was cut
+ * while it sat free), which has no code at all.
+ */
+function isLostLink(error: unknown): boolean {
+  for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
+    const { fatal, sqlState } = e as { fatal?: unknown; sqlState?: unknown };
+    if (fatal === true && sqlState === undefined) return true;
+  }
+  return false;
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = errorCode(error);
-  return (code !== undefined && UNAVAILABLE.has(code)) || /Pool is closed/.test(String((error as Error)?.message));
+  return (code !== undefined && UNAVAILABLE.has(code)) || isLostLink(error) || /Pool is closed/.test(String((error as Error)?.message));
 }

@@ -1,4 +1,4 @@
-/** npm start: the whole API on this machine, no Docker needed. */
+/** npm start: the whole API on this machine, no Docker needed (LOCAL_GATEWAY_STATE serves other state files, keys from their DECK_ variables). */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { parseStateList, startLocalGateway, type LocalGateway } from '../gateway/local';

@@ -9,7 +9,7 @@ import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
 import { createAdmission } from './middleware/admission';
 import { readBodyFirst } from './middleware/read-body';
-import { singleHost, trustGateway } from './middleware/gateway-trust';
+import { headerCount, singleHost, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
 
 declare module 'koa' {
@@ -52,6 +52,7 @@ export function createApp({ db, config, logger, metrics }: AppDependencies): Koa
 
   if (metrics) metrics.watchAdmission(admission.stats);
   app.use(requestOutcome(logger, metrics));
+  app.use(headerCount());
   app.use(singleHost());
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(mount(health));

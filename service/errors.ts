@@ -68,6 +68,7 @@ export const methodNotAllowed = (allow: readonly string[]) => new HttpError(405,
 export const unavailable = (message: string = MESSAGES.unavailable) => new HttpError(503, message, {}, { 'Retry-After': RETRY_AFTER_SECONDS });
 export const notThroughGateway = () => new HttpError(401, MESSAGES.notThroughGateway);
 export const noConsumer = () => new HttpError(401, MESSAGES.noConsumer);
+export const tooManyHeaders = (limit: number) => new HttpError(431, `Too many request headers: send at most ${limit}`);
 
 // Query strings.
 export const unknownParameter = (name: string, allowed: readonly string[]) =>

@@ -23,6 +23,8 @@ type Deploy = {
   dockerignore: string[];
   logInclude: string;
   kongYaml: any;
+  keysDockerfile: string;
+  gitignore: string[];
 };
 
 function parseKongConf(text: string): Map<string, string> {
@@ -42,7 +44,21 @@ const load = (): Deploy => ({
   dockerignore: read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')),
   logInclude: read('gateway/kong/nginx-http-jobs.conf'),
   kongYaml: parse(read('kong.yaml'), { merge: true }),
+  keysDockerfile: read('tools/keys/Dockerfile'),
+  gitignore: read('.gitignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')),
 });
+
+/** Every `${...}` compose interpolates anywhere in a service (environment, command, image, ...). */
+function interpolations(value: unknown, found: string[] = []): string[] {
+  if (typeof value === 'string') for (const m of value.matchAll(/\$\{([^}]*)\}/g)) found.push(m[1]!);
+  else if (Array.isArray(value)) for (const v of value) interpolations(v, found);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) interpolations(v, found);
+  return found;
+}
+
+/** What the compose file requires of the operator, one message for all (compose spec: `${VAR:?err}` stops with err when VAR is unset or empty). */
+const required = (name: string) => `${name}:?set ${name}, e.g. ${name}=$(openssl rand -hex 32)`;
+const SECRETS = ['GATEWAY_SECRET', 'REDIS_PASSWORD', 'MARIADB_PASSWORD', 'MARIADB_ROOT_PASSWORD', 'KONG_PG_PASSWORD'];
 
 const KONG_IMAGE_SERVICES = ['kong', 'kong-migrations', 'kong-migrations-finish'];
 const DECK_SERVICES = ['deck-sync', 'deck-sync-demo'];
@@ -54,6 +70,68 @@ const command = (service: any): string => [service?.entrypoint ?? [], service?.c
 const dockerfileLines = (text: string) => text.split('\n').filter((l) => !l.trim().startsWith('#'));
 
 const invariants: Invariants<Deploy> = {
+  'every password and secret compose needs is required, with the same message, never a default': ({ compose }) => {
+    const problems: string[] = [];
+    const seen = new Set<string>();
+    for (const [name, s] of Object.entries(compose.services)) {
+      for (const expression of interpolations(s)) {
+        const variable = /^\w+/.exec(expression)?.[0] ?? expression;
+        if (!/PASSWORD|SECRET/.test(variable)) continue;
+        seen.add(variable);
+        if (expression !== required(variable)) problems.push(`${name}: \${${expression}}`);
+      }
+    }
+    for (const secret of SECRETS) if (!seen.has(secret)) problems.push(`${secret} is not asked for`);
+    const db = env(compose.services.mariadb);
+    if (db.MARIADB_PASSWORD !== `\${${required('MARIADB_PASSWORD')}}` || db.MARIADB_ROOT_PASSWORD !== `\${${required('MARIADB_ROOT_PASSWORD')}}`) problems.push('mariadb passwords');
+    if (env(compose.services['kong-database']).POSTGRES_PASSWORD !== `\${${required('KONG_PG_PASSWORD')}}`) problems.push('postgres password');
+    for (const name of KONG_IMAGE_SERVICES) {
+      // Their environment merges the x-kong-env block (`<<: *kong-env`).
+      const kongEnv = { ...((env(compose.services[name]) as any)['<<'] ?? {}), ...env(compose.services[name]) };
+      if (kongEnv.KONG_PG_PASSWORD !== `\${${required('KONG_PG_PASSWORD')}}`) problems.push(`${name} KONG_PG_PASSWORD`);
+    }
+    return problems;
+  },
+
+  "partner keys reach Kong: deck-sync syncs partner-keys.yaml last with partner-keys.env's values": ({ compose }) => {
+    const problems: string[] = [];
+    const sync = compose.services['deck-sync'];
+    const order = [...command(sync).matchAll(/deck gateway sync \/deck\/([\w.-]+)/g)].map((m) => m[1]);
+    if (JSON.stringify(order) !== JSON.stringify(['kong.yaml', 'partners.yaml', 'partner-keys.yaml'])) problems.push(`deck-sync syncs ${order.join(', ')}`);
+    if (!/&&[^&]*partners\.yaml[^&]*&&[^&]*partner-keys\.yaml/.test(command(sync))) problems.push('a failed sync does not stop the next');
+    if (!((sync?.volumes ?? []) as string[]).includes('./partner-keys.yaml:/deck/partner-keys.yaml:ro')) problems.push('partner-keys.yaml not mounted');
+    const envFiles = ((sync?.env_file ?? []) as Array<{ path: string; required?: boolean }>).map((f) => f.path);
+    if (JSON.stringify(envFiles) !== JSON.stringify(['./partner-keys.env'])) problems.push(`deck-sync env_file ${envFiles.join(', ')}`);
+    for (const [name, s] of Object.entries(compose.services)) {
+      if (name !== 'deck-sync' && JSON.stringify(s.env_file ?? []).includes('partner-keys.env')) problems.push(`${name} reads partner-keys.env`);
+    }
+    return problems;
+  },
+
+  "the keys tool runs in Kong's network namespace, only when asked, on the project's files": ({ compose, keysDockerfile }) => {
+    const keys = compose.services.keys;
+    if (!keys) return ['no keys service'];
+    const problems: string[] = [];
+    if (keys.network_mode !== 'service:kong') problems.push(`network_mode ${String(keys.network_mode)}`);
+    if (keys.networks || keys.ports) problems.push('keys joins networks or publishes ports');
+    if (env(keys).KONG_ADMIN_URL !== 'http://127.0.0.1:8001') problems.push(`KONG_ADMIN_URL ${String(env(keys).KONG_ADMIN_URL)}`);
+    if (!(keys.profiles ?? []).length) problems.push('keys starts with docker compose up');
+    if (keys.build?.dockerfile !== 'tools/keys/Dockerfile') problems.push(`keys builds ${String(keys.build?.dockerfile)}`);
+    const workdir = [...keysDockerfile.matchAll(/^WORKDIR (\S+)$/gm)].at(-1)?.[1];
+    if (!((keys.volumes ?? []) as string[]).includes(`./:${String(workdir)}`)) problems.push(`the project directory is not mounted at the image's working directory ${String(workdir)}`);
+    for (const line of dockerfileLines(keysDockerfile).filter((l) => /^\s*(COPY|ADD)\b/.test(l) && !/--from=/.test(l))) {
+      if (!/^COPY (package\.json package-lock\.json|tsconfig\.json tsconfig\.build\.json|tools\/keys) \.\//.test(line.trim())) problems.push(`keys image: ${line.trim()}`);
+    }
+    return problems;
+  },
+
+  'partner-keys.env stays out of git and of every build context': ({ gitignore, dockerignore }) => {
+    const problems: string[] = [];
+    if (!gitignore.includes('partner-keys.env')) problems.push('.gitignore lacks partner-keys.env');
+    if (!dockerignore.includes('partner-keys.env')) problems.push('.dockerignore lacks partner-keys.env');
+    return problems;
+  },
+
   'one build of the Kong image, run by every Kong service': ({ compose }) => {
     const builders = Object.entries(compose.services).filter(([, s]) => s.build?.dockerfile === 'gateway/Dockerfile');
     if (builders.length !== 1) return [`${builders.length} services build gateway/Dockerfile`];
@@ -242,6 +320,55 @@ describe('docker-compose.yml, Dockerfiles and kong.conf', () => invariantsHold(i
 
 describe('the deployment invariants catch a broken copy', () => {
   const mutations: Mutation<Deploy>[] = [
+    ['a default database password', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
+      d.compose.services.mariadb.environment.MARIADB_PASSWORD = '${MARIADB_PASSWORD:-jobs}';
+    }],
+    ['a default in the service URL', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
+      d.compose.services['jobs-service'].environment.DATABASE_URL = 'mysql://jobs:${MARIADB_PASSWORD:-jobs}@mariadb:3306/jobs';
+    }],
+    ['a default Kong database password', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
+      d.compose.services['kong-migrations'].environment.KONG_PG_PASSWORD = '${KONG_PG_PASSWORD:-kong}';
+    }],
+    ['a literal root password', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
+      d.compose.services.mariadb.environment.MARIADB_ROOT_PASSWORD = 'jobs-root';
+    }],
+    ['another message', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
+      d.compose.services['kong-database'].environment.POSTGRES_PASSWORD = '${KONG_PG_PASSWORD:?required}';
+    }],
+    ['keys not synced', "partner keys reach Kong: deck-sync syncs partner-keys.yaml last with partner-keys.env's values", (d) => {
+      d.compose.services['deck-sync'].command = ['deck gateway sync /deck/kong.yaml && deck gateway sync /deck/partners.yaml'];
+    }],
+    ['keys before their groups', "partner keys reach Kong: deck-sync syncs partner-keys.yaml last with partner-keys.env's values", (d) => {
+      d.compose.services['deck-sync'].command = ['deck gateway sync /deck/kong.yaml && deck gateway sync /deck/partner-keys.yaml && deck gateway sync /deck/partners.yaml'];
+    }],
+    ['keys synced after a failure', "partner keys reach Kong: deck-sync syncs partner-keys.yaml last with partner-keys.env's values", (d) => {
+      d.compose.services['deck-sync'].command = ['deck gateway sync /deck/kong.yaml && deck gateway sync /deck/partners.yaml; deck gateway sync /deck/partner-keys.yaml'];
+    }],
+    ['no values for the references', "partner keys reach Kong: deck-sync syncs partner-keys.yaml last with partner-keys.env's values", (d) => {
+      delete d.compose.services['deck-sync'].env_file;
+    }],
+    ['the keys handed to the service', "partner keys reach Kong: deck-sync syncs partner-keys.yaml last with partner-keys.env's values", (d) => {
+      d.compose.services['jobs-service'].env_file = ['./partner-keys.env'];
+    }],
+    ['keys tool over a network', "the keys tool runs in Kong's network namespace, only when asked, on the project's files", (d) => {
+      delete d.compose.services.keys.network_mode;
+      d.compose.services.keys.networks = ['service-net'];
+    }],
+    ['keys tool started by up', "the keys tool runs in Kong's network namespace, only when asked, on the project's files", (d) => {
+      delete d.compose.services.keys.profiles;
+    }],
+    ['keys tool given single files', "the keys tool runs in Kong's network namespace, only when asked, on the project's files", (d) => {
+      d.compose.services.keys.volumes = ['./partners.yaml:/state/partners.yaml', './partner-keys.yaml:/state/partner-keys.yaml'];
+    }],
+    ['keys image with the service in it', "the keys tool runs in Kong's network namespace, only when asked, on the project's files", (d) => {
+      d.keysDockerfile = d.keysDockerfile.replace('COPY tools/keys ./tools/keys', 'COPY tools/keys ./tools/keys\nCOPY service ./service');
+    }],
+    ['keys in git', 'partner-keys.env stays out of git and of every build context', (d) => {
+      d.gitignore = d.gitignore.filter((l) => l !== 'partner-keys.env');
+    }],
+    ['keys in the build context', 'partner-keys.env stays out of git and of every build context', (d) => {
+      d.dockerignore = d.dockerignore.filter((l) => l !== 'partner-keys.env');
+    }],
     ['migrations build the Kong image again', 'one build of the Kong image, run by every Kong service', (d) => {
       d.compose.services['kong-migrations'].build = { context: '.', dockerfile: 'gateway/Dockerfile' };
     }],

@@ -24,13 +24,36 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
 
 type RequestLine = { method: string; url: string; httpVersion: string };
 
-/** nginx reads request lines Node's parser refuses: methods outside Node's list, raw bytes above 0x7f in the target, HTTP/1.x minor versions above 1. */
+/** The packet with its heads' lines ended by CRLF, as nginx ends a line at LF with or without CR (ngx_http_parse.c). */
+function withCrlf(packet: Buffer): Buffer {
+  const text = packet.toString('latin1');
+  const parts: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    const blank = /\r?\n\r?\n/g;
+    blank.lastIndex = at;
+    const found = blank.exec(text);
+    const headEnd = found ? found.index + found[0].length : text.length;
+    const head = text.slice(at, headEnd);
+    parts.push(head.replace(/\r?\n/g, '\r\n'));
+    at = headEnd;
+    if (!found || /^transfer-encoding[ \t]*:/im.test(head)) break;
+    const length = Number(/^content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?$/im.exec(head)?.[1] ?? 0);
+    parts.push(text.slice(at, at + length));
+    at = Math.min(text.length, at + length);
+  }
+  return Buffer.concat([Buffer.from(parts.join(''), 'latin1'), packet.subarray(at)]);
+}
+
+/** nginx reads heads Node's parser refuses (bare-LF lines, unknown methods, raw bytes above 0x7f, HTTP/1.x above 1): rewritten into one Node reads and handed to the server again. */
 function reparse(server: http.Server, socket: Socket, err: ParserError, lines: WeakMap<object, RequestLine>): boolean {
-  const packet = err.rawPacket;
-  const lineEnd = packet?.indexOf('\r\n') ?? -1;
-  const m = /^([A-Z_-]+) (\S+) HTTP\/1\.(\d)$/.exec(packet?.subarray(0, lineEnd).toString('latin1') ?? '');
+  if (!err.rawPacket) return false;
+  const packet = withCrlf(err.rawPacket);
+  const lineEnd = packet.indexOf('\r\n');
+  const m = /^([A-Z_-]+) (\S+) HTTP\/1\.(\d)$/.exec(packet.subarray(0, lineEnd).toString('latin1'));
   const known = http.METHODS.includes(m?.[1] ?? '');
-  if (!packet || !m || (known && m[3] === '1' && !/[\x80-\xff]/.test(m[2]!))) return false;
+  const lineRead = known && m?.[3] === '1' && !/[\x80-\xff]/.test(m[2]!);
+  if (!m || (lineRead && packet.equals(err.rawPacket))) return false;
   const target = m[2]!.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   const duplex = new Duplex({ read: () => undefined, write: (chunk, _enc, done) => void socket.write(chunk, done), final: (done) => void socket.end(done) });
   Object.assign(duplex, { remoteAddress: socket.remoteAddress });

@@ -27,12 +27,16 @@ export function kongError(template: string, status: number, message: string, req
 /** kong/error_handlers.lua BODIES, for the statuses nginx_kong.lua routes to it. */
 const BODIES: Record<number, string> = { 400: 'Bad request', 405: 'Method not allowed', 413: 'Payload too large', 414: 'URI too long', 494: 'Request header or cookie too large' };
 
-/** 501 and 505 have no error_page in Kong's template: gateway/kong/nginx-proxy-jobs.conf answers them. */
-const JOBS_PAGES: Record<number, string> = { 501: 'Transfer-Encoding not supported: send a body with Content-Length or Transfer-Encoding: chunked', 505: 'HTTP version not supported: use HTTP/1.1' };
+/** 501 and 505 have no error_page in Kong's template, 431 is ours: gateway/kong/nginx-proxy-jobs.conf answers them. */
+const JOBS_PAGES: Record<number, string> = {
+  431: 'Too many request headers: send at most 100',
+  501: 'Transfer-Encoding not supported: send a body with Content-Length or Transfer-Encoding: chunked',
+  505: 'HTTP version not supported: use HTTP/1.1',
+};
 
-/** nginx's answer to a request it refuses itself; the connection is closed after it. */
+/** nginx's answer to a request it refuses itself; the connection is closed after it, but after a 431 (a `return`, not a parse error). */
 export function nginxAnswer(template: string, status: number, requestId: string): Exit {
   const page = JOBS_PAGES[status];
-  if (page) return { status, body: JSON.stringify({ error: page, request_id: requestId }), headers: { 'Content-Type': JSON_TYPE }, close: true };
+  if (page) return { status, body: JSON.stringify({ error: page, request_id: requestId }), headers: { 'Content-Type': JSON_TYPE }, close: status !== 431 };
   return { ...kongError(template, status === 494 ? 400 : status, BODIES[status] ?? 'Bad request', requestId), close: true };
 }

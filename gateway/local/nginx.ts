@@ -13,6 +13,8 @@ export function headerMap(raw: readonly string[]): HeaderMap {
 /** large_client_header_buffers 4 8k. */
 export const HEADER_LINE_LIMIT = 8 * 1024;
 export const HEADER_TOTAL_LIMIT = 4 * HEADER_LINE_LIMIT;
+/** gateway/kong/nginx-proxy-jobs.conf: more request headers than Kong's plugins read is a 431. */
+export const HEADER_COUNT_LIMIT = 100;
 /** Kong's client_max_body_size is 0 (nginx spills to disk); this stand-in buffers in memory, so it stops here. */
 export const LOCAL_MAX_BODY = 8 * 1024 * 1024;
 /** kong.conf nginx_proxy_client_body_timeout. */
@@ -41,6 +43,8 @@ export function nginxRefusal(req: IncomingMessage, headers: HeaderMap): number |
   // nginx parses a target that is neither a path nor an absolute URI (CONNECT's host:port) as a bad request line.
   if (!/^(\/|[a-z][a-z0-9+.-]*:\/\/)/i.test(req.url ?? '')) return 400;
   if (req.method === 'CONNECT' || req.method === 'TRACE') return 405;
+  // Counted in nginx's server rewrite phase: after the header checks above, before the body's size.
+  if (req.rawHeaders.length / 2 > HEADER_COUNT_LIMIT) return 431;
   const length = headers.get('content-length')?.[0];
   if (length !== undefined && Number(length) > LOCAL_MAX_BODY) return 413;
   return null;

@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { hostTwice, noConsumer, notThroughGateway } from '../errors';
+import { hostTwice, noConsumer, notThroughGateway, tooManyHeaders } from '../errors';
 
 // What the gateway vouches for: one Host, that the request came through it, and who is calling.
 
@@ -33,6 +33,32 @@ export function singleHost(): Middleware {
     // Only a four-letter name can be Host: the others are not lower-cased.
     for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
     if (hosts > 1) throw hostTwice();
+    await next();
+  };
+}
+
+/** The most headers a client may send, as both gateways count them (gateway/kong/nginx-proxy-jobs.conf). */
+export const HEADER_COUNT_LIMIT = 100;
+
+// What a gateway adds to the request it passes on: not the client's, so not counted against it.
+const GATEWAY_HEADERS = new Set([
+  'x-consumer-id', 'x-consumer-username', 'x-consumer-custom-id', 'x-consumer-groups', 'x-credential-identifier',
+  'x-anonymous-consumer', 'x-gateway-secret', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-port',
+  'x-forwarded-proto', 'x-forwarded-path', 'x-forwarded-prefix', 'x-real-ip', 'x-kong-request-id', 'x-request-id',
+]);
+
+/** More than HEADER_COUNT_LIMIT client headers is a JSON 431, as the gateways answer it (gateway headers not counted). */
+export function headerCount(): Middleware {
+  return async (ctx, next) => {
+    const raw = ctx.req.rawHeaders;
+    if (raw.length / 2 > HEADER_COUNT_LIMIT) {
+      const added = new Set<string>();
+      for (let i = 0; i < raw.length; i += 2) {
+        const name = raw[i]!.toLowerCase();
+        if (GATEWAY_HEADERS.has(name)) added.add(name);
+      }
+      if (raw.length / 2 - added.size > HEADER_COUNT_LIMIT) throw tooManyHeaders(HEADER_COUNT_LIMIT);
+    }
     await next();
   };
 }

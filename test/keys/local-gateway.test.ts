@@ -1,16 +1,11 @@
 // The keys tool's files served by the local gateway (Kong's stand-in) in front of the real
-// service and MariaDB, the printed keys passed as the DECK_ variables decK would read. Each step
-// runs the tool, reloads the gateway, and calls the API.
-//
-// In production partners.yaml and partner-keys.yaml are synced separately into one Kong, which
-// then holds each partner once, with its groups and its credentials. The local gateway merges its
-// files as ONE `deck gateway sync a b` and refuses a consumer defined in two files, so the second
-// file served here is that Kong state: partners.yaml's consumers, each with partner-keys.yaml's
-// credentials (decK env references, rendered by the gateway from `env`), rewritten before every
-// reload from the files the tool just wrote.
-import { readFileSync, writeFileSync } from 'node:fs';
+// service and MariaDB, as `npm start` serves them: kong.yaml, partners.yaml and partner-keys.yaml,
+// the printed keys passed as the DECK_ variables decK would read. Each step runs the tool,
+// reloads the gateway, and calls the API. The two partner files name each partner once each, as
+// two syncs into one Kong do: the gateway serves one consumer with its groups and its keys.
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { startTestService, type TestService } from '../helpers/service';
 import { gatewayEnv, kongState, send, startGateway, type TestGateway } from '../local-gateway/support';
 import { keys, printedKey, workspace, type Workspace } from './support';
@@ -29,28 +24,14 @@ beforeAll(async () => {
   ws = workspace();
   const kongYaml = path.join(ws.dir, 'kong.yaml');
   writeFileSync(kongYaml, stringify(kongState(service.port)));
-  writeKongPartners();
   env = gatewayEnv(SECRET);
-  gateway = await startGateway([kongYaml, kongPartners()], env);
+  gateway = await startGateway([kongYaml, ws.partners, ws.keys], env);
 });
 afterAll(async () => {
   await gateway?.close();
   await service?.close();
   ws?.remove();
 });
-
-const kongPartners = () => path.join(ws.dir, 'kong-partners.yaml');
-
-/** What Kong holds after syncing partners.yaml and partner-keys.yaml (or the tool's --apply): one entry per partner. */
-function writeKongPartners(): void {
-  const partners = parse(readFileSync(ws.partners, 'utf8'));
-  const keyed = parse(readFileSync(ws.keys, 'utf8'));
-  for (const consumer of partners.consumers) {
-    const entry = keyed.consumers.find((k: { id: string }) => k.id === consumer.id);
-    consumer.keyauth_credentials = entry.keyauth_credentials;
-  }
-  writeFileSync(kongPartners(), stringify(partners));
-}
 
 async function tool(args: string[]): Promise<string | undefined> {
   const r = await keys(ws, args);
@@ -62,7 +43,6 @@ async function tool(args: string[]): Promise<string | undefined> {
 }
 
 function reload(): void {
-  writeKongPartners();
   expect(gateway.reload()).toEqual({ ok: true });
 }
 

@@ -241,6 +241,30 @@ function hostileRequests(): Req[] {
   raw('size: headers over 32 KiB in all', `GET /api/v1/jobs HTTP/1.1\r\nHost: ${HOST}\r\n${Array.from({ length: 6 }, (_, i) => `X-Big-${i}: ${'c'.repeat(7000)}\r\n`).join('')}\r\n`);
   raw('size: a 7 KiB header line', `GET /api/v1/jobs?limit=1 HTTP/1.1\r\nHost: ${HOST}\r\n${k}X-Big: ${'d'.repeat(7000)}\r\n\r\n`);
 
+  // The header count (gateway/kong/nginx-proxy-jobs.conf): 100 lines, Host and the key included.
+  const fill = (n: number, name = (i: number) => `X-Fill-${i}`) => Array.from({ length: n }, (_, i) => `${name(i)}: v\r\n`).join('');
+  for (const n of [98, 99, 990, 1500]) raw(`count: ${n + 2} headers, the key last`, `GET /api/v1/jobs?limit=1 HTTP/1.1\r\nHost: ${HOST}\r\n${fill(n)}${k}\r\n`);
+  raw('count: 101 headers, the key first', `GET /api/v1/jobs?limit=1 HTTP/1.1\r\nHost: ${HOST}\r\n${k}${fill(99)}\r\n`);
+  raw('count: 101 headers, one name repeated', `GET /api/v1/jobs?limit=1 HTTP/1.1\r\nHost: ${HOST}\r\n${k}${fill(99, () => 'X-Same')}\r\n`);
+  raw('count: 101 headers without a key', `GET /api/v1/jobs?limit=1 HTTP/1.1\r\nHost: ${HOST}\r\n${fill(100)}\r\n`);
+  raw('count: 101 headers on the reference page', `GET /docs HTTP/1.1\r\nHost: ${HOST}\r\n${fill(100)}\r\n`);
+  raw('count: 101 headers on an unrouted path', `GET /nowhere HTTP/1.1\r\nHost: ${HOST}\r\n${fill(100)}\r\n`);
+  raw('count: 101 headers on a TRACE', `TRACE /api/v1/jobs HTTP/1.1\r\nHost: ${HOST}\r\n${fill(100)}\r\n`);
+  raw('count: 101 headers and a body over 100 KB', `POST /api/v1/jobs HTTP/1.1\r\nHost: ${HOST}\r\nX-API-Key: ${KEYS.writer}\r\nContent-Length: 204800\r\n${fill(98)}\r\n`);
+  raw('count: 101 headers on a POST with its body', `POST /api/v1/jobs HTTP/1.1\r\nHost: ${HOST}\r\nX-API-Key: ${KEYS.writer}\r\nContent-Type: application/json\r\nContent-Length: ${job().length}\r\n${fill(97)}\r\n${job()}`);
+
+  // Lines ended by a bare LF: nginx reads them as CRLF (ngx_http_parse.c).
+  const lf = (name: string, text: string) => raw(`bare LF: ${name}`, text);
+  lf('GET, every line', `GET /api/v1/jobs?limit=1 HTTP/1.1\nHost: ${HOST}\nX-API-Key: ${KEYS.reader}\n\n`);
+  lf('GET, the request line only', `GET /api/v1/jobs?limit=1 HTTP/1.1\nHost: ${HOST}\r\n${k}\r\n`);
+  lf('GET, the header lines only', `GET /api/v1/jobs?limit=1 HTTP/1.1\r\nHost: ${HOST}\n${k}\n`);
+  lf('HTTP/1.0 GET', `GET /api/v1/jobs?limit=1 HTTP/1.0\nHost: ${HOST}\nX-API-Key: ${KEYS.reader}\n\n`);
+  lf('no key', `GET /api/v1/jobs HTTP/1.1\nHost: ${HOST}\n\n`);
+  lf('a method not in Node\'s list', `FOO /api/v1/jobs HTTP/1.1\nHost: ${HOST}\nX-API-Key: ${KEYS.writer}\n\n`);
+  lf('HTTP/2.0', `GET /api/v1/jobs HTTP/2.0\nHost: ${HOST}\n\n`);
+  lf('a lone CR inside a line', `GET /api/v1/jobs HTTP/1.1\nHost: ${HOST}\rX: y\nX-API-Key: ${KEYS.reader}\n\n`);
+  lf('no Host', `GET /api/v1/jobs HTTP/1.1\nX-API-Key: ${KEYS.reader}\n\n`);
+
   const bad = (name: string, text: string) => raw(`parser: ${name}`, text);
   bad('no Host on HTTP/1.1', `GET /api/v1/jobs HTTP/1.1\r\n${k}\r\n`);
   bad('two Host headers', `GET /api/v1/jobs HTTP/1.1\r\nHost: a\r\nHost: b\r\n${k}\r\n`);

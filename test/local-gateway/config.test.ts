@@ -117,6 +117,7 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
 
   const refusals: Refusal[] = [
     ['a consumer in both files', (_s, demo) => demo.consumers.push({ username: 'anonymous', id: 'x' }), 'consumer "anonymous" is defined twice'],
+    ["another consumer under a consumer's id", (_s, demo) => demo.consumers.push({ username: 'someone-else', id: '00000000-0000-4000-8000-000000000000' }), 'consumer "00000000-0000-4000-8000-000000000000" is defined twice'],
     ['a service in both files', (s, demo) => (demo.services = [{ ...s.services[0], routes: [] }]), 'service name "jobs-service" is used twice'],
     ['a route name in both files', (s, demo) => (demo.services = [{ ...s.services[0], name: 'other', routes: [s.services[0].routes[0]] }]), 'route name "jobs-read" is used twice'],
     ['a key in both files', (_s, demo) => demo.consumers.push({ username: 'copy', id: 'c', keyauth_credentials: [{ id: 'k', key: DEMO.reader }] }), 'the same key is used twice'],

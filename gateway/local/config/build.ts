@@ -69,10 +69,19 @@ function buildConsumers(list: z.infer<typeof Consumer>[]): Pick<GatewayConfig, '
   const consumersByIdOrUsername = new Map<string, Consumer>();
   const credentialsByKey = new Map<string, Credential>();
   for (const c of list) {
-    const consumer: Consumer = { id: c.id, username: c.username, ...(c.custom_id !== undefined ? { custom_id: c.custom_id } : {}), groups: c.acls.map((a) => a.group) };
-    for (const name of [c.id, c.username]) {
-      if (consumersByIdOrUsername.has(name)) throw new ConfigError(`consumers: consumer "${name}" is defined twice`);
-      consumersByIdOrUsername.set(name, consumer);
+    const groups = c.acls.map((a) => a.group);
+    let consumer: Consumer = { id: c.id, username: c.username, ...(c.custom_id !== undefined ? { custom_id: c.custom_id } : {}), groups };
+    // Files synced one by one into one Kong (partners.yaml, then partner-keys.yaml) each name the
+    // same consumer: that is one consumer with the groups and keys of both. Any other clash is an error.
+    const same = consumersByIdOrUsername.get(c.id);
+    if (same && same.username === c.username && same.custom_id === c.custom_id) {
+      same.groups.push(...groups.filter((g) => !same.groups.includes(g)));
+      consumer = same;
+    } else {
+      for (const name of [c.id, c.username]) {
+        if (consumersByIdOrUsername.has(name)) throw new ConfigError(`consumers: consumer "${name}" is defined twice`);
+        consumersByIdOrUsername.set(name, consumer);
+      }
     }
     for (const k of c.keyauth_credentials) {
       if (credentialsByKey.has(k.key)) throw new ConfigError(`consumers: ${c.username}: the same key is used twice (Kong requires unique keys)`);

@@ -1,6 +1,7 @@
 import { APPLY_HELP, FILE_HELP } from '../cli/args';
 import { setDisabled } from './groups';
 import { partnerCommand } from './partner-command';
+import { whenEffective } from './shared';
 
 export const disable = partnerCommand({
   name: 'disable',
@@ -23,10 +24,7 @@ ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(ctx) {
     const { wasDisabled, outcome } = await setDisabled(ctx, true);
-    ctx.io.err(
-      wasDisabled
-        ? `${ctx.name} was already disabled`
-        : `${ctx.name} is disabled${outcome ? '' : ' in the files; Kong still lets its keys in until partners.yaml is synced (use --apply for at once)'}`,
-    );
+    ctx.io.err(wasDisabled ? `${ctx.name} was already disabled` : `${ctx.name} is disabled: every key of it is answered 403`);
+    whenEffective(ctx.io, outcome !== null, ['partners.yaml']);
   },
 });

@@ -1,6 +1,7 @@
 import { APPLY_HELP, FILE_HELP } from '../cli/args';
 import { setDisabled } from './groups';
 import { partnerCommand } from './partner-command';
+import { whenEffective } from './shared';
 
 export const enable = partnerCommand({
   name: 'enable',
@@ -14,7 +15,8 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(ctx) {
-    const { wasDisabled } = await setDisabled(ctx, false);
+    const { wasDisabled, outcome } = await setDisabled(ctx, false);
     ctx.io.err(wasDisabled ? `${ctx.name} is enabled again` : `${ctx.name} was not disabled`);
+    whenEffective(ctx.io, outcome !== null, ['partners.yaml']);
   },
 });

@@ -5,7 +5,7 @@ import { Failure, UsageError } from '../cli/errors';
 import { newId, newKey } from '../keygen';
 import { CustomId, keyVariable, Scope, scopeGroups } from '../partner';
 import { partnerCommand } from './partner-command';
-import { printKey } from './shared';
+import { printKey, whenEffective } from './shared';
 
 export const issue = partnerCommand({
   name: 'issue',
@@ -60,6 +60,7 @@ ${FILE_HELP}`,
       key: { variable: credential.variable, key },
     });
     io.err(`partner ${name}: consumer ${id}, scope ${scope.data}, credential ${credential.id}`);
-    printKey(io, credential.variable, key, outcome !== null);
+    printKey(io, credential.variable, key);
+    whenEffective(io, outcome !== null, ['partners.yaml', 'partner-keys.yaml']);
   },
 });

@@ -71,7 +71,7 @@ export function partnerCommand<O extends Options>(spec: {
           try {
             saveFiles(io, store, outcome !== null);
           } catch (err) {
-            if (change.key && outcome) printKey(io, change.key.variable, change.key.key, true);
+            if (change.key && outcome) printKey(io, change.key.variable, change.key.key);
             throw err;
           }
           return outcome;

@@ -2,6 +2,7 @@ import { deleteCredential } from '../admin/requests';
 import { APPLY_HELP, FILE_HELP } from '../cli/args';
 import { Failure, UsageError } from '../cli/errors';
 import { partnerCommand } from './partner-command';
+import { whenEffective } from './shared';
 
 export const revoke = partnerCommand({
   name: 'revoke',
@@ -9,7 +10,8 @@ export const revoke = partnerCommand({
   help: `Usage: keys revoke <partner> --credential ID [--apply --admin-url URL]
 
 Removes one credential (its id is in "keys list") from partner-keys.yaml and, with --apply, from
-Kong (DELETE /consumers/{id}/key-auth/{credential id}); the key stops working at once. To block a
+Kong (DELETE /consumers/{id}/key-auth/{credential id}): with --apply the key stops working at once,
+without it at the next sync of partner-keys.yaml. To block a
 partner entirely and reversibly, use disable. Safe to repeat on Kong: a credential Kong no longer
 has counts as removed.
 
@@ -28,11 +30,14 @@ ${FILE_HELP}`,
       );
     }
     const consumer = { id: partner.id, name };
-    await applyThenWrite({
+    const outcome = await applyThenWrite({
       steps: [{ what: `revoke credential ${credential.id} of ${name}`, request: deleteCredential(partner.id, credential.id), consumer, absentIsDone: true }],
       record: () => store.removeCredential(name, credential.id),
     });
     const left = partner.credentials.length - 1;
-    io.err(`revoked credential ${credential.id} of ${name}; remove ${credential.variable} from the secret manager. ${name} has ${left === 0 ? 'no key left' : `${left} key${left === 1 ? '' : 's'} left`}`);
+    io.err(
+      `revoked credential ${credential.id} of ${name}; ${name} has ${left === 0 ? 'no key left' : `${left} key${left === 1 ? '' : 's'} left`}. Remove ${credential.variable} from the secret manager: partner-keys.yaml no longer references it`,
+    );
+    whenEffective(io, outcome !== null, ['partner-keys.yaml']);
   },
 });

@@ -6,7 +6,7 @@ import { newId, newKey } from '../keygen';
 import { keyVariable } from '../partner';
 import type { Partner } from '../state/store';
 import { partnerCommand, type PartnerRun } from './partner-command';
-import { printKey } from './shared';
+import { printKey, whenEffective } from './shared';
 
 type Run = Pick<PartnerRun<unknown>, 'io' | 'store' | 'applyThenWrite'>;
 
@@ -23,7 +23,8 @@ async function addKey({ io, store, applyThenWrite }: Run, partner: Partner): Pro
   io.err(
     `${partner.name} now has ${partner.credentials.length + 1} keys; the old ones keep working. Once the partner has switched to the new one: keys rotate ${partner.name} --revoke-old`,
   );
-  printKey(io, variable, key, outcome !== null);
+  printKey(io, variable, key);
+  whenEffective(io, outcome !== null, ['partner-keys.yaml']);
 }
 
 async function revokeOld({ io, store, applyThenWrite }: Run, partner: Partner): Promise<void> {
@@ -47,7 +48,11 @@ async function revokeOld({ io, store, applyThenWrite }: Run, partner: Partner): 
   if (outcome && !outcome.ok) {
     throw new Failure(`not every old key was revoked; the files now list exactly the keys Kong still has. Re-run the same command to finish`);
   }
-  io.err(`${partner.name} keeps one key: credential ${newest.id} (${newest.variable}); remove the revoked variables from the secret manager`);
+  const gone = old.map((c) => c.variable);
+  io.err(
+    `${partner.name} keeps one key: credential ${newest.id} (${newest.variable}). Remove ${gone.join(', ')} from the secret manager: partner-keys.yaml no longer references ${gone.length === 1 ? 'it' : 'them'}`,
+  );
+  whenEffective(io, outcome !== null, ['partner-keys.yaml']);
 }
 
 export const rotate = partnerCommand({

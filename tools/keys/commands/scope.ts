@@ -3,6 +3,7 @@ import { UsageError } from '../cli/errors';
 import { GROUP_DISABLED, GROUP_WRITE, Scope, scopeGroups } from '../partner';
 import { groupStep } from './groups';
 import { partnerCommand } from './partner-command';
+import { whenEffective } from './shared';
 
 export const scope = partnerCommand({
   name: 'scope',
@@ -25,10 +26,11 @@ ${FILE_HELP}`,
     if (!target.success) throw new UsageError(`scope: expected read or write, found "${positionals[1]}"`);
     const partner = get();
     const current = partner.groups.includes(GROUP_WRITE) ? 'write' : 'read';
-    await applyThenWrite({
+    const outcome = await applyThenWrite({
       steps: [groupStep(partner, GROUP_WRITE, target.data === 'write')],
       record: () => store.setGroups(name, [...scopeGroups(target.data), ...(partner.groups.includes(GROUP_DISABLED) ? [GROUP_DISABLED] : [])]),
     });
     io.err(current === target.data ? `${name} already has scope ${current}` : `${name}: scope ${current} -> ${target.data}; its keys are unchanged`);
+    whenEffective(io, outcome !== null, ['partners.yaml']);
   },
 });

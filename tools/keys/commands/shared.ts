@@ -45,18 +45,28 @@ export function saveFiles(io: Io, store: PartnerStore, kongChanged: boolean): vo
   io.err(written.length > 0 ? `wrote ${written.join(' and ')}` : 'files already up to date: nothing written');
 }
 
-/** The key, once, on stdout, as the line to store in the secret manager. */
-export function printKey(io: Io, variable: string, key: string, applied: boolean): void {
+/** The key, once, on stdout as the line to store; everything else goes to stderr, so a redirect captures exactly this line. */
+export function printKey(io: Io, variable: string, key: string): void {
   io.out(`${variable}=${key}`);
   io.err(
     [
       `The key above is shown once and is not stored anywhere: put it in the secret manager as ${variable}`,
-      `and give it to the partner over a secure channel.`,
-      applied
-        ? 'It works now.'
-        : 'Kong does not have it yet: without --apply it reaches Kong only when partner-keys.yaml is synced (docs/partners.md, "Managing partners").',
+      `(the env file the stack's syncs read) and give it to the partner over a secure channel.`,
     ].join('\n'),
   );
+}
+
+/** The state files whose sync carries a change to Kong. */
+export type SyncedFile = 'partners.yaml' | 'partner-keys.yaml';
+
+/**
+ * When the change is Kong's, said the same way by every command that changes what Kong lets in:
+ * with --apply, now; without, at the next sync of the files that hold it.
+ */
+export function whenEffective(io: Io, applied: boolean, files: readonly SyncedFile[]): void {
+  if (applied) return io.err('In effect now: Kong took the change (--apply); the files record it for every later sync.');
+  const variables = files.includes('partner-keys.yaml') ? ", with every DECK_PARTNER_ variable partner-keys.yaml references in the sync's environment" : '';
+  io.err(`Not in effect yet: Kong gets it at the next sync of ${files.join(' and ')}${variables} (docs/operations.md, "Partner keys"); --apply changes Kong at once.`);
 }
 
 /** Ends a command whose Kong requests failed before any file was written (exit 1). */
