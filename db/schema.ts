@@ -57,7 +57,7 @@ export function formatUuid(bytes: Uint8Array): string {
  * clustered index and in every secondary index (InnoDB copies the primary key into each), and
  * new rows append at the end of the B-tree instead of splitting pages at random.
  */
-const uuidBinary = customType<{ data: string; driverData: Buffer }>({
+export const uuidBinary = customType<{ data: string; driverData: Buffer }>({
   dataType: () => 'binary(16)',
   toDriver: (value) => uuidToBuffer(value),
   fromDriver: (value) => formatUuid(value),

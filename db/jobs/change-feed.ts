@@ -20,6 +20,7 @@ function changesQuery(db: Database, since: number, limit: number) {
   return db
     .select({
       seq: jobChanges.seq,
+      changedAt: jobChanges.changedAt,
       jobId: jobChanges.jobId,
       // Listable now: not soft-deleted (visible_status is NULL then), not a draft, not deleted.
       listable: sql`coalesce(${jobs.visibleStatus} <> 'draft', false)`.mapWith(Boolean),
@@ -41,4 +42,21 @@ export async function readChanges(db: Database, since: number, limit: number): P
     lastSeq: page.at(-1)?.seq ?? undefined,
     hasMore: rows.length > limit,
   };
+}
+
+/** A feed entry with its position and when its change was written: what a webhook event is made of. */
+export interface ChangeEvent {
+  seq: number;
+  changedAt: Date;
+  entry: Job | Tombstone;
+}
+
+/** The feed's entries after `since`, read exactly as readChanges reads them, with their positions. */
+export async function readChangeEvents(db: Database, since: number, limit: number): Promise<ChangeEvent[]> {
+  const rows = await changesQuery(db, since, limit - 1);
+  return rows.map(({ seq, changedAt, jobId, listable, job }) => ({
+    seq: seq!,
+    changedAt: changedAt ?? new Date(0),
+    entry: listable && job ? toJob(job) : { id: jobId, removed: true },
+  }));
 }
