@@ -80,7 +80,7 @@ export async function recordFailure(db: Database, id: string, owner: string, fai
     const [result] = await tx
       .update(subs)
       .set({
-        // Assignments run left to right (MySQL): status and reason read failing_since before it is set.
+        // MySQL assigns left to right in column order: status and reason (before failing_since) read its old value.
         disabledReason: sql`if(${givenUp}, 'deliveries failed for 3 days', ${subs.disabledReason})`,
         status: sql`if(${givenUp}, 'disabled', ${subs.status})`,
         attempts: sql`${subs.attempts} + 1`,

@@ -103,17 +103,16 @@ const freshStart = { attempts: 0, failingSince: null, nextAttemptAt: sql`${utcNo
 
 /** The new secret signs from now on; the current one goes on signing beside it for `overlapMs`. */
 export async function rotateSecret(db: Database, consumerId: string, id: string, secret: Buffer, overlapMs: number): Promise<boolean> {
-  const [result] = await db
-    .update(subs)
-    .set({
-      // Assignments run left to right (MySQL): previous_secret takes the old value of secret.
-      previousSecret: sql`${subs.secret}`,
-      secret,
-      previousSecretExpiresAt: sql`${utcNow} + interval ${overlapMs * 1000} microsecond`,
-      ...releaseLease,
-    })
-    .where(ownedBy(consumerId, id));
-  return result.affectedRows === 1;
+  // Read under lock and written back in two values: drizzle orders SET by column, so `previous_secret = secret` would see the new one.
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select({ secret: subs.secret }).from(subs).where(ownedBy(consumerId, id)).for('update');
+    if (!current) return false;
+    await tx
+      .update(subs)
+      .set({ secret, previousSecret: current.secret, previousSecretExpiresAt: sql`${utcNow} + interval ${overlapMs * 1000} microsecond`, ...releaseLease })
+      .where(eq(subs.id, id));
+    return true;
+  });
 }
 
 /** Delivers again from after `position`; refused when the position is past the feed's head. */

@@ -43,11 +43,12 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
   const agents = keepAliveAgents();
   const walking = new Map<string, Promise<void>>();
   let stopping = false;
+  let claims = 0;
   let wake: (() => void) | undefined;
 
   metrics?.watchLag(async () => ({ head: await lastSequenced(db), subscriptions: await subscriptionLags(db) }));
 
-  async function walk(subscription: LeasedSubscription, tokenKey: Buffer): Promise<void> {
+  async function walk(subscription: LeasedSubscription, owner: string, tokenKey: Buffer): Promise<void> {
     const log = logger.child({ subscription: subscription.id });
     const secrets = subscription.secrets.map((sealed) => decryptSecret(settings.secretsKey, sealed));
     let { position, attempts } = subscription;
@@ -98,11 +99,13 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
     await sequencePendingChanges(db);
     const room = CONCURRENCY - walking.size;
     if (room <= 0) return;
-    const claimed = await claimDue(db, owner, settings.leaseMs, room);
+    // Each claim holds its leases under a name of its own, so a walk under way is never handed its subscription twice.
+    const holder = `${owner}/${(claims += 1)}`;
+    const claimed = await claimDue(db, holder, settings.leaseMs, room);
     if (claimed.length === 0) return;
     const tokenKey = await signingKey(db);
     for (const subscription of claimed) {
-      const run = walk(subscription, tokenKey)
+      const run = walk(subscription, holder, tokenKey)
         .catch((error: unknown) => {
           // The lease expires on its own; another tick (here or elsewhere) takes it up again.
           logger.error({ subscription: subscription.id, code: (error as { code?: string }).code, err: { name: (error as Error).name } }, 'webhook walk failed');

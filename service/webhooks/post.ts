@@ -31,7 +31,7 @@ export function postEvent(target: string, headers: Record<string, string>, body:
   const url = new URL(target);
   const literal = hostAddress(url);
   const literalProblem = literal === undefined ? undefined : addressProblem(literal, options.policy);
-  if (literalProblem) return Promise.resolve({ ok: false, refused: true, error: `not contacted: ${literalProblem}` });
+  if (literalProblem) return Promise.resolve({ ok: false, refused: true, error: `not contacted: url must reach a public address: ${literalProblem}` });
   if (url.protocol !== 'https:' && !(options.policy.allowHttp && url.protocol === 'http:')) {
     return Promise.resolve({ ok: false, refused: true, error: 'not contacted: url must use https' });
   }
