@@ -12,6 +12,7 @@ import { createAdmission, readBodyFirst } from './middleware/database-turn';
 import { singleHost, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
 import { HttpError } from './errors';
+import { loadWebhookSettings, type WebhookSettings } from './webhooks/settings';
 
 export interface AppDependencies {
   db: Database;
@@ -20,6 +21,8 @@ export interface AppDependencies {
   logger: Logger;
   /** Where requests and admission are counted (service/metrics.ts); none when unset. */
   metrics?: ServiceMetrics;
+  /** Webhook subscriptions' settings (service/webhooks/settings.ts); unset: none configured, creating one is a 503. */
+  webhooks?: WebhookSettings;
 }
 
 
@@ -52,8 +55,9 @@ function underDocs(docs: Koa.Middleware): Koa.Middleware {
 }
 
 /** Builds the Koa app; server.ts listens, tests drive app.callback() in-process. */
-export function createApp({ db, config, logger, metrics }: AppDependencies): Koa {
+export function createApp({ db, config, logger, metrics, webhooks }: AppDependencies): Koa {
   const app = new Koa();
+  app.context.webhooks = webhooks ?? loadWebhookSettings({});
   app.silent = true; // the error middleware logs failures, without their messages
 
   const defaults = Config.parse({});

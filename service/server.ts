@@ -11,6 +11,7 @@ import { createLogger, exitOnCrash, flushNow, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
 import { drainOnStop } from './shutdown';
+import { loadWebhookSettings } from './webhooks/settings';
 
 // How often Node looks for requests past HEADERS_TIMEOUT_MS or their whole-request limit (its
 // default, 30 s, would let a slow client stay up to 30 s past its time).
@@ -31,6 +32,7 @@ export interface RunningService {
  */
 export async function runService(overrides: Partial<Config> = {}): Promise<RunningService> {
   const config = loadConfig(process.env, overrides);
+  const webhooks = loadWebhookSettings(process.env);
   const logger = createLogger(config.logLevel);
   let seeded = 0;
   try {
@@ -52,7 +54,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
 
   const metrics = config.metricsPort === undefined ? undefined : createMetrics();
-  const app = createApp({ db: database.db, config, logger, metrics });
+  const app = createApp({ db: database.db, config, logger, metrics, webhooks });
   const server = http.createServer(
     {
       headersTimeout: config.headersTimeoutMs,

@@ -1,6 +1,7 @@
 CREATE TABLE `webhook_subscriptions` (
 	`id` binary(16) NOT NULL,
 	`consumer_id` varchar(64) NOT NULL,
+	`consumer_name` varchar(200),
 	`url` varchar(2048) NOT NULL,
 	`description` varchar(500),
 	`status` enum('active','disabled') NOT NULL DEFAULT 'active',
@@ -21,4 +22,5 @@ CREATE TABLE `webhook_subscriptions` (
 );
 --> statement-breakpoint
 CREATE INDEX `webhook_subscriptions_consumer_idx` ON `webhook_subscriptions` (`consumer_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `webhook_subscriptions_due_idx` ON `webhook_subscriptions` (`status`,`next_attempt_at`);
+CREATE INDEX `webhook_subscriptions_due_idx` ON `webhook_subscriptions` (`status`,`next_attempt_at`);--> statement-breakpoint
+CREATE INDEX `webhook_subscriptions_consumer_name_idx` ON `webhook_subscriptions` (`consumer_name`);

@@ -20,6 +20,8 @@ export const webhookSubscriptions = mysqlTable(
   {
     id: uuidBinary('id').primaryKey(),
     consumerId: varchar('consumer_id', { length: 64 }).notNull(),
+    // The consumer's username when it subscribed: how operators name partners (npm run webhooks).
+    consumerName: varchar('consumer_name', { length: 200 }),
     url: varchar('url', { length: 2048 }).notNull(),
     description: varchar('description', { length: 500 }),
     status: mysqlEnum('status', SUBSCRIPTION_STATUSES).notNull().default('active'),
@@ -46,6 +48,7 @@ export const webhookSubscriptions = mysqlTable(
     index('webhook_subscriptions_consumer_idx').on(t.consumerId, t.createdAt),
     // The dispatchers' claim: active subscriptions that are due.
     index('webhook_subscriptions_due_idx').on(t.status, t.nextAttemptAt),
+    index('webhook_subscriptions_consumer_name_idx').on(t.consumerName),
   ],
 );
 

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, or, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { errorCode } from '../errors';
 import { lastSequenced, sequencePendingChanges } from '../jobs/change-numbering';
@@ -9,6 +9,7 @@ import { utcNow, webhookSubscriptions as subs } from './schema';
 export const subscriptionColumns = {
   id: subs.id,
   consumerId: subs.consumerId,
+  consumerName: subs.consumerName,
   url: subs.url,
   description: subs.description,
   status: subs.status,
@@ -24,6 +25,7 @@ export type SubscriptionView = { [K in keyof typeof subscriptionColumns]: (typeo
 
 export interface NewSubscription {
   consumerId: string;
+  consumerName?: string | null;
   url: string;
   description: string | null;
   /** The encrypted secret (service/webhooks/secrets.ts). */
@@ -68,6 +70,7 @@ export async function createSubscription(db: Database, input: NewSubscription, l
       await tx.insert(subs).values({
         id,
         consumerId: input.consumerId,
+        consumerName: input.consumerName ?? null,
         url: input.url,
         description: input.description,
         secret: input.secret,
@@ -131,8 +134,14 @@ export async function enableSubscription(db: Database, consumerId: string, id: s
   return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
 }
 
-/** Operators: a partner's subscriptions, whoever made them. */
-export const subscriptionsOf = listSubscriptions;
+/** Operators: a partner's subscriptions, by its consumer id or username. */
+export async function subscriptionsOf(db: Database, partner: string): Promise<SubscriptionView[]> {
+  return db
+    .select(subscriptionColumns)
+    .from(subs)
+    .where(or(eq(subs.consumerId, partner), eq(subs.consumerName, partner)))
+    .orderBy(asc(subs.createdAt), asc(subs.id));
+}
 
 /** Operators: stops deliveries to one subscription until its owner enables it again. */
 export async function disableSubscription(db: Database, id: string, reason: string): Promise<boolean> {

@@ -70,3 +70,10 @@ export function retryDelay(attempt: number, retry: WebhookSettings['retry'], ran
   const ceiling = Math.min(retry.maxMs, retry.firstMs * 2 ** Math.min(attempt - 1, 40));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
+
+declare module 'koa' {
+  interface DefaultContext {
+    /** The webhook settings the app was created with (service/app.ts). */
+    webhooks: WebhookSettings;
+  }
+}

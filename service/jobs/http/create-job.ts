@@ -175,14 +175,14 @@ export function parseCreateJobBody(body: Record<string, unknown>): CreateJobBody
 }
 
 /** Create takes JSON only; anything else is refused before the body is read. */
-const requireJson: RouterMiddleware = async (ctx, next) => {
+export const requireJson: RouterMiddleware = async (ctx, next) => {
   if (!ctx.is('application/json')) {
     throw new HttpError(415, 'Content-Type must be application/json');
   }
   await next();
 };
 
-const requireConsumer: RouterMiddleware = async (ctx, next) => {
+export const requireConsumer: RouterMiddleware = async (ctx, next) => {
   if (!ctx.state.consumer) {
     throw new HttpError(401, 'Missing consumer identity: requests must come through the API gateway');
   }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Job, Salary, Tombstone } from '../contract/job';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
 import type { ResponseSpec, Route } from './route-spec';
+import { EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, Webhook } from '../../webhooks/contract';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table (routes.ts): each route's method,
@@ -14,7 +15,7 @@ import type { ResponseSpec, Route } from './route-spec';
 type JsonSchema = Record<string, unknown>;
 
 // Named schemas become components; a route's schema that is (or holds) one of them gets a $ref.
-const NAMED = { Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody };
+const NAMED = { Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody, Webhook, JobUpdatedEvent, JobRemovedEvent };
 const components = z.registry<{ id: string }>();
 for (const [id, schema] of Object.entries(NAMED)) components.add(schema, { id });
 const idOf = new Map<z.ZodType, string>(Object.entries(NAMED).map(([id, schema]) => [schema as z.ZodType, id]));
@@ -183,10 +184,33 @@ function paths(routes: readonly Route[]) {
     item[route.method] = operation(route);
   }
   for (const [path, item] of Object.entries(byPath)) {
-    if (!routes.some((route) => route.tag === 'jobs' && openApiPath(route.path) === path)) continue;
+    if (!routes.some((route) => (route.tag === 'jobs' || route.tag === 'webhooks') && openApiPath(route.path) === path)) continue;
     for (const method of NOT_SERVED) item[method] ??= notAllowed(path, method);
   }
   return byPath;
+}
+
+/** What we POST to a subscription's URL (OpenAPI 3.1's `webhooks`): one operation per event type. */
+function webhookEvents() {
+  const headers = {
+    'webhook-id': header('The event id (also in the body): the same on every retry and replay'),
+    'webhook-timestamp': header('Unix seconds when this attempt was signed'),
+    'webhook-signature': header('Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per valid secret (two for 24 h after a rotation)'),
+  };
+  const event = (name: string, summary: string, example: unknown) => ({
+    post: {
+      operationId: `${name}Event`,
+      summary,
+      description: 'Verify the signature with a Standard Webhooks library (e.g. the standardwebhooks npm package), answer 2xx within 10 s, and drop event ids you already applied. Anything else is retried with backoff for up to 3 days.',
+      parameters: Object.entries(headers).map(([header, spec]) => ({ name: header, in: 'header', required: true, ...spec })),
+      requestBody: { required: true, content: json(ref(name === 'jobUpdated' ? 'JobUpdatedEvent' : 'JobRemovedEvent'), example) },
+      responses: { '2XX': { description: 'Delivered' }, default: { description: 'Not delivered: tried again later (410 Gone disables the subscription)' } },
+    },
+  });
+  return {
+    'job.updated': event('jobUpdated', 'A job is listable as it is now: upsert it', EVENT_EXAMPLE),
+    'job.removed': event('jobRemoved', 'A job is no longer listable: remove it', { ...EVENT_EXAMPLE, type: 'job.removed', data: { id: EVENT_EXAMPLE.data.id } }),
+  };
 }
 
 /** The document for a route table. */
@@ -201,9 +225,10 @@ export function openApiDocument(routes: readonly Route[]) {
         'conditional GETs), and post new jobs with a write key. Every error is JSON with an `error` string. ' +
         'Any other method on a jobs path is a 405 with Allow; an unknown path is a 404.',
     },
-    tags: [{ name: 'jobs' }, { name: 'meta' }, { name: 'unsupported', description: 'Methods the API does not serve on its paths: each is a 405 with Allow' }],
+    tags: [{ name: 'jobs' }, { name: 'webhooks', description: 'Subscriptions to job changes; the events themselves are under `webhooks`' }, { name: 'meta' }, { name: 'unsupported', description: 'Methods the API does not serve on its paths: each is a 405 with Allow' }],
     security: security('jobs:read'),
     paths: paths(routes),
+    webhooks: webhookEvents(),
     components: {
       schemas: componentSchemas(),
       responses: SHARED,

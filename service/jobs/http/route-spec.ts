@@ -23,12 +23,12 @@ export interface HeaderSpec {
  */
 export interface Route {
   operationId: string;
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** Koa's form: `:id` for a path parameter. */
   path: string;
   /** The scope the gateway requires of the key (kong.yaml's job-scopes plugin). */
   scope: 'jobs:read' | 'jobs:write';
-  tag: 'jobs' | 'meta';
+  tag: 'jobs' | 'meta' | 'webhooks';
   summary: string;
   description?: string;
   params?: z.ZodObject;

@@ -9,6 +9,7 @@ import { jobChangesRoute } from './job-changes';
 import { listJobsRoute } from './list-jobs';
 import { openApiDocument } from './openapi';
 import type { Route } from './route-spec';
+import { WEBHOOK_ROUTES } from '../../webhooks/http/routes';
 
 let document: ReturnType<typeof openApiDocument> | undefined;
 
@@ -38,7 +39,7 @@ const openApiRoute: Route = {
 };
 
 /** Every route of the API, in matching order ('/changes' before '/:id', which would take it). */
-export const ROUTES: readonly Route[] = [listJobsRoute, jobChangesRoute, getJobRoute, createJobRoute, openApiRoute];
+export const ROUTES: readonly Route[] = [listJobsRoute, jobChangesRoute, getJobRoute, createJobRoute, openApiRoute, ...WEBHOOK_ROUTES];
 
 /** The routes that do (or do not) read the database, as one Koa router; `db` is the database with its replicas, if any. */
 export function apiRouter(db: Database, database: boolean): Router {
