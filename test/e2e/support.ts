@@ -4,6 +4,7 @@
  * the image runs it. The suites run once per gateway in gatewayKinds(): the same requests and the
  * same assertions through both. Tests talk HTTP to the gateway only.
  */
+import type { WebhookSettings } from '../../service/webhooks/settings';
 import { findKong, startRealKong, type RealKong } from '../../scripts/real-kong';
 import { startTestService, type TestService } from '../helpers/service';
 import { configFile, gatewayEnv, startGateway, type ConfigFile, type KongState, type TestGateway } from '../local-gateway/support';
@@ -49,12 +50,14 @@ interface StackOptions {
   secret?: string;
   edit?: (state: KongState, demo: KongState) => void;
   gateway?: { upstreamConnections?: number };
+  /** The service's webhook settings (service/webhooks/settings.ts). */
+  webhooks?: WebhookSettings;
 }
 
 /** The stack behind the local gateway. */
 export async function startStack(name: string, opts: StackOptions = {}): Promise<LocalStack> {
   const secret = opts.secret ?? SECRET;
-  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true });
+  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, webhooks: opts.webhooks });
   const config = configFile(service.port, opts.edit);
   const gateway = await startGateway(config.paths, gatewayEnv(secret), opts.gateway);
   return {
@@ -83,7 +86,7 @@ export async function startStack(name: string, opts: StackOptions = {}): Promise
 /** The stack behind a real Kong, DB-less on the same temp state files (its own Redis, prefix, ports). */
 async function startKongStack(name: string, opts: StackOptions): Promise<Stack> {
   const secret = opts.secret ?? SECRET;
-  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true });
+  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, webhooks: opts.webhooks });
   const config = configFile(service.port, opts.edit);
   let kong: RealKong;
   try {

@@ -1,3 +1,4 @@
+import type { WebhookSettings } from '../../service/webhooks/settings';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
 import { insertInBatches } from '../../db/seed';
@@ -39,7 +40,7 @@ export function memoryLog(lines: string[]): Writable {
  * The real app on a fresh database of its own (test/helpers/database.ts) (migrated, demo set loaded when `seed`),
  * served on an ephemeral loopback port.
  */
-export async function startTestService(opts: { name: string; gatewaySecret?: string; seed?: boolean }): Promise<TestService> {
+export async function startTestService(opts: { name: string; gatewaySecret?: string; seed?: boolean; webhooks?: WebhookSettings }): Promise<TestService> {
   const database = await freshDatabase(opts.name);
   if (opts.seed) await insertInBatches(database.db, demoJobs());
   const logs: string[] = [];
@@ -47,6 +48,7 @@ export async function startTestService(opts: { name: string; gatewaySecret?: str
     db: database.db,
     config: { gatewaySecret: opts.gatewaySecret },
     logger: createLogger('info', memoryLog(logs)),
+    webhooks: opts.webhooks,
   });
   const received: ReceivedRequest[] = [];
   const handle = app.callback();
