@@ -1,12 +1,13 @@
 # The Koa service alone: no gateway code (gateway/local is a development stand-in for Kong), no
 # scripts, no tests, and it never loads demo data (the service seeds only when SEED_DEMO_DATA=true,
-# which nothing here sets). The build stage compiles service/ and db/ to dist/; the runtime stage
+# which nothing here sets). The build stage compiles domain/, service/ and db/ to dist/; the runtime stage
 # keeps production dependencies, the compiled code and the SQL migrations (read at start-up).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
+COPY domain ./domain
 COPY service ./service
 COPY db ./db
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
@@ -18,6 +19,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist/domain ./dist/domain
 COPY --from=build /app/dist/service ./dist/service
 COPY --from=build /app/dist/db ./dist/db
 COPY --from=build /app/db/migrations ./db/migrations

@@ -14,7 +14,7 @@ export default {
     // the processes they start, so no import links them to it: run every one of them for each mutant.
     enableFindRelatedTests: !process.env.STRYKER_CHILD_PROCESS,
     config: {
-      roots: ['<rootDir>/test', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'],
+      roots: ['<rootDir>/test', '<rootDir>/domain', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'],
       // STRYKER_QUICK=1: leave out the suites that start processes or wait on clocks (e2e, faults,
       // startup, logging, replicas, ...). A mutant only they would kill then counts as survived,
       // so quick scores are a lower bound.
@@ -44,6 +44,7 @@ export default {
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: [
+    'domain/**/*.ts',
     'service/**/*.ts',
     'gateway/local/**/*.ts',
     'db/**/*.ts',

@@ -15,10 +15,11 @@ import { hash } from 'node:crypto';
 import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
-import { formatUuid, uuidToBuffer, uuidv7 } from '../db/schema';
+import { formatUuid, uuidToBuffer, uuidv7 } from '../domain/uuid';
 import { offsetWindow } from '../db/jobs/listing';
 import { countStatement, pageStatement, planList } from '../db/jobs/listing';
-import { canonicalFilter, type ListQuery } from '../service/jobs/http/list-jobs';
+import type { ListQuery } from '../service/jobs/contract/queries';
+import { canonicalFilter } from '../service/jobs/http/list-jobs';
 import { decodeCursor, encodeCursor, filterDigest } from '../service/jobs/http/tokens';
 import * as SQL from './baseline-sql';
 

@@ -10,9 +10,13 @@ import { connectionOptions } from '../db/client';
 import * as schema from '../db/schema';
 import { findJob } from '../db/jobs/job-store';
 import { signingKey } from '../db/signing-key';
-import { listPage, parseListQuery } from '../service/jobs/http/list-jobs';
+import { LIST_QUERY } from '../service/jobs/contract/queries';
+import { queryReader } from '../service/jobs/http/validate';
+import { listPage } from '../service/jobs/http/list-jobs';
 import { headersFor, samplePath, type Scenario } from './scenarios';
 import type { Server } from './servers';
+
+const parseListQuery = queryReader(LIST_QUERY);
 
 export interface ScenarioCheck {
   /** "identical", or what differs. */

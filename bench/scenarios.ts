@@ -5,9 +5,9 @@
  */
 import mysql from 'mysql2/promise';
 import type { z } from 'zod';
-import { formatUuid } from '../db/schema';
+import { formatUuid } from '../domain/uuid';
 import { JOB_EXAMPLE } from '../service/jobs/contract/responses';
-import type { CreateJobBody } from '../service/jobs/http/create-job';
+import type { CreateJobBody } from '../service/jobs/contract/create-body';
 
 export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K'] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];

@@ -99,17 +99,3 @@ export function startupDatabaseError(url: string, error: unknown): string {
   }
   return `Database set-up failed at ${where}: ${code ?? (error instanceof Error ? error.message : String(error))}`;
 }
-
-if (require.main === module) {
-  // Imported here so the library part of this module does not depend on the service.
-  const { loadConfig } = require('../service/config') as typeof import('../service/config');
-  const config = loadConfig();
-  const url = config.databaseUrl;
-  migrateDatabase(url, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }).then(
-    () => console.log(`Migrated ${describeDatabaseUrl(url)}`),
-    (error: unknown) => {
-      console.error(startupDatabaseError(url, error));
-      process.exit(1);
-    },
-  );
-}

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import {
   bigint,
@@ -19,41 +18,11 @@ import {
   uniqueIndex,
   varchar,
 } from 'drizzle-orm/mysql-core';
-import { JOB_STATUSES, JOB_TYPES, WORKPLACES } from '../service/jobs/contract/job';
+import { JOB_STATUSES, JOB_TYPES, WORKPLACES, TEXT_LIMITS } from '../domain/job';
+import { formatUuid, uuidToBuffer } from '../domain/uuid';
 
 /**
- * UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then random bits.
- *
- * Job ids are the clustered primary key. Random v4 ids would land all over the B-tree and split
- * pages on every insert; v7 ids grow with time, so inserts append at the right edge and the
- * index stays dense. Stored as BINARY(16) (uuidBinary below), half the size of CHAR(36).
- */
-export function uuidv7(at: Date = new Date()): string {
-  const bytes = randomBytes(16);
-  const ms = BigInt(at.getTime());
-  for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70; // version 7
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80; // RFC variant
-  return formatUuid(bytes);
-}
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID_PATTERN.test(value);
-}
-
-export function uuidToBuffer(uuid: string): Buffer {
-  return Buffer.from(uuid.replace(/-/g, ''), 'hex');
-}
-
-export function formatUuid(bytes: Uint8Array): string {
-  const hex = Buffer.from(bytes).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/**
- * Ids are time-ordered UUIDs (v7, uuidv7 above) in BINARY(16): 16 bytes instead of 36 in the
+ * Ids are time-ordered UUIDs (v7, domain/uuid.ts) in BINARY(16): 16 bytes instead of 36 in the
  * clustered index and in every secondary index (InnoDB copies the primary key into each), and
  * new rows append at the end of the B-tree instead of splitting pages at random.
  */
@@ -96,10 +65,10 @@ export const jobs = mysqlTable(
     id: uuidBinary('id').primaryKey(),
 
     // Public fields: the spec's Job object, projected by db/jobs/job-columns.ts.
-    postingId: varchar('posting_id', { length: 64 }),
-    title: varchar('title', { length: 200 }).notNull(),
-    department: varchar('department', { length: 100 }).notNull(),
-    location: varchar('location', { length: 200 }).notNull().default(''),
+    postingId: varchar('posting_id', { length: TEXT_LIMITS.postingId }),
+    title: varchar('title', { length: TEXT_LIMITS.title }).notNull(),
+    department: varchar('department', { length: TEXT_LIMITS.department }).notNull(),
+    location: varchar('location', { length: TEXT_LIMITS.location }).notNull().default(''),
     workplace: mysqlEnum('workplace', WORKPLACES),
     state: char('state', { length: 2 }),
     type: mysqlEnum('type', JOB_TYPES).notNull(),
@@ -153,7 +122,7 @@ export const jobs = mysqlTable(
     // department_key: the department filter is exact but case-insensitive and ignores
     // surrounding spaces; the table's collation is binary (see the 0001 migration), so this
     // column is the one place that folds case.
-    departmentKey: varchar('department_key', { length: 100 }).generatedAlwaysAs(
+    departmentKey: varchar('department_key', { length: TEXT_LIMITS.department }).generatedAlwaysAs(
       sql`(lower(trim(\`department\`)))`,
       { mode: 'stored' },
     ),
@@ -190,7 +159,7 @@ export const jobCounts = mysqlTable(
   'job_counts',
   {
     byDepartment: boolean('by_department').notNull(),
-    departmentKey: varchar('department_key', { length: 100 }).notNull(),
+    departmentKey: varchar('department_key', { length: TEXT_LIMITS.department }).notNull(),
     status: mysqlEnum('status', JOB_STATUSES).notNull(),
     type: mysqlEnum('type', JOB_TYPES).notNull(),
     workplace: mysqlEnum('workplace', [NO_WORKPLACE, ...WORKPLACES]).notNull(),
@@ -275,7 +244,7 @@ export const serviceSecrets = mysqlTable('service_secrets', {
 });
 
 /**
- * Idempotency-Key records (service/middleware/idempotency.ts): per consumer and key, a hash of the
+ * Idempotency-Key records (db/jobs/idempotency-keys.ts, writeOnce): per consumer and key, a hash of the
  * request and the first response to it, kept 24 hours. Only what the client was already sent is
  * stored (status, Location, the public Job body); never the request itself.
  */

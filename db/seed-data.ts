@@ -1,6 +1,6 @@
 import type { NewJobRow } from './schema';
-import { JOB_TYPES } from '../service/jobs/contract/job';
-import { uuidv7 } from './schema';
+import { JOB_TYPES } from '../domain/job';
+import { uuidv7 } from '../domain/uuid';
 
 /**
  * Realistic job rows, public and internal columns alike, from a seeded generator so the demo set

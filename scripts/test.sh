@@ -4,7 +4,7 @@
 # prints one closing line: `tests: N passed, M failed` (jest's and busted's counts added).
 #
 # The real-Kong tier (test/kong/ and the e2e suites' "through the real Kong" half) runs when a
-# Kong 3.9 is found (scripts/real-kong.ts findKong: KONG_HOME, `kong` on PATH, ../shared/kong);
+# Kong 3.9 is found (test/helpers/real-kong.ts findKong: KONG_HOME, `kong` on PATH, ../shared/kong);
 # one line says which Kong it used and how many of its tests ran, or why it was skipped.
 # REQUIRE_REAL_KONG=1 (.ci/run) makes a skipped or empty tier a failure.
 set -u
@@ -15,8 +15,8 @@ report="$(mktemp)"
 gateway_log="$(mktemp)"
 trap 'rm -f "$report" "$gateway_log"' EXIT
 
-{ read -r kong_home; read -r kong_which; } < <(node -r ./test/helpers/register-ts.js scripts/kong-tier.ts 2>&1)
-kong_which="${kong_which:-no Kong 3.9 found (scripts/kong-tier.ts failed)}"
+{ read -r kong_home; read -r kong_which; } < <(node -r ./test/helpers/register-ts.js test/helpers/kong-tier.ts 2>&1)
+kong_which="${kong_which:-no Kong 3.9 found (test/helpers/kong-tier.ts failed)}"
 jest_args=()
 if [ "${kong_home:--}" != "-" ] && [[ "$kong_which" == Kong* ]]; then
   export KONG_HOME="$kong_home"

@@ -1,5 +1,6 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { MESSAGES } from './errors';
 
 // Node's own answers (lib/_http_server.js, socketOnError) with the same statuses, as JSON.
 const STATUS_BY_CODE: Record<string, number> = {
@@ -124,6 +125,6 @@ export function connectHandler(lingerMs: number, onAnswer: (status: number) => v
   return (_request: IncomingMessage, socket: Duplex): void => {
     socket.on('error', () => undefined);
     onAnswer(405);
-    endWith(socket, rawErrorResponse(405, 'Method not allowed'), lingerMs);
+    endWith(socket, rawErrorResponse(405, MESSAGES.methodNotAllowed), lingerMs);
   };
 }

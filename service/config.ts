@@ -39,7 +39,7 @@ export const Config = z.object({
   dbConnectTimeoutMs: wholeNumber(100, 60000, 'milliseconds').default(2000),
   // Below the gateway's 30 s read timeout, so a slow query is our 503, not the gateway's 504.
   dbQueryTimeoutMs: wholeNumber(100, 25000, 'milliseconds').default(5000),
-  // Unset: waiting is bounded by its expected length (service/middleware/database-turn.ts); set: a
+  // Unset: waiting is bounded by its expected length (service/middleware/admission.ts); set: a
   // fixed number of requests may wait instead.
   dbQueueLimit: wholeNumber(0, 10000, 'requests').optional(),
   readyTimeoutMs: wholeNumber(50, 10000, 'milliseconds').default(800),

@@ -19,7 +19,89 @@ export interface FieldProblem {
   message: string;
 }
 
+/** Every fixed sentence the service answers a client with, defined once: the code, the OpenAPI examples and the tests use these. */
+export const MESSAGES = {
+  notFound: 'Not found',
+  jobNotFound: 'Job not found',
+  methodNotAllowed: 'Method not allowed',
+  unavailable: 'Service temporarily unavailable. Retry in a few seconds.',
+  saturated: 'Service cannot take more work right now',
+  leftWhileWaiting: 'Client closed the request while it waited',
+  leftBeforeServed: 'Client closed the request before it was served',
+  internal: 'Internal server error',
+  notThroughGateway: 'Requests must come through the API gateway',
+  noConsumer: 'Missing consumer identity: requests must come through the API gateway',
+  hostTwice: 'Malformed HTTP request: Host sent more than once',
+  bodyTooLarge: 'Request body too large: the limit is 100 KB',
+  bodyTooSlow: 'Request body not received in time',
+  bodyIncomplete: 'Request body was incomplete',
+  notJson: 'Content-Type must be application/json',
+  notUtf8Charset: 'Unsupported charset: JSON bodies must be UTF-8',
+  notGzip: 'Request body is not valid gzip data, although Content-Encoding says gzip',
+  notUtf8: 'Request body is not valid UTF-8',
+  emptyBody: 'Request body is empty: send a JSON object',
+  malformedJson: 'Malformed JSON body',
+  notAnObject: 'Request body must be a JSON object',
+  validationFailed: 'Validation failed',
+  keyInProgress: 'A request with this Idempotency-Key is still being processed; retry in a moment',
+  keyReused:
+    'This Idempotency-Key was already used with a different request body: resend the original body to get its response, or use a new key for a new job',
+  keyTwice: 'Send one Idempotency-Key header, not several',
+  keyForm: 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)',
+  cursorInvalid: 'cursor is not valid: pass meta.nextCursor (or the Link header\'s URL) back exactly as it was given',
+  cursorOtherFilter:
+    'cursor belongs to another filter: send the same status, type, workplace and department as the request that returned it (the Link header\'s URL has them), or start again without cursor',
+  sinceInvalid: 'since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning',
+  sinceAhead: 'since is ahead of this feed (the data was restored from a backup?): read the feed again from the beginning, without since',
+  webhookNotFound: 'Webhook not found',
+  webhookLimit: 'A key may hold at most 5 webhook subscriptions: delete one first',
+  positionInvalid: 'position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position, exactly as it was given',
+  positionAhead: 'position is ahead of this feed (the data was restored from a backup?): read the feed again and use its nextSince',
+  webhooksUnavailable: 'Webhooks are not available on this server right now',
+} as const;
+
+const CLOSE = { Connection: 'close' };
+const clip = (text: string, length: number) => (text.length > length ? `${text.slice(0, length)}…` : text);
+
 export const badRequest = (message: string) => new HttpError(400, message);
-export const validationFailed = (details: FieldProblem[]) =>
-  new HttpError(400, 'Validation failed', { details });
-export const jobNotFound = () => new HttpError(404, 'Job not found');
+export const validationFailed = (details: FieldProblem[]) => new HttpError(400, MESSAGES.validationFailed, { details });
+export const notFound = (message: string = MESSAGES.notFound) => new HttpError(404, message);
+export const jobNotFound = () => notFound(MESSAGES.jobNotFound);
+/** A method the path does not serve; Allow names the ones it does. */
+export const methodNotAllowed = (allow: readonly string[]) => new HttpError(405, MESSAGES.methodNotAllowed, {}, { Allow: allow.join(', ') });
+/** The database or the service cannot serve now: retrying after Retry-After can succeed. */
+export const unavailable = (message: string = MESSAGES.unavailable) => new HttpError(503, message, {}, { 'Retry-After': RETRY_AFTER_SECONDS });
+export const notThroughGateway = () => new HttpError(401, MESSAGES.notThroughGateway);
+export const noConsumer = () => new HttpError(401, MESSAGES.noConsumer);
+
+// Query strings.
+export const unknownParameter = (name: string, allowed: readonly string[]) =>
+  badRequest(`Unknown query parameter "${clip(name, 40)}". Allowed: ${allowed.join(', ')}`);
+export const repeatedParameter = (name: string, commaLists: boolean) =>
+  badRequest(`Query parameter "${name}" was given more than once; send one value${commaLists ? ' (a comma-separated list where allowed)' : ''}`);
+
+// Bodies. Refusals while a body is still arriving close the connection: what is left of it is never read.
+export const hostTwice = () => new HttpError(400, MESSAGES.hostTwice, {}, CLOSE);
+export const bodyTooLarge = () => new HttpError(413, MESSAGES.bodyTooLarge, {}, CLOSE);
+export const bodyTooSlow = () => new HttpError(408, MESSAGES.bodyTooSlow, {}, CLOSE);
+export const bodyIncomplete = () => new HttpError(400, MESSAGES.bodyIncomplete, {}, CLOSE);
+export const unsupportedTransferEncoding = (value: string) =>
+  new HttpError(501, `Unsupported Transfer-Encoding "${value.slice(0, 40)}": send the body with Content-Length, or chunked alone`, {}, CLOSE);
+// RFC 9110 §12.5.3: a 415 about content coding names the codings that would be accepted.
+export const unsupportedEncoding = (encoding: string) =>
+  new HttpError(415, `Unsupported Content-Encoding "${encoding.slice(0, 40)}": send the body uncompressed or gzip-compressed`, {}, { 'Accept-Encoding': 'gzip', ...CLOSE });
+export const notJson = () => new HttpError(415, MESSAGES.notJson);
+export const duplicateField = (field: string) => {
+  const name = clip(field, 64);
+  return validationFailed([{ field: name, message: `${name} appears more than once; send each field once` }]);
+};
+
+// Idempotent creates.
+export const keyInProgress = () => new HttpError(409, MESSAGES.keyInProgress, {}, { 'Retry-After': '1' });
+export const keyReused = () => new HttpError(422, MESSAGES.keyReused);
+
+// Webhook subscriptions.
+export const webhookNotFound = () => notFound(MESSAGES.webhookNotFound);
+export const webhookLimit = () => new HttpError(409, MESSAGES.webhookLimit);
+/** The server has no WEBHOOK_SECRETS_KEY: it cannot seal a secret, so it stores nothing. */
+export const webhooksUnavailable = () => new HttpError(503, MESSAGES.webhooksUnavailable, {}, { 'Retry-After': '60' });

@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import { ping as pingDatabase, type Database } from '../db/client';
 import { deadlineError } from '../db/errors';
-import { HttpError, RETRY_AFTER_SECONDS } from './errors';
-import type { Admission } from './middleware/database-turn';
+import { MESSAGES, unavailable } from './errors';
+import type { Admission } from './middleware/admission';
 
 /** Resolves like `work`, or rejects with a deadline error after `ms` (the work itself goes on). */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -27,7 +27,7 @@ export function healthRouter(db: Database, readyTimeoutMs: number, admission?: P
   // Readiness: the database answers too, in time; a failure becomes the error middleware's 503.
   router.get('/readyz', async (ctx) => {
     if (admission?.full()) {
-      throw new HttpError(503, 'Service cannot take more work right now', {}, { 'Retry-After': RETRY_AFTER_SECONDS });
+      throw unavailable(MESSAGES.saturated);
     }
     const ping = pingDatabase(db);
     ping.catch(() => undefined); // a late failure, after the deadline answered, is not unhandled

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { MESSAGES } from './errors';
 
 export interface MetricsServer {
   url: string;
@@ -18,14 +19,14 @@ function reply(res: http.ServerResponse, status: number, contentType: string, bo
 export async function serveMetrics(registry: Registry, port: number, host: string): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== '/metrics') return reply(res, 404, 'application/json; charset=utf-8', '{"error":"Not found"}');
+    if (path !== '/metrics') return reply(res, 404, 'application/json; charset=utf-8', JSON.stringify({ error: MESSAGES.notFound }));
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
-      return reply(res, 405, 'application/json; charset=utf-8', '{"error":"Method not allowed"}');
+      return reply(res, 405, 'application/json; charset=utf-8', JSON.stringify({ error: MESSAGES.methodNotAllowed }));
     }
     registry.metrics().then(
       (text) => reply(res, 200, registry.contentType, text),
-      () => reply(res, 500, 'application/json; charset=utf-8', '{"error":"Internal server error"}'),
+      () => reply(res, 500, 'application/json; charset=utf-8', JSON.stringify({ error: MESSAGES.internal })),
     );
   });
   await new Promise<void>((resolve, reject) => {

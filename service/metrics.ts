@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/client';
-import type { AdmissionStats } from './middleware/database-turn';
+import type { AdmissionStats } from './middleware/admission';
 
 // From a cached 304 to a request that waited its whole turn (DB_QUERY_TIMEOUT_MS at most 25 s).
 type RequestLabel = 'route' | 'method' | 'status';

@@ -5,6 +5,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { parse } from 'yaml';
+import { ROUTES } from '../service/jobs/http/routes';
 import { invariantsHold, mutationsCaught, type Invariants, type Mutation } from './helpers/invariants';
 
 type Plugin = { name: string; config?: Record<string, unknown> };
@@ -94,7 +95,10 @@ const ANONYMOUS_ID = '00000000-0000-4000-8000-000000000000';
 const ALLOWED_PLUGINS = new Set([
   'auth-guard', 'key-auth', 'job-scopes', 'rate-limiting', 'request-size-limiting', 'correlation-id', 'prometheus',
 ]);
-const JOBS_ROUTES = ['jobs-other-methods', 'jobs-read', 'jobs-write'];
+// kong.yaml names a route for the scope it requires (jobs:read -> jobs-read); every other method goes to jobs-other-methods.
+const kongRouteFor = (scope: string) => scope.replace(':', '-');
+const OTHER_METHODS = { name: 'jobs-other-methods', scope: 'jobs:read' };
+const JOBS_ROUTES = [...new Set(ROUTES.map((route) => kongRouteFor(route.scope))), OTHER_METHODS.name].sort();
 const REDIS_PASSWORD_REF = '{vault://env/jobs-redis-password}';
 const DECK_ENV_REF = /^\$\{\{ env "DECK_[A-Z0-9_]+" \}\}$/;
 
@@ -153,15 +157,17 @@ function kongRoute(doc: StateDoc, method: string, path: string): { route?: Route
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-const JOB_PATHS = ['/api/v1/jobs', '/api/v1/jobs/', '/api/v1/jobs/3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f', '/api/v1/jobs/x/'];
+/** A request path for each route's path (a parameter as a UUID or a word), with and without a trailing slash. */
+const requestPaths = (path: string) =>
+  [...new Set(['3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f', 'x'].map((value) => path.replace(/:\w+/g, value)))].flatMap((p) => [p, `${p}/`]);
+const servedAt = (route: (typeof ROUTES)[number], path: string) => new RegExp(`^${route.path.replace(/:\w+/g, '[^/]+')}/?$`).test(path);
+const JOB_PATHS = [...new Set(ROUTES.filter((route) => route.tag === 'jobs').flatMap((route) => requestPaths(route.path)))];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND', 'MKCOL', 'LOCK', 'PURGE'];
 
-/** Which route every method on a jobs path must reach, and the scope it needs there. */
+/** Which route every method on a jobs path must reach, and the scope it needs there: the service's route's, else a key and a 405. */
 function expectedRoute(method: string, path: string): { name: string; scope: string } {
-  if (method === 'GET' || method === 'HEAD') return { name: 'jobs-read', scope: 'jobs:read' };
-  if (method === 'POST' && /^\/api\/v1\/jobs\/?$/.test(path)) return { name: 'jobs-write', scope: 'jobs:write' };
-  // Everything else still needs a key, then gets the service's 405 + Allow.
-  return { name: 'jobs-other-methods', scope: 'jobs:read' };
+  const served = ROUTES.find((route) => (route.method.toUpperCase() === method || (route.method === 'get' && method === 'HEAD')) && servedAt(route, path));
+  return served ? { name: kongRouteFor(served.scope), scope: served.scope } : OTHER_METHODS;
 }
 
 const invariants: Invariants<Files> = {
@@ -182,6 +188,17 @@ const invariants: Invariants<Files> = {
         const scope = route.plugins.get('job-scopes')?.config?.required_scope;
         if (scope !== want.scope) problems.push(`${method} ${path}: scope ${String(scope)}, expected ${want.scope}`);
         return problems;
+      }),
+    ),
+
+  'every route of the service is reached through the route for its scope': ({ kong }) =>
+    ROUTES.flatMap((route) =>
+      requestPaths(route.path).filter((path) => !path.endsWith('/')).flatMap((path) => {
+        const { route: found } = kongRoute(kong, route.method.toUpperCase(), path);
+        const scope = found?.plugins.get('job-scopes')?.config?.required_scope;
+        return found?.route.name === kongRouteFor(route.scope) && scope === route.scope
+          ? []
+          : [`${route.method.toUpperCase()} ${path}: ${found ? `${found.route.name} with ${String(scope)}` : "Kong's 404"}, expected ${kongRouteFor(route.scope)} with ${route.scope}`];
       }),
     ),
 
@@ -434,6 +451,9 @@ describe('the state file invariants catch a broken copy', () => {
     }],
     ['other methods listed again (OPTIONS gets a 404)', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => {
       route(f, 'jobs-other-methods').methods = ['PUT', 'PATCH', 'DELETE'];
+    }],
+    ['the OpenAPI document left off the read route', 'every route of the service is reached through the route for its scope', (f) => {
+      route(f, 'jobs-read').paths = route(f, 'jobs-read').paths!.filter((p) => !p.includes('openapi'));
     }],
     ['other methods listed exhaustively', 'jobs-other-methods has no methods field, so no method is left to a 404', (f) => {
       route(f, 'jobs-other-methods').methods = [...METHODS.filter((m) => !['GET', 'HEAD', 'POST'].includes(m)), 'POST'];

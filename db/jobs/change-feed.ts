@@ -1,7 +1,9 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { jobChanges, jobs } from '../schema';
-import type { Job, Tombstone } from '../../service/jobs/contract/job';
+import { primaryOf } from '../sql';
+import { lastSequenced, sequencePendingChanges } from './change-numbering';
+import type { Job, Tombstone } from '../../domain/job';
 import { publicColumns, toJob } from './job-columns';
 
 export interface ChangePage {
@@ -44,6 +46,23 @@ export async function readChanges(db: Database, since: number, limit: number): P
   };
 }
 
+/** A feed page as a poll reads it: the changes after `since`, or word that `since` is ahead of the feed. */
+export type FeedPage = ChangePage | { ahead: true };
+
+/**
+ * A poll of the feed, on the primary (its positions must never go backwards between two polls):
+ * numbers whatever has been committed since the last call, then reads the changes after `since`.
+ * `hasMore` stays true while numbering is not done. A position past the last number given out is
+ * only possible on a database restored from an older backup: positions are never reused.
+ */
+export async function pollFeed(db: Database, since: number, limit: number): Promise<FeedPage> {
+  const primary = primaryOf(db);
+  const stillNumbering = await sequencePendingChanges(primary);
+  const page = await readChanges(primary, since, limit);
+  if (page.entries.length === 0 && since > (await lastSequenced(primary))) return { ahead: true };
+  return { ...page, hasMore: page.hasMore || stillNumbering };
+}
+
 /** A feed entry with its position and when its change was written: what a webhook event is made of. */
 export interface ChangeEvent {
   seq: number;
@@ -53,6 +72,7 @@ export interface ChangeEvent {
 
 /** The feed's entries after `since`, read exactly as readChanges reads them, with their positions. */
 export async function readChangeEvents(db: Database, since: number, limit: number): Promise<ChangeEvent[]> {
+  // changesQuery reads one row more than it is asked for.
   const rows = await changesQuery(db, since, limit - 1);
   return rows.map(({ seq, changedAt, jobId, listable, job }) => ({
     seq: seq!,

@@ -2,8 +2,10 @@ import { and, eq, lte, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { Database } from '../client';
+import { errorCode } from '../errors';
 import * as schema from '../schema';
 import { idempotencyKeys } from '../schema';
+import { primaryOf } from '../sql';
 
 /** How long a key is remembered (Stripe's "at least 24 hours"). */
 export const KEY_RETENTION_HOURS = 24;
@@ -14,7 +16,7 @@ export interface StoredResponse {
   body: string;
 }
 
-export interface KeyRecord {
+interface KeyRecord {
   requestHash: string;
   /** False once the retention period is over: the key may then be used afresh. */
   live: boolean;
@@ -25,7 +27,7 @@ export interface KeyRecord {
 const now = sql`utc_timestamp(3)`;
 
 /** A consumer's record of a key, as committed. */
-export async function findKey(db: Database, consumerId: string, key: string): Promise<KeyRecord | undefined> {
+async function findKey(db: Database, consumerId: string, key: string): Promise<KeyRecord | undefined> {
   const [row] = await db
     .select({
       requestHash: idempotencyKeys.requestHash,
@@ -45,7 +47,7 @@ export async function findKey(db: Database, consumerId: string, key: string): Pr
 }
 
 /** A claimed key: the transaction the keyed request writes through, ended by exactly one of its methods. */
-export interface KeyClaim {
+interface KeyClaim {
   tx: Database;
   /** Stores the response with the claim, commits both with whatever the request wrote, and releases the connection. */
   commit(response: StoredResponse): Promise<void>;
@@ -64,7 +66,7 @@ async function rollbackOrDestroy(connection: PoolConnection): Promise<void> {
  * if that one committed, or succeeds if it rolled back. A refused claim is rolled back and its
  * connection released here, before the caller looks up the winner on another connection.
  */
-export async function claimKey(db: Database, consumerId: string, key: string, requestHash: string): Promise<KeyClaim> {
+async function claimKey(db: Database, consumerId: string, key: string, requestHash: string): Promise<KeyClaim> {
   // drizzle keeps its pool as $client (db/client.ts's Database type leaves it out).
   const connection = await (db as Database & { $client: Pool }).$client.getConnection();
   const tx = drizzle(connection, { schema, mode: 'default' });
@@ -107,7 +109,7 @@ export async function claimKey(db: Database, consumerId: string, key: string, re
 }
 
 /** Forgets one consumer's key whose retention is over, so it can be claimed again. */
-export async function forgetExpiredKey(db: Database, consumerId: string, key: string): Promise<void> {
+async function forgetExpiredKey(db: Database, consumerId: string, key: string): Promise<void> {
   await db
     .delete(idempotencyKeys)
     .where(and(eq(idempotencyKeys.consumerId, consumerId), eq(idempotencyKeys.idempotencyKey, key), lte(idempotencyKeys.expiresAt, now)));
@@ -119,4 +121,63 @@ export async function forgetExpiredKey(db: Database, consumerId: string, key: st
  */
 export async function deleteExpiredKeys(db: Database, batch = 100): Promise<void> {
   await db.execute(sql`delete from ${idempotencyKeys} where ${idempotencyKeys.expiresAt} <= ${now} order by ${idempotencyKeys.expiresAt} limit ${sql.raw(String(batch))}`);
+}
+
+/** How a keyed write ended: its response (fresh, or the first one's again), or why it did not run. */
+export type Once = { response: StoredResponse; replayed: boolean } | { refused: 'in progress' | 'different request' };
+
+// Another request holds the key (its transaction is still open) for longer than the database's
+// lock wait limit, or two waiters collided: retrying shortly is the right thing either way.
+const STILL_RUNNING = new Set<string | undefined>(['ER_LOCK_WAIT_TIMEOUT', 'ER_LOCK_DEADLOCK']);
+
+/** A committed record's answer to a request with this hash. */
+function answer(record: KeyRecord, requestHash: string): Once {
+  if (record.requestHash !== requestHash) return { refused: 'different request' };
+  return record.response ? { response: record.response, replayed: true } : { refused: 'in progress' };
+}
+
+/**
+ * Runs `write` at most once per consumer and key, on the primary (Stripe's model, docs/decisions.md
+ * "Idempotent creates"):
+ * - a key already answered gives that first response again, or is refused when this request differs;
+ * - otherwise the key is claimed in a transaction that `write` writes through and that stores its
+ *   response too, so a write never exists without its recorded response, nor the reverse. A write
+ *   that fails rolls back and stores nothing: the same key can be retried;
+ * - a concurrent request with the same key waits on the claim's row lock, then gets the first
+ *   response; if it waited longer than the database's lock wait limit, it is refused as in progress.
+ */
+export async function writeOnce(
+  db: Database,
+  consumerId: string,
+  key: string,
+  requestHash: string,
+  write: (tx: Database) => Promise<StoredResponse>,
+): Promise<Once> {
+  const primary = primaryOf(db);
+  const existing = await findKey(primary, consumerId, key);
+  if (existing?.live) return answer(existing, requestHash);
+  if (existing) await forgetExpiredKey(primary, consumerId, key);
+
+  let claim: KeyClaim;
+  try {
+    claim = await claimKey(primary, consumerId, key, requestHash);
+  } catch (error) {
+    const code = errorCode(error);
+    if (STILL_RUNNING.has(code)) return { refused: 'in progress' };
+    if (code !== 'ER_DUP_ENTRY') throw error;
+    // Another request with this key committed while this one waited: answer as it did.
+    const winner = await findKey(primary, consumerId, key);
+    return winner?.live ? answer(winner, requestHash) : { refused: 'in progress' };
+  }
+  let response: StoredResponse;
+  try {
+    response = await write(claim.tx);
+  } catch (error) {
+    await claim.rollback();
+    throw error;
+  }
+  await claim.commit(response);
+  // Housekeeping after the answer, not before it: a failure here only postpones the cleanup.
+  void deleteExpiredKeys(primary).catch(() => undefined);
+  return { response, replayed: false };
 }

@@ -1,6 +1,6 @@
 import { Column, is, sql, type DriverValueDecoder, type SQL } from 'drizzle-orm';
 import type { SelectResultFields } from 'drizzle-orm/query-builders/select.types';
-import { Salary, type Job } from '../../service/jobs/contract/job';
+import { Salary, type Job } from '../../domain/job';
 import { jobs } from '../schema';
 import { queryBuilder } from '../sql';
 

@@ -1,9 +1,9 @@
 import { and, Column, eq, getTableColumns, getTableName, isNull, ne, or, sql } from 'drizzle-orm';
-import type { Job, Salary } from '../../service/jobs/contract/job';
+import type { Job, Salary } from '../../domain/job';
 import type { Database } from '../client';
 import { jobs, type NewJobRow } from '../schema';
-import { compile, queryBuilder, quote, readRows, runStatement, type Statement } from '../sql';
-import { uuidv7 } from '../schema';
+import { compile, primaryOf, queryBuilder, quote, readRows, runStatement, type Statement } from '../sql';
+import { uuidv7 } from '../../domain/uuid';
 import { publicColumns, rowToJob } from './job-columns';
 
 /**
@@ -26,9 +26,19 @@ const byId = compile(
     .limit(1),
 );
 
-export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
+async function readJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
   const [row] = await readRows(db, byId({ id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null }));
   return row && rowToJob(row);
+}
+
+/**
+ * One job by id, in any case (its 16 bytes are compared), as `consumerId` may see it. A replica
+ * that has not caught up must not hide a job that exists: a miss there is asked again of the
+ * primary, so a create followed by a GET of its id finds it on any instance.
+ */
+export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
+  const primary = primaryOf(db);
+  return (await readJob(db, id, consumerId)) ?? (primary === db ? undefined : readJob(primary, id, consumerId));
 }
 
 /** A create's fields as the contract has them: the row's own columns, with the salary as one object. */
@@ -79,10 +89,9 @@ function insertOf(row: NewRow): Statement {
 
 /**
  * Stores a new job and returns its id. Everything not settable through the API (rates, client,
- * vendor, recruiter) stays unset for a recruiter to fill in later. `db` is the primary or the
- * transaction of the request's Idempotency-Key.
+ * vendor, recruiter) stays unset for a recruiter to fill in later.
  */
-export async function insertJob(db: Database, { salary = null, ...fields }: NewJob, consumerId: string, now = new Date()): Promise<string> {
+async function insertJob(db: Database, { salary = null, ...fields }: NewJob, consumerId: string, now = new Date()): Promise<string> {
   const id = uuidv7(now);
   // Added to the rest object: spreading it into a new literal with these keys measured ~12 us more a create.
   const row: NewJobRow = Object.assign(fields, {
@@ -96,4 +105,14 @@ export async function insertJob(db: Database, { salary = null, ...fields }: NewJ
   });
   await runStatement(db, insertOf(row));
   return id;
+}
+
+/**
+ * Creates a job on the primary (or in the transaction `db` is) and reads it back there through
+ * the one projection: what it returns is exactly what a GET of its id will answer.
+ */
+export async function storeJob(db: Database, fields: NewJob, consumerId: string): Promise<Job> {
+  const primary = primaryOf(db);
+  const id = await insertJob(primary, fields, consumerId);
+  return (await readJob(primary, id, consumerId))!;
 }

@@ -1,6 +1,6 @@
 import { getTableName } from 'drizzle-orm';
 import { getTableConfig, type MySqlColumn } from 'drizzle-orm/mysql-core';
-import { DEFAULT_STATUSES, JOB_TYPES, type Job, type ListFilter } from '../../service/jobs/contract/job';
+import { DEFAULT_STATUSES, JOB_TYPES, type Job, type ListFilter } from '../../domain/job';
 import type { Database } from '../client';
 import { jobCounts, jobDayCounts, jobs } from '../schema';
 import { primaryOf, quote, readerOf, readRows, type Statement } from '../sql';

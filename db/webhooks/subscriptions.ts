@@ -2,7 +2,7 @@ import { and, asc, count, eq, or, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { errorCode } from '../errors';
 import { lastSequenced, sequencePendingChanges } from '../jobs/change-numbering';
-import { uuidv7 } from '../schema';
+import { uuidv7 } from '../../domain/uuid';
 import { utcNow, webhookSubscriptions as subs } from './schema';
 
 /** What a subscription's owner (and an operator) may see of it: never a secret, never the lease. */

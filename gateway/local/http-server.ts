@@ -7,7 +7,8 @@ import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { HEADER_TOTAL_LIMIT, parserErrorStatus, type ParserError } from './nginx';
-import { headerMap, RequestContext } from './request-context';
+import { headerMap } from './nginx';
+import { RequestContext } from './request-context';
 import { clientAddress, createRequestHandler, filterHeaders, newRequestId, type HandlerDeps } from './request-handler';
 
 /** Writes Kong's answer to bytes nginx refused, straight on the socket, and closes it. */

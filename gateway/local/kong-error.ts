@@ -4,7 +4,15 @@
  * kong.conf points every error template at the JSON one and relabels those answers as JSON.
  */
 import { readFileSync } from 'node:fs';
-import type { Exit } from './plugins/definition';
+
+/** A response a plugin sends instead of proxying (Kong's kong.response.exit / kong.response.error). */
+export interface Exit {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+  /** nginx's own refusals close the connection after the answer. */
+  close?: boolean;
+}
 
 export function loadErrorTemplate(file: string | undefined): string {
   // Kong's built-in template when error_template_json is not set.

@@ -5,7 +5,15 @@
  * kong.conf's client_body_timeout of 10 s between reads, after which the connection closes unanswered).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HeaderMap } from './request-context';
+
+/** The request's headers as nginx keeps them: lower-cased names, every value in arrival order. */
+export type HeaderMap = Map<string, readonly string[]>;
+
+export function headerMap(raw: readonly string[]): HeaderMap {
+  const map = new Map<string, string[]>();
+  for (let i = 0; i < raw.length; i += 2) map.set(raw[i]!.toLowerCase(), [...(map.get(raw[i]!.toLowerCase()) ?? []), raw[i + 1]!]);
+  return map;
+}
 
 /** large_client_header_buffers 4 8k. */
 export const HEADER_LINE_LIMIT = 8 * 1024;

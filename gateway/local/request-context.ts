@@ -1,17 +1,14 @@
 /** One request on its way through the gateway: the headers and query plugins change are what the service receives. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { kongError, nginxAnswer } from './kong-error';
-import { readBody, type BodyResult } from './nginx';
-import type { Exit } from './plugins/definition';
-import type { Consumer, Credential, GatewayConfig, Route } from './types';
+import type { Consumer, Credential, Service } from './entities';
+import { kongError, nginxAnswer, type Exit } from './kong-error';
+import { readBody, type BodyResult, type HeaderMap } from './nginx';
 
-/** The request's headers as nginx keeps them: lower-cased names, every value in arrival order. */
-export type HeaderMap = Map<string, readonly string[]>;
-
-export function headerMap(raw: readonly string[]): HeaderMap {
-  const map = new Map<string, string[]>();
-  for (let i = 0; i < raw.length; i += 2) map.set(raw[i]!.toLowerCase(), [...(map.get(raw[i]!.toLowerCase()) ?? []), raw[i + 1]!]);
-  return map;
+/** What a request reads of the configuration it is served under. */
+export interface ContextConfig {
+  errorTemplate: string;
+  credentialsByKey: ReadonlyMap<string, Credential>;
+  consumersByIdOrUsername: ReadonlyMap<string, Consumer>;
 }
 
 export type QueryValue = string | true | Array<string | true>;
@@ -74,8 +71,8 @@ export class RequestContext {
     /** ngx.var.args: the query as sent (null without `?`), until a plugin clears an argument. */
     public args: string | null,
     readonly requestId: string,
-    readonly config: GatewayConfig,
-    readonly route: Route | null,
+    readonly config: ContextConfig,
+    readonly route: { service: Service } | null,
     /** kong.client.get_forwarded_ip(): $remote_addr. */
     readonly clientIp: string,
     /** The headers as the client sent them, never changed. */

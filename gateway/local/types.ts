@@ -1,10 +1,8 @@
-/** The configuration the local gateway serves, built from the state files by state/build.ts. */
-import type { PluginDefinition, PluginScope } from './plugins/definition';
+/** The configuration the local gateway serves, built from the state files by config/build.ts. */
+import type { Consumer, Credential, PluginScope, Service } from './entities';
+import type { PluginDefinition } from './plugins/definition';
 
-/** groups: the consumer's ACL groups, in file order. */
-export type Consumer = { id: string; username?: string; custom_id?: string; groups: string[] };
-
-export type Credential = { id: string; consumer: Consumer };
+export type { Consumer, Credential, Service };
 
 /** A configured plugin and the entity it is attached to (rate-limiting keys its counters on it). */
 export interface PluginInstance extends PluginScope {
@@ -12,8 +10,6 @@ export interface PluginInstance extends PluginScope {
   definition: PluginDefinition<unknown>;
   config: unknown;
 }
-
-export type Service = { id: string; host: string; port: number; connectTimeout: number; readTimeout: number };
 
 export interface Route {
   id: string;

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { HttpError } from '../errors';
+import { methodNotAllowed, notFound } from '../errors';
 import { apiDocument } from '../jobs/http/routes';
 import { docsAssets } from './assets';
 
@@ -34,8 +34,8 @@ export function docsPage(): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
     const found = assets.get(ctx.path);
-    if (!found) throw new HttpError(404, 'Not found');
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HttpError(405, 'Method not allowed', {}, { Allow: 'GET, HEAD' });
+    if (!found) throw notFound();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(['GET', 'HEAD']);
     const file = found();
     ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     ctx.set('X-Content-Type-Options', 'nosniff');

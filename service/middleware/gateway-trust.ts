@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { HttpError } from '../errors';
+import { hostTwice, noConsumer, notThroughGateway } from '../errors';
 
 // What the gateway vouches for: one Host, that the request came through it, and who is calling.
 
@@ -38,7 +38,7 @@ export function singleHost(): Middleware {
     let hosts = 0;
     // Only a four-letter name can be Host: the others are not lower-cased.
     for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
-    if (hosts > 1) throw new HttpError(400, 'Malformed HTTP request: Host sent more than once', {}, { Connection: 'close' });
+    if (hosts > 1) throw hostTwice();
     await next();
   };
 }
@@ -59,7 +59,7 @@ export function trustGateway(secret: string | undefined): Middleware {
       const sent = ctx.req.headers['x-gateway-secret'];
       // Comparing digests keeps the comparison constant-time whatever the length sent.
       if (typeof sent !== 'string' || !timingSafeEqual(digest(sent), expected)) {
-        throw new HttpError(401, 'Requests must come through the API gateway');
+        throw notThroughGateway();
       }
     }
     const id = header(ctx.req.headers['x-consumer-id']);
@@ -69,3 +69,9 @@ export function trustGateway(secret: string | undefined): Middleware {
     await next();
   };
 }
+
+/** For a route that records who called: without the gateway's identity headers it is a 401. */
+export const requireConsumer: Middleware = async (ctx, next) => {
+  if (!ctx.state.consumer) throw noConsumer();
+  await next();
+};

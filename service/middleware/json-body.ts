@@ -1,9 +1,9 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { Middleware } from 'koa';
-import { HttpError, validationFailed } from '../errors';
+import { badRequest, bodyTooLarge, duplicateField, HttpError, MESSAGES, notJson, unsupportedEncoding } from '../errors';
 import { Config } from '../config';
-import { BODY_LIMIT_BYTES, readBody } from './database-turn';
+import { BODY_LIMIT_BYTES, readBody } from './read-body';
 
 declare module 'koa' {
   interface Request {
@@ -18,14 +18,6 @@ const FALLBACK_READ_TIMEOUT_MS = Config.parse({}).bodyReadTimeoutMs;
 const inflate = promisify(gunzip);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-// Connection: close on these answers: without readBodyFirst() in front, the body is left unread,
-// and closing stops Node reading (and discarding) the rest of an upload to keep the connection alive.
-const tooLarge = () =>
-  new HttpError(413, 'Request body too large: the limit is 100 KB', {}, { Connection: 'close' });
-const unsupportedEncoding = (encoding: string) =>
-  new HttpError(415, `Unsupported Content-Encoding "${encoding.slice(0, 40)}": send the body uncompressed or gzip-compressed`, {},
-    // RFC 9110 §12.5.3: a 415 about content coding names the codings that would be accepted.
-    { 'Accept-Encoding': 'gzip', Connection: 'close' });
 
 /**
  * The content coding of the body: none or gzip. `identity` means none; RFC 9110 §8.4.1.3 makes
@@ -50,9 +42,9 @@ async function decode(bytes: Buffer): Promise<Buffer> {
     // "zip bomb" costs at most the limit plus one zlib chunk, never its full expansion.
     return await inflate(bytes, { maxOutputLength: BODY_LIMIT_BYTES });
   } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw bodyTooLarge();
     // Not gzip, truncated, or trailing bytes that are not another gzip member.
-    throw new HttpError(400, 'Request body is not valid gzip data, although Content-Encoding says gzip');
+    throw badRequest(MESSAGES.notGzip);
   }
 }
 
@@ -143,36 +135,35 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
     // RFC 8259 §8.1: JSON between systems is UTF-8. A leading BOM is dropped by the decoder.
     text = utf8.decode(bytes);
   } catch {
-    throw new HttpError(400, 'Request body is not valid UTF-8');
+    throw badRequest(MESSAGES.notUtf8);
   }
-  if (text.trim() === '') throw new HttpError(400, 'Request body is empty: send a JSON object');
+  if (text.trim() === '') throw badRequest(MESSAGES.emptyBody);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new HttpError(400, 'Malformed JSON body');
+    throw badRequest(MESSAGES.malformedJson);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new HttpError(400, 'Request body must be a JSON object');
+    throw badRequest(MESSAGES.notAnObject);
   }
   const duplicate = firstDuplicateKey(text);
-  if (duplicate !== undefined) {
-    const field = duplicate.length > 64 ? `${duplicate.slice(0, 64)}…` : duplicate;
-    throw validationFailed([{ field, message: `${field} appears more than once; send each field once` }]);
-  }
+  if (duplicate !== undefined) throw duplicateField(duplicate);
   return value as Record<string, unknown>;
 }
 
 /**
  * Reads a JSON request body into ctx.request.body: at most 100 KB on the wire and after gzip
- * decoding, UTF-8 only, one JSON object whose keys each appear once. Every refusal is an
- * HttpError (400, 413 or 415) for the error middleware.
+ * decoding, UTF-8 only, one JSON object whose keys each appear once, sent as application/json.
+ * Every refusal is an HttpError (400, 413 or 415) for the error middleware.
  */
 export function jsonBody(): Middleware {
   return async (ctx, next) => {
+    // JSON only; anything else is refused before the body is read.
+    if (!ctx.is('application/json')) throw notJson();
     const charset = ctx.request.charset.toLowerCase();
     if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
-      throw new HttpError(415, 'Unsupported charset: JSON bodies must be UTF-8');
+      throw new HttpError(415, MESSAGES.notUtf8Charset);
     }
     const coding = contentCoding(ctx.get('Content-Encoding') || undefined);
     const bytes = ctx.request.rawBody ?? (await readBody(ctx.req, FALLBACK_READ_TIMEOUT_MS));

@@ -1,9 +1,8 @@
 import type { Middleware } from 'koa';
 import { errorCode, isDatabaseUnavailable } from '../../db/errors';
-import { HttpError } from '../errors';
+import { HttpError, MESSAGES, notFound, unavailable } from '../errors';
 import type { Logger } from '../logger';
 import type { ServiceMetrics } from '../metrics';
-import { RETRY_AFTER_SECONDS } from '../errors';
 
 // Node's parser only lets known methods through; the list keeps the label's values few anyway.
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']);
@@ -21,11 +20,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   // Stryker disable next-line ConditionalExpression: equivalent, a primitive has no status either
   if (error && typeof error === 'object') {
     if (isDatabaseUnavailable(error)) {
-      return {
-        status: 503,
-        body: { error: 'Service temporarily unavailable. Retry in a few seconds.' },
-        headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-      };
+      return toErrorResponse(unavailable());
     }
     // Errors from Koa itself, its routers and raw-body (http-errors: a 4xx with expose) are safe
     // to show. json-body.ts turns the body errors partners meet into its own messages.
@@ -34,7 +29,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
       return { status, body: { error: message } };
     }
   }
-  return { status: 500, body: { error: 'Internal server error' } };
+  return { status: 500, body: { error: MESSAGES.internal } };
 }
 
 /**
@@ -54,9 +49,8 @@ export function requestOutcome(logger: Logger, metrics?: ServiceMetrics): Middle
     try {
       await next();
       if (ctx.body == null) {
-        // Nothing answered (404), or a router set 405/501 with its Allow header and no body.
-        if (ctx.status === 404) throw new HttpError(404, 'Not found');
-        if (ctx.status === 405 || ctx.status === 501) throw new HttpError(405, 'Method not allowed');
+        // Nothing answered: no route has this path (a path a route has answers its own 405).
+        if (ctx.status === 404) throw notFound();
       }
     } catch (error) {
       const response = toErrorResponse(error);

@@ -5,7 +5,7 @@
  * Reads DATABASE_URL like the service.
  */
 import { openDatabase } from '../../db/client';
-import { isUuid } from '../../db/schema';
+import { isUuid } from '../../domain/uuid';
 import { disableSubscription, subscriptionsOf, type SubscriptionView } from '../../db/webhooks/subscriptions';
 import { loadConfig } from '../config';
 

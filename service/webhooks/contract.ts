@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { Job, Tombstone } from '../jobs/contract/job';
+import { Job, Tombstone } from '../../domain/job';
+import { isUuid } from '../../domain/uuid';
+import { MESSAGES } from '../errors';
+import type { RequestBody } from '../jobs/contract/input';
 import { JOB_EXAMPLE } from '../jobs/contract/responses';
 
 /**
@@ -12,22 +15,37 @@ export const SUBSCRIPTION_LIMIT = 5;
 /** How long the secret a rotation replaced goes on signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
-const position = z.string().max(200).meta({ description: 'A change-feed position: meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position' });
+const position = z.string().meta({ description: 'A change-feed position: meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position' });
 
-export const CreateWebhookBody = z.strictObject(
-  {
-    url: z.string({ error: (issue) => (issue.input === undefined ? 'url is required' : 'url must be a string') }).max(2048, 'url must be at most 2048 characters').meta({ description: 'https URL of your receiver, reachable from the internet' }),
-    description: z.string({ error: 'description must be a string' }).max(500, 'description must be at most 500 characters').nullable().optional(),
-    position: position.optional().meta({ description: 'Deliver the changes after this feed position (meta.nextSince of your full sync). Absent: from now on.' }),
-  },
-  { error: (issue) => (issue.code === 'unrecognized_keys' ? `${issue.keys.join(', ')} is not a known field` : 'the body must be a JSON object') },
-);
-export type CreateWebhookBody = z.infer<typeof CreateWebhookBody>;
+const CreateWebhookFields = z.object({
+  url: z.string({ error: (issue) => (issue.input === undefined ? 'url is required' : 'url must be a string') }).max(2048, 'url must be at most 2048 characters').meta({ description: 'https URL of your receiver, reachable from the internet' }),
+  description: z.string({ error: 'description must be a string' }).max(500, 'description must be at most 500 characters').nullable().optional(),
+  position: z.string({ error: 'position must be a string' }).max(200, MESSAGES.positionInvalid).optional().meta({ description: 'Deliver the changes after this feed position (meta.nextSince of your full sync). Absent: from now on.' }),
+});
+export type CreateWebhookBody = z.infer<typeof CreateWebhookFields>;
 
-export const ReplayBody = z.strictObject(
-  { position: z.string({ error: (issue) => (issue.input === undefined ? 'position is required' : 'position must be a string') }).max(200).meta({ description: 'Deliver again every change after this feed position' }) },
-  { error: (issue) => (issue.code === 'unrecognized_keys' ? `${issue.keys.join(', ')} is not a known field` : 'the body must be a JSON object') },
-);
+/** POST /api/v1/webhooks's body: nothing of the organisation's can be set here, so every unknown field is just unknown. */
+export const CREATE_WEBHOOK_BODY: RequestBody<typeof CreateWebhookFields> = {
+  schema: CreateWebhookFields,
+  description: 'application/json, at most 16 KB: url (https, reaching public addresses only), description, position',
+  example: { url: 'https://partner.example/hooks/jobs', description: 'Job board sync' },
+  internal: () => false,
+};
+
+const ReplayFields = z.object({
+  position: z.string({ error: (issue) => (issue.input === undefined ? 'position is required' : 'position must be a string') }).max(200, MESSAGES.positionInvalid).meta({ description: 'Deliver again every change after this feed position' }),
+});
+export const REPLAY_BODY: RequestBody<typeof ReplayFields> = {
+  schema: ReplayFields,
+  description: 'application/json: position',
+  example: { position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw' },
+  internal: () => false,
+};
+
+/** A subscription's id in a path: not a UUID, no subscription has it. */
+export const WebhookIdParams = z.object({
+  id: z.string().refine(isUuid, MESSAGES.webhookNotFound).meta({ description: 'The subscription\'s id', examples: ['019a9e10-2b44-7c11-8f3e-5d2a7b9c0e11'] }),
+});
 
 const timestamp = z.iso.datetime({ precision: 3 });
 

@@ -7,7 +7,7 @@
  * ignored by name only (IGNORED_*). Compressed bodies are compared decompressed (gzip level and
  * window may pick other bytes for the same text); Content-Encoding, Vary, Transfer-Encoding and
  * whether an ETag is weak are compared as sent. Real Kong is the judge: a difference fails the test naming
- * the request. Runs when a Kong 3.9 is found (scripts/real-kong.ts), otherwise says why it skips.
+ * the request. Runs when a Kong 3.9 is found (test/helpers/real-kong.ts), otherwise says why it skips.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ import { eq } from 'drizzle-orm';
 import { serviceSecrets } from '../../db/schema';
 import { insertInBatches } from '../../db/seed';
 import { demoJobs } from '../../db/seed-data';
-import { findKong, startRealKong, type RealKong } from '../../scripts/real-kong';
+import { findKong, startRealKong, type RealKong } from '../helpers/real-kong';
 import { createApp } from '../../service/app';
 import { createLogger } from '../../service/logger';
 import { freshDatabase, type TestDatabase } from '../helpers/database';

@@ -4,7 +4,7 @@
  * /schemas/plugins/validate (Kong's own validator, defaults filled in). kong.yaml's configurations
  * of both are accepted: every real-Kong test starts on them.
  */
-import { startRealKong, type RealKong } from '../../scripts/real-kong';
+import { startRealKong, type RealKong } from '../helpers/real-kong';
 
 let kong: RealKong;
 beforeAll(async () => {

@@ -5,7 +5,7 @@
  * auth-guard, by design, counts per node. The Redis is this test's own redis-server (never the
  * machine's), so stopping it hurts no one.
  */
-import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../../scripts/real-kong';
+import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../helpers/real-kong';
 import { DEMO, send as raw, stubUpstream, type StubUpstream } from '../local-gateway/support';
 
 const READS_PER_MINUTE = 6;

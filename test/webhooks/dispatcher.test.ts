@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { readChanges } from '../../db/jobs/change-feed';
 import { sequencePendingChanges } from '../../db/jobs/change-numbering';
-import { insertJob } from '../../db/jobs/job-store';
+import { storeJob } from '../../db/jobs/job-store';
 import { claimDue } from '../../db/webhooks/delivery';
 import { createSubscription, findSubscription, rotateSecret } from '../../db/webhooks/subscriptions';
 import { signingKey } from '../../db/signing-key';
@@ -63,7 +63,7 @@ async function subscribe(url: string, consumerId = 'partner-a', position?: numbe
   return { id: created.id, secret };
 }
 
-const job = (title: string, status = 'active') => insertJob(database.db, { ...MINIMAL_JOB, title, status, requirements: [], responsibilities: [] } as never, 'writer');
+const job = (title: string, status = 'active') => storeJob(database.db, { ...MINIMAL_JOB, title, status, requirements: [], responsibilities: [] } as never, 'writer').then((stored) => stored.id);
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -126,7 +126,7 @@ describe('refusals are JSON errors and store nothing', () => {
   test.each([
     ['no url', {}, 'Validation failed', [{ field: 'url', message: 'url is required' }]],
     ['url not a string', { url: 7 }, 'Validation failed', [{ field: 'url', message: 'url must be a string' }]],
-    ['an unknown field', { url: PUBLIC_URL, events: ['job.updated'] }, 'Validation failed', [{ field: 'body', message: 'events is not a known field' }]],
+    ['an unknown field', { url: PUBLIC_URL, events: ['job.updated'] }, 'Validation failed', [{ field: 'events', message: 'events is not a known field' }]],
     ['a description too long', { url: PUBLIC_URL, description: 'x'.repeat(501) }, 'Validation failed', [{ field: 'description', message: 'description must be at most 500 characters' }]],
   ])('%s', async (_label, body, error, details) => {
     const res = await post('/api/v1/webhooks', body);

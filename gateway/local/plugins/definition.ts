@@ -1,17 +1,9 @@
 import type { z } from 'zod';
+import type { PluginScope } from '../entities';
+import type { Exit } from '../kong-error';
 import type { RequestContext } from '../request-context';
 
-/** A response a plugin sends instead of proxying (Kong's kong.response.exit / kong.response.error). */
-export interface Exit {
-  status: number;
-  body: string;
-  headers: Record<string, string>;
-  /** nginx's own refusals close the connection after the answer. */
-  close?: boolean;
-}
-
-/** The entity a plugin instance is attached to. */
-export type PluginScope = { routeId: string | null; serviceId: string | null };
+export type { Exit, PluginScope };
 
 export interface PluginDefinition<Conf> {
   name: string;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Job, Tombstone } from './job';
+import { Job, Tombstone } from '../../../domain/job';
 
 /**
  * Response bodies of the jobs endpoints, built from the one Job (job.ts), with an example of

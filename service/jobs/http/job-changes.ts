@@ -1,74 +1,24 @@
-import type { ParsedUrlQuery } from 'node:querystring';
-import { z } from 'zod';
 import type { Database } from '../../../db/client';
-import { lastSequenced, sequencePendingChanges } from '../../../db/jobs/change-numbering';
-import { readChanges } from '../../../db/jobs/change-feed';
-import { primaryOf } from '../../../db/sql';
+import { pollFeed } from '../../../db/jobs/change-feed';
 import { signingKey } from '../../../db/signing-key';
-import { badRequest } from '../../errors';
-import { CHANGE_PAGE_EXAMPLE, ChangeList, CHANGES_LIMIT, errorResponse } from '../contract/responses';
-import type { Route } from './route-spec';
+import { badRequest, MESSAGES } from '../../errors';
+import { CHANGES_QUERY, type ChangesQuery } from '../contract/queries';
+import { CHANGE_PAGE_EXAMPLE, ChangeList, errorResponse } from '../contract/responses';
+import { defineRoute } from './route';
 import { decodeSince, encodeSince } from './tokens';
 
-const LIMIT_MESSAGE = `limit must be an integer from ${CHANGES_LIMIT.min} to ${CHANGES_LIMIT.max}`;
-
-/** GET /api/v1/jobs/changes's query: each parameter's rules, messages and documentation. */
-export const ChangesQuery = z.object({
-  // Opaque (tokens.ts); absent reads the feed from the beginning.
-  since: z
-    .string()
-    .max(200, 'since is not valid: pass meta.nextSince back exactly as it was given')
-    .optional()
-    .meta({ description: 'meta.nextSince of the previous call. Absent (or empty): the feed from the beginning. An altered or invented token is a 400.' }),
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, LIMIT_MESSAGE)
-    .transform(Number)
-    .pipe(z.number().int().min(CHANGES_LIMIT.min, LIMIT_MESSAGE).max(CHANGES_LIMIT.max, LIMIT_MESSAGE))
-    .default(CHANGES_LIMIT.default)
-    .meta({ description: 'Changes per page, 1 to 500 (default 100).' }),
-});
-export type ChangesQuery = z.infer<typeof ChangesQuery>;
-
-const TOLERATED = new Set(['api_key']);
-const ALLOWED = Object.keys(ChangesQuery.shape);
-
-/** Validates GET /api/v1/jobs/changes's query string, with the listing's rules and messages. */
-export function parseChangesQuery(query: ParsedUrlQuery): ChangesQuery {
-  const input: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query)) {
-    if (TOLERATED.has(name)) continue;
-    if (!ALLOWED.includes(name)) {
-      const clipped = name.length > 40 ? `${name.slice(0, 40)}…` : name;
-      throw badRequest(`Unknown query parameter "${clipped}". Allowed: ${ALLOWED.join(', ')}`);
-    }
-    if (Array.isArray(value)) throw badRequest(`Query parameter "${name}" was given more than once; send one value`);
-    // Stryker disable next-line StringLiteral: equivalent, Node's querystring never yields undefined
-    input[name] = value ?? '';
-  }
-  const parsed = ChangesQuery.safeParse(input);
-  if (!parsed.success) throw badRequest(parsed.error.issues[0]!.message);
-  return parsed.data;
-}
-
 /**
- * GET /api/v1/jobs/changes: numbers whatever has been committed since the last call, then reads
- * the changes after the caller's position. `nextSince` is the position of the last entry (or the
- * same position when nothing changed, so an idle poll answers the same body and ETag).
+ * GET /api/v1/jobs/changes: the changes after the caller's position. `nextSince` is the position of
+ * the last entry (or the same position when nothing changed, so an idle poll answers the same body and ETag).
  */
 async function changesPage(db: Database, key: Buffer, query: ChangesQuery): Promise<ChangeList> {
   const since = query.since ? decodeSince(key, query.since) : 0;
-  const stillNumbering = await sequencePendingChanges(db);
-  const { entries, lastSeq, hasMore } = await readChanges(db, since, query.limit);
-  if (entries.length === 0 && since > (await lastSequenced(db))) {
-    // Only a database restored from an older backup gets here: positions are never reused.
-    throw badRequest('since is ahead of this feed (the data was restored from a backup?): read the feed again from the beginning, without since');
-  }
-  const meta = { nextSince: encodeSince(key, lastSeq ?? since), hasMore: hasMore || stillNumbering, limit: query.limit };
-  return { data: entries, meta };
+  const page = await pollFeed(db, since, query.limit);
+  if ('ahead' in page) throw badRequest(MESSAGES.sinceAhead);
+  return { data: page.entries, meta: { nextSince: encodeSince(key, page.lastSeq ?? since), hasMore: page.hasMore, limit: query.limit } };
 }
 
-export const jobChangesRoute: Route = {
+export const jobChangesRoute = defineRoute({
   operationId: 'listJobChanges',
   method: 'get',
   path: '/api/v1/jobs/changes',
@@ -79,19 +29,14 @@ export const jobChangesRoute: Route = {
     'Each entry is the job as it is now when listable (active, open, paused, closed), or {"id","removed":true} once it ' +
     'was soft-deleted, deleted or went back to draft. Drafts never appear. Replaying from the beginning yields exactly ' +
     'the listable jobs; continue with meta.nextSince, at once while meta.hasMore.',
-  query: ChangesQuery,
+  query: CHANGES_QUERY,
   conditional: true,
   database: true,
   responses: {
     '200': { description: 'A page of changes', body: ChangeList, example: CHANGE_PAGE_EXAMPLE },
-    '400': errorResponse('A query parameter or since token is not valid; the message says which', 'since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning'),
+    '400': errorResponse('A query parameter or since token is not valid; the message says which', MESSAGES.sinceInvalid),
   },
-  handler: (db) => {
-    // The feed reads the primary: its positions must never go backwards between two polls.
-    const primary = primaryOf(db);
-    return async (ctx) => {
-      const query = parseChangesQuery(ctx.query);
-      ctx.body = await changesPage(primary, await signingKey(db), query);
-    };
+  handler: (db) => async (ctx, { query }) => {
+    ctx.body = await changesPage(db, await signingKey(db), query);
   },
-};
+});

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { Job, Salary, Tombstone } from '../contract/job';
+import { MESSAGES } from '../../errors';
+import { Job, Salary, Tombstone } from '../../../domain/job';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
-import type { ResponseSpec, Route } from './route-spec';
+import type { ResponseSpec, Route } from './route';
 import { EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, Webhook } from '../../webhooks/contract';
 
 /**
@@ -65,7 +66,7 @@ const SHARED = {
   MethodNotAllowed: {
     description: 'This path does not take this method',
     headers: { Allow: header('The methods this path takes, e.g. GET, HEAD, POST') },
-    content: json(ref('Error'), { error: 'Method not allowed' }),
+    content: json(ref('Error'), { error: MESSAGES.methodNotAllowed }),
   },
   TooManyRequests: {
     // The limits themselves are kong.yaml's (per consumer and plan); the headers say where a caller stands.
@@ -81,11 +82,11 @@ const SHARED = {
   Unavailable: {
     description: 'The database is unreachable or the service is saturated: retry after Retry-After seconds',
     headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }) },
-    content: json(ref('Error'), { error: 'Service temporarily unavailable. Retry in a few seconds.' }),
+    content: json(ref('Error'), { error: MESSAGES.unavailable }),
   },
   InternalError: {
-    description: '"Internal server error": retrying after a moment is advised',
-    content: json(ref('Error'), { error: 'Internal server error' }),
+    description: `"${MESSAGES.internal}": retrying after a moment is advised`,
+    content: json(ref('Error'), { error: MESSAGES.internal }),
   },
 };
 const shared = (name: keyof typeof SHARED) => ({ $ref: `#/components/responses/${name}` });
@@ -124,7 +125,7 @@ const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 function operation(route: Route) {
   const conditional = route.conditional === true;
   const parameters = [
-    ...Object.entries(route.query?.shape ?? {}).map(([name, schema]) => parameter(name, 'query', schema as z.ZodType)),
+    ...Object.entries(route.query?.parameters.shape ?? {}).map(([name, schema]) => parameter(name, 'query', schema as z.ZodType)),
     ...Object.entries(route.headers ?? {}).map(([name, h]) => ({
       name,
       in: 'header',
@@ -197,19 +198,19 @@ function webhookEvents() {
     'webhook-timestamp': header('Unix seconds when this attempt was signed'),
     'webhook-signature': header('Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per valid secret (two for 24 h after a rotation)'),
   };
-  const event = (name: string, summary: string, example: unknown) => ({
+  const event = (name: 'JobUpdatedEvent' | 'JobRemovedEvent', summary: string, example: unknown) => ({
     post: {
-      operationId: `${name}Event`,
+      operationId: name.replace(/^J/, 'j'),
       summary,
       description: 'Verify the signature with a Standard Webhooks library (e.g. the standardwebhooks npm package), answer 2xx within 10 s, and drop event ids you already applied. Anything else is retried with backoff for up to 3 days.',
-      parameters: Object.entries(headers).map(([header, spec]) => ({ name: header, in: 'header', required: true, ...spec })),
-      requestBody: { required: true, content: json(ref(name === 'jobUpdated' ? 'JobUpdatedEvent' : 'JobRemovedEvent'), example) },
+      parameters: Object.entries(headers).map(([name, spec]) => ({ name, in: 'header', required: true, ...spec })),
+      requestBody: { required: true, content: json(ref(name), example) },
       responses: { '2XX': { description: 'Delivered' }, default: { description: 'Not delivered: tried again later (410 Gone disables the subscription)' } },
     },
   });
   return {
-    'job.updated': event('jobUpdated', 'A job is listable as it is now: upsert it', EVENT_EXAMPLE),
-    'job.removed': event('jobRemoved', 'A job is no longer listable: remove it', { ...EVENT_EXAMPLE, type: 'job.removed', data: { id: EVENT_EXAMPLE.data.id } }),
+    'job.updated': event('JobUpdatedEvent', 'A job is listable as it is now: upsert it', EVENT_EXAMPLE),
+    'job.removed': event('JobRemovedEvent', 'A job is no longer listable: remove it', { ...EVENT_EXAMPLE, type: 'job.removed', data: { id: EVENT_EXAMPLE.data.id } }),
   };
 }
 

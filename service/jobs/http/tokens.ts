@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { formatUuid, uuidToBuffer } from '../../../db/schema';
-import { badRequest } from '../../errors';
+import { formatUuid, uuidToBuffer } from '../../../domain/uuid';
+import { badRequest, MESSAGES } from '../../errors';
 
 /**
  * Opaque tokens the API hands out and takes back: list cursors and change-feed positions.
@@ -57,12 +57,10 @@ export function encodeCursor(key: Buffer, filter: Buffer, position: CursorPositi
 export function decodeCursor(key: Buffer, filter: Buffer, cursor: string): CursorPosition {
   const payload = unseal(key, CURSOR, cursor, CURSOR_PAYLOAD);
   if (!payload) {
-    throw badRequest('cursor is not valid: pass meta.nextCursor (or the Link header\'s URL) back exactly as it was given');
+    throw badRequest(MESSAGES.cursorInvalid);
   }
   if (!payload.subarray(0, 8).equals(filter)) {
-    throw badRequest(
-      'cursor belongs to another filter: send the same status, type, workplace and department as the request that returned it (the Link header\'s URL has them), or start again without cursor',
-    );
+    throw badRequest(MESSAGES.cursorOtherFilter);
   }
   return {
     createdAt: new Date(Number(payload.readBigInt64BE(8))),
@@ -80,7 +78,7 @@ export function encodeSince(key: Buffer, seq: number): string {
 export function decodeSince(key: Buffer, since: string): number {
   const payload = unseal(key, SINCE, since, 8);
   if (!payload) {
-    throw badRequest('since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning');
+    throw badRequest(MESSAGES.sinceInvalid);
   }
   return Number(payload.readBigUInt64BE());
 }

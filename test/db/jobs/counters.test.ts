@@ -15,11 +15,14 @@ import mysql, { type PoolConnection, type RowDataPacket } from 'mysql2/promise';
 import { createDatabase } from '../../../db/client';
 import { migrateDatabase, MIGRATIONS_FOLDER } from '../../../db/migrate';
 import { foldJobCounts } from '../../../db/jobs/counters';
-import { parseListQuery } from '../../../service/jobs/http/list-jobs';
+import { LIST_QUERY } from '../../../service/jobs/contract/queries';
+import { queryReader } from '../../../service/jobs/http/validate';
 import { countJobs, listJobs } from '../../../db/jobs/listing';
 import { freshDatabase, runDatabasePrefix, type TestDatabase } from '../../helpers/database';
 import { testServerOptions, testServerUrl } from '../../helpers/server';
 import { generator } from '../../../db/seed-data';
+
+const parseListQuery = queryReader(LIST_QUERY);
 
 
 const STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;

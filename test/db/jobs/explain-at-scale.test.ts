@@ -5,12 +5,15 @@
 import type { RowDataPacket } from 'mysql2';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { readChanges } from '../../../db/jobs/change-feed';
-import { parseListQuery } from '../../../service/jobs/http/list-jobs';
+import { LIST_QUERY } from '../../../service/jobs/contract/queries';
+import { queryReader } from '../../../service/jobs/http/validate';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
 import { readRows, type Statement } from '../../../db/sql';
 import { rowToJob } from '../../../db/jobs/job-columns';
 import { pageStatement, planList } from '../../../db/jobs/listing';
 import { pageRead, recordingDatabase, rowsRead as engineRowsRead } from '../../helpers/statements';
+
+const parseListQuery = queryReader(LIST_QUERY);
 
 const ROWS = 100_000;
 let database: TestDatabase;

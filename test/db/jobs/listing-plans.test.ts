@@ -20,13 +20,16 @@
  * - and the page is exactly what a plain ORDER BY over the base columns returns.
  */
 import type { RowDataPacket } from 'mysql2';
-import { JOB_TYPES } from '../../../service/jobs/contract/job';
+import { JOB_TYPES } from '../../../domain/job';
 import { dayCountsStatement, pageStatement, planList } from '../../../db/jobs/listing';
-import { parseListQuery } from '../../../service/jobs/http/list-jobs';
+import { LIST_QUERY } from '../../../service/jobs/contract/queries';
+import { queryReader } from '../../../service/jobs/http/validate';
 import { readRows, type Statement } from '../../../db/sql';
 import { countJobs, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';
 import { pageRead, recordingDatabase, rowsRead as engineRowsRead, totalRead } from '../../helpers/statements';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
+
+const parseListQuery = queryReader(LIST_QUERY);
 
 const ROWS = 20_000;
 let database: TestDatabase;

@@ -6,7 +6,7 @@
 import { offsetWindow, startAtDay, type ReadRows } from '../../../db/jobs/listing';
 import { dayCountsStatement, planList } from '../../../db/jobs/listing';
 import type { Statement } from '../../../db/sql';
-import { DEFAULT_STATUSES } from '../../../service/jobs/contract/job';
+import { DEFAULT_STATUSES } from '../../../domain/job';
 
 const DAY_MS = 86_400_000;
 /** 250 days of 2024, oldest first: 2024-01-01 to 2024-09-06. */

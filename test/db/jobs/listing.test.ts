@@ -8,10 +8,13 @@
 import type { RowDataPacket } from 'mysql2/promise';
 import { insertInBatches } from '../../../db/seed';
 import { generateJobs } from '../../../db/seed-data';
-import { parseListQuery } from '../../../service/jobs/http/list-jobs';
+import { LIST_QUERY } from '../../../service/jobs/contract/queries';
+import { queryReader } from '../../../service/jobs/http/validate';
 import { listJobs, planList } from '../../../db/jobs/listing';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
-import { DEFAULT_STATUSES, JOB_TYPES, type ListFilter } from '../../../service/jobs/contract/job';
+import { DEFAULT_STATUSES, JOB_TYPES, type ListFilter } from '../../../domain/job';
+
+const parseListQuery = queryReader(LIST_QUERY);
 
 let database: TestDatabase;
 let total: number;

@@ -1,7 +1,7 @@
 import { call, expectJsonError } from '../../../helpers/http';
 import { json, writer } from '../../../helpers/consumers';
 import { sharedTestService } from '../../../helpers/service';
-import { parseDueDate } from '../../../../service/jobs/http/create-job';
+import { parseDueDate } from '../../../../service/jobs/contract/due-date';
 import { jobRowCount } from '../../../helpers/database';
 import { ACCEPTED_DUE_DATES, MINIMAL_JOB } from '../../../helpers/job-bodies';
 

@@ -1,4 +1,4 @@
-import { JOB_TYPES, Job } from '../../../../service/jobs/contract/job';
+import { JOB_TYPES, Job } from '../../../../domain/job';
 import { call, expectJsonError, refusesQueries } from '../../../helpers/http';
 import { reader } from '../../../helpers/consumers';
 import { sharedTestService, startTestService, type TestService } from '../../../helpers/service';

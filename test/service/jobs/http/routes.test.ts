@@ -1,5 +1,5 @@
 /**
- * `conditional` (service/jobs/http/routes.ts) on its own: only a 200 with a JSON object body gets an ETag (and
+ * `conditional` (service/jobs/http/conditional.ts) on its own: only a 200 with a JSON object body gets an ETag (and
  * can become a 304). The jobs routes never answer anything else without throwing, so this pins
  * the middleware's own rule on a small app: an answer of another kind passes through untouched,
  * even when If-None-Match: * would match anything.
@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { conditional } from '../../../../service/jobs/http/routes';
+import { conditional } from '../../../../service/jobs/http/conditional';
 import { json, reader, writer, writer2 } from '../../../helpers/consumers';
 import { call } from '../../../helpers/http';
 import { sharedTestService } from '../../../helpers/service';

@@ -1,12 +1,15 @@
 import { z } from 'zod';
 
-/** The domain's words, defined once: db/schema.ts makes its enum columns of them. */
+/** The domain's words, defined once: db/schema.ts makes its columns of them, the HTTP contract its rules. */
 export const JOB_STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;
 export const JOB_TYPES = ['full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'] as const;
 export const WORKPLACES = ['on-site', 'hybrid', 'remote'] as const;
 /** The statuses a listing may ask for (drafts are never listed), and the ones it shows by default. */
 export const LISTED_STATUSES = ['active', 'open', 'paused', 'closed'] as const;
 export const DEFAULT_STATUSES = ['active', 'open'] as const;
+
+/** The longest text each settable field may hold, in characters: the columns are this wide (db/schema.ts). */
+export const TEXT_LIMITS = { postingId: 64, title: 200, department: 100, location: 200 } as const;
 
 /** What a listing is filtered on; each list holds distinct values (the query parser sees to that). */
 export interface ListFilter {

@@ -1,92 +1,5 @@
-import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
-import getRawBody from 'raw-body';
-import { clientErrorMessage, clientErrorStatus, onParserFailure, type ParserError } from '../client-error';
-import { HttpError, RETRY_AFTER_SECONDS } from '../errors';
-
-// A database turn for a ready request: the body is read first (readBodyFirst), then a turn is taken (admission).
-
-declare module 'koa' {
-  interface Request {
-    /** The body's bytes as sent, read by readBodyFirst() before the request takes a turn. */
-    rawBody?: Buffer;
-  }
-}
-
-/** The most a body may hold, on the wire and again after decompression. */
-export const BODY_LIMIT_BYTES = 100 * 1024;
-
-// Every refusal here closes the connection: what is left of the body is never read, and the
-// parser cannot find the next request's start in it.
-const CLOSE = { Connection: 'close' };
-const bodyTooLarge = () => new HttpError(413, 'Request body too large: the limit is 100 KB', {}, CLOSE);
-const tooSlow = () => new HttpError(408, 'Request body not received in time', {}, CLOSE);
-const incomplete = () => new HttpError(400, 'Request body was incomplete', {}, CLOSE);
-const malformed = (error: ParserError) => new HttpError(clientErrorStatus(error.code), clientErrorMessage(error.code), {}, CLOSE);
-const unsupportedTransferEncoding = (value: string) =>
-  new HttpError(501, `Unsupported Transfer-Encoding "${value.slice(0, 40)}": send the body with Content-Length, or chunked alone`, {}, CLOSE);
-
-/** Whether the request says a body follows (RFC 9112 §6.3): Transfer-Encoding, or a Content-Length above 0. */
-export function declaresBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0);
-}
-
-/**
- * Refuses a Transfer-Encoding other than plain `chunked` with a 501, as nginx does: Node would
- * hand a `gzip, chunked` body over still gzip-coded, and refuses the rest only after the head.
- */
-function checkTransferEncoding(req: IncomingMessage): void {
-  const value = req.headers['transfer-encoding'];
-  if (value === undefined) return;
-  const codings = value.split(',').map((coding) => coding.trim().toLowerCase()).filter(Boolean);
-  if (codings.length !== 1 || codings[0] !== 'chunked') throw unsupportedTransferEncoding(value);
-}
-
-function fromRawBody(error: unknown): never {
-  const type = (error as { type?: string }).type;
-  if (type === 'entity.too.large') throw bodyTooLarge();
-  if (type === 'request.aborted' || type === 'request.size.invalid') throw incomplete();
-  throw error;
-}
-
-/**
- * The whole body, at most BODY_LIMIT_BYTES, within `timeoutMs` (else a 408). A framing error the
- * parser finds meanwhile (a bad chunk size, chunk extensions over 16 KB) is its JSON 4xx at once,
- * not a read that waits until the client leaves.
- */
-export async function readBody(req: IncomingMessage, timeoutMs: number): Promise<Buffer> {
-  checkTransferEncoding(req);
-  let timer: NodeJS.Timeout | undefined;
-  let stopListening = () => {};
-  const interrupted = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(tooSlow()), timeoutMs);
-    stopListening = onParserFailure(req.socket, (error) => reject(malformed(error)));
-  });
-  // A Content-Length over the limit is refused before a byte is read. It counts the bytes as
-  // sent (compressed, for gzip), which is what the limit applies to on the wire.
-  const reading = getRawBody(req, { limit: BODY_LIMIT_BYTES, length: req.headers['content-length'] }).catch(fromRawBody);
-  // Interrupted reads settle when the connection closes; nobody waits for them then.
-  reading.catch(() => undefined);
-  try {
-    return await Promise.race([reading, interrupted]);
-  } finally {
-    clearTimeout(timer);
-    stopListening();
-  }
-}
-
-/**
- * Reads a declared body before anything downstream runs, so the admission turn after it is only
- * ever held by a request ready to run: a client that sends slowly, stops halfway or breaks its
- * chunks costs a socket and a timer, never a turn. The bytes wait in ctx.request.rawBody.
- */
-export function readBodyFirst(timeoutMs: number): Middleware {
-  return async (ctx, next) => {
-    if (declaresBody(ctx.req)) ctx.request.rawBody = await readBody(ctx.req, timeoutMs);
-    await next();
-  };
-}
+import { HttpError, MESSAGES, unavailable } from '../errors';
 
 export interface AdmissionLimits {
   /** Requests served at once: the pool's size, so admitted requests rarely wait for a connection. */
@@ -117,9 +30,7 @@ export interface Admission {
   stats(): AdmissionStats;
 }
 
-const UNAVAILABLE = 'Service temporarily unavailable. Retry in a few seconds.';
-const unavailable = (message: string) => new HttpError(503, message, {}, { 'Retry-After': RETRY_AFTER_SECONDS });
-const gone = () => unavailable('Client closed the request while it waited');
+const gone = () => unavailable(MESSAGES.leftWhileWaiting);
 
 /** The client closed its connection: nobody would read the answer. */
 const abandoned = (ctx: Context) => ctx.res.destroyed;
@@ -185,7 +96,7 @@ export function createAdmission({ concurrency, queueLimit, queueTimeoutMs }: Adm
         if (place >= 0) queue.splice(place, 1); // drop() is called once release() took it out
         reject(error);
       };
-      const timer = setTimeout(() => leave('timedOut', unavailable(UNAVAILABLE)), queueTimeoutMs);
+      const timer = setTimeout(() => leave('timedOut', unavailable()), queueTimeoutMs);
       const onClose = () => leave('abandoned', gone());
       const settle = () => {
         clearTimeout(timer);
@@ -196,12 +107,12 @@ export function createAdmission({ concurrency, queueLimit, queueTimeoutMs }: Adm
     });
 
   const middleware: Middleware = async (ctx, next) => {
-    if (abandoned(ctx)) throw unavailable('Client closed the request before it was served');
+    if (abandoned(ctx)) throw unavailable(MESSAGES.leftBeforeServed);
     if (running < concurrency) {
       running++;
     } else if (full()) {
       counts.refused++;
-      throw unavailable(UNAVAILABLE);
+      throw unavailable();
     } else {
       await waitForTurn(ctx); // the turn is handed over with `running` unchanged
     }

@@ -19,9 +19,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { mergeStates, readStateFile } from '../gateway/local/config/load';
+import { mergeStates, readStateFile } from '../../gateway/local/config/load';
 
-/** The repository root, from scripts/ (ts-jest) or dist/scripts/ (compiled). */
+/** The repository root, from test/helpers/ (ts-jest) or dist/test/helpers/ (compiled with the bench). */
 export const ROOT = (() => {
   for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
     if (existsSync(path.join(dir, 'gateway', 'kong', 'kong.conf')) && existsSync(path.join(dir, 'kong.yaml'))) return dir;

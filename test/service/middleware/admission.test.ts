@@ -1,12 +1,12 @@
 /**
- * The wait queue in front of the pool (service/middleware/database-turn.ts), driven directly: who
+ * The wait queue in front of the pool (service/middleware/admission.ts), driven directly: who
  * runs, who waits, who is refused at once (a wait longer than its deadline, or the optional
  * cap), what each refusal says, what it counts, and that a client that went away never takes a
  * turn. test/faults/overload.test.ts shows the same through a locked table.
  */
 import { EventEmitter } from 'node:events';
 import type { Context, Middleware } from 'koa';
-import { admission, createAdmission, type Admission } from '../../../service/middleware/database-turn';
+import { admission, createAdmission, type Admission } from '../../../service/middleware/admission';
 import { HttpError } from '../../../service/errors';
 
 /** A request's context as admission reads it: the response stream, its close event and whether it is destroyed. */

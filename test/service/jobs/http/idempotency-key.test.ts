@@ -1,13 +1,13 @@
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { createDatabase } from '../../../db/client';
-import { createApp } from '../../../service/app';
-import { createLogger } from '../../../service/logger';
-import { call, expectJsonError, serve } from '../../helpers/http';
-import { writer2, json, writer } from '../../helpers/consumers';
-import { sharedTestService } from '../../helpers/service';
-import { canonicalJson } from '../../../service/middleware/idempotency';
-import { MINIMAL_JOB } from '../../helpers/job-bodies';
+import { createDatabase } from '../../../../db/client';
+import { createApp } from '../../../../service/app';
+import { createLogger } from '../../../../service/logger';
+import { call, expectJsonError, serve } from '../../../helpers/http';
+import { writer2, json, writer } from '../../../helpers/consumers';
+import { sharedTestService } from '../../../helpers/service';
+import { canonicalJson } from '../../../../service/jobs/http/idempotency-key';
+import { MINIMAL_JOB } from '../../../helpers/job-bodies';
 
 const service = sharedTestService({ name: 'idempotency' });
 
@@ -296,7 +296,7 @@ describe('key rules and their messages', () => {
 });
 
 /**
- * canonicalJson (service/middleware/idempotency.ts), what makes two Idempotency-Key retries "the same
+ * canonicalJson (service/jobs/http/idempotency-key.ts), what makes two Idempotency-Key retries "the same
  * request": JSON.stringify's text with keys sorted at every level, arrays kept in order.
  */
 describe('canonicalJson', () => {

@@ -1,0 +1,11 @@
+/** Kong's entities as the local gateway keeps them (gateway/local/config/build.ts makes them from the state files). */
+
+/** groups: the consumer's ACL groups, in file order. */
+export type Consumer = { id: string; username?: string; custom_id?: string; groups: string[] };
+
+export type Credential = { id: string; consumer: Consumer };
+
+export type Service = { id: string; host: string; port: number; connectTimeout: number; readTimeout: number };
+
+/** The entity a plugin instance is attached to. */
+export type PluginScope = { routeId: string | null; serviceId: string | null };

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { CURRENCIES } from '../../../domain/currencies';
+import { JOB_STATUSES, JOB_TYPES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
+import { dueDate } from './due-date';
+import type { RequestBody } from './input';
+
+// C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph
+// separators: invisible, they break logs, CSV exports and the careers site's single-line fields,
+// and NUL truncates strings in C-based consumers. Multi-line text keeps tab, LF and CR.
+const SINGLE_LINE_FORBIDDEN = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
+const MULTI_LINE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+// A lone UTF-16 surrogate ("\ud800" in JSON) cannot be stored as UTF-8; it would come back as U+FFFD.
+const wellFormed = (value: string) => (value as string & { isWellFormed(): boolean }).isWellFormed();
+
+const plainText = (field: string, multiLine = false) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
+    // Trimmed first: a trailing newline pasted into a title is whitespace, not content.
+    .trim()
+    .refine(wellFormed, `${field} must be valid Unicode text (it holds a lone surrogate)`)
+    .refine(
+      (value) => !(multiLine ? MULTI_LINE_FORBIDDEN : SINGLE_LINE_FORBIDDEN).test(value),
+      multiLine
+        ? `${field} must not contain control characters other than tab and line breaks`
+        : `${field} must not contain control characters or line breaks`,
+    );
+
+const text = (field: string, max: number, multiLine = false) =>
+  plainText(field, multiLine)
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} must be at most ${max} characters`);
+
+const bulletList = (field: string) =>
+  z
+    .array(text(`each item of ${field}`, 1000), { error: `${field} must be an array of strings` })
+    .max(100, `${field} may hold at most 100 items`)
+    .default([]);
+
+const amount = (field: string) =>
+  z
+    .number({ error: `${field} must be a number or null` })
+    .nonnegative(`${field} must not be negative`)
+    .max(99_999_999, `${field} must be at most 99999999`)
+    // Exact: the JSON number is the double nearest some amount in cents iff rounding it to cents
+    // gives it back (0.01000001 and 1e-8 do not; a tolerance would let them be rounded in storage).
+    .refine((value) => Number(value.toFixed(2)) === value, `${field} may have at most 2 decimal places`)
+    .nullable()
+    .default(null);
+
+const SalaryInput = z
+  .strictObject(
+    {
+      min: amount('salary.min'),
+      max: amount('salary.max'),
+      currency: z
+        .string({ error: 'salary.currency must be a string' })
+        .refine((code) => CURRENCIES.has(code), 'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD'),
+    },
+    { error: 'salary must be an object with min, max and currency, or null' },
+  )
+  .superRefine((salary, ctx) => {
+    if (salary.min === null && salary.max === null) {
+      ctx.addIssue({ code: 'custom', path: ['min'], message: 'salary needs min or max; send null when it is not disclosed' });
+    } else if (salary.min !== null && salary.max !== null && salary.min > salary.max) {
+      ctx.addIssue({ code: 'custom', path: ['min'], message: 'salary.min must not be greater than salary.max' });
+    }
+  });
+
+/** POST /api/v1/jobs's body: every settable field (decisions.md). */
+export const CreateJobBody = z.object({
+  title: text('title', TEXT_LIMITS.title),
+  department: text('department', TEXT_LIMITS.department),
+  type: z.enum(JOB_TYPES, {
+    error: (issue) =>
+      issue.input === undefined
+        ? 'type is required'
+        : issue.input === 'remote'
+          ? 'remote is not a job type; send workplace: "remote" and one of the types'
+          : `type must be one of ${JOB_TYPES.join(', ')}`,
+  }),
+  description: text('description', 20_000, true),
+  postingId: text('postingId', TEXT_LIMITS.postingId).nullable().optional(),
+  location: plainText('location')
+    .max(TEXT_LIMITS.location, `location must be at most ${TEXT_LIMITS.location} characters`)
+    .default(''),
+  workplace: z.enum(WORKPLACES, { error: `workplace must be one of ${WORKPLACES.join(', ')}` }).nullable().optional(),
+  state: z
+    .string({ error: 'state must be a string' })
+    .regex(/^[A-Z]{2}$/, 'state must be a two-letter upper-case code, e.g. TX')
+    .nullable()
+    .optional(),
+  requirements: bulletList('requirements'),
+  responsibilities: bulletList('responsibilities'),
+  salary: SalaryInput.nullable().optional(),
+  submissionDueDate: dueDate.nullable().optional(),
+  status: z
+    .enum(JOB_STATUSES, { error: `status must be one of ${JOB_STATUSES.join(', ')}` })
+    .default('draft'),
+});
+export type CreateJobBody = z.infer<typeof CreateJobBody>;
+
+/** A create body as a partner sends it (the OpenAPI document's example). */
+export const CREATE_BODY_EXAMPLE = {
+  title: 'Senior Backend Engineer',
+  department: 'Engineering',
+  type: 'full-time',
+  description: 'Build and run the services behind our job platform integrations.',
+  postingId: 'ENG-2026-041',
+  location: 'Austin, TX',
+  workplace: 'hybrid',
+  state: 'TX',
+  requirements: ['5+ years of backend development'],
+  responsibilities: ['Design and ship API features'],
+  salary: { min: 140000, max: 170000, currency: 'USD' },
+  submissionDueDate: '2026-12-31',
+  status: 'active',
+};
+
+// Fields of the Job object, or internal ones, that exist but belong to the organisation.
+const NOT_SETTABLE = new Set(['id', 'createdAt', 'updatedAt', 'clientName', 'vendorName', 'postedByName']);
+const INTERNAL_HINT = /rate|bill|margin|recruit|client|vendor|contact|internal|consumer|created|deleted|posted/i;
+
+/** POST /api/v1/jobs's body as the route declares it. */
+export const CREATE_BODY: RequestBody<typeof CreateJobBody> = {
+  schema: CreateJobBody,
+  description:
+    'application/json, at most 100 KB (gzip allowed with Content-Encoding: gzip, 100 KB decoded). Unknown and organisation-only fields are refused by name.',
+  example: CREATE_BODY_EXAMPLE,
+  internal: (field) => NOT_SETTABLE.has(field) || INTERNAL_HINT.test(field),
+};

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+const DUE_DATE_PROBLEMS = {
+  format: 'submissionDueDate must be an ISO 8601 date (2026-12-31) or date-time with a time zone (2026-12-31T17:00:00Z)',
+  calendar: 'submissionDueDate is not a real calendar date',
+  range: 'submissionDueDate must be from 1970-01-01 to 9999-12-31 in UTC',
+} as const;
+
+/** A calendar date (midnight UTC) or a date-time with an explicit offset; nothing ambiguous (parseDueDate below). */
+export const dueDate = z.string({ error: 'submissionDueDate must be a string' }).transform((value, ctx) => {
+  const parsed = parseDueDate(value);
+  if ('date' in parsed) return parsed.date;
+  ctx.addIssue({ code: 'custom', message: DUE_DATE_PROBLEMS[parsed.problem] });
+  return z.NEVER;
+});
+
+
+/** The deadlines a job may have, in UTC: from the Unix epoch to the last instant DATETIME holds. */
+export const EARLIEST_DUE_DATE = new Date('1970-01-01T00:00:00.000Z');
+export const LATEST_DUE_DATE = new Date('9999-12-31T23:59:59.999Z');
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+
+export type DueDate = { date: Date } | { problem: 'format' | 'calendar' | 'range' };
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+const daysIn = (year: number, month: number) => (month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1]!);
+
+/**
+ * A calendar date (midnight UTC) or a date-time with an explicit offset. Every part is checked
+ * as written, before any conversion: `Date` would roll 2026-02-31 over to March 3rd, accept
+ * 24:00, and turn a year-9999 time with a negative offset into year 10000, which no DATETIME holds.
+ */
+export function parseDueDate(value: string): DueDate {
+  const match = DATE.exec(value) ?? DATE_TIME.exec(value);
+  if (!match) return { problem: 'format' };
+  // Stryker disable next-line StringLiteral: Number('') is 0 too; the defaults only keep NaN out
+  const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', sign, offsetH = '0', offsetM = '0'] = match;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return { problem: 'calendar' };
+  if (hour > 23 || minute > 59 || second > 59 || Number(offsetH) > 23 || Number(offsetM) > 59) return { problem: 'calendar' };
+  // Milliseconds are what is stored; further digits are cut, never rounded up into the next second.
+  const ms = Number(fraction.padEnd(3, '0').slice(0, 3));
+  const offsetMinutes = (sign === '-' ? -1 : 1) * (Number(offsetH) * 60 + Number(offsetM));
+  const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMinutes * 60_000;
+  // Date.UTC maps years 0-99 to 1900-1999; those are out of range either way, so say so.
+  // Stryker disable next-line EqualityOperator: the year 1000 is before 1970 as well
+  if (year < 1000 || utc < EARLIEST_DUE_DATE.getTime() || utc > LATEST_DUE_DATE.getTime()) return { problem: 'range' };
+  return { date: new Date(utc) };
+}

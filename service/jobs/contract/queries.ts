@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { isUuid } from '../../../domain/uuid';
+import { JOB_TYPES, LISTED_STATUSES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
+import { MESSAGES } from '../../errors';
+import type { QueryString } from './input';
+import { CHANGES_LIMIT, JOB_EXAMPLE } from './responses';
+
+const clip = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+
+/**
+ * A comma list of allowed values, e.g. `status=active,paused`. Each value may appear once;
+ * an empty item (`a,,b`) is an error rather than something to guess about.
+ */
+function commaList<T extends string>(name: string, allowed: readonly T[], explain?: (value: string) => string | undefined) {
+  return z.string().transform((raw, ctx) => {
+    const values = raw.split(',').map((value) => value.trim());
+    for (const value of values) {
+      if (!(allowed as readonly string[]).includes(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            explain?.(value) ??
+            `${name} must be one of ${allowed.join(', ')} (or a comma-separated list of them); got "${clip(value)}"`,
+        });
+        return z.NEVER;
+      }
+    }
+    return [...new Set(values)] as T[];
+  }).meta({ pattern: `^ *(${allowed.join('|')})( *, *(${allowed.join('|')}))* *$` });
+}
+
+function boundedInteger(min: number, max: number, fallback: number, message: string, tooBig = message) {
+  return z
+    .string()
+    .regex(/^\d{1,16}$/, message)
+    .transform(Number)
+    // Digits only, so .int() fails only past Number.MAX_SAFE_INTEGER: too big, not "not whole".
+    .pipe(z.number().int(tooBig).min(min, message).max(max, tooBig))
+    .default(fallback);
+}
+
+export const LIST_LIMIT_MESSAGE = 'limit must be an integer from 1 to 100';
+
+/** GET /api/v1/jobs's query: each parameter's rules, messages and documentation. */
+export const ListQuery = z.object({
+  status: commaList('status', LISTED_STATUSES, (value) =>
+    value === 'draft'
+      ? 'status=draft is not available: drafts are never listed (fetch your own draft by id)'
+      : undefined,
+  )
+    .optional()
+    .meta({ description: 'One of active, open, paused, closed, or a comma list of them. Default: active,open. draft is never listed (400).', examples: ['active,paused'] }),
+  type: commaList('type', JOB_TYPES, (value) =>
+    value === 'remote' ? 'remote is not a job type; to find remote roles filter on workplace=remote' : undefined,
+  )
+    .optional()
+    .meta({ description: 'One of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams, or a comma list. remote is not a type (400): use workplace.', examples: ['full-time,contract'] }),
+  workplace: commaList('workplace', WORKPLACES).optional().meta({ description: 'One of on-site, hybrid, remote, or a comma list.', examples: ['remote,hybrid'] }),
+  department: z
+    .string()
+    .trim()
+    .min(1, 'department must not be empty')
+    .max(TEXT_LIMITS.department, `department must be at most ${TEXT_LIMITS.department} characters`)
+    .optional()
+    .meta({
+      description: 'Exact department name, case-insensitive, surrounding spaces ignored (+ and %20 are spaces). 1 to 100 characters.',
+      examples: ['Engineering'],
+    }),
+  page: boundedInteger(1, Number.MAX_SAFE_INTEGER, 1, 'page must be a whole number, 1 or more', `page must be at most ${Number.MAX_SAFE_INTEGER}`).meta({
+    description: 'Offset page, from 1 (default 1). A page past the end is empty with true meta. Not with cursor (400).',
+  }),
+  // Opaque (tokens.ts); empty starts a cursor walk at the top, so a client can loop on one shape.
+  cursor: z
+    .string()
+    .max(200, 'cursor is not valid: pass meta.nextCursor back exactly as it was given')
+    .optional()
+    .meta({
+      description:
+        'Continue a cursor walk: meta.nextCursor of the previous page (or the Link header\'s URL). Empty starts a walk at the top. Belongs to the filter it was issued for: another filter, or an altered cursor, is a 400. Not with page (400).',
+    }),
+  limit: boundedInteger(1, 100, 20, LIST_LIMIT_MESSAGE).meta({
+    description: 'Jobs per page, 1 to 100 (default 20); anything else is a 400, never clamped.',
+  }),
+});
+export type ListQuery = z.infer<typeof ListQuery>;
+
+/** The parameters that choose which jobs are listed: a cursor belongs to exactly these. */
+export const FILTER_PARAMETERS = ['status', 'type', 'workplace', 'department'] as const;
+
+/** GET /api/v1/jobs's query string: page and cursor choose the mode, so they never come together. */
+export const LIST_QUERY: QueryString<typeof ListQuery> = {
+  parameters: ListQuery,
+  apart: {
+    first: 'cursor',
+    second: 'page',
+    message: 'cursor and page cannot be combined: cursor continues a walk (follow meta.nextCursor or the Link header), page asks for an offset page',
+  },
+  commaLists: true,
+};
+
+const LIMIT_MESSAGE = `limit must be an integer from ${CHANGES_LIMIT.min} to ${CHANGES_LIMIT.max}`;
+
+/** GET /api/v1/jobs/changes's query: each parameter's rules, messages and documentation. */
+export const ChangesQuery = z.object({
+  // Opaque (tokens.ts); absent reads the feed from the beginning.
+  since: z
+    .string()
+    .max(200, 'since is not valid: pass meta.nextSince back exactly as it was given')
+    .optional()
+    .meta({ description: 'meta.nextSince of the previous call. Absent (or empty): the feed from the beginning. An altered or invented token is a 400.' }),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, LIMIT_MESSAGE)
+    .transform(Number)
+    .pipe(z.number().int().min(CHANGES_LIMIT.min, LIMIT_MESSAGE).max(CHANGES_LIMIT.max, LIMIT_MESSAGE))
+    .default(CHANGES_LIMIT.default)
+    .meta({ description: 'Changes per page, 1 to 500 (default 100).' }),
+});
+export type ChangesQuery = z.infer<typeof ChangesQuery>;
+
+/** GET /api/v1/jobs/changes's query string. */
+export const CHANGES_QUERY: QueryString<typeof ChangesQuery> = { parameters: ChangesQuery };
+
+/** GET /api/v1/jobs/:id's path. */
+export const JobIdParams = z.object({
+  // Not a UUID: no job has that id.
+  id: z.string().refine(isUuid, MESSAGES.jobNotFound).meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }),
+});

@@ -1,0 +1,56 @@
+import Router from '@koa/router';
+import type { RouterMiddleware } from '@koa/router';
+import type { Database } from '../../../db/client';
+import { methodNotAllowed } from '../../errors';
+import { requireConsumer } from '../../middleware/gateway-trust';
+import { jsonBody } from '../../middleware/json-body';
+import { conditional } from './conditional';
+import type { Route } from './route';
+import { bodyReader, paramsReader, queryReader } from './validate';
+
+/** A route's steps: its guards, then its input read once by its own schemas, then its handler. */
+function steps(route: Route, db: Database): RouterMiddleware[] {
+  const handle = route.handler(db);
+  const params = route.params && paramsReader(route.params);
+  const query = route.query && queryReader(route.query);
+  const body = route.body && bodyReader(route.body);
+  const answer: RouterMiddleware = (ctx) =>
+    handle(ctx, { params: params?.(ctx.params), query: query?.(ctx.query), body: body?.(ctx.request.body!) } as Parameters<typeof handle>[1]);
+  return [
+    ...(route.conditional ? [conditional] : []),
+    ...(route.consumer ? [requireConsumer] : []),
+    ...(route.body ? [jsonBody()] : []),
+    answer,
+  ];
+}
+
+/** `routes` as one Koa router; `db` is the database with its replicas, if any. */
+export function routerOf(routes: readonly Route[], db: Database): Router {
+  const router = new Router();
+  for (const route of routes) router[route.method](route.path, ...steps(route, db));
+  return router;
+}
+
+/** The routes that need a database turn, and those served before admission, each as a router. */
+export function apiRouters(routes: readonly Route[], db: Database): { open: Router; admitted: Router } {
+  return {
+    open: routerOf(routes.filter((route) => !route.database), db),
+    admitted: routerOf(routes.filter((route) => route.database), db),
+  };
+}
+
+/**
+ * A router, entered only by a path one of its routes matches; there, a method none of them serves
+ * is the one 405 (with Allow), after whatever follows it had its say. OPTIONS too: no route serves it.
+ */
+export function mount(router: Router): RouterMiddleware {
+  const routes = router.routes();
+  return (ctx, next) => {
+    const layers = router.stack.filter((layer) => layer.match(ctx.path));
+    if (layers.length === 0) return next();
+    return routes(ctx, async () => {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) throw methodNotAllowed([...new Set(layers.flatMap((layer) => layer.methods))]);
+    });
+  };
+}
