@@ -24,7 +24,7 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   if (!settings.secretsKey) throw new Error('WEBHOOK_SECRETS_KEY is not set: the dispatcher cannot sign without the subscriptions\' secrets (e.g. WEBHOOK_SECRETS_KEY=$(openssl rand -base64 32), the same value the service has)');
   const metricsPort = env.WEBHOOK_METRICS_PORT === undefined || env.WEBHOOK_METRICS_PORT === '' ? undefined : Number(env.WEBHOOK_METRICS_PORT);
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) throw new Error('Invalid configuration: WEBHOOK_METRICS_PORT must be a port number (0-65535)');
-  const logger = createLogger(config.logLevel).child({ service: 'webhook-dispatcher' });
+  const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
   try {
     await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds });
   } catch (error) {

@@ -17,7 +17,7 @@ const webhooks: WebhookSettings = {
 };
 const URL_BODY = JSON.stringify({ url: 'https://93.184.215.14/hooks' });
 
-describe.each(gatewayKinds())('webhooks through the %s', (kind) => {
+describe.each(gatewayKinds())('through the %s', (kind) => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStackOn(kind, 'webhooks_gw', { seed: false, webhooks });
