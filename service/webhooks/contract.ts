@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Job, Tombstone } from '../../domain/job';
 import { isUuid } from '../../domain/uuid';
 import { MESSAGES } from '../errors';
+import { text } from '../jobs/contract/create-body';
 import type { RequestBody } from '../jobs/contract/input';
 import { JOB_EXAMPLE } from '../jobs/contract/responses';
 
@@ -19,7 +20,8 @@ const position = z.string().meta({ description: 'A change-feed position: meta.ne
 
 const CreateWebhookFields = z.object({
   url: z.string({ error: (issue) => (issue.input === undefined ? 'url is required' : 'url must be a string') }).max(2048, 'url must be at most 2048 characters').meta({ description: 'https URL of your receiver, reachable from the internet' }),
-  description: z.string({ error: 'description must be a string' }).max(500, 'description must be at most 500 characters').nullable().optional(),
+  // The jobs' rule for one line of text: no control characters, no lone surrogates, trimmed.
+  description: text('description', 500).nullable().optional(),
   position: z.string({ error: 'position must be a string' }).max(200, MESSAGES.positionInvalid).optional().meta({ description: 'Deliver the changes after this feed position (meta.nextSince of your full sync). Absent: from now on.' }),
 });
 export type CreateWebhookBody = z.infer<typeof CreateWebhookFields>;

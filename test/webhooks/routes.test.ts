@@ -128,6 +128,7 @@ describe('refusals are JSON errors and store nothing', () => {
     ['url not a string', { url: 7 }, 'Validation failed', [{ field: 'url', message: 'url must be a string' }]],
     ['an unknown field', { url: PUBLIC_URL, events: ['job.updated'] }, 'Validation failed', [{ field: 'events', message: 'events is not a known field' }]],
     ['a description too long', { url: PUBLIC_URL, description: 'x'.repeat(501) }, 'Validation failed', [{ field: 'description', message: 'description must be at most 500 characters' }]],
+    ['a description with a line break', { url: PUBLIC_URL, description: 'one\ntwo' }, 'Validation failed', [{ field: 'description', message: 'description must not contain control characters or line breaks' }]],
   ])('%s', async (_label, body, error, details) => {
     const res = await post('/api/v1/webhooks', body);
     expect(res.status).toBe(400);
