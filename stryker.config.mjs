@@ -1,5 +1,5 @@
 // Mutation testing: `npm run test:mutation` (every file below) or
-// `npm run test:mutation -- --mutate service/middleware/identity.ts` (one file; globs work too).
+// `npm run test:mutation -- --mutate service/middleware/gateway-trust.ts` (one file; globs work too).
 // Not part of npm test or CI: it reruns the related tests once per mutant. How to run it: docs/testing.md.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {

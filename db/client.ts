@@ -19,10 +19,7 @@ export interface PoolOptions {
   connectionLimit?: number;
   /** How long to wait for a TCP connection before the request is answered with 503. */
   connectTimeoutMs?: number;
-  /**
-   * Per-query time limit, enforced by the server (max_statement_time / max_execution_time) and
-   * by the client a second later (db/deadlines.ts). Unset: no limit (migrations, seeding, tools).
-   */
+  /** Per-query time limit, enforced by the server (max_statement_time / max_execution_time) and by the client a second later (db/deadlines.ts). */
   queryTimeoutMs?: number;
 }
 
@@ -80,8 +77,7 @@ async function endWithin(pool: Pool, sockets: Set<Socket>, timeoutMs: number): P
 export function createDatabase(url: string, options: PoolOptions = {}): DatabaseHandle {
   const raw = mysql.createPool(connectionOptions(url, options));
   const sockets = new Set<Socket>();
-  // A broken idle connection must not crash the process; the pool drops it and the next
-  // request opens a new one.
+  // A broken idle connection must not crash the process; the pool drops it and the next request opens a new one.
   raw.on('connection', (connection) => {
     connection.on('error', () => undefined);
     const socket = (connection as unknown as { stream: Socket }).stream;
@@ -113,12 +109,7 @@ export function poolStats(pool: Pool): PoolStats {
   return { open, inUse: open - core._freeConnections.length, waiting: core._connectionQueue.length };
 }
 
-/**
- * The database with optional read replicas (DATABASE_READ_URLS). Without replicas this is
- * createDatabase. With them, drizzle's withReplicas sends every select to a replica picked at
- * random and every write (insert, update, delete, execute, transaction) to the primary; each
- * replica gets a pool of the same size as the primary's. `pool` is the primary's.
- */
+/** The database with optional read replicas (DATABASE_READ_URLS). */
 export function openDatabase(url: string, readUrls: readonly string[] = [], options: PoolOptions = {}): DatabaseHandle {
   const primary = createDatabase(url, options);
   if (readUrls.length === 0) return primary;

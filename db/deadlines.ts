@@ -2,17 +2,10 @@ import type { Socket } from 'node:net';
 import type { Pool, PoolConnection, QueryOptions, RowDataPacket } from 'mysql2/promise';
 import { errorCode } from './errors';
 
-/**
- * How much longer than the server's own statement limit the client waits before it calls the
- * link dead: the server's limit normally answers first and the connection stays usable.
- */
+/** How much longer than the server's own statement limit the client waits before it calls the link dead. */
 export const CLIENT_MARGIN_MS = 1000;
 
-/**
- * The statement that makes the server itself stop a statement after `ms`. MariaDB:
- * max_statement_time (seconds, every statement). MySQL: max_execution_time (milliseconds, SELECT
- * only). On both, lock waits (LOCK TABLES, row locks) are bounded too, which covers writes on MySQL.
- */
+/** The statement that makes the server itself stop a statement after `ms`. */
 export function sessionLimitsSql(serverVersion: string, ms: number): string {
   const lockSeconds = Math.max(1, Math.ceil(ms / 1000));
   const locks = `lock_wait_timeout = ${lockSeconds}, innodb_lock_wait_timeout = ${lockSeconds}`;
@@ -45,12 +38,7 @@ const coreOf = (connection: PoolConnection) => connection.connection as unknown 
 type Method = 'query' | 'execute';
 type Sql = string | QueryOptions;
 
-/**
- * The pool with every query bounded: each connection gets the server-side statement limit
- * before its first use, and each query a client-side deadline (`statementMs` +
- * CLIENT_MARGIN_MS) for a link where the server never answers; a connection whose query hit
- * that deadline is destroyed, so the pool refills with fresh connections when the link returns.
- */
+/** The pool with every query bounded. */
 export function withDeadlines(pool: Pool, statementMs: number): Pool {
   const clientMs = statementMs + CLIENT_MARGIN_MS;
   const limited = new WeakSet<object>();
@@ -91,8 +79,7 @@ export function withDeadlines(pool: Pool, statementMs: number): Pool {
     }
   };
 
-  // Through mysql2's callback pool: the promise pool's wrappers cost ~20 us a statement. A connection
-  // not limited yet goes back, and the statement takes firstUse, which limits the one it gets.
+  // Through mysql2's callback pool: the promise pool's wrappers cost CPU on every statement.
   const core = (pool as unknown as { pool: CorePool }).pool;
   const once = (method: Method) => {
     const slow = firstUse(method);

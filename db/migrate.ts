@@ -5,8 +5,7 @@ import mysql from 'mysql2/promise';
 import { errorCode, isDatabaseUnavailable } from './errors';
 import { connectionOptions, createDatabase, databaseName, describeDatabaseUrl, type DatabaseHandle } from './client';
 
-// Works from db/ (ts-jest) and from dist/db/ (compiled): both sit one or two levels below the
-// repository root, and the committed SQL lives in <root>/db/migrations.
+// Works from db/ (ts-jest) and from dist/db/ (compiled).
 export const MIGRATIONS_FOLDER = path.resolve(
   __dirname,
   __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../db/migrations' : 'migrations',
@@ -18,17 +17,11 @@ export const DEFAULT_MIGRATION_LOCK_TIMEOUT_SECONDS = 60;
 export interface MigrateOptions {
   /** Seconds to wait for the migration lock; default DEFAULT_MIGRATION_LOCK_TIMEOUT_SECONDS. */
   lockTimeoutSeconds?: number;
-  /**
-   * Start-up work that must also run once however many instances start together (seeding an
-   * empty table): it runs after the migrations, still holding the lock.
-   */
+  /** Start-up work that must also run once however many instances start together (seeding an empty table). */
   underLock?(handle: DatabaseHandle): Promise<void>;
 }
 
-/**
- * The GET_LOCK name that serialises migrations. Locks are server-wide, so the name carries the
- * database (two databases on one server migrate in parallel); names are limited to 64 characters.
- */
+/** The GET_LOCK name that serialises migrations. */
 export function migrationLockName(database: string): string {
   const name = `jobs-migrate:${database}`;
   return name.length <= 64 ? name : `jobs-migrate:${createHash('sha256').update(database).digest('hex').slice(0, 51)}`;
@@ -55,12 +48,7 @@ async function createDatabaseIfMissing(connection: mysql.Connection, name: strin
   await connection.query(`CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
 }
 
-/**
- * Creates the database if needed and applies every committed migration not applied yet.
- * Instances started together take turns: the migrator runs under a named server lock (GET_LOCK),
- * so the first applies the migrations and the others find nothing left to do. The lock belongs to
- * a connection of its own; if the process dies mid-migration the server releases it.
- */
+/** Creates the database if needed and applies every committed migration not applied yet. */
 export async function migrateDatabase(url: string, options: MigrateOptions = {}): Promise<void> {
   const name = databaseName(url);
   const timeout = options.lockTimeoutSeconds ?? DEFAULT_MIGRATION_LOCK_TIMEOUT_SECONDS;

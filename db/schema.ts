@@ -21,22 +21,14 @@ import {
 import { JOB_STATUSES, JOB_TYPES, WORKPLACES, TEXT_LIMITS } from '../domain/job';
 import { formatUuid, uuidToBuffer } from '../domain/uuid';
 
-/**
- * Ids are time-ordered UUIDs (v7, domain/uuid.ts) in BINARY(16): 16 bytes instead of 36 in the
- * clustered index and in every secondary index (InnoDB copies the primary key into each), and
- * new rows append at the end of the B-tree instead of splitting pages at random.
- */
+/** Ids are time-ordered UUIDs (v7, domain/uuid.ts) in BINARY(16). */
 export const uuidBinary = customType<{ data: string; driverData: Buffer }>({
   dataType: () => 'binary(16)',
   toDriver: (value) => uuidToBuffer(value),
   fromDriver: (value) => formatUuid(value),
 });
 
-/**
- * Lists of strings kept as JSON text. MariaDB reports JSON columns as LONGTEXT, so mysql2 would
- * hand back a string there and an object on MySQL 8; a text column parsed here behaves the same
- * on both.
- */
+/** Lists of strings kept as JSON text. */
 const stringList = customType<{ data: string[]; driverData: string }>({
   dataType: () => 'mediumtext',
   toDriver: (value) => JSON.stringify(value),
@@ -109,7 +101,6 @@ export const jobs = mysqlTable(
     deletedAt: timestamp('deleted_at'),
 
     // Derived columns that let every listing filter use an index in the listing's own order.
-    // listed: what GET /jobs shows by default (active or open, not soft-deleted).
     listed: boolean('listed').generatedAlwaysAs(
       sql`(\`status\` in ('active', 'open') and \`deleted_at\` is null)`,
       { mode: 'stored' },
@@ -119,19 +110,13 @@ export const jobs = mysqlTable(
       sql`(if(\`deleted_at\` is null, \`status\`, null))`,
       { mode: 'stored' },
     ),
-    // department_key: the department filter is exact but case-insensitive and ignores
-    // surrounding spaces; the table's collation is binary (see the 0001 migration), so this
-    // column is the one place that folds case.
+    // department_key: the department filter is exact but case-insensitive and ignores surrounding spaces.
     departmentKey: varchar('department_key', { length: TEXT_LIMITS.department }).generatedAlwaysAs(
       sql`(lower(trim(\`department\`)))`,
       { mode: 'stored' },
     ),
   },
-  // One index per set of filtered columns, for the default listing (`listed`) and for explicit
-  // statuses (`visible_status`): the filter's equalities, then (created_at, id), the listing
-  // order. So a page of any filter is a range read of one index already in order (no filesort;
-  // LIMIT stops early), ids only, and a list filter is one such read per value combination
-  // (db/jobs/listing.ts). Totals come from job_counts, never from these.
+  // One index per set of filtered columns, for the default listing (`listed`) and for explicit statuses (`visible_status`).
   (t) => {
     const filtered = { department: t.departmentKey, type: t.type, workplace: t.workplace };
     const indexes = (lead: typeof t.listed | typeof t.visibleStatus, prefix: string, unfiltered: string) =>
@@ -145,16 +130,7 @@ export const jobs = mysqlTable(
 /** What job_counts records for a job without a workplace (a key column cannot be NULL). */
 export const NO_WORKPLACE = 'none';
 
-/**
- * Listing totals kept by the database: how many listable jobs (not soft-deleted, not a draft)
- * there are per (status, type, workplace), once over all departments (`by_department` false,
- * `department_key` '') and once per department. Triggers on `jobs` (migration 0010) add each
- * change, inside the writer's transaction, to the row of the writer's own connection (`slot` =
- * CONNECTION_ID()), so two open transactions never wait for each other's counter row; the
- * service folds committed slot rows into `slot` 0 (db/jobs/counters.ts). A listing's exact
- * total is a SUM over one key prefix: at most 4 x 6 x 4 groups, each its folded row plus the
- * few not folded yet, whatever the table's size (docs/decisions.md, Data).
- */
+/** Listing totals kept by the database. */
 export const jobCounts = mysqlTable(
   'job_counts',
   {
@@ -177,23 +153,15 @@ export const jobCounts = mysqlTable(
 
 export type NewJobRow = typeof jobs.$inferInsert;
 
-/**
- * The change feed's log: one row per job, written by triggers on `jobs` (migration 0003) on every
- * INSERT, UPDATE and DELETE, so changes made by any system are recorded, not only the API's.
- * A trigger sets `seq` to NULL ("changed, not yet ordered"); the feed's sequencer
- * (db/jobs/change-numbering.ts) later numbers committed rows in commit order, so a reader
- * that has seen `seq` N has seen every change numbered below N (docs/decisions.md, change feed).
- */
+/** The change feed's log: one row per job, written by triggers on `jobs`. */
 export const jobChanges = mysqlTable(
   'job_changes',
   {
     jobId: uuidBinary('job_id').primaryKey(),
     seq: bigint('seq', { mode: 'number', unsigned: true }),
-    // When the last change was written (the statement's NOW(6)): changes numbered together are
-    // numbered in this order, so the feed follows the order things happened.
+    // When the last change was written (the statement's NOW(6)).
     changedAt: datetime('changed_at', { mode: 'date', fsp: 6 }),
-    // Once listable, a job's removal must reach partners as a tombstone; a draft that was never
-    // listable never appears in the feed at all.
+    // Once listable, a job's removal must reach partners as a tombstone; a draft that was never listable never appears in the feed at all.
     everPublic: boolean('ever_public').notNull().default(false),
   },
   (t) => [
@@ -205,13 +173,7 @@ export const jobChanges = mysqlTable(
   ],
 );
 
-/**
- * Listable jobs per day of created_at (UTC) and status, kept like job_counts (triggers of
- * migration 0012 add to the writing connection's `slot`; the service folds into slot 0). A deep
- * offset page of a status-only listing (the default one included) walks these day counts from
- * the nearer end to the day that holds its first row, then steps over that day's entries only
- * (db/jobs/listing.ts), instead of over every entry before the page.
- */
+/** Listable jobs per day of created_at. */
 export const jobDayCounts = mysqlTable(
   'job_day_counts',
   {
@@ -220,8 +182,7 @@ export const jobDayCounts = mysqlTable(
     slot: bigint('slot', { mode: 'number', unsigned: true }).notNull().default(0),
     n: bigint('n', { mode: 'number' }).notNull(),
   },
-  // Day first: days are read newest (or oldest) first, grouped in index order, and the read stops
-  // at the page's day.
+  // Day first: days are read newest (or oldest) first, grouped in index order, and the read stops at the page's day.
   (t) => [primaryKey({ columns: [t.day, t.status, t.slot] }), index('job_day_counts_slot_idx').on(t.slot)],
 );
 
@@ -233,21 +194,13 @@ export const jobChangeSequence = mysqlTable('job_change_sequence', {
 
 const bytes = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'varbinary(64)' });
 
-/**
- * Keys the service signs its tokens with (pagination cursors, feed positions). Generated by the
- * database at migration time (RANDOM_BYTES), so every replica of the service shares them, they
- * survive restarts, and they are never in git or the environment.
- */
+/** Keys the service signs its tokens with (pagination cursors, feed positions). */
 export const serviceSecrets = mysqlTable('service_secrets', {
   name: varchar('name', { length: 32 }).primaryKey(),
   secret: bytes('secret').notNull(),
 });
 
-/**
- * Idempotency-Key records (db/jobs/idempotency-keys.ts, writeOnce): per consumer and key, a hash of the
- * request and the first response to it, kept 24 hours. Only what the client was already sent is
- * stored (status, Location, the public Job body); never the request itself.
- */
+/** Idempotency-Key records (db/jobs/idempotency-keys.ts, writeOnce). */
 export const idempotencyKeys = mysqlTable(
   'idempotency_keys',
   {

@@ -2,11 +2,7 @@ import type { NewJobRow } from './schema';
 import { JOB_TYPES } from '../domain/job';
 import { uuidv7 } from '../domain/uuid';
 
-/**
- * Realistic job rows, public and internal columns alike, from a seeded generator so the demo set
- * is the same on every machine. Internal columns are filled on purpose: the API must never
- * return them, and a demo set without them would hide a leak.
- */
+/** Realistic job rows, public and internal columns alike, from a seeded generator so the demo set is the same on every machine. */
 
 // Consumer ids of kong.yaml's demo writers: their drafts are visible to them by id.
 export const DEMO_WRITER_ID = '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a02';

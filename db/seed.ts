@@ -24,10 +24,7 @@ export async function seedIfEmpty(db: Database): Promise<number> {
   return rows.length;
 }
 
-/**
- * Appends `total` generated jobs for benchmarks, built and inserted one batch at a time so
- * memory stays flat however large the set.
- */
+/** Appends `total` generated jobs for benchmarks, built and inserted one batch at a time so memory stays flat however large the set. */
 export async function seedBulk(db: Database, total: number, onProgress?: (done: number) => void): Promise<void> {
   const newest = new Date();
   for (let done = 0; done < total; done += BATCH_SIZE) {

@@ -14,10 +14,7 @@ export const quote = (name: string): string => `\`${name.replace(/`/g, '``')}\``
 /** Builds statements without a connection: used once per statement shape, at load. */
 export const queryBuilder = new QueryBuilder();
 
-/**
- * A statement built once by drizzle, with the values of its named placeholders filled in per call
- * (a placeholder bound to a column is encoded by that column, as drizzle's own execute does).
- */
+/** A statement built once by drizzle, with the values of its named placeholders filled in per call. */
 export function compile(builder: { toSQL(): Statement }): (values: Record<string, unknown>) => Statement {
   const { sql: text, params } = builder.toSQL();
   return (values) => ({ sql: text, params: fillPlaceholders(params, values) });
@@ -30,10 +27,7 @@ interface DriverSession {
   logger: { logQuery(sql: string, params: unknown[]): void };
 }
 
-/**
- * The session of `db`: not part of drizzle's typed surface, hence the check. Its logger is the
- * one drizzle's own statements go through, so the benchmark and the EXPLAIN tests see them all.
- */
+/** The session of `db`: not part of drizzle's typed surface, hence the check. */
 function sessionOf(db: Database): DriverSession {
   const session = (db as unknown as { session?: Partial<DriverSession> }).session;
   if (typeof session?.query !== 'function' || typeof session.client?.query !== 'function' || typeof session.logger?.logQuery !== 'function') {
@@ -42,10 +36,7 @@ function sessionOf(db: Database): DriverSession {
   return session as DriverSession;
 }
 
-/**
- * Where reads that must see the latest committed writes go: the primary of a database opened
- * with replicas, else the database itself (every read already goes to the primary).
- */
+/** Where reads that must see the latest committed writes go. */
 export function primaryOf(db: Database): Database {
   return (db as Database & { $primary?: Database }).$primary ?? db;
 }
@@ -61,11 +52,7 @@ export async function runStatement(db: Database, statement: Statement): Promise<
   await sessionOf(db).query(statement.sql, statement.params);
 }
 
-/**
- * Runs a hand-written read where drizzle would run a select (a replica, if any); rows as arrays.
- * Straight to the driver with dateStrings, which reads DATE and DATETIME as drizzle's per-field
- * typeCast does without calling back for every field (docs/decisions.md).
- */
+/** Runs a hand-written read where drizzle would run a select (a replica, if any); rows as arrays. */
 export async function readRows(db: Database, statement: Statement): Promise<unknown[][]> {
   const session = sessionOf(readerOf(db));
   session.logger.logQuery(statement.sql, statement.params);

@@ -1,11 +1,4 @@
-/**
- * The currencies a salary may be given in: ISO 4217 List One's active codes (as published in
- * Debian's iso-codes, via pycountry 26.2.16, February 2026: XCG and ZWG in; ANG, BGN, HRK, SLL
- * and ZWL withdrawn), less the codes nobody is paid in: fund codes (BOV, CHE, CHW, CLF, COU, MXV,
- * USN, UYI, UYW), precious metals (XAG, XAU, XPD, XPT), bond-market and accounting units (XBA,
- * XBB, XBC, XBD, XDR, XSU, XUA, XAD), testing (XTS) and "no currency" (XXX).
- * When ISO adds or withdraws a code, edit this list (docs/decisions.md, "Create").
- */
+/** The currencies a salary may be given in. */
 export const CURRENCIES = new Set([
   'AED', 'AFN', 'ALL', 'AMD', 'AOA', 'ARS', 'AUD', 'AWG', 'AZN', 'BAM', 'BBD', 'BDT', 'BHD',
   'BIF', 'BMD', 'BND', 'BOB', 'BRL', 'BSD', 'BTN', 'BWP', 'BYN', 'BZD', 'CAD', 'CDF', 'CHF',

@@ -19,11 +19,7 @@ export interface ListFilter {
   department?: string;
 }
 
-/**
- * The public Job, defined once: the spec's 19 fields in the spec's order. The selected columns
- * are checked against it (db/jobs/job-columns.ts), and the OpenAPI document is generated from it.
- * A new public field touches db/schema.ts, this object and a migration.
- */
+/** The public Job, defined once: the spec's 19 fields in the spec's order. */
 export const Currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code', examples: ['USD'] });
 
 export const Salary = z

@@ -1,14 +1,4 @@
-/**
- * npm start: the whole API on this machine, no Docker needed.
- *   1. the service: migrate (creating the database), seed the demo jobs into an empty table
- *      (SEED_DEMO_DATA=true, unless set otherwise), listen;
- *   2. the local gateway (gateway/local, a Kong stand-in) in front of it, serving kong.yaml and
- *      the demo consumers of demo.yaml (LOCAL_GATEWAY_STATE, a comma list, serves other files).
- * Both sides get the same gateway secret: GATEWAY_SECRET, or a random one for this run.
- * LOCAL_GATEWAY=off starts the service alone, for when a real Kong fronts it.
- *   3. the webhook dispatcher, with development settings: plain http and loopback receivers allowed,
- *      secrets sealed with a key kept in .local/ (WEBHOOK_* variables set by hand win).
- */
+/** npm start: the whole API on this machine, no Docker needed. */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

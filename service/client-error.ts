@@ -49,16 +49,11 @@ export function clientErrorResponse(code: string | undefined): string {
   return rawErrorResponse(clientErrorStatus(code), clientErrorMessage(code));
 }
 
-// Parser failures by connection, kept for a body reader that starts listening after the failure
-// (llhttp can fail in the same read that completed the head, before the app's first await).
+// Parser failures by connection, kept for a body reader that starts listening after the failure.
 const failures = new WeakMap<Duplex, ParserError>();
 const PARSER_FAILED = Symbol('parser failed');
 
-/**
- * Calls `listener` once if the parser fails on `socket` (a broken chunk, a request time-out),
- * at once when it already has; returns the function that stops listening. A request whose body
- * is being read learns here that the rest will never come.
- */
+/** Calls `listener` once if the parser fails on `socket` (a broken chunk, a request time-out), at once when it already has. */
 export function onParserFailure(socket: Duplex, listener: (error: ParserError) => void): () => void {
   const earlier = failures.get(socket);
   if (earlier) {
@@ -76,19 +71,7 @@ function endWith(socket: Duplex, response: string, lingerMs: number): void {
   socket.once('close', () => clearTimeout(linger));
 }
 
-/**
- * server.on('clientError', ...): answers what Node's HTTP parser refuses (bad header bytes,
- * folded headers, a repeated Content-Length, Content-Length with Transfer-Encoding, unknown
- * methods, headers over 16 KB, broken chunks, a request not received in time) with the JSON
- * error shape instead of Node's empty answer. `onAnswer` is told each status answered.
- *
- * Node writes its answer at once unless a response has started, and destroys the socket. Here a
- * response still being produced for a request on the connection (its body being read, keep-alive,
- * pipelining) is let finish first: a body reader is told of the failure and answers it itself,
- * and otherwise the client never reads the 400 as the answer to a request that succeeded. Then
- * the socket is ended and closed after `lingerMs` (CLIENT_ERROR_LINGER_MS): a client still
- * sending (a 20 KB header) would otherwise get a reset that can swallow the answer.
- */
+/** server.on('clientError', ...): answers what Node's HTTP parser refuses. */
 export function clientErrorHandler(lingerMs: number, onAnswer: (status: number) => void = () => undefined) {
   return (error: ParserError, socket: ClientErrorSocket): void => {
     // The parser stays failed and reports again for every later chunk: one answer is enough.
@@ -98,8 +81,7 @@ export function clientErrorHandler(lingerMs: number, onAnswer: (status: number) 
     const answer = () => {
       // The response in flight closed the connection itself (a body reader's answer): Node ends it.
       if (socket.writableEnded) return;
-      // A socket error (ECONNRESET) arrives with the socket already destroyed, and a response in
-      // flight may finish after the client left: nothing can be written then.
+      // A socket error (ECONNRESET) arrives with the socket already destroyed, and a response in flight may finish after the client left.
       if (!socket.writable) {
         socket.destroy();
         return;
@@ -117,10 +99,7 @@ export function clientErrorHandler(lingerMs: number, onAnswer: (status: number) 
   };
 }
 
-/**
- * server.on('connect', ...): a CONNECT is a 405 in JSON, as nginx answers it, instead of Node
- * closing the connection without a word (it hands CONNECT to this event, never to the app).
- */
+/** server.on('connect', ...): a CONNECT is a 405 in JSON, as nginx answers it, instead of Node closing the connection without a word. */
 export function connectHandler(lingerMs: number, onAnswer: (status: number) => void = () => undefined) {
   return (_request: IncomingMessage, socket: Duplex): void => {
     socket.on('error', () => undefined);

@@ -2,12 +2,7 @@ import { z } from 'zod';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/**
- * A whole number in [min, max], from the environment (digits only) or from runService's
- * overrides, with one message for every way it can be wrong. Digits only: Number() reads an empty
- * variable as 0 (PORT= would listen on a random port, SHUTDOWN_GRACE_MS= would drop in-flight
- * requests), and "1e3" or "0x10" are not what an operator means to write.
- */
+/** A whole number in [min, max], from the environment (digits only) or from runService's overrides, with one message for every way it can be wrong. */
 const whole = (min: number, max: number, message: string) =>
   z
     .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: message })
@@ -17,8 +12,7 @@ const wholeNumber = (min: number, max: number, unit: string) => whole(min, max, 
 /** Everything the service reads from its environment, parsed once at start-up. */
 export const Config = z.object({
   port: whole(0, 65535, 'must be a port number (0-65535)').default(3000),
-  // Loopback by default: partners reach the service only through the gateway. Containers set
-  // HOST=0.0.0.0 on a private network.
+  // Loopback by default: partners reach the service only through the gateway.
   host: z.string().min(1).default('127.0.0.1'),
   databaseUrl: z
     .string()
@@ -39,8 +33,7 @@ export const Config = z.object({
   dbConnectTimeoutMs: wholeNumber(100, 60000, 'milliseconds').default(2000),
   // Below the gateway's 30 s read timeout, so a slow query is our 503, not the gateway's 504.
   dbQueryTimeoutMs: wholeNumber(100, 25000, 'milliseconds').default(5000),
-  // Unset: waiting is bounded by its expected length (service/middleware/admission.ts); set: a
-  // fixed number of requests may wait instead.
+  // Unset: waiting is bounded by its expected length (service/middleware/admission.ts); set: a fixed number of requests may wait instead.
   dbQueueLimit: wholeNumber(0, 10000, 'requests').optional(),
   readyTimeoutMs: wholeNumber(50, 10000, 'milliseconds').default(800),
   // Below Kubernetes' default 30 s terminationGracePeriodSeconds.

@@ -13,11 +13,7 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-/**
- * Probes for orchestrators, outside /api/v1 and outside the gateway's routes. `readyTimeoutMs`
- * keeps /readyz under the probe's own time-out (Kubernetes: 1 s) when the database is silent.
- * With `admission`, /readyz is also a 503 while a request arriving now would be refused.
- */
+/** Probes for orchestrators, outside /api/v1 and outside the gateway's routes. */
 export function healthRouter(db: Database, readyTimeoutMs: number, admission?: Pick<Admission, 'full'>): Router {
   const router = new Router();
   // Liveness: the process answers.

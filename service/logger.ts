@@ -2,18 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
-/**
- * JSON logs, one line per event. Keys and gateway secrets are redacted wherever they appear
- * as fields; request lines never carry headers or bodies at all (middleware/request-outcome.ts).
- *
- * Without a destination the lines go to stdout asynchronously and in batches (pino.destination
- * with sync: false and a 4 KiB minLength): a request never waits for a write(2) of its line, and
- * under load about thirty lines leave in one write instead of one write, thread-pool hand-off and
- * callback per line. A quiet service still shows its lines within LOG_FLUSH_INTERVAL_MS, and
- * lifecycle lines (listening, stopped) are flushed at once (flushNow). pino flushes what is still
- * buffered synchronously on the process's 'exit' event, which also fires on process.exit() (our
- * SIGTERM path) and after an uncaught exception (exitOnCrash below); only SIGKILL can lose lines.
- */
+/** JSON logs, one line per event. */
 export const LOG_BATCH_BYTES = 4096;
 export const LOG_FLUSH_INTERVAL_MS = 1000;
 
@@ -51,10 +40,7 @@ export function flushNow(logger: Logger): void {
   logger.flush();
 }
 
-/**
- * A crash becomes one `fatal` line, then exit code 1 (the buffered lines before it are flushed on
- * exit). Name, code and stack frames only: an error's message may quote SQL and bound values.
- */
+/** A crash becomes one `fatal` line, then exit code 1 (the buffered lines before it are flushed on exit). */
 export function exitOnCrash(logger: Logger): void {
   // process.exit() does not return, and a throw inside this handler ends the process (code 7).
   process.on('uncaughtException', (error: unknown) => {

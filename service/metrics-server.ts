@@ -12,10 +12,7 @@ function reply(res: http.ServerResponse, status: number, contentType: string, bo
   res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) }).end(body);
 }
 
-/**
- * GET /metrics in Prometheus' text format, on a listener of its own: the gateway routes to the
- * API's port only, so partners can never read it.
- */
+/** GET /metrics in Prometheus' text format, on a listener of its own: the gateway routes to the API's port only, so partners can never read it. */
 export async function serveMetrics(registry: Registry, port: number, host: string): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];

@@ -13,8 +13,7 @@ import { serveMetrics, type MetricsServer } from './metrics-server';
 import { drainOnStop } from './shutdown';
 import { loadWebhookSettings } from './webhooks/settings';
 
-// How often Node looks for requests past HEADERS_TIMEOUT_MS or their whole-request limit (its
-// default, 30 s, would let a slow client stay up to 30 s past its time).
+// How often Node looks for requests past HEADERS_TIMEOUT_MS or their whole-request limit.
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
 
 export interface RunningService {
@@ -25,11 +24,7 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/**
- * Migrates (creating the database), seeds the demo set into an empty table when SEED_DEMO_DATA=true,
- * and listens.
- * Throws a one-line Error when the database cannot be used.
- */
+/** Migrates (creating the database), seeds the demo set into an empty table when SEED_DEMO_DATA=true, and listens. */
 export async function runService(overrides: Partial<Config> = {}): Promise<RunningService> {
   const config = loadConfig(process.env, overrides);
   const webhooks = loadWebhookSettings(process.env);
@@ -58,8 +53,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const server = http.createServer(
     {
       headersTimeout: config.headersTimeoutMs,
-      // A backstop for bodies no handler reads (the app reads the ones it needs within
-      // BODY_READ_TIMEOUT_MS): past it, Node's time-out is answered by clientErrorHandler.
+      // A backstop for bodies no handler reads (the app reads the ones it needs within BODY_READ_TIMEOUT_MS).
       requestTimeout: config.headersTimeoutMs + config.bodyReadTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
@@ -104,8 +98,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     url,
     metricsUrl: metricsServer?.url,
     logger,
-    // Stops accepting, lets in-flight requests finish within SHUTDOWN_GRACE_MS, then closes
-    // what is left: sockets, and the pool even when its link is hung.
+    // Stops accepting, lets in-flight requests finish within SHUTDOWN_GRACE_MS, then closes what is left: sockets, and the pool even when its link is hung.
     async stop() {
       const drained = await drain(config.shutdownGraceMs);
       if (!drained) logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
@@ -136,8 +129,7 @@ async function main(): Promise<void> {
     // A second signal while stopping (an orchestrator and an init both send one) changes nothing.
     if (stopping) return;
     stopping = true;
-    // stop() does not reject (db/client.ts's close never does); were it to, the unhandled
-    // rejection would reach exitOnCrash: a fatal line and exit code 1.
+    // stop() does not reject (db/client.ts's close never does); were it to, the unhandled rejection would reach exitOnCrash: a fatal line and exit code 1.
     void service.stop().then(() => process.exit(0));
   };
   process.on('SIGTERM', stop);

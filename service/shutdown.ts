@@ -1,19 +1,11 @@
 import type { Server, ServerResponse } from 'node:http';
 
 export interface Drain {
-  /**
-   * Stops accepting connections and lets in-flight requests finish; after `graceMs` destroys
-   * whatever sockets are still open. Resolves true when everything finished in time.
-   */
+  /** Stops accepting connections and lets in-flight requests finish; after `graceMs` destroys whatever sockets are still open. */
   (graceMs: number): Promise<boolean>;
 }
 
-/**
- * Graceful close with a deadline for an HTTP server. Node's server.close() alone waits for every
- * open connection, and a keep-alive socket that just finished a request stays open until its
- * idle time-out: so in-flight requests are answered with `Connection: close`, and sockets still
- * open when the grace period ends are destroyed.
- */
+/** Graceful close with a deadline for an HTTP server. */
 export function drainOnStop(server: Server): Drain {
   const inFlight = new Set<ServerResponse>();
   let draining = false;

@@ -1,7 +1,7 @@
 /**
  * What the environment may say (service/config.ts): the shapes of DATABASE_URL,
  * DATABASE_READ_URLS and the numbers a deployer is likely to get wrong. Defaults and the combined error:
- * test/startup.test.ts; SEED_DEMO_DATA: test/seed-demo-data.test.ts.
+ * test/startup.test.ts; SEED_DEMO_DATA: test/db/seed-demo-data.test.ts.
  */
 import { ConfigError, loadConfig } from '../service/config';
 

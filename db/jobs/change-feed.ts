@@ -13,11 +13,7 @@ export interface ChangePage {
   hasMore: boolean;
 }
 
-/**
- * The query behind a feed page: changes
- * after `since` in number order, each with its job's current public fields. Only jobs that were
- * ever listable are read, so a draft never shows up, not even as a tombstone.
- */
+/** The query behind a feed page: changes after `since` in number order, each with its job's current public fields. */
 function changesQuery(db: Database, since: number, limit: number) {
   return db
     .select({
@@ -49,12 +45,7 @@ export async function readChanges(db: Database, since: number, limit: number): P
 /** A feed page as a poll reads it: the changes after `since`, or word that `since` is ahead of the feed. */
 export type FeedPage = ChangePage | { ahead: true };
 
-/**
- * A poll of the feed, on the primary (its positions must never go backwards between two polls):
- * numbers whatever has been committed since the last call, then reads the changes after `since`.
- * `hasMore` stays true while numbering is not done. A position past the last number given out is
- * only possible on a database restored from an older backup: positions are never reused.
- */
+/** A poll of the feed, on the primary (its positions must never go backwards between two polls). */
 export async function pollFeed(db: Database, since: number, limit: number): Promise<FeedPage> {
   const primary = primaryOf(db);
   const stillNumbering = await sequencePendingChanges(primary);

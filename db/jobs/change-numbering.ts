@@ -5,18 +5,7 @@ import { jobChangeSequence, jobChanges } from '../schema';
 /** Rows numbered per statement, and statements per call: a bulk import is numbered over a few feed requests. */
 export const SEQUENCER_LIMITS = { batch: 500, batchesPerCall: 10 };
 
-/**
- * Numbers the committed changes that have no number yet, after every number already given.
- *
- * Triggers mark a changed job `seq = NULL` inside the writer's transaction. Numbering happens
- * here, after commit, one sequencer at a time (the counter row is locked FOR UPDATE), and
- * `SKIP LOCKED` passes over rows whose writer has not committed: they are numbered by a later
- * run, after everything numbered now. So numbers become visible in increasing order, and a reader
- * that has seen N can never later find a new number below N, however the writers' commits
- * interleave (an AUTO_INCREMENT taken at insert time would not give that). READ COMMITTED keeps
- * the locking reads from taking gap locks that would hold up writers. Returns whether committed
- * changes are still waiting (more than one call's share).
- */
+/** Numbers the committed changes that have no number yet, after every number already given. */
 export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LIMITS): Promise<boolean> {
   // Nothing committed and waiting: no write transaction at all (the common case for a poll).
   const [waiting] = await db.select({ jobId: jobChanges.jobId }).from(jobChanges).where(isNull(jobChanges.seq)).limit(1);

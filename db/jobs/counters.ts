@@ -26,17 +26,7 @@ const COUNTERS: Counters[] = [
   { table: jobDayCounts, keys: [jobDayCounts.day, jobDayCounts.status], slot: jobDayCounts.slot, n: jobDayCounts.n },
 ];
 
-/**
- * Adds committed connection rows (slot > 0) of one counter table to their group's folded row
- * (slot 0) and deletes them, in one transaction, so totals never change. `SKIP LOCKED` passes
- * over the rows of connections whose transaction is still open (their count is not final; a
- * later fold takes them), so a fold never waits for a writer; a writer waits at most for a
- * fold's few statements. Each row is deleted by its whole primary key: a single DELETE naming
- * them all may be run as a scan of this small table, which would wait on the rows open
- * transactions hold. READ COMMITTED keeps the fold from taking gap locks that would hold up
- * writers' new rows. Folded rows are upserted in key order, so two folds (two instances) cannot
- * deadlock on them. Returns the number of rows folded.
- */
+/** Adds committed connection rows into slot 0, skipping the rows of open transactions. */
 async function foldTable(db: Database, { table, keys, slot, n }: Counters): Promise<number> {
   return db.transaction(
     async (tx) => {
@@ -82,11 +72,7 @@ export async function foldJobCounts(db: Database): Promise<number> {
 export const FOLD_INTERVAL_MS = 1000;
 const folds = new WeakMap<Database, { running: boolean; last: number }>();
 
-/**
- * Folds on `primary` in the background when a total read connection rows, unless a fold runs or
- * ran in the last FOLD_INTERVAL_MS. A failed fold (shutdown, a deadlock with a writer) changes
- * nothing and is retried by a later read, so its error is dropped.
- */
+/** Folds on `primary` in the background when a total read connection rows, unless a fold runs or ran in the last FOLD_INTERVAL_MS. */
 export function foldSoon(primary: Database, now = Date.now()): void {
   const state = folds.get(primary) ?? { running: false, last: 0 };
   folds.set(primary, state);

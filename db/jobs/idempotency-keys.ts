@@ -60,12 +60,7 @@ async function rollbackOrDestroy(connection: PoolConnection): Promise<void> {
   await connection.rollback().catch(() => connection.destroy());
 }
 
-/**
- * Opens a transaction on a connection of its own and claims the key in it. The primary key makes
- * a second claim of the same key wait for the first transaction: it then fails with ER_DUP_ENTRY
- * if that one committed, or succeeds if it rolled back. A refused claim is rolled back and its
- * connection released here, before the caller looks up the winner on another connection.
- */
+/** Opens a transaction on a connection of its own and claims the key in it. */
 async function claimKey(db: Database, consumerId: string, key: string, requestHash: string): Promise<KeyClaim> {
   // drizzle keeps its pool as $client (db/client.ts's Database type leaves it out).
   const connection = await (db as Database & { $client: Pool }).$client.getConnection();
@@ -115,10 +110,7 @@ async function forgetExpiredKey(db: Database, consumerId: string, key: string): 
     .where(and(eq(idempotencyKeys.consumerId, consumerId), eq(idempotencyKeys.idempotencyKey, key), lte(idempotencyKeys.expiresAt, now)));
 }
 
-/**
- * Deletes up to `batch` expired keys, oldest first (by the expires_at index). Run after each keyed
- * create, so the table is cleaned at least as fast as keys arrive, without a timer to manage.
- */
+/** Deletes up to `batch` expired keys, oldest first (by the expires_at index). */
 export async function deleteExpiredKeys(db: Database, batch = 100): Promise<void> {
   await db.execute(sql`delete from ${idempotencyKeys} where ${idempotencyKeys.expiresAt} <= ${now} order by ${idempotencyKeys.expiresAt} limit ${sql.raw(String(batch))}`);
 }
@@ -126,8 +118,7 @@ export async function deleteExpiredKeys(db: Database, batch = 100): Promise<void
 /** How a keyed write ended: its response (fresh, or the first one's again), or why it did not run. */
 export type Once = { response: StoredResponse; replayed: boolean } | { refused: 'in progress' | 'different request' };
 
-// Another request holds the key (its transaction is still open) for longer than the database's
-// lock wait limit, or two waiters collided: retrying shortly is the right thing either way.
+// Another request holds the key (its transaction is still open) for longer than the database's lock wait limit, or two waiters collided.
 const STILL_RUNNING = new Set<string | undefined>(['ER_LOCK_WAIT_TIMEOUT', 'ER_LOCK_DEADLOCK']);
 
 /** A committed record's answer to a request with this hash. */
@@ -136,16 +127,7 @@ function answer(record: KeyRecord, requestHash: string): Once {
   return record.response ? { response: record.response, replayed: true } : { refused: 'in progress' };
 }
 
-/**
- * Runs `write` at most once per consumer and key, on the primary (Stripe's model, docs/decisions.md
- * "Idempotent creates"):
- * - a key already answered gives that first response again, or is refused when this request differs;
- * - otherwise the key is claimed in a transaction that `write` writes through and that stores its
- *   response too, so a write never exists without its recorded response, nor the reverse. A write
- *   that fails rolls back and stores nothing: the same key can be retried;
- * - a concurrent request with the same key waits on the claim's row lock, then gets the first
- *   response; if it waited longer than the database's lock wait limit, it is refused as in progress.
- */
+/** Runs `write` at most once per consumer and key, on the primary (Stripe's model, docs/decisions.md "Idempotent creates"). */
 export async function writeOnce(
   db: Database,
   consumerId: string,

@@ -4,10 +4,7 @@ import { Salary, type Job } from '../../domain/job';
 import { jobs } from '../schema';
 import { queryBuilder } from '../sql';
 
-/**
- * DATETIME(3) read as the Job's ISO 8601 string. The driver hands DATETIMEs over as
- * `2026-11-21 10:23:00.000` in the session's time zone, which db/client.ts sets to UTC.
- */
+/** DATETIME(3) read as the Job's ISO 8601 string. */
 const DRIVER_DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
 const toIso = (value: string) =>
   // The driver's form is already ISO 8601 but for the T and the Z; anything else goes through Date.
@@ -19,11 +16,7 @@ const isoOrNull = (column: typeof jobs.updatedAt | typeof jobs.submissionDueDate
 // MariaDB hands JSON_OBJECT back as text, MySQL 8 as an already parsed object.
 const salary = (value: string | Salary): Salary => Salary.parse(typeof value === 'string' ? JSON.parse(value) : value);
 
-/**
- * The only columns the API ever reads, one per field of the Job (service/jobs/contract/job.ts),
- * in its order, each already of the Job's type. Undisclosed salary and client/vendor names are
- * nulled inside the query, so they never leave the database; internal columns are not named.
- */
+/** The only columns the API ever reads, one per field of the Job (domain/job.ts), in its order, each already of the Job's type. */
 export const publicColumns = {
   id: jobs.id,
   postingId: jobs.postingId,
@@ -57,10 +50,7 @@ export const toJob = (row: PublicRow): Job => ({ ...row, workplace: row.workplac
 const FROM_JOBS = ' from `jobs`';
 const selectAll = queryBuilder.select(publicColumns).from(jobs).toSQL().sql;
 
-/**
- * The select list of publicColumns, columns unqualified, for the hand-written listing statements:
- * valid wherever `jobs` is the only table holding these names.
- */
+/** The select list of publicColumns, columns unqualified, for the hand-written listing statements. */
 export const PUBLIC_SELECT_LIST = selectAll.slice('select '.length, selectAll.length - FROM_JOBS.length);
 if (`select ${PUBLIC_SELECT_LIST}${FROM_JOBS}` !== selectAll) throw new Error('unexpected select text from drizzle');
 
@@ -92,7 +82,6 @@ export function rowToJob(values: unknown[]): Job {
   return toJob(row as PublicRow);
 }
 
-// Compile-time proof that the selected row is exactly the Job's row shape, field for field: a
-// field added to Job without a column here (or of another type) fails `npm run lint`.
+// Compile-time proof that the selected row is exactly the Job's row shape, field for field.
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 export const ROW_IS_JOB_ROW: Same<SelectResultFields<typeof publicColumns>, PublicRow> = true;

@@ -6,12 +6,7 @@ import { compile, primaryOf, queryBuilder, quote, readRows, runStatement, type S
 import { uuidv7 } from '../../domain/uuid';
 import { publicColumns, rowToJob } from './job-columns';
 
-/**
- * One job as its reader may see it: never soft-deleted, and a draft only by the consumer that
- * created it (compared in SQL, so the creator column is never read out; without a consumer the
- * comparison is with NULL, which matches no draft). Built once, at load, and decoded by rowToJob:
- * a drizzle prepared statement measured ~25 us more CPU per call (docs/decisions.md).
- */
+/** One job as its reader may see it. */
 const byId = compile(
   queryBuilder
     .select(publicColumns)
@@ -31,11 +26,7 @@ async function readJob(db: Database, id: string, consumerId: string | undefined)
   return row && rowToJob(row);
 }
 
-/**
- * One job by id, in any case (its 16 bytes are compared), as `consumerId` may see it. A replica
- * that has not caught up must not hide a job that exists: a miss there is asked again of the
- * primary, so a create followed by a GET of its id finds it on any instance.
- */
+/** One job by id, in any case (its 16 bytes are compared), as `consumerId` may see it. */
 export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
   const primary = primaryOf(db);
   return (await readJob(db, id, consumerId)) ?? (primary === db ? undefined : readJob(primary, id, consumerId));
@@ -51,13 +42,7 @@ type Encode = (value: unknown) => unknown;
 
 const COLUMNS: Record<string, Column> = getTableColumns(jobs);
 
-/**
- * The insert of a row with these columns, built once per shape (the optional fields a body sends
- * vary). Only the columns set are named, so the others take their defaults as drizzle's
- * `default` gave them, in a statement less than half as long for the driver to format and the
- * server to parse. Each value goes through its column's encoder, as drizzle's insert does; a
- * NULL is sent as such (an encoder would turn it into text).
- */
+/** The insert of a row with these columns, built once per shape (the optional fields a body sends vary). */
 const inserts = new Map<string, { sql: string; encoders: (Encode | undefined)[] }>();
 function insertOf(row: NewRow): Statement {
   const keys = Object.keys(row).filter((key) => row[key] !== undefined);
@@ -87,13 +72,10 @@ function insertOf(row: NewRow): Statement {
   };
 }
 
-/**
- * Stores a new job and returns its id. Everything not settable through the API (rates, client,
- * vendor, recruiter) stays unset for a recruiter to fill in later.
- */
+/** Stores a new job and returns its id. */
 async function insertJob(db: Database, { salary = null, ...fields }: NewJob, consumerId: string, now = new Date()): Promise<string> {
   const id = uuidv7(now);
-  // Added to the rest object: spreading it into a new literal with these keys measured ~12 us more a create.
+  // Added to the rest object: spreading it into a new literal cost measurably more a create.
   const row: NewJobRow = Object.assign(fields, {
     id,
     salaryDisclosed: salary !== null,
@@ -107,10 +89,7 @@ async function insertJob(db: Database, { salary = null, ...fields }: NewJob, con
   return id;
 }
 
-/**
- * Creates a job on the primary (or in the transaction `db` is) and reads it back there through
- * the one projection: what it returns is exactly what a GET of its id will answer.
- */
+/** Creates a job on the primary (or in the transaction `db` is) and reads it back there through the one projection. */
 export async function storeJob(db: Database, fields: NewJob, consumerId: string): Promise<Job> {
   const primary = primaryOf(db);
   const id = await insertJob(primary, fields, consumerId);

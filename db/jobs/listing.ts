@@ -7,12 +7,7 @@ import { primaryOf, quote, readerOf, readRows, type Statement } from '../sql';
 import { foldSoon } from './counters';
 import { PUBLIC_SELECT_LIST, rowToJob } from './job-columns';
 
-/**
- * A listing page, read with the statements below: the total from job_counts and the page
- * from the filter's index. A keyset page reads one more row than it shows, to know whether
- * another page follows; deep offset pages are read from the nearer end and, for status-only
- * listings, from their day.
- */
+/** A listing page, read with the statements below: the total from job_counts and the page from the filter's index. */
 
 /** Offset pages (`page`), or a keyset walk after a position (`after`, null for the top). */
 export type ListMode = { page: number } | { after: ListPosition | null };
@@ -54,11 +49,7 @@ export async function listJobs(db: Database, query: ListFilter & { limit: number
     const [total, rows] = await Promise.all([counted(db), page(db, { after: null, skip: 0, take: query.limit })]);
     return { rows, total, hasMore: rows.length < total };
   }
-  // Later pages: the total first, then the page, from the same database (one replica). A page
-  // past the end is not read (OFFSET would still step over every match to find nothing), and one
-  // nearer the end than the start is counted from the end, so no page steps over more than half
-  // the listing's entries. As before, a write committed between the two statements can shift
-  // the page by one row per write (counted from the end, only a write older than the page does).
+  // Later pages: the total first, then the page, from the same database (one replica).
   const reader = readerOf(db);
   const total = await counted(reader);
   // Stryker disable next-line EqualityOperator,BooleanLiteral: equivalent, at offset = total the window takes 0 rows (docs/decisions.md)
@@ -76,11 +67,7 @@ export const DAY_JUMP_MIN = 1000;
 const DAYS_PER_READ = 100;
 const DAY_MS = 86_400_000;
 
-/**
- * The window of an offset page past the first, whose listing holds `total` jobs (offset < total):
- * counted from the nearer end, so no page steps over more than half the listing's entries, and for
- * a status-only listing started at the day that holds its first row (startAtDay).
- */
+/** The window of an offset page past the first, whose listing holds `total` jobs (offset < total). */
 export async function offsetWindow(read: ReadRows, plan: ListPlan, offset: number, limit: number, total: number): Promise<PageWindow> {
   const take = Math.min(limit, total - offset);
   // Counted from the end only when that steps over fewer entries; a tie reads forward.
@@ -89,13 +76,7 @@ export async function offsetWindow(read: ReadRows, plan: ListPlan, offset: numbe
   return plan.statusesOnly && window.skip >= DAY_JUMP_MIN ? startAtDay(read, plan.statusesOnly, window) : window;
 }
 
-/**
- * The window moved to the day (of created_at, UTC) that holds its first row, walking
- * job_day_counts from the window's end of the listing: the page then skips only within that
- * day. Days are read 100 at a time, so the walk costs about one statement per 100 days passed.
- * If the counts run out first (a write between the total and this walk), the window is left as
- * it was: a plain skip, never a wrong one.
- */
+/** The window moved to the day (of created_at, UTC) that holds its first row, walking job_day_counts from the window's end of the listing. */
 export async function startAtDay(read: ReadRows, statuses: readonly string[], window: PageWindow): Promise<PageWindow> {
   const fromEnd = window.fromEnd === true;
   let passed = 0;
@@ -115,17 +96,7 @@ export async function startAtDay(read: ReadRows, statuses: readonly string[], wi
   }
 }
 
-/**
- * How a listing page is read, for every combination of filters: from one index whose leading
- * columns are exactly the filter's equalities and whose last two are the listing order
- * (created_at desc, id desc), so matches come out already in order and LIMIT stops the read.
- *
- * A list filter (`status=active,paused`, `type=contract,part-time`) is one such read per value
- * combination, each stopping after the rows the page can need (offset + limit, or limit + 1 after
- * a cursor); the page's ids are then taken from those few rows in listing order. So a page never
- * sorts the matching rows, only at most combinations x (offset + limit) ids, whatever the
- * table's size. Ids come from the index alone; the page's rows are then read by primary key.
- */
+/** How a listing page is read, for every combination of filters. */
 
 /** The leading column: `listed` (active or open, not deleted) for the default statuses, else `visible_status`. */
 type Prefix = 'listed' | 'status';
@@ -219,21 +190,13 @@ export interface ListPosition {
   id: string;
 }
 
-/**
- * Which slice of the listing a page is: `skip` rows then `take`, after `after` when given; with
- * `fromEnd`, counted from the listing's end (the same index read the other way), which steps
- * over fewer entries for a page in the back half of a listing whose total is known.
- */
+/** Which slice of the listing a page is. */
 export interface PageWindow {
   after: ListPosition | null;
   skip: number;
   take: number;
   fromEnd?: boolean;
-  /**
-   * Where the read starts (a created_at, as the driver writes it): only rows created before it,
-   * or with `fromEnd` at or after it. A deep page starts at the day that holds its first row
-   * (job_day_counts) and skips only within that day.
-   */
+  /** Where the read starts (a created_at, as the driver writes it): only rows created before it, or with `fromEnd` at or after it. */
   from?: string;
 }
 
@@ -243,11 +206,7 @@ const afterParams = (after: ListPosition) => {
   return [createdAt, createdAt, jobs.id.mapToDriverValue(after.id)];
 };
 
-/**
- * The page's rows in one statement: the ids of the window (from the plan's index alone, FORCE
- * INDEX so the plan never depends on statistics), joined back to `jobs` by primary key. The join
- * does not keep the order: the caller sorts the page (at most `take` rows) in listing order.
- */
+/** The page's rows in one statement. */
 export function pageStatement(plan: ListPlan, window: PageWindow): Statement {
   const fromEnd = window.fromEnd === true;
   let where = window.after ? `${plan.where} and ${AFTER}` : plan.where;
@@ -277,13 +236,7 @@ export function pageStatement(plan: ListPlan, window: PageWindow): Statement {
 const c = (column: { name: string }) => quote(column.name);
 const inList = (column: { name: string }, values: readonly unknown[]) => `${c(column)} in (${values.map(() => '?').join(', ')})`;
 
-/**
- * A listing's exact total from job_counts (kept by triggers on `jobs`, migrations 0008 and 0010):
- * the sum of the counter rows of the filter's statuses, types and workplaces, over all
- * departments or in the one asked for. That is a read of one primary-key prefix, at most
- * 4 x 6 x 4 groups of a folded row plus the rows not folded yet, the same at 1,000 jobs as at
- * 10,000,000, where COUNT(*) read every matching index entry.
- */
+/** A listing's exact total from job_counts (kept by triggers on `jobs`, migrations 0008 and 0010). */
 
 export function countStatement(query: ListFilter): Statement {
   const department = query.department === undefined ? `${c(jobCounts.departmentKey)} = ''` : `${c(jobCounts.departmentKey)} = lower(?)`;
@@ -299,18 +252,13 @@ export function countStatement(query: ListFilter): Statement {
     params.push(...query.workplace);
   }
   return {
-    // SUMs of BIGINTs are DECIMALs: the pool reads DECIMALs as numbers (db/client.ts). The second
-    // column counts the rows read that a fold would merge.
+    // SUMs of BIGINTs are DECIMALs: the pool reads DECIMALs as numbers (db/client.ts).
     sql: `select coalesce(sum(${c(jobCounts.n)}), 0), coalesce(sum(${c(jobCounts.slot)} <> 0), 0) from ${quote(getTableName(jobCounts))} where ${conditions.join(' and ')}`,
     params,
   };
 }
 
-/**
- * Up to `days` days of job_day_counts in listing order (newest first) or, `fromEnd`, oldest first,
- * after `past` when given: each day with its count of jobs in `statuses`. The primary key starts
- * with the day, so the rows are grouped in index order and the read stops after `days` days.
- */
+/** Up to `days` days of job_day_counts in listing order (newest first) or, `fromEnd`, oldest first, after `past` when given. */
 export function dayCountsStatement(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number): Statement {
   const day = c(jobDayCounts.day);
   const conditions = [inList(jobDayCounts.status, statuses), ...(past === undefined ? [] : [`${day} ${fromEnd ? '>' : '<'} ?`])];

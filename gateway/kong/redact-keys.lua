@@ -1,14 +1,4 @@
--- redact-keys: copies stdin to stdout line by line with every API key taken out. Kong's container
--- runs it on everything Kong writes (gateway/kong/entrypoint.sh), because nginx appends the raw
--- request line to each error-log line written during a request
---   ..., client: 1.2.3.4, server: kong, request: "GET /api/v1/jobs?api_key=... HTTP/1.1", ...
--- and no nginx or Kong setting turns that off. Lua 5.1 / LuaJIT, no library.
---
---   1. the query string of the request, upstream and referrer fields: "?..." becomes "?[REDACTED]"
---      (up to the protocol, the next field, or the end of the line);
---   2. anything that looks like a key name followed by = or : and a value (api_key=..., x-api-key:
---      ..., "X-API-Key":"...", %-encoded names too): the value becomes [REDACTED];
---   3. an Admin API path naming a key-auth credential (/key-auths/<key>): the key becomes [REDACTED].
+-- redact-keys: copies stdin to stdout line by line with every API key taken out.
 local M = {}
 
 -- The module name when required; nothing when run as a program.
@@ -22,8 +12,7 @@ local concat = table.concat
 
 local REDACTED = "[REDACTED]"
 
--- The fields nginx (ngx_http_log_error_handler) and Kong (lua_kong_error_log_request_id) append,
--- in order; a field's value runs until the next one.
+-- The fields nginx and Kong append to an error line, in order; a value runs until the next field.
 local FIELD_ENDS = { '", subrequest: "', '", upstream: "', '", host: "', '", referrer: "', '", request_id: "' }
 
 -- Where the value of the field that starts at `from` ends (exclusive), at the latest the line end.
@@ -73,7 +62,6 @@ local function redact_field_query(line, name)
 end
 
 -- The spellings of a key name, lower case: api_key, api-key, apikey, x-api-key, x_api_key, ...
--- with "-" and "_" also %-encoded (%2d, %5f), as they may appear in a logged URL.
 local KEY_NAMES = {}
 do
   local seps = { "", "-", "_", "%2d", "%5f" }

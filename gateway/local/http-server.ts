@@ -1,8 +1,4 @@
-/**
- * The proxy's HTTP server: Node's, set up like nginx's for Kong (its limits apply in nginx.ts;
- * `Expect` and CONNECT go to the handler; bytes Node's parser refuses get nginx's answer, then the
- * connection closes; idle connections close after 75 s).
- */
+/** The proxy's HTTP server: Node's, set up like nginx's for Kong. */
 import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
@@ -28,12 +24,7 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
 
 type RequestLine = { method: string; url: string; httpVersion: string };
 
-/**
- * nginx reads request lines Node's parser refuses: methods outside Node's list, raw bytes above
- * 0x7f in the target, HTTP/1.x minor versions above 1. Such a line is rewritten into one Node
- * reads (GET, bytes %-escaped, HTTP/1.1) and the connection handed to the server again; the
- * request then gets its line as sent back (`lines`) before anything reads it.
- */
+/** nginx reads request lines Node's parser refuses: methods outside Node's list, raw bytes above 0x7f in the target, HTTP/1.x minor versions above 1. */
 function reparse(server: http.Server, socket: Socket, err: ParserError, lines: WeakMap<object, RequestLine>): boolean {
   const packet = err.rawPacket;
   const lineEnd = packet?.indexOf('\r\n') ?? -1;

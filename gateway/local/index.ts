@@ -1,7 +1,4 @@
-/**
- * The local gateway: a development stand-in for Kong that serves our decK state files
- * (kong.yaml, demo.yaml, partners...) on Kong's proxy port. See gateway/local/README.md.
- */
+/** The local gateway: a development stand-in for Kong that serves our decK state files (kong.yaml, demo.yaml, partners...) on Kong's proxy port. */
 import { watch } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';

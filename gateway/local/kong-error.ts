@@ -1,8 +1,4 @@
-/**
- * Kong's own error answers: kong.response.error and the error handler nginx hands its refusals to
- * (nginx_kong.lua error_page -> kong/error_handlers.lua). JSON whatever the client's Accept:
- * kong.conf points every error template at the JSON one and relabels those answers as JSON.
- */
+/** Kong's own error answers: kong.response.error and the error handler nginx hands its refusals to. */
 import { readFileSync } from 'node:fs';
 
 /** A response a plugin sends instead of proxying (Kong's kong.response.exit / kong.response.error). */

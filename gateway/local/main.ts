@@ -1,8 +1,4 @@
-/**
- * CLI: node dist/gateway/local/main.js [state.yaml ...]: serves the state files given, else those
- * of LOCAL_GATEWAY_STATE (a comma list), else ./kong.yaml, on KONG_PROXY_LISTEN (default
- * 127.0.0.1:8000). SIGHUP reloads them (so does a change); SIGINT/SIGTERM stop.
- */
+/** CLI: node dist/gateway/local/main.js [state.yaml ...]. */
 import { parseStateList, startLocalGateway } from './index';
 
 const fromArgs = process.argv.slice(2).flatMap((arg) => parseStateList(arg));

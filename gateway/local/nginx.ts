@@ -1,9 +1,4 @@
-/**
- * What nginx does before and around Kong for our configuration (ngx_http_request.c,
- * ngx_http_parse.c, nginx_kong.lua): the requests it refuses itself, the parser errors it answers,
- * and reading the body (proxy_request_buffering on; "100 Continue" only once the body is read;
- * kong.conf's client_body_timeout of 10 s between reads, after which the connection closes unanswered).
- */
+/** What nginx does before and around Kong for our configuration (ngx_http_request.c, ngx_http_parse.c, nginx_kong.lua). */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** The request's headers as nginx keeps them: lower-cased names, every value in arrival order. */

@@ -23,10 +23,7 @@ function unescape(s: string): string {
   }
 }
 
-/**
- * ngx.req.get_uri_args (kong.request.get_query): `+` and %XX decoded, a repeated name becomes a
- * list, a bare `k` is true, empty names dropped, only the first 100 arguments read ("truncated").
- */
+/** ngx.req.get_uri_args (kong.request.get_query). */
 export function parseQuery(raw: string | null): { args: Map<string, QueryValue>; truncated: boolean } {
   const args = new Map<string, QueryValue>();
   let count = 0;

@@ -1,9 +1,4 @@
-/**
- * The proxy's request path, in Kong 3.9.1's order: nginx's own refusals (nginx.ts); the router
- * (no match: 404); the route's plugins' access phase by priority, the first answer ending it; the
- * body read whole and the request proxied; then header_filter and log for every plugin of the
- * route (the global ones when nothing was routed). kong.conf's `headers = X-Kong-Request-Id`.
- */
+/** The proxy's request path, in Kong 3.9.1's order. */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import type { LoadedGateway } from './config/load';
@@ -25,10 +20,7 @@ export const clientAddress = (remote = ''): string => (remote.startsWith('::ffff
 /** $kong_request_id: 16 random bytes as 32 hex characters. */
 export const newRequestId = (): string => randomBytes(16).toString('hex');
 
-/**
- * Kong's header_filter: the plugins', then X-Kong-Request-Id, and an explicit Connection (nginx
- * never sends the Keep-Alive header Node would add). Flat name, value... as writeHead takes them.
- */
+/** Kong's header_filter: the plugins', then X-Kong-Request-Id, and an explicit Connection (nginx never sends the Keep-Alive header Node would add). */
 export function filterHeaders(ctx: RequestContext, plugins: readonly PluginInstance[], headers: Array<[string, string]>, close: boolean): string[] {
   for (const plugin of plugins) plugin.definition.headerFilter?.(ctx, plugin.config);
   const added: Array<[string, string]> = [...ctx.responseHeaders, ['X-Kong-Request-Id', ctx.requestId], ['Connection', close ? 'close' : 'keep-alive']];

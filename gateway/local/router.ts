@@ -1,9 +1,4 @@
-/**
- * Routing as Kong 3.9's traditional_compatible router does it for our routes (all `~` regex
- * paths, anchored at the start): a route with methods and paths outranks one with paths alone
- * (kong/router/transform.lua get_priority), equal ones keep file order. The request path is
- * normalized first (kong/tools/uri.lua normalize).
- */
+/** Routing as Kong 3.9's traditional_compatible router does it for our routes (all `~` regex paths, anchored at the start). */
 import { isUtf8 } from 'node:buffer';
 import type { Route } from './types';
 

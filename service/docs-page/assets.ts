@@ -21,15 +21,11 @@ function asset(type: string, cacheControl: string, body: Buffer): Asset {
   return { type, cacheControl, body, gzipped, etag: `"${hash('sha256', body, 'base64url')}"` };
 }
 
-// The page and the document say at once what a deploy changed; the library's files may be
-// kept a few minutes (their names carry no version).
+// The page and the document say at once what a deploy changed; the library's files may be kept a few minutes (their names carry no version).
 const REVALIDATE = 'public, no-cache';
 const FEW_MINUTES = 'public, max-age=300';
 
-/**
- * Every path the docs route serves, and nothing else. `document` is the OpenAPI document the
- * page renders, the same object GET /api/v1/openapi.json answers.
- */
+/** Every path the docs route serves, and nothing else. */
 export function docsAssets(document: () => unknown): Map<string, () => Asset> {
   const once = (make: () => Asset) => {
     let made: Asset | undefined;

@@ -3,15 +3,9 @@ import { methodNotAllowed, notFound } from '../errors';
 import { apiDocument } from '../jobs/http/routes';
 import { docsAssets } from './assets';
 
-/**
- * The public API reference under /docs: the page, the Swagger UI files it loads and the OpenAPI
- * document it renders, all from this service (no other host). Mounted before the gateway-secret
- * check: the gateway's docs route carries no key and no identity (docs/decisions.md,
- * "Documentation is public, data is not"). Any other /docs path is a 404.
- */
+/** The public API reference under /docs. */
 
-// Same-origin only: the page never loads or sends anything to another host. Swagger UI sets
-// inline styles; "Try it out" calls the API on this origin.
+// Same-origin only: the page never loads or sends anything to another host.
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",

@@ -1,8 +1,4 @@
-/**
- * The reference page's own files: the HTML shell, the script that starts Swagger UI on the
- * document, and a few style rules. Everything is same-origin: the Content-Security-Policy the
- * page is served with (assets.ts) refuses any other host.
- */
+/** The reference page's own files: the HTML shell, the script that starts Swagger UI on the document, and a few style rules. */
 
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -23,8 +19,6 @@ export const PAGE_HTML = `<!doctype html>
 `;
 
 // No validator (validatorUrl: null): Swagger UI would otherwise send the document to another host.
-// deepLinking stays off: it puts an anchor inside each operation's button (nested controls).
-// nord: its colours pass AA on the darker ground below; the default theme's numbers do not.
 export const PAGE_SCRIPT = `"use strict";
 window.ui = SwaggerUIBundle({
   url: "/docs/openapi.json",
@@ -36,8 +30,7 @@ window.ui = SwaggerUIBundle({
 });
 `;
 
-// Swagger UI's white-on-pastel method badges and pale text fall short of WCAG AA contrast (4.5:1);
-// its examples scroll inside boxes a keyboard cannot reach, so they wrap and grow; nord's numbers need a darker ground.
+// Swagger UI's white-on-pastel method badges and pale text fall short of WCAG AA contrast (4.5:1).
 export const PAGE_STYLE = `body { margin: 0; }
 .swagger-ui .opblock .opblock-summary-method { color: #111; text-shadow: none; }
 .swagger-ui .info .url, .swagger-ui .info a { color: #1f5fa8; }

@@ -45,19 +45,7 @@ interface Waiter {
   ctx: Context;
 }
 
-/**
- * The wait queue in front of the database pool. At most `concurrency` requests run. A request
- * that finds every turn taken waits, unless the wait it faces (the requests ahead of it, times
- * the measured time a turn is held, over the number of turns) is longer than `queueTimeoutMs`:
- * then it is a 503 with Retry-After at once, cheaper than a wait that would end in a 503 anyway.
- * So the queue is as long as the pool can serve in time, whatever the pool and the queries cost,
- * and a slower database shortens it as soon as its turns end (every query is bounded by
- * DB_QUERY_TIMEOUT_MS). The estimate counts finished turns only: counting the age of running
- * ones, which jumps with every pause of the event loop, refused work that was served in time. A
- * waiter still waiting after `queueTimeoutMs` is a 503; one whose client went away leaves
- * without running, so it costs no database time. With `queueLimit`, a fixed number may wait
- * instead (DB_QUEUE_LIMIT: an operator's choice, and the unbounded baseline of the benchmark).
- */
+/** The wait queue in front of the database pool. */
 export function createAdmission({ concurrency, queueLimit, queueTimeoutMs }: AdmissionLimits): Admission {
   let running = 0;
   let serviceMs = 0;

@@ -4,10 +4,7 @@ import { hostTwice, noConsumer, notThroughGateway } from '../errors';
 
 // What the gateway vouches for: one Host, that the request came through it, and who is calling.
 
-/**
- * Who is calling, as the gateway authenticated them. Scopes (X-Consumer-Groups) are enforced by
- * the gateway's job-scopes plugin; the service needs only the caller's id and, for logs, name.
- */
+/** Who is calling, as the gateway authenticated them. */
 export interface Consumer {
   id: string;
   username?: string;
@@ -28,10 +25,7 @@ function header(value: string | string[] | undefined): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
-/**
- * Two Host headers are a 400, as nginx answers them (RFC 9112 §3.2): Node keeps the first and
- * drops the other, so the service and a proxy in front could each read a different host.
- */
+/** Two Host headers are a 400, as nginx answers them (RFC 9112 §3.2). */
 export function singleHost(): Middleware {
   return async (ctx, next) => {
     const raw = ctx.req.rawHeaders;
@@ -46,12 +40,7 @@ export function singleHost(): Middleware {
 // One-shot: no Hash object per request.
 const digest = (value: string) => hash('sha256', value, 'buffer');
 
-/**
- * With a secret configured, a request that did not come through the gateway is refused before
- * anything else runs, so forged identity headers never reach a query. Then the identity headers
- * the gateway sets (and strips from client requests) name the caller: the service trusts them
- * because only the gateway can reach it (and, with GATEWAY_SECRET, proves it).
- */
+/** With a secret configured, a request that did not come through the gateway is refused before anything else runs. */
 export function trustGateway(secret: string | undefined): Middleware {
   const expected = secret ? digest(secret) : undefined;
   return async (ctx, next) => {

@@ -25,10 +25,7 @@ export function declaresBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0);
 }
 
-/**
- * Refuses a Transfer-Encoding other than plain `chunked` with a 501, as nginx does: Node would
- * hand a `gzip, chunked` body over still gzip-coded, and refuses the rest only after the head.
- */
+/** Refuses a Transfer-Encoding other than plain `chunked` with a 501, as nginx does. */
 function checkTransferEncoding(req: IncomingMessage): void {
   const value = req.headers['transfer-encoding'];
   if (value === undefined) return;
@@ -43,11 +40,7 @@ function fromRawBody(error: unknown): never {
   throw error;
 }
 
-/**
- * The whole body, at most BODY_LIMIT_BYTES, within `timeoutMs` (else a 408). A framing error the
- * parser finds meanwhile (a bad chunk size, chunk extensions over 16 KB) is its JSON 4xx at once,
- * not a read that waits until the client leaves.
- */
+/** The whole body, at most BODY_LIMIT_BYTES, within `timeoutMs` (else a 408). */
 export async function readBody(req: IncomingMessage, timeoutMs: number): Promise<Buffer> {
   checkTransferEncoding(req);
   let timer: NodeJS.Timeout | undefined;
@@ -56,8 +49,7 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
     timer = setTimeout(() => reject(bodyTooSlow()), timeoutMs);
     stopListening = onParserFailure(req.socket, (error) => reject(malformed(error)));
   });
-  // A Content-Length over the limit is refused before a byte is read. It counts the bytes as
-  // sent (compressed, for gzip), which is what the limit applies to on the wire.
+  // A Content-Length over the limit is refused before a byte is read.
   const reading = getRawBody(req, { limit: BODY_LIMIT_BYTES, length: req.headers['content-length'] }).catch(fromRawBody);
   // Interrupted reads settle when the connection closes; nobody waits for them then.
   reading.catch(() => undefined);
@@ -69,11 +61,7 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
   }
 }
 
-/**
- * Reads a declared body before anything downstream runs, so the admission turn after it is only
- * ever held by a request ready to run: a client that sends slowly, stops halfway or breaks its
- * chunks costs a socket and a timer, never a turn. The bytes wait in ctx.request.rawBody.
- */
+/** Reads a declared body before anything downstream runs, so the admission turn after it is only ever held by a request ready to run. */
 export function readBodyFirst(timeoutMs: number): Middleware {
   return async (ctx, next) => {
     if (declaresBody(ctx.req)) ctx.request.rawBody = await readBody(ctx.req, timeoutMs);

@@ -1,10 +1,4 @@
-/**
- * Which decK may sync this project's state files. decK lists key-auth credentials and ACL groups
- * filtered by a file's select tags only from v1.7.0 on (Kong/deck CHANGELOG v1.7.0: "--select-tag
- * tags are now applied to credentials", PR #282, dump/dump.go GetAllKeyAuths: newOpt(tags)
- * instead of newOpt(nil)). An older decK sees every partner key while syncing partners.yaml, finds
- * none of them in the file, and deletes them all: Debian's decK 1.4.0 does exactly that.
- */
+/** Which decK may sync this project's state files. */
 import { spawnSync } from 'node:child_process';
 
 export const MINIMUM_DECK = [1, 7, 0] as const;

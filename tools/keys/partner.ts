@@ -1,19 +1,11 @@
-/**
- * What a partner is to Kong: a consumer with a name, fixed ids, access groups and credentials.
- * The names, tags and groups here are shared by the state files and the Admin API requests.
- */
+/** What a partner is to Kong: a consumer with a name, fixed ids, access groups and credentials. */
 import { z } from 'zod';
 
 /** Select tag of partners.yaml: consumers and their ACL groups. */
 export const PARTNER_TAG = 'jobs-partners';
 /** Select tag of partner-keys.yaml: the credentials (and nothing else). */
 export const KEYS_TAG = 'jobs-partner-keys';
-/**
- * A partner consumer carries both tags, so the sync of either file sees it (decK lists entities
- * with all of a file's select tags: go-database-reconciler pkg/dump/dump.go, newOpt MatchAllTags)
- * and neither sync deletes or re-tags it. Its ACLs carry only PARTNER_TAG and its credentials only
- * KEYS_TAG, so each file's sync sees only its own half.
- */
+/** A partner consumer carries both tags, so the sync of either file sees it. */
 export const CONSUMER_TAGS = [PARTNER_TAG, KEYS_TAG] as const;
 
 export const GROUP_READ = 'jobs:read';
@@ -31,15 +23,7 @@ export function scopeGroups(scope: Scope): string[] {
 
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * Kong's rules for a username (Kong/kong 3.9.1 kong/db/schema/entities/consumers.lua: a string,
- * unique; kong/db/schema/init.lua refuses empty strings) plus the Admin API's: a UUID-shaped value
- * in /consumers/{username or id} is read as an id (kong/api/endpoints.lua, query_entity), so such
- * a name could not be addressed. Ours are stricter still, so that a name is also a safe URL
- * segment and part of an environment variable name: lower-case letters, digits and single
- * hyphens, starting with a letter, 2 to 64 characters. `anonymous` (kong.yaml) and `demo-...`
- * (demo.yaml) belong to other files.
- */
+/** Kong's rules for a username (Kong/kong 3.9.1 kong/db/schema/entities/consumers.lua: a string, unique; kong/db/schema/init.lua refuses empty strings) plus the Admin API's: a UUID-shaped value in /consumers/{username or id} is read as an id (kong/api/endpoints.lua, query_entity), so such a name could not be addressed. */
 export const PartnerName = z
   .string()
   .regex(/^[a-z](?:[a-z0-9]|-(?=[a-z0-9])){1,63}$/, 'must be 2-64 lower-case letters, digits or single hyphens, starting with a letter (e.g. acme-jobs)')

@@ -1,8 +1,4 @@
-/**
- * Turns the merged state into the configuration served. It accepts the fields our state files
- * use (kong.yaml, partners.yaml, partner-keys.yaml, demo.yaml) and refuses any other by name, so a
- * change the local gateway would silently ignore fails loudly: only real Kong serves it.
- */
+/** Turns the merged state into the configuration served. */
 import { z } from 'zod';
 import { parseWith, type PluginDefinition } from '../plugins/definition';
 import type { Consumer, Credential, GatewayConfig, PluginInstance, Route, Service } from '../types';

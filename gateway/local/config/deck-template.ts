@@ -1,9 +1,4 @@
-/**
- * decK renders a state file as a Go text/template (`${{ ... }}`) over the raw text, comments
- * included, before parsing the YAML. Our state files use one action, `env "DECK_NAME"`
- * (partner-keys.yaml's keys); decK's `env` reads only DECK_ names and fails on an unset one
- * (Kong/go-database-reconciler pkg/file/readfile.go, getPrefixedEnvVar), with these messages.
- */
+/** decK's one template action our state files use, `env "DECK_NAME"`, rendered over the raw text as decK renders it (go-database-reconciler pkg/file/readfile.go). */
 export class DeckTemplateError extends Error {}
 
 const ACTION = /\$\{\{\s*env\s+"([^"\\]*)"\s*\}\}/g;

@@ -1,9 +1,4 @@
-/**
- * Reads the state files the way `deck gateway sync a.yaml b.yaml` does: each rendered (decK
- * template) and parsed on its own, an error naming the file; then merged as mergo.Merge with
- * WithAppendSlice (services, plugins and consumers appended in file order, the first
- * _format_version kept), the files' select tags appended and de-duplicated.
- */
+/** Reads the state files the way `deck gateway sync a.yaml b.yaml` does. */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { loadErrorTemplate } from '../kong-error';

@@ -1,10 +1,5 @@
-/**
- * The project's auth-guard plugin (gateway/plugins/auth-guard/handler.lua). Access (1260, before
- * key-auth): once the client IP ($remote_addr) has `limit` failures in the current clock minute
- * (counters shared with rate-limiting), 429 with Retry-After to the minute's end unless the key it
- * carries, found as key-auth finds it, is a known credential (Kong's cache, warmed with every one;
- * here the state files' keys). Log: a 401 the gateway answered itself counts in that minute.
- */import { z } from 'zod';
+/** The project's auth-guard plugin (gateway/plugins/auth-guard/handler.lua), step for step. */
+import { z } from 'zod';
 import { definePlugin, parseWith, type Exit } from './definition';
 import { presentedKey } from './key-auth';
 import type { RateLimitCounters } from './rate-limiting';

@@ -1,8 +1,4 @@
-/**
- * correlation-id as kong.yaml configures it (Kong 3.9, generator uuid#counter, echo_downstream):
- * the request keeps the id its client sent in header_name; without one (or empty) the id is one
- * UUID per worker then `#1`, `#2`..., added to the request. The id is echoed on every answer.
- */
+/** correlation-id as kong.yaml configures it (Kong 3.9, generator uuid#counter, echo_downstream). */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { definePlugin, parseWith } from './definition';

@@ -1,9 +1,4 @@
-/**
- * The project's job-scopes plugin (gateway/plugins/job-scopes/handler.lua) step for step: tell a
- * missing key from a sent or duplicated one, strip every key name from headers and query, then
- * 401 (missing/invalid), 403 (disabled, missing scope), or pass with X-Consumer-Groups and
- * X-Gateway-Secret. Its answers are kong.response.exit JSON bodies, not the error template.
- */
+/** The project's job-scopes plugin (gateway/plugins/job-scopes/handler.lua) step for step. */
 import type { RequestContext } from '../request-context';
 import { z } from 'zod';
 import { definePlugin, parseWith, type Exit } from './definition';

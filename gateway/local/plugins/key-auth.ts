@@ -1,10 +1,4 @@
-/**
- * key-auth as kong.yaml configures it (Kong 3.9 kong/plugins/key-auth/handler.lua: key names in
- * header then query, hide_credentials false, an `anonymous` consumer): per key name in order, the
- * header (`_` matching `-`), then the query argument; the first string is the key (empty = none);
- * a header or argument sent twice is a duplicate. Found: that consumer; otherwise anonymous. Its
- * own 401s never show: job-scopes answers keyless requests with the spec's messages.
- */
+/** key-auth as kong.yaml configures it. */
 import { z } from 'zod';
 import type { RequestContext } from '../request-context';
 import type { Consumer, Credential } from '../types';

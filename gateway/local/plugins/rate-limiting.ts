@@ -1,8 +1,4 @@
-/**
- * rate-limiting as kong.yaml configures it (Kong 3.9 handler.lua): minute and hour windows on the
- * UTC clock, per consumer (or client IP: limit_by ip, the docs route) and route, counted in memory (one process counts what the shared Redis
- * does). RateLimit-* describe the window with the fewest left (a tie to the longer).
- */
+/** rate-limiting as kong.yaml configures it (Kong 3.9 handler.lua). */
 import { z } from 'zod';
 import { definePlugin, parseWith, type Exit } from './definition';
 

@@ -1,8 +1,4 @@
-/**
- * request-size-limiting as kong.yaml configures it (Kong 3.9.1 handler.lua): a numeric
- * Content-Length is checked without reading the body; otherwise the body is read whole and
- * measured. Over the limit: 413 "Request size limit exceeded" (417 with Expect: 100-continue).
- */
+/** request-size-limiting as kong.yaml configures it (Kong 3.9.1 handler.lua). */
 import { z } from 'zod';
 import type { RequestContext } from '../request-context';
 import { definePlugin, parseWith, type Exit } from './definition';

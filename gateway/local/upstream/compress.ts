@@ -1,13 +1,4 @@
-/**
- * nginx's gzip filter on proxied responses with kong.conf's nginx_proxy_gzip* (on, types
- * application/json, min_length 1024, comp_level 3, proxied any, vary on, http_version 1.1), as
- * nginx 1.25 ngx_http_gzip_filter_module.c and ngx_http_core_module.c (ngx_http_gzip_ok) read them:
- * a response of status 200/403/404, no Content-Encoding, no Content-Length under 1024 and type
- * application/json (or text/html, always listed) gets `Vary: Accept-Encoding`; it is compressed
- * for an HTTP/1.1 client whose Accept-Encoding names gzip with q > 0: Content-Length and
- * Accept-Ranges dropped, chunked with Content-Encoding: gzip, a strong ETag made weak (one that is
- * no quoted string dropped); HEAD gets the same headers. Kong's own answers are all under 1 KiB.
- */
+/** nginx's gzip filter on proxied responses with kong.conf's nginx_proxy_gzip*. */
 import zlib from 'node:zlib';
 import type { RequestContext } from '../request-context';
 

@@ -1,9 +1,4 @@
-/**
- * Forwards a request to the service as Kong 3.9.1's nginx does: the body read whole, sent with its
- * Content-Length; the normalized path escaped, plus the query as the plugins left it; headers minus
- * hop-by-hop ones, then Kong's proxy_set_header list (nginx_kong.lua); 502/503/504 as Kong's;
- * the response through nginx's gzip filter (compress.ts).
- */
+/** Forwards a request to the service as Kong 3.9.1's nginx does. */
 import http, { type ServerResponse } from 'node:http';
 import type { RequestContext } from '../request-context';
 import { escapeUri } from '../router';
@@ -81,10 +76,7 @@ export interface ProxyDeps {
   fail(status: 502 | 503 | 504, message: string): void;
 }
 
-/**
- * One exchange over node:http, which sends exactly the framing asked for: the body's
- * Content-Length when the client sent a body (0 included), none at all otherwise, as nginx does.
- */
+/** One exchange over node:http, which sends exactly the framing asked for. */
 export async function proxy(ctx: RequestContext, res: ServerResponse, deps: ProxyDeps): Promise<void> {
   const service = ctx.route!.service;
   let address: string;

@@ -1,7 +1,4 @@
-/**
- * Service host names resolve as in Kong: the hosts file of its dns_hostsfile setting
- * (KONG_DNS_HOSTSFILE; npm start uses gateway/local/hosts), then DNS. Read at (re)load.
- */
+/** Service host names resolve as in Kong: the hosts file of its dns_hostsfile setting (KONG_DNS_HOSTSFILE; npm start uses gateway/local/hosts), then DNS. */
 import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';

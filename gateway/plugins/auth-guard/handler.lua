@@ -1,22 +1,4 @@
--- auth-guard: limits failed authentication attempts per client IP, so keys cannot be guessed,
--- without ever refusing a partner's valid key (docs/decisions.md, "auth-guard").
---
--- Runs before key-auth (1250). Once a client IP has used up its attempts in the current clock
--- minute, a request from it goes on only when the key it carries (found as key-auth finds it:
--- key_names in order, header then query) is a credential Kong's cache already holds; anything else
--- gets 429 {"error":"Too many failed authentication attempts"} with Retry-After (seconds to the
--- window's end), and no key is looked up beyond that cache. With a database, kong.conf's
--- db_cache_warmup_entities loads every credential into the cache when Kong starts, so a valid key
--- is found there; DB-less, the cache's loader reads Kong's local LMDB copy, never a database.
---
--- A failed attempt is a 401 the gateway answered itself (job-scopes' missing, unknown and
--- duplicate key answers; kong.response.get_source() == "exit"), counted in the log phase. A 401
--- from the service does not count, nor does any other status. Counters live in the node's
--- kong_rate_limiting_counters shared dictionary (kong/templates/nginx_kong.lua), key
--- "auth-guard:<ip>:<window start>", 60 s ttl: per node, so N nodes allow N x limit.
---
--- The client IP is kong.client.get_forwarded_ip(): $remote_addr after nginx's realip module, so
--- behind a load balancer set trusted_ips and real_ip_header, or every client shares one IP.
+-- auth-guard: limits failed authentication per client IP, never refusing a partner's valid key.
 
 local kong = kong
 local ngx = ngx
@@ -44,8 +26,7 @@ local function window_key(ip, now)
 end
 
 
--- The key as key-auth finds it (kong/plugins/key-auth/handler.lua do_authentication): the first
--- key name with a header, else a query argument; nil when missing, empty or sent twice.
+-- The key as key-auth finds it (kong/plugins/key-auth/handler.lua do_authentication).
 local function presented_key(conf)
   local headers = kong.request.get_headers()
   local query = kong.request.get_query()
@@ -64,8 +45,7 @@ local function presented_key(conf)
 end
 
 
--- What key-auth's loader returns for a key (load_credential in its handler.lua): the credential,
--- unless it has expired. Only ever called DB-less, where select_by_key reads LMDB.
+-- What key-auth's loader returns for a key (load_credential in its handler.lua): the credential, unless it has expired.
 local function load_credential(key)
   local credential, err = kong.db.keyauth_credentials:select_by_key(key)
   if not credential then

@@ -1,6 +1,4 @@
--- Configuration schema of the auth-guard plugin (see handler.lua and gateway/README.md). It runs
--- before authentication, when no consumer is known yet, so it is never set on a consumer
--- (job-scopes' route_schema.lua, which both plugins' schemas share).
+-- Configuration schema of the auth-guard plugin (see handler.lua and gateway/README.md).
 local typedefs = require "kong.db.schema.typedefs"
 local route_schema = require "kong.plugins.job-scopes.route_schema"
 

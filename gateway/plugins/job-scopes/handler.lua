@@ -1,36 +1,4 @@
 -- job-scopes: turns key-auth's verdict into the API's own answers and enforces the route's scope.
---
--- Runs after key-auth (1250) and before request-size-limiting (951) and rate-limiting (910), so a
--- request is authenticated and authorised before its size or rate is looked at. Answers, first
--- failure wins (api-spec.md section 5, decisions.md "Authentication"):
---
---   1. no key                       401 {"error":"Missing API key. Pass your key in the X-API-Key header."}
---   2. unknown or duplicated key    401 {"error":"Invalid API key"}
---   3. consumer in group "disabled" 403 {"error":"API key disabled"}
---   4. consumer lacks the scope     403 {"error":"Missing scope jobs:write","requiredScope":"jobs:write"}
---      (a consumer with no group at all lacks every scope)
---
--- Identity comes from kong.client (what key-auth authenticated), never from request headers.
---
--- Why key-auth runs with hide_credentials = false (kong.yaml): with anonymous set, key-auth turns a
--- missing, an unknown and a duplicated key alike into the anonymous consumer with no credential.
--- Telling them apart means looking at the key the way key-auth did. With hide_credentials = true
--- key-auth removes a string key from the request before validating it (kong/plugins/key-auth/
--- handler.lua, do_authentication), and kong.request.get_headers()/get_query() read the live
--- request (ngx.req.get_headers / ngx.req.get_uri_args, which reflect clear_header and
--- clear_query_arg; kong/pdk/request.lua, kong/pdk/service/request.lua), so an unknown key
--- would then look like no key at all. The only untouched copies are ngx.var.request_uri
--- (kong.request.get_path_with_query) and ngx.req.raw_header(), and raw_header() raises
--- "http2 requests not supported yet" on HTTP/2 (Kong's default 8443 listener is http2), besides
--- needing a second header parser. So key-auth leaves the key in place, this plugin repeats
--- key-auth's search on the very same PDK tables (same lookup rules by construction), and then
--- strips every configured key name from the upstream headers AND query itself, which is stricter
--- than hide_credentials: key-auth only strips the one name it found, so a key sent in the header
--- and again in ?api_key= would have reached the service.
---
--- A consumer with no ACL group at all is a scope failure (403), not an error: the ACL plugin's
--- groups.get_consumer_groups returns nil WITHOUT an error for such a consumer (kong/plugins/acl/
--- groups.lua at 3.9.1 turns its cached EMPTY table into nil). Only nil with an error is a 500.
 
 local groups = require "kong.plugins.acl.groups"
 
@@ -44,8 +12,7 @@ local gsub = string.gsub
 local sub = string.sub
 
 
--- The challenge of our 401s. (key-auth 3.9.1 would send "Key", or 'Key realm="<realm>"' with its
--- realm set; it never answers here, anonymous being set, and partners already see this one.)
+-- The challenge of our 401s.
 local REALM = 'Key realm="kong"'
 
 local CONSUMER_GROUPS = "X-Consumer-Groups"
@@ -74,8 +41,7 @@ local NO_GROUPS = {}
 
 local scope_errors = {}
 
--- Per configuration and per cached group list, what every request would otherwise rebuild. Weak
--- keys: a configuration or group list Kong has dropped takes its entry with it.
+-- Per configuration and per cached group list, what every request would otherwise rebuild.
 local WEAK_KEYS = { __mode = "k" }
 local header_spellings = setmetatable({}, WEAK_KEYS)
 local scopes_headers = setmetatable({}, WEAK_KEYS)
@@ -101,11 +67,7 @@ local function scope_error(scope)
 end
 
 
--- key-auth's search, step for step: for each key name, the header (looked up in ngx's header
--- table: case-insensitive, and "_" in the name also matches "-"), then the query argument of
--- exactly that name. The first string ends the search, even an empty one (which key-auth treats
--- as no key); a table means the name was sent twice, which key-auth rejects as a duplicate. A
--- bare "?api_key" is the boolean true and is skipped, like key-auth does.
+-- key-auth's search, step for step.
 local function find_key(key_names, headers, query)
   for i = 1, #key_names do
     local name = key_names[i]
@@ -130,8 +92,7 @@ local function find_key(key_names, headers, query)
 end
 
 
--- Every header spelling of the key names (as given, "_" as "-", "-" as "_"), built once per
--- configuration.
+-- Every header spelling of the key names (as given, "_" as "-", "-" as "_"), built once per configuration.
 local function spellings_of(key_names)
   local spellings = header_spellings[key_names]
   if not spellings then
@@ -155,13 +116,7 @@ local function spellings_of(key_names)
 end
 
 
--- The key never reaches the service, whatever name or spelling carried it. ngx.req.clear_header
--- matches names case-insensitively but literally, while the header lookup above also maps "_" to
--- "-" (so key-auth accepts an "Api-Key" header for "api_key"): clear every spelling.
--- clear_query_arg re-encodes every other argument of a non-empty query (it runs
--- resty.ada.search.remove over ngx.var.args: kong/pdk/service/request.lua), so it is called only
--- for a name the query holds, and for every name when get_query stopped at its 100-argument limit
--- ("truncated"): a key past that limit is invisible to the search but must not be forwarded.
+-- The key never reaches the service, whatever name or spelling carried it.
 local function strip_keys(key_names, query, query_truncated)
   local request = kong.service.request
   local clear_header = request.clear_header
@@ -180,8 +135,7 @@ local function strip_keys(key_names, query, query_truncated)
 end
 
 
--- The consumer's jobs:* groups, sorted, in the ACL plugin's header format ("a, b"). Built once per
--- group list: the ACL plugin's cache hands out the same table until the consumer's groups change.
+-- The consumer's jobs:* groups, sorted, in the ACL plugin's header format ("a, b").
 local function scopes_header(consumer_groups)
   local header = scopes_headers[consumer_groups]
   if header then
@@ -217,9 +171,7 @@ local function authorize(conf, key_state)
     return nil, ERR_INVALID
   end
 
-  -- The consumer's own groups, through the ACL plugin's cached loader (invalidated when an ACL
-  -- changes). Not groups.get_authenticated_groups(): key-auth sets none, and groups another auth
-  -- plugin might assert must not grant scopes here.
+  -- The consumer's own groups, through the ACL plugin's cached loader (invalidated when an ACL changes).
   local consumer_groups, err = groups.get_consumer_groups(consumer.id)
   if err then
     kong.log.err("job-scopes: cannot load the groups of consumer ", consumer.id, ": ", err)
@@ -246,8 +198,7 @@ function JobScopesHandler:access(conf)
   local query, query_err = kong.request.get_query()
   local key_state = find_key(conf.key_names, kong.request.get_headers(), query)
 
-  -- Before answering, so a rejected key does not linger in the request either (log serializers
-  -- read it).
+  -- Before answering, so a rejected key does not linger in the request either (log serializers read it).
   strip_keys(conf.key_names, query, query_err == "truncated")
 
   local request = kong.service.request

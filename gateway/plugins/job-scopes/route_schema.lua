@@ -1,6 +1,4 @@
 -- The shape both of our plugins' schemas share (job-scopes and auth-guard: their schema.lua).
--- It lives in job-scopes' folder because Kong's Lua path holds only the plugin folders the image
--- installs (gateway/Dockerfile), and auth-guard never runs without job-scopes.
 local typedefs = require "kong.db.schema.typedefs"
 
 

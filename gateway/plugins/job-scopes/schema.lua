@@ -1,6 +1,4 @@
--- Configuration schema of the job-scopes plugin (see handler.lua and gateway/README.md). Scopes
--- belong to routes: the plugin reads the consumer that key-auth found, so it is never configured
--- on a consumer (route_schema.lua).
+-- Configuration schema of the job-scopes plugin (see handler.lua and gateway/README.md).
 local typedefs = require "kong.db.schema.typedefs"
 local route_schema = require "kong.plugins.job-scopes.route_schema"
 

@@ -4,9 +4,7 @@ import { JOB_STATUSES, JOB_TYPES, TEXT_LIMITS, WORKPLACES } from '../../../domai
 import { dueDate } from './due-date';
 import type { RequestBody } from './input';
 
-// C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph
-// separators: invisible, they break logs, CSV exports and the careers site's single-line fields,
-// and NUL truncates strings in C-based consumers. Multi-line text keeps tab, LF and CR.
+// C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph separators.
 const SINGLE_LINE_FORBIDDEN = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
 const MULTI_LINE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 // A lone UTF-16 surrogate ("\ud800" in JSON) cannot be stored as UTF-8; it would come back as U+FFFD.
@@ -41,8 +39,7 @@ const amount = (field: string) =>
     .number({ error: `${field} must be a number or null` })
     .nonnegative(`${field} must not be negative`)
     .max(99_999_999, `${field} must be at most 99999999`)
-    // Exact: the JSON number is the double nearest some amount in cents iff rounding it to cents
-    // gives it back (0.01000001 and 1e-8 do not; a tolerance would let them be rounded in storage).
+    // Exact: the JSON number is the double nearest some amount in cents iff rounding it to cents gives it back.
     .refine((value) => Number(value.toFixed(2)) === value, `${field} may have at most 2 decimal places`)
     .nullable()
     .default(null);

@@ -28,11 +28,7 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 const daysIn = (year: number, month: number) => (month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1]!);
 
-/**
- * A calendar date (midnight UTC) or a date-time with an explicit offset. Every part is checked
- * as written, before any conversion: `Date` would roll 2026-02-31 over to March 3rd, accept
- * 24:00, and turn a year-9999 time with a negative offset into year 10000, which no DATETIME holds.
- */
+/** A calendar date (midnight UTC) or a date-time with an explicit offset. */
 export function parseDueDate(value: string): DueDate {
   const match = DATE.exec(value) ?? DATE_TIME.exec(value);
   if (!match) return { problem: 'format' };

@@ -7,10 +7,7 @@ import { CHANGES_LIMIT, JOB_EXAMPLE } from './responses';
 
 const clip = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
 
-/**
- * A comma list of allowed values, e.g. `status=active,paused`. Each value may appear once;
- * an empty item (`a,,b`) is an error rather than something to guess about.
- */
+/** A comma list of allowed values, e.g. `status=active,paused`. */
 function commaList<T extends string>(name: string, allowed: readonly T[], explain?: (value: string) => string | undefined) {
   return z.string().transform((raw, ctx) => {
     const values = raw.split(',').map((value) => value.trim());

@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { Job, Tombstone } from '../../../domain/job';
 
-/**
- * Response bodies of the jobs endpoints, built from the one Job (job.ts), with an example of
- * each. Handlers are typed by them; routes declare them, and the OpenAPI document shows them.
- */
+/** Response bodies of the jobs endpoints, built from the one Job (job.ts), with an example of each. */
 
 /** The change feed's page size: its query parameter's bounds and its meta's. */
 export const CHANGES_LIMIT = { min: 1, max: 500, default: 100 } as const;

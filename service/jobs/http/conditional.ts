@@ -1,13 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Middleware } from 'koa';
 
-/**
- * Conditional GETs. The ETag is a SHA-256 of the exact JSON body sent, so it changes the moment
- * anything a reader can see changes (a field, a job joining or leaving the page, a total, the
- * next cursor or feed position) and never otherwise; a matching If-None-Match is answered 304
- * with no body. The query still runs: the saving is the body and the partner's processing, and
- * the tag can never be stale. `private`: a response depends on who asks (their drafts).
- */
+/** Conditional GETs: the ETag is a SHA-256 of the exact body, so it changes exactly when what a reader sees changes. */
 export const conditional: Middleware = async (ctx, next) => {
   await next();
   // GET and HEAD only (the router sends nothing else here); errors keep their own bodies.
@@ -21,12 +15,7 @@ export const conditional: Middleware = async (ctx, next) => {
   if (noneMatch(ctx.get('If-None-Match'), tag)) ctx.status = 304;
 };
 
-/**
- * If-None-Match as RFC 9110 13.1.2 evaluates it: `*`, or any listed tag equal to ours by weak
- * comparison (W/ ignored). Not Koa's ctx.fresh: it treats a request's `Cache-Control: no-cache`
- * as "never 304", and fetch() (browsers, Node) adds exactly that header to every conditional
- * request it is handed, so those partners would never see a 304.
- */
+/** If-None-Match as RFC 9110 13.1.2 evaluates it: `*`, or any listed tag equal to ours by weak comparison (W/ ignored). */
 function noneMatch(header: string, tag: string): boolean {
   // Node has already trimmed the value's surrounding whitespace.
   if (header === '*') return true;

@@ -3,9 +3,9 @@ import type { Database } from '../../../db/client';
 import { writeOnce, type StoredResponse } from '../../../db/jobs/idempotency-keys';
 import { storeJob } from '../../../db/jobs/job-store';
 import { keyInProgress, keyReused, MESSAGES } from '../../errors';
-import { idempotencyKey, requestHash } from './idempotency-key';
 import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { errorResponse, JOB_EXAMPLE, JobEnvelope, ValidationErrorBody } from '../contract/responses';
+import { idempotencyKey, KEY, requestHash } from './idempotency-key';
 import { defineRoute } from './route';
 
 export const createJobRoute = defineRoute({
@@ -18,7 +18,7 @@ export const createJobRoute = defineRoute({
   headers: {
     'Idempotency-Key': {
       description: 'Makes a retry safe: the same body with the same key within 24 hours answers the first 201 again instead of creating a second job',
-      pattern: '^[\\x21-\\x7E]{1,255}$',
+      pattern: KEY.source,
     },
   },
   body: CREATE_BODY,

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { badRequest, MESSAGES } from '../../errors';
 
 // Stripe's limit is 255 characters; visible ASCII keeps keys unambiguous in logs and headers.
-const KEY = /^[\x21-\x7E]{1,255}$/;
+export const KEY = /^[\x21-\x7E]{1,255}$/;
 
 /** The Idempotency-Key a request sent, if any; several, or one not of the key's form, is a 400. */
 export function idempotencyKey(ctx: Context): string | undefined {
@@ -26,12 +26,7 @@ class Literal {
   constructor(readonly text: string) {}
 }
 
-/**
- * JSON.stringify with object keys sorted at every level, so two bodies that differ only in key
- * order or whitespace give the same text. Iterative with an explicit stack: JSON.parse accepts
- * arrays nested 50,000 deep within 100 KB, and a recursive walk (JSON.stringify too) overflows
- * the call stack on them.
- */
+/** JSON.stringify with object keys sorted at every level, so two bodies that differ only in key order or whitespace give the same text. */
 export function canonicalJson(root: unknown): string {
   const out: string[] = [];
   const stack: unknown[] = [root];

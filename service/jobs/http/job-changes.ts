@@ -7,10 +7,7 @@ import { CHANGE_PAGE_EXAMPLE, ChangeList, errorResponse } from '../contract/resp
 import { defineRoute } from './route';
 import { decodeSince, encodeSince } from './tokens';
 
-/**
- * GET /api/v1/jobs/changes: the changes after the caller's position. `nextSince` is the position of
- * the last entry (or the same position when nothing changed, so an idle poll answers the same body and ETag).
- */
+/** GET /api/v1/jobs/changes: the changes after the caller's position. */
 async function changesPage(db: Database, key: Buffer, query: ChangesQuery): Promise<ChangeList> {
   const since = query.since ? decodeSince(key, query.since) : 0;
   const page = await pollFeed(db, since, query.limit);

@@ -7,10 +7,7 @@ import { JobList, errorResponse, LIST_PAGE_EXAMPLE } from '../contract/responses
 import { defineRoute } from './route';
 import { decodeCursor, encodeCursor, filterDigest } from './tokens';
 
-/**
- * The filter in one canonical string: lists sorted, the default status spelled out, department
- * folded as the database folds it. Two requests that list the same jobs share it.
- */
+/** The filter in one canonical string: lists sorted, the default status spelled out, department folded as the database folds it. */
 export function canonicalFilter(query: ListQuery): string {
   const sorted = (values: readonly string[] | undefined) => (values ? [...values].sort() : null);
   return JSON.stringify({
@@ -46,11 +43,7 @@ function resume(key: Buffer, filter: Buffer, cursor: string): { page: number; af
   return { page, after: { createdAt, id } };
 }
 
-/**
- * GET /api/v1/jobs in either mode. `page` pages are offsets, as the spec has them; `cursor`
- * pages (an empty cursor starts at the top) walk the listing order from a signed position, so
- * creates during the walk never shift it. Both modes link to the next page by cursor.
- */
+/** GET /api/v1/jobs in either mode. */
 export async function listPage(db: Database, key: Buffer, query: ListQuery): Promise<ListPage> {
   const filter = filterDigest(canonicalFilter(query));
   const walk = query.cursor === undefined ? undefined : resume(key, filter, query.cursor);

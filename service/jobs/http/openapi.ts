@@ -5,13 +5,7 @@ import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, Validation
 import type { ResponseSpec, Route } from './route';
 import { EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, Webhook } from '../../webhooks/contract';
 
-/**
- * The OpenAPI 3.1 document, generated from the route table (routes.ts): each route's method,
- * path, scope, parameter and body schemas, answers and examples, the way fastify derives Swagger
- * from its route schemas. `npm run openapi` writes it to docs/openapi.json; the service serves
- * the same object at GET /api/v1/openapi.json; the jest helpers validate every response against
- * the committed copy.
- */
+/** The OpenAPI 3.1 document, generated from the route table (routes.ts). */
 
 type JsonSchema = Record<string, unknown>;
 
@@ -35,11 +29,7 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return rest;
 }
 
-/**
- * A parameter's schema: the parsed value's when it is a plain one (page and limit are integers
- * with bounds), else what the client sends (a comma list is a string with a pattern). Its
- * description moves up to the parameter.
- */
+/** A parameter's schema: the parsed value's when it is a plain one. */
 function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
   const parsed = jsonSchema(schema, 'output');
   const { description, examples, ...rest } = parsed.type === 'integer' || parsed.type === 'string' ? parsed : jsonSchema(schema, 'input');

@@ -27,10 +27,7 @@ export interface RouteInput<P = unknown, Q = unknown, B = unknown> {
 
 export type Handler<P = unknown, Q = unknown, B = unknown> = (ctx: Context, input: RouteInput<P, Q, B>) => Promise<void> | void;
 
-/**
- * One route, declared once: the router mounts it and applies its schemas (router.ts, validate.ts), the OpenAPI
- * document describes it (openapi.ts), and the gateway's configuration is tested against it.
- */
+/** One route, declared once: the router mounts it and applies its schemas. */
 export interface Route<P extends z.ZodObject = z.ZodObject, Q extends z.ZodObject = z.ZodObject, B extends z.ZodObject = z.ZodObject> {
   operationId: string;
   method: 'get' | 'post' | 'delete';

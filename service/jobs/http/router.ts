@@ -39,10 +39,7 @@ export function apiRouters(routes: readonly Route[], db: Database): { open: Rout
   };
 }
 
-/**
- * A router, entered only by a path one of its routes matches; there, a method none of them serves
- * is the one 405 (with Allow), after whatever follows it had its say. OPTIONS too: no route serves it.
- */
+/** A router, entered only by a path one of its routes matches. */
 export function mount(router: Router): RouterMiddleware {
   const routes = router.routes();
   return (ctx, next) => {

@@ -2,14 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { formatUuid, uuidToBuffer } from '../../../domain/uuid';
 import { badRequest, MESSAGES } from '../../errors';
 
-/**
- * Opaque tokens the API hands out and takes back: list cursors and change-feed positions.
- * Each is `kind byte | payload | HMAC-SHA256(key, kind | payload)` truncated to 128 bits, in
- * base64url. The MAC makes them tamper-proof (an edited, truncated or invented token is a 400,
- * never a silently wrong walk) and keeps them opaque, so their layout can change later; the key
- * lives in the database (db/signing-key.ts). Tokens are deterministic: the same position always
- * gives the same token, so responses (and their ETags) repeat exactly.
- */
+/** Opaque tokens the API hands out and takes back: list cursors and change-feed positions. */
 const MAC_BYTES = 16;
 const CURSOR = 1;
 const SINCE = 2;

@@ -1,8 +1,4 @@
-/**
- * Runs a command's Admin API requests in order and keeps account of each: done, already so,
- * failed, not attempted, rolled back. The account is what the operator is shown when something
- * fails, so that they know exactly what Kong has.
- */
+/** Runs a command's Admin API requests in order and keeps account of each: done, already so, failed, not attempted, rolled back. */
 import { AdminError, type AdminClient, type AdminRequest } from './client';
 import { getConsumer } from './requests';
 

@@ -1,8 +1,4 @@
-/**
- * A small client for Kong's Admin API: JSON in and out, the optional Kong-Admin-Token header, a
- * time limit per request, and one error type whose message says what happened in words an
- * operator can act on. Request bodies (which may hold a key) never appear in a message.
- */
+/** A small client for Kong's Admin API. */
 export interface AdminOptions {
   url: string;
   token?: string;

@@ -1,14 +1,4 @@
-/**
- * The Admin API requests of the keys tool, one function each (Kong Gateway 3.9):
- * - consumers: kong/api/endpoints.lua's generated endpoints (POST /consumers creates, 409 on a
- *   taken id/username/custom_id; GET and DELETE /consumers/{id});
- * - ACL groups: kong/plugins/acl/api.lua lets /consumers/{c}/acls/{group} name the group instead
- *   of its id; PUT then creates or replaces it (idempotent) and DELETE removes it (404 if absent);
- * - key-auth credentials: kong/plugins/key-auth/daos.lua (admin_api_nested_name "key-auth"):
- *   POST /consumers/{c}/key-auth creates (the key is unique: 409 if taken), DELETE
- *   /consumers/{c}/key-auth/{id} removes (404 if absent or another consumer's).
- * Every entity is tagged so that only its own state file's sync ever sees it (partner.ts).
- */
+/** The Admin API requests of the keys tool, one function each (Kong Gateway 3.9). */
 import { CONSUMER_TAGS, KEYS_TAG, PARTNER_TAG } from '../partner';
 import type { AdminRequest } from './client';
 

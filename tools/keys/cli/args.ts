@@ -32,10 +32,7 @@ export const APPLY_HELP = `  --apply              also make the change on a runn
 
 type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
 
-/**
- * parseArgs, strict: an unknown option, a missing value or the wrong number of arguments is a
- * UsageError. `positionals` names the arguments expected; null takes any number.
- */
+/** parseArgs, strict: an unknown option, a missing value or the wrong number of arguments is a UsageError. */
 export function parse<O extends Options>(args: string[], options: O, positionals: readonly string[] | null): Parsed<O> {
   let parsed: Parsed<O>;
   try {

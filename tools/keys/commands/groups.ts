@@ -13,10 +13,7 @@ export function groupStep(partner: Partner, group: string, member: boolean): Ste
     : { what: `remove group ${group} from ${partner.name}`, request: removeGroup(partner.id, group), consumer, absentIsDone: true };
 }
 
-/**
- * Puts the partner in the group "disabled" or takes it out, changing nothing else, in Kong (with
- * --apply) and then in the files; says whether it was disabled before, and Kong's outcome.
- */
+/** Puts the partner in the group "disabled" or takes it out, changing nothing else, in Kong (with --apply) and then in the files. */
 export async function setDisabled(
   { name, store, partner: get, applyThenWrite }: Pick<PartnerRun<unknown>, 'name' | 'store' | 'partner' | 'applyThenWrite'>,
   disabled: boolean,

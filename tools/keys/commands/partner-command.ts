@@ -1,9 +1,4 @@
-/**
- * What the six commands that change a partner share: the command line (the files' and --apply's
- * options, help, the partner's name), the Admin API client and the loaded files, and the tool's
- * safety rule, apply-then-write: Kong is changed first (with --apply), and the files record only
- * what Kong took, so they never claim a change Kong refused.
- */
+/** What the six commands that change a partner share. */
 import type { ParseArgsConfig } from 'node:util';
 import type { Outcome, Step } from '../admin/apply';
 import type { AdminClient } from '../admin/client';
@@ -20,10 +15,7 @@ export interface Change {
   steps: Step[];
   /** The request that undoes a half-done change, given the steps Kong took. */
   rollback?: (done: Step[]) => Step | undefined;
-  /**
-   * Edits the files. Runs when Kong took every step (or nothing was sent); with `partial`, also
-   * after a failure, to record exactly the steps Kong took.
-   */
+  /** Edits the files. */
   record(outcome: Outcome | null): void;
   partial?: boolean;
   /** A new key Kong holds once applied: printed even if writing the files fails, so no live key is lost. */

@@ -12,11 +12,7 @@ export function partnerName(raw: string | undefined): string {
   return result.data;
 }
 
-/**
- * Runs the steps on Kong when --apply was given (null without it). On a failure it prints Kong's
- * error and the account of every request, then returns the outcome for the command to decide
- * what the files may record.
- */
+/** Runs the steps on Kong when --apply was given (null without it). */
 export async function applyToKong(
   io: Io,
   client: AdminClient | null,
@@ -49,10 +45,7 @@ export function saveFiles(io: Io, store: PartnerStore, kongChanged: boolean): vo
   io.err(written.length > 0 ? `wrote ${written.join(' and ')}` : 'files already up to date: nothing written');
 }
 
-/**
- * The key, once, on stdout, as the line to store in the secret manager. Everything else goes to
- * stderr, so `npm run -s keys -- issue ... > file` or a pipe captures exactly this line.
- */
+/** The key, once, on stdout, as the line to store in the secret manager. */
 export function printKey(io: Io, variable: string, key: string, applied: boolean): void {
   io.out(`${variable}=${key}`);
   io.err(

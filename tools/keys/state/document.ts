@@ -1,7 +1,4 @@
-/**
- * Reading and writing a decK state file as a yaml Document, so that an edit changes only the
- * nodes it touches and every comment and the layout of the rest survive.
- */
+/** Reading and writing a decK state file as a yaml Document. */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument, type Document, type ToStringOptions } from 'yaml';
@@ -45,10 +42,7 @@ export function render(state: StateDocument): string {
   return state.doc.toString(FORMAT);
 }
 
-/**
- * Writes the documents that changed: each to a temporary file beside it, then renamed over it
- * (a reader never sees half a file). Refuses if a file changed on disk since it was read.
- */
+/** Writes the documents that changed: each to a temporary file beside it, then renamed over it (a reader never sees half a file). */
 export function writeDocuments(states: StateDocument[]): string[] {
   const changed = states.filter((s) => render(s) !== s.original);
   for (const s of changed) {

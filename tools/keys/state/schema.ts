@@ -1,7 +1,4 @@
-/**
- * The shape the keys tool accepts for partners.yaml and partner-keys.yaml. Anything else is
- * refused before a byte is written or a request sent: these files decide who can call the API.
- */
+/** The shape the keys tool accepts for partners.yaml and partner-keys.yaml. */
 import { z } from 'zod';
 import { CONSUMER_TAGS, CustomId, KEYS_TAG, KNOWN_GROUPS, PARTNER_TAG, PartnerName, parseEnvReference } from '../partner';
 

@@ -1,7 +1,4 @@
-/**
- * partners.yaml and partner-keys.yaml read together as one list of partners, checked against each
- * other, edited in place (yaml nodes, so comments survive) and written back together.
- */
+/** partners.yaml and partner-keys.yaml read together as one list of partners, checked against each other, edited in place. */
 import { isMap, isSeq, Scalar, YAMLMap, YAMLSeq, type Document } from 'yaml';
 import { Failure } from '../cli/errors';
 import { CONSUMER_TAGS, envReference, keyVariable, KNOWN_GROUPS, parseEnvReference } from '../partner';

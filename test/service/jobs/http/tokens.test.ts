@@ -1,5 +1,5 @@
 /**
- * Cursors and change-feed positions are opaque and signed (service/jobs/tokens.ts): a token that
+ * Cursors and change-feed positions are opaque and signed (service/jobs/http/tokens.ts): a token that
  * was cut short, extended, or given a stray character is the documented 400, never a 500 and
  * never a silently different walk (issue 12: only one-character substitutions were tested).
  */
