@@ -19,11 +19,7 @@ const leaseFree = or(isNull(subs.leaseExpiresAt), lt(subs.leaseExpiresAt, utcNow
 const hasEventsWaiting = sql`exists (select 1 from ${jobChanges} where ${jobChanges.everPublic} and ${jobChanges.seq} > ${subs.position})`;
 const heldBy = (id: string, owner: string) => and(eq(subs.id, id), eq(subs.leaseOwner, owner), gt(subs.leaseExpiresAt, utcNow));
 
-/**
- * Takes the lease of up to `max` active subscriptions that are due and have events waiting, whose
- * lease is free or expired, and returns the ones `owner` now holds. One UPDATE decides: two
- * dispatchers claiming at once are serialised by its row locks, so a subscription is never held by two.
- */
+/** Leases up to `max` due subscriptions with events waiting in one UPDATE, so no subscription is ever held twice. */
 export async function claimDue(db: Database, owner: string, leaseMs: number, max: number): Promise<LeasedSubscription[]> {
   await db
     .update(subs)
@@ -69,11 +65,7 @@ export interface Failure {
   giveUpAfterMs: number;
 }
 
-/**
- * A failed attempt: counted, its error kept, the next one scheduled, the lease given back; or,
- * when the event has been failing for giveUpAfterMs, the subscription disabled with the reason.
- * Returns 'disabled', 'retry', or 'lost' when the lease was no longer held.
- */
+/** A failed attempt: counted and rescheduled, or the subscription disabled once failing for giveUpAfterMs. */
 export async function recordFailure(db: Database, id: string, owner: string, failure: Failure): Promise<'disabled' | 'retry' | 'lost'> {
   const givenUp = sql`(${subs.failingSince} is not null and ${subs.failingSince} <= ${utcNow} - interval ${failure.giveUpAfterMs * 1000} microsecond)`;
   return db.transaction(async (tx) => {

@@ -10,11 +10,7 @@ const sealed = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () =
 
 const timestamp = (name: string) => datetime(name, { mode: 'date', fsp: 3 });
 
-/**
- * A partner's webhook subscription and its delivery state: the feed position it has been sent up
- * to, the failing head event's attempts, and the lease of the dispatcher delivering it. Secrets
- * are held encrypted (service/webhooks/secrets.ts); the database never sees them in clear.
- */
+/** A partner's subscription and its delivery state: position, failing attempts, lease; secrets sealed (docs/decisions.md, Webhooks). */
 export const webhookSubscriptions = mysqlTable(
   'webhook_subscriptions',
   {

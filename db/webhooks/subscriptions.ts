@@ -55,10 +55,7 @@ async function feedHead(db: Database): Promise<number> {
   return lastSequenced(db);
 }
 
-/**
- * Stores a subscription unless its consumer already has `limit`: the count is read with its rows
- * locked, so two creates at once cannot both pass it.
- */
+/** Stores a subscription unless its consumer holds `limit`, counted under lock so concurrent creates cannot both pass. */
 export async function createSubscription(db: Database, input: NewSubscription, limit: number): Promise<SubscriptionView | Refusal> {
   const head = await feedHead(db);
   if (input.position !== undefined && input.position > head) return 'ahead';

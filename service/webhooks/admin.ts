@@ -1,9 +1,4 @@
-/**
- * Operators' command for webhook subscriptions (never shows a secret):
- *   npm run -s webhooks -- list <partner>                 a partner's subscriptions (consumer id or username)
- *   npm run -s webhooks -- disable <subscription-id> [reason]   stops its deliveries until the partner enables it
- * Reads DATABASE_URL like the service.
- */
+// Operators: npm run -s webhooks -- list <partner id or username> | disable <subscription id> [reason]; never shows a secret.
 import { openDatabase } from '../../db/client';
 import { isUuid } from '../../domain/uuid';
 import { disableSubscription, subscriptionsOf, type SubscriptionView } from '../../db/webhooks/subscriptions';

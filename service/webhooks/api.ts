@@ -18,11 +18,7 @@ import { encryptSecret, newSecret } from './secrets';
 import type { WebhookSettings } from './settings';
 import { checkUrl, UrlRefused } from './url-guard';
 
-/**
- * What each webhook route does once the router has parsed its input: the routes call these with
- * the caller's consumer. Another consumer's subscription is "not found", exactly like an unknown
- * id, so no one learns which ids exist. Every refusal happens before anything is written.
- */
+/** The webhook routes' work once the router parsed their input; another consumer's subscription is a 404 like an unknown id. */
 
 const iso = (value: Date | null) => (value === null ? null : value.toISOString());
 

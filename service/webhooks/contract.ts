@@ -6,10 +6,7 @@ import { text } from '../jobs/contract/create-body';
 import type { RequestBody } from '../jobs/contract/input';
 import { JOB_EXAMPLE } from '../jobs/contract/responses';
 
-/**
- * The webhook API's bodies and the events it sends, defined once: the routes validate with them,
- * handlers are typed by them, and the OpenAPI document (paths and its `webhooks`) shows them.
- */
+/** The webhook API's bodies and events, defined once: routes, handlers and the OpenAPI document derive from them. */
 
 /** Subscriptions a consumer may hold at once. */
 export const SUBSCRIPTION_LIMIT = 5;

@@ -33,12 +33,7 @@ export interface Dispatcher {
   stop(): Promise<void>;
 }
 
-/**
- * Walks the change feed for each subscription it holds the lease of, in feed order, one event at
- * a time: a 2xx moves the subscription's position past the event, anything else schedules a retry
- * of the same event (backoff with jitter) and gives the lease back. Killed mid-delivery, its
- * leases expire and another dispatcher delivers from the last position recorded: at least once.
- */
+/** Delivers each leased subscription's feed entries in order, one at a time; a failure reschedules the same event (docs/decisions.md, Webhooks). */
 export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}` }: DispatcherOptions): Dispatcher {
   const agents = keepAliveAgents();
   const walking = new Map<string, Promise<void>>();

@@ -7,10 +7,7 @@ export const EVENT_TYPES = ['job.updated', 'job.removed'] as const;
 /** An event's id: its feed position, so every retry and replay of it carries the same one. */
 export const eventId = (seq: number) => `evt_${seq}`;
 
-/**
- * The body of a delivery: Standard Webhooks' type, timestamp and data, plus the event id and the
- * feed position (meta.nextSince's form) a partner continues from with GET /api/v1/jobs/changes.
- */
+/** A delivery's body: Standard Webhooks' type, timestamp and data, with the event id and feed position. */
 export function eventBody(tokenKey: Buffer, event: ChangeEvent): string {
   const removed = 'removed' in event.entry;
   return JSON.stringify({

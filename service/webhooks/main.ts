@@ -1,8 +1,4 @@
-/**
- * The webhook dispatcher's process (npm start runs one beside the service; compose has its own
- * service): DATABASE_URL, WEBHOOK_SECRETS_KEY (required), WEBHOOK_METRICS_PORT, LOG_LEVEL, and the
- * WEBHOOK_* settings of service/webhooks/settings.ts. SIGTERM finishes the deliveries under way.
- */
+// The webhook dispatcher's process (compose webhook-dispatcher; npm start runs one too); settings in service/webhooks/settings.ts.
 import { describeDatabaseUrl, openDatabase } from '../../db/client';
 import { migrateDatabase, startupDatabaseError } from '../../db/migrate';
 import { loadConfig } from '../config';

@@ -22,11 +22,7 @@ export function keepAliveAgents(): { http: http.Agent; https: https.Agent } {
   return { http: new http.Agent({ keepAlive: true, maxSockets: 4 }), https: new https.Agent({ keepAlive: true, maxSockets: 4 }) };
 }
 
-/**
- * POSTs one signed event. The host is resolved and every address checked at each new connection,
- * and the socket goes to a checked address; redirects are answers, never followed; the answer is
- * read up to 64 KB and the whole exchange bounded by the timeout. Only a 2xx counts as delivered.
- */
+/** POSTs one event to checked addresses only, no redirects, the answer read to 64 KB within the timeout; only a 2xx delivers. */
 export function postEvent(target: string, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
   const url = new URL(target);
   const literal = hostAddress(url);

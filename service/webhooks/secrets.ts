@@ -11,10 +11,7 @@ export function newSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`;
 }
 
-/**
- * The key subscriptions' secrets are encrypted with (WEBHOOK_SECRETS_KEY: 32 bytes in base64 or
- * hex), so a dump of the database alone does not reveal them.
- */
+/** WEBHOOK_SECRETS_KEY: 32 bytes in base64 or hex, sealing secrets so a database dump alone does not reveal them. */
 export function parseSecretsKey(value: string | undefined): Buffer {
   const text = (value ?? '').trim();
   const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');

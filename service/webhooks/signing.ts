@@ -7,11 +7,7 @@ export interface SignedHeaders {
   'webhook-signature': string;
 }
 
-/**
- * Signs `id.timestamp.body` with each secret (the current one first, then one still valid after a
- * rotation), space-separated in one header as the specification lets a rotation run without a gap.
- * The reference library signs, so what partners verify with is what produced the signature.
- */
+/** Signs `id.timestamp.body` with each valid secret, space-separated, with the reference library partners verify with. */
 export function signDelivery(secrets: readonly string[], id: string, at: Date, body: string): SignedHeaders {
   if (secrets.length === 0) throw new Error('a delivery needs at least one secret');
   return {

@@ -1,11 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
-/**
- * Where a partner's URL may lead (docs/decisions.md, Webhooks): https to public addresses only.
- * Development settings (npm start) may allow plain http and name extra addresses (loopback);
- * the cloud metadata addresses are refused whatever they say.
- */
+/** Where a partner's URL may lead: https to public addresses; development settings may allow http and named addresses, never metadata. */
 export interface UrlPolicy {
   allowHttp: boolean;
   /** CIDR ranges allowed although not public: only development settings and tests set them. */
@@ -129,10 +125,7 @@ export type Lookup = (hostname: string, callback: (error: Error | null, addresse
 
 const systemLookup: Lookup = (hostname, callback) => dnsLookup(hostname, { all: true, verbatim: true }, callback);
 
-/**
- * Every address `hostname` resolves to, each checked: one refused address refuses the host (a name
- * that resolves to a public and a private address could be made to reach the private one).
- */
+/** Every address `hostname` resolves to, each checked: one refused address refuses the host. */
 export function resolveChecked(hostname: string, policy: UrlPolicy, lookup: Lookup = systemLookup): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
     lookup(hostname, (error, addresses) => {
@@ -154,11 +147,7 @@ export async function checkUrl(raw: string, policy: UrlPolicy, lookup?: Lookup):
   return url;
 }
 
-/**
- * A `lookup` for http.request: it resolves, checks every address, and hands the socket only the
- * addresses it checked, so the connection goes where the check looked (no second resolution a
- * rebinding DNS could answer differently).
- */
+/** A lookup for http.request that hands the socket only the addresses it checked (no second resolution to rebind). */
 export function guardedLookup(policy: UrlPolicy, lookup?: Lookup) {
   return (hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void): void => {
     resolveChecked(hostname, policy, lookup).then(

@@ -15,10 +15,7 @@ import {
   WebhookList,
 } from '../contract';
 
-/**
- * The webhook subscription routes: each a partner's own (another consumer's id is a 404), behind
- * the gateway's jobs:read, since a subscription shows nothing the key could not read.
- */
+// The webhook subscription routes: a partner's own, behind jobs:read (a subscription shows nothing the key could not read).
 const notFound = errorResponse('No subscription of yours has this id', MESSAGES.webhookNotFound);
 const invalid = (description: string) => ({
   description,
