@@ -67,7 +67,10 @@ function removeStale(): void {
 /** Starts a receiver (mode: see receiver-process.ts) in a new namespace. */
 export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver> {
   if (opened === 0) removeStale();
-  const n = (process.pid * 7 + opened++) % 250;
+  // A subnet no other link on this host uses (another test process may have receivers open too).
+  const inUse = execFileSync('ip', ['-o', '-4', 'addr', 'show'], { encoding: 'utf8' });
+  const start = (process.pid * 7 + opened++) % 250;
+  const n = Array.from({ length: 250 }, (_, i) => (start + i) % 250).find((k) => !inUse.includes(` 10.233.${k + 1}.`)) ?? start;
   const namespace = `wh-${process.pid}-${opened}`;
   const [here, there] = [`wh${process.pid % 100000}h${opened}`, `wh${process.pid % 100000}c${opened}`];
   const subnet = `10.233.${n + 1}`;
