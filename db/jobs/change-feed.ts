@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { jobChanges, jobs } from '../schema';
 import { primaryOf } from '../sql';
@@ -18,7 +18,6 @@ function changesQuery(db: Database, since: number, limit: number) {
   return db
     .select({
       seq: jobChanges.seq,
-      changedAt: jobChanges.changedAt,
       jobId: jobChanges.jobId,
       // Listable now: not soft-deleted (visible_status is NULL then), not a draft, not deleted.
       listable: sql`coalesce(${jobs.visibleStatus} <> 'draft', false)`.mapWith(Boolean),
@@ -63,11 +62,18 @@ export interface ChangeEvent {
 
 /** The feed's entries after `since`, read exactly as readChanges reads them, with their positions. */
 export async function readChangeEvents(db: Database, since: number, limit: number): Promise<ChangeEvent[]> {
-  // changesQuery reads one row more than it is asked for.
-  const rows = await changesQuery(db, since, limit - 1);
-  return rows.map(({ seq, changedAt, jobId, listable, job }) => ({
+  // changesQuery reads one row more than it is asked for; the times come by primary key after, so the feed's plan stays its own.
+  // One snapshot for both reads: a job changed between them keeps the time of the entry read.
+  const [rows, times] = await db.transaction(async (tx) => {
+    const page = await changesQuery(tx, since, limit - 1);
+    if (page.length === 0) return [page, []] as const;
+    const at = await tx.select({ jobId: jobChanges.jobId, changedAt: jobChanges.changedAt }).from(jobChanges).where(inArray(jobChanges.jobId, page.map((row) => row.jobId)));
+    return [page, at] as const;
+  });
+  const changedAt = new Map(times.map((row) => [row.jobId, row.changedAt]));
+  return rows.map(({ seq, jobId, listable, job }) => ({
     seq: seq!,
-    changedAt: changedAt ?? new Date(0),
+    changedAt: changedAt.get(jobId) ?? new Date(0),
     entry: listable && job ? toJob(job) : { id: jobId, removed: true },
   }));
 }
