@@ -1,4 +1,3 @@
-import { jobs } from '../../db/schema';
 import { createDatabase, type DatabaseHandle } from '../../db/client';
 import { migrateDatabase } from '../../db/migrate';
 import { openDatabase } from '../../db/client';
