@@ -22,7 +22,7 @@ import { JOB_STATUSES, JOB_TYPES, WORKPLACES, TEXT_LIMITS } from '../domain/job'
 import { formatUuid, uuidToBuffer } from '../domain/uuid';
 
 /** Ids are time-ordered UUIDs (v7, domain/uuid.ts) in BINARY(16). */
-const uuidBinary = customType<{ data: string; driverData: Buffer }>({
+export const uuidBinary = customType<{ data: string; driverData: Buffer }>({
   dataType: () => 'binary(16)',
   toDriver: (value) => uuidToBuffer(value),
   fromDriver: (value) => formatUuid(value),

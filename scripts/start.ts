@@ -1,8 +1,10 @@
 /** npm start: the whole API on this machine, no Docker needed (LOCAL_GATEWAY_STATE serves other state files, keys from their DECK_ variables). */
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseStateList, startLocalGateway, type LocalGateway } from '../gateway/local';
 import { runService, type RunningService } from '../service/server';
+import { runDispatcher, type RunningDispatcher } from '../service/webhooks/main';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEFAULT_STATE = [path.join(ROOT, 'kong.yaml'), path.join(ROOT, 'demo.yaml')];
@@ -23,12 +25,26 @@ function banner(gateway: LocalGateway): string {
   ].join('\n');
 }
 
+/** This machine's webhook secrets key: made once, so subscriptions survive a restart of npm start. */
+function developmentSecretsKey(): string {
+  const file = path.join(ROOT, '.local', 'webhook-secrets-key');
+  if (!existsSync(file)) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
 async function main(): Promise<void> {
   const withGateway = (process.env.LOCAL_GATEWAY ?? 'on').toLowerCase() !== 'off';
   const gatewaySecret = process.env.GATEWAY_SECRET || (withGateway ? randomBytes(32).toString('hex') : undefined);
 
   // The demo jobs belong with the demo keys: only npm start asks the service for them.
   process.env.SEED_DEMO_DATA ??= 'true';
+  // Development settings: a receiver on this machine (http://127.0.0.1:...) may be subscribed; metadata addresses never.
+  process.env.WEBHOOK_ALLOW_HTTP ??= 'true';
+  process.env.WEBHOOK_ALLOWED_ADDRESSES ??= '127.0.0.0/8,::1/128';
+  process.env.WEBHOOK_SECRETS_KEY ??= developmentSecretsKey();
 
   let service: RunningService;
   try {
@@ -63,12 +79,22 @@ async function main(): Promise<void> {
     if (!gatewaySecret) console.log('GATEWAY_SECRET is not set: the service accepts identity headers from anyone who can reach it.');
   }
 
+  let dispatcher: RunningDispatcher | null = null;
+  try {
+    dispatcher = await runDispatcher(process.env);
+    console.log('Webhook dispatcher running (development settings: http and loopback receivers allowed).');
+  } catch (err) {
+    console.error(`webhook dispatcher: ${(err as Error).message}`);
+    await Promise.all([gateway?.close(), service.stop()]);
+    process.exit(1);
+  }
+
   process.on('SIGHUP', () => gateway?.reload());
   let stopping = false;
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
-    Promise.all([gateway?.close(), service.stop()]).then(
+    Promise.all([gateway?.close(), dispatcher?.stop(), service.stop()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

@@ -11,6 +11,7 @@ import { createAdmission } from './middleware/admission';
 import { readBodyFirst } from './middleware/read-body';
 import { headerCount, singleHost, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
+import { loadWebhookSettings, type WebhookSettings } from './webhooks/settings';
 
 declare module 'koa' {
   interface DefaultContext {
@@ -26,6 +27,8 @@ export interface AppDependencies {
   logger: Logger;
   /** Where requests and admission are counted (service/metrics.ts); none when unset. */
   metrics?: ServiceMetrics;
+  /** Webhook subscriptions' settings (service/webhooks/settings.ts); unset: none configured, creating one is a 503. */
+  webhooks?: WebhookSettings;
 }
 
 
@@ -35,8 +38,9 @@ function underDocs(docs: Koa.Middleware): Koa.Middleware {
 }
 
 /** Builds the Koa app; server.ts listens, tests drive app.callback() in-process. */
-export function createApp({ db, config, logger, metrics }: AppDependencies): Koa {
+export function createApp({ db, config, logger, metrics, webhooks }: AppDependencies): Koa {
   const app = new Koa();
+  app.context.webhooks = webhooks ?? loadWebhookSettings({});
   app.silent = true; // the error middleware logs failures, without their messages
 
   const defaults = Config.parse({});

@@ -53,6 +53,11 @@ export const MESSAGES = {
     'cursor belongs to another filter: send the same status, type, workplace and department as the request that returned it (the Link header\'s URL has them), or start again without cursor',
   sinceInvalid: 'since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning',
   sinceAhead: 'since is ahead of this feed (the data was restored from a backup?): read the feed again from the beginning, without since',
+  webhookNotFound: 'Webhook not found',
+  webhookLimit: 'A key may hold at most 5 webhook subscriptions: delete one first',
+  positionInvalid: 'position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position, exactly as it was given',
+  positionAhead: 'position is ahead of this feed (the data was restored from a backup?): read the feed again and use its nextSince',
+  webhooksUnavailable: 'Webhooks are not available on this server right now',
 } as const;
 
 const CLOSE = { Connection: 'close' };
@@ -95,3 +100,9 @@ export const duplicateField = (field: string) => {
 // Idempotent creates.
 export const keyInProgress = () => new HttpError(409, MESSAGES.keyInProgress, {}, { 'Retry-After': '1' });
 export const keyReused = () => new HttpError(422, MESSAGES.keyReused);
+
+// Webhook subscriptions.
+export const webhookNotFound = () => notFound(MESSAGES.webhookNotFound);
+export const webhookLimit = () => new HttpError(409, MESSAGES.webhookLimit);
+/** The server has no WEBHOOK_SECRETS_KEY: it cannot seal a secret, so it stores nothing. */
+export const webhooksUnavailable = () => new HttpError(503, MESSAGES.webhooksUnavailable, {}, { 'Retry-After': '60' });

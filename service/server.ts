@@ -11,6 +11,7 @@ import { createLogger, exitOnCrash, flushNow, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
 import { drainOnStop } from './shutdown';
+import { loadWebhookSettings } from './webhooks/settings';
 
 // How often Node looks for requests past HEADERS_TIMEOUT_MS or their whole-request limit.
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
@@ -26,6 +27,7 @@ export interface RunningService {
 /** Migrates (creating the database), seeds the demo set into an empty table when SEED_DEMO_DATA=true, and listens. */
 export async function runService(overrides: Partial<Config> = {}): Promise<RunningService> {
   const config = loadConfig(process.env, overrides);
+  const webhooks = loadWebhookSettings(process.env);
   const logger = createLogger(config.logLevel);
   let seeded = 0;
   try {
@@ -47,7 +49,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
 
   const metrics = config.metricsPort === undefined ? undefined : createMetrics();
-  const app = createApp({ db: database.db, config, logger, metrics });
+  const app = createApp({ db: database.db, config, logger, metrics, webhooks });
   const server = http.createServer(
     {
       headersTimeout: config.headersTimeoutMs,

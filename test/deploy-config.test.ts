@@ -175,6 +175,7 @@ const invariants: Invariants<Deploy> = {
       'kong-migrations': ['kong-db-net'],
       'kong-migrations-finish': ['kong-db-net'],
       'demo-seed': ['db-net'],
+      'webhook-dispatcher': ['db-net', 'service-net'],
     };
     return Object.entries(want).flatMap(([name, nets]) => {
       const got = [...((compose.services[name]?.networks ?? []) as string[])].sort();
@@ -303,6 +304,19 @@ const invariants: Invariants<Deploy> = {
     return problems;
   },
 
+  'the service and the webhook dispatcher require one secrets key, with no default, and the dispatcher runs the service image': ({ compose }) => {
+    const problems: string[] = [];
+    for (const name of ['jobs-service', 'webhook-dispatcher']) {
+      const value = String(compose.services[name]?.environment?.WEBHOOK_SECRETS_KEY);
+      if (!/^\$\{WEBHOOK_SECRETS_KEY:\?set WEBHOOK_SECRETS_KEY, e\.g\. WEBHOOK_SECRETS_KEY=\$\(openssl rand -hex 32\)\}$/.test(value)) problems.push(`${name}: WEBHOOK_SECRETS_KEY is ${value}`);
+    }
+    const dispatcher = compose.services['webhook-dispatcher'];
+    if (dispatcher?.image !== compose.services['jobs-service']?.image) problems.push('the dispatcher runs another image');
+    if (JSON.stringify(dispatcher?.command) !== JSON.stringify(['node', 'dist/service/webhooks/main.js'])) problems.push(`the dispatcher runs ${JSON.stringify(dispatcher?.command)}`);
+    if (dispatcher?.ports) problems.push('the dispatcher publishes a port');
+    return problems;
+  },
+
   'Kong loads every plugin of ours': ({ kongConf, kongDockerfile }) => {
     const problems: string[] = [];
     for (const plugin of readdirSync(join(ROOT, 'gateway', 'plugins'))) {
@@ -368,6 +382,12 @@ describe('the deployment invariants catch a broken copy', () => {
     }],
     ['keys in the build context', 'partner-keys.env stays out of git and of every build context', (d) => {
       d.dockerignore = d.dockerignore.filter((l) => l !== 'partner-keys.env');
+    }],
+    ['a weak default secrets key', 'the service and the webhook dispatcher require one secrets key, with no default, and the dispatcher runs the service image', (d) => {
+      d.compose.services['webhook-dispatcher'].environment.WEBHOOK_SECRETS_KEY = '${WEBHOOK_SECRETS_KEY:-changeme}';
+    }],
+    ['the dispatcher on the partners\' side of Kong', 'each container is on the networks it needs and no other', (d) => {
+      d.compose.services['webhook-dispatcher'].networks.push('redis-net');
     }],
     ['migrations build the Kong image again', 'one build of the Kong image, run by every Kong service', (d) => {
       d.compose.services['kong-migrations'].build = { context: '.', dockerfile: 'gateway/Dockerfile' };

@@ -19,7 +19,7 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const committed = JSON.parse(read('docs/openapi.json'));
 
 // What a partner needs before the first request, in the order the page shows it.
-const HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Idempotent creates', 'Compression', 'Versioning'];
+const HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Webhooks: changes pushed to you', 'Idempotent creates', 'Compression', 'Versioning'];
 
 describe('one source', () => {
   test('the document\'s description is the guide files, whole and in order, after one paragraph', () => {
@@ -62,6 +62,8 @@ test('the Rate limits guide states kong.yaml\'s limits', () => {
   expect(row('reads')).toEqual(limits('jobs-read'));
   expect(row('creates')).toEqual(limits('jobs-write'));
   expect(row('any other method')).toEqual(limits('jobs-other-methods'));
+  expect(row('reading your webhook')).toEqual(limits('webhooks-read'));
+  expect(row('managing them')).toEqual(limits('webhooks-manage'));
   expect(row('this page')).toEqual(limits('jobs-docs'));
   const authGuard = state.services[0].plugins.find((p: any) => p.name === 'auth-guard').config.limit;
   expect(GUIDES.find((g) => g.title === 'Authentication')!.text).toContain(`After ${authGuard} failed keys in one clock minute`);

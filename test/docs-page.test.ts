@@ -12,7 +12,8 @@ import { launchChromium, type Browser } from './docs-page-browser';
 import { DEMO, gatewayKinds, startStackOn, type Stack } from './e2e/support';
 
 const ARTIFACTS = path.join(__dirname, '..', 'test-artifacts');
-const GUIDE_HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Idempotent creates', 'Compression', 'Versioning'];
+const GUIDE_HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Webhooks: changes pushed to you', 'Idempotent creates', 'Compression', 'Versioning'];
+const WEBHOOK_OPERATIONS = ['createWebhook', 'listWebhooks', 'getWebhook', 'deleteWebhook', 'rotateWebhookSecret', 'replayWebhook', 'enableWebhook', 'jobUpdatedEvent', 'jobRemovedEvent'];
 const OPERATIONS = [
   { id: 'listJobs', method: 'GET', path: '/api/v1/jobs' },
   { id: 'createJob', method: 'POST', path: '/api/v1/jobs' },
@@ -67,9 +68,9 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
     expect(text).toContain('X-API-Key');
     const summaries = await page.locator('.opblock-summary').allInnerTexts();
     expect(summaries.filter((summary) => /not supported/i.test(summary))).toEqual([]);
-    // The only operations: the four, and the document itself under meta.
+    // The only operations: the four, the webhook subscriptions and their two events, and the document itself.
     const ids = await page.locator('.opblock').evaluateAll((blocks) => blocks.map((b) => b.id));
-    expect(ids.sort()).toEqual([...OPERATIONS.map((op) => `operations-jobs-${op.id}`), 'operations-meta-getOpenApiDocument'].sort());
+    expect(ids.sort()).toEqual([...OPERATIONS.map((op) => `operations-jobs-${op.id}`), ...WEBHOOK_OPERATIONS.map((id) => `operations-webhooks-${id}`), 'operations-meta-getOpenApiDocument'].sort());
     // Each guide is a visible heading, in order, above the first operation.
     const firstOperation = (await page.locator('.opblock').first().boundingBox())!.y;
     let previous = 0;

@@ -98,7 +98,10 @@ const ALLOWED_PLUGINS = new Set([
 // kong.yaml names a route for the scope it requires (jobs:read -> jobs-read); every other method goes to jobs-other-methods.
 const kongRouteFor = (scope: string) => scope.replace(':', '-');
 const OTHER_METHODS = { name: 'jobs-other-methods', scope: 'jobs:read' };
-const JOBS_ROUTES = [...new Set(ROUTES.map((route) => kongRouteFor(route.scope))), OTHER_METHODS.name].sort();
+/** The Kong route a service route is reached through: a jobs route by its scope; a webhook route by whether it only reads. */
+const kongRouteOf = (route: (typeof ROUTES)[number]) => (route.tag === 'webhooks' ? (route.method === 'get' ? 'webhooks-read' : 'webhooks-manage') : kongRouteFor(route.scope));
+const WEBHOOK_PATHS = [...new Set(ROUTES.filter((route) => route.tag === 'webhooks').flatMap((route) => route.path.replace(/:\w+/g, 'x')))];
+const JOBS_ROUTES = [...new Set(ROUTES.filter((route) => route.tag !== 'webhooks').map((route) => kongRouteFor(route.scope))), OTHER_METHODS.name].sort();
 const REDIS_PASSWORD_REF = '{vault://env/jobs-redis-password}';
 const DECK_ENV_REF = /^\$\{\{ env "DECK_[A-Z0-9_]+" \}\}$/;
 
@@ -199,9 +202,20 @@ const invariants: Invariants<Files> = {
       requestPaths(route.path).filter((path) => !path.endsWith('/')).flatMap((path) => {
         const { route: found } = kongRoute(kong, route.method.toUpperCase(), path);
         const scope = found?.plugins.get('job-scopes')?.config?.required_scope;
-        return found?.route.name === kongRouteFor(route.scope) && scope === route.scope
+        return found?.route.name === kongRouteOf(route) && scope === route.scope
           ? []
-          : [`${route.method.toUpperCase()} ${path}: ${found ? `${found.route.name} with ${String(scope)}` : "Kong's 404"}, expected ${kongRouteFor(route.scope)} with ${route.scope}`];
+          : [`${route.method.toUpperCase()} ${path}: ${found ? `${found.route.name} with ${String(scope)}` : "Kong's 404"}, expected ${kongRouteOf(route)} with ${route.scope}`];
+      }),
+    ),
+
+  'every method on a webhook path reaches a webhook route with jobs:read (other methods are the service\'s 405)': ({ kong }) =>
+    WEBHOOK_PATHS.flatMap((path) =>
+      METHODS.flatMap((method) => {
+        const { route, ambiguous } = kongRoute(kong, method, path);
+        const read = (method === 'GET' || method === 'HEAD') && ROUTES.some((one) => one.tag === 'webhooks' && one.method === 'get' && servedAt(one, path));
+        const want = read ? 'webhooks-read' : 'webhooks-manage';
+        const scope = route?.plugins.get('job-scopes')?.config?.required_scope;
+        return route && !ambiguous && route.route.name === want && scope === 'jobs:read' ? [] : [`${method} ${path}: ${route?.route.name ?? "Kong's 404"} with ${String(scope)}, expected ${want} with jobs:read`];
       }),
     ),
 
@@ -453,6 +467,9 @@ describe('the state file invariants catch a broken copy', () => {
     }],
     ['other methods listed again (OPTIONS gets a 404)', "every method on a jobs path reaches the route with its scope, by Kong's router priority", (f) => {
       route(f, 'jobs-other-methods').methods = ['PUT', 'PATCH', 'DELETE'];
+    }],
+    ['webhook management asks jobs:write', 'every method on a webhook path reaches a webhook route with jobs:read (other methods are the service\'s 405)', (f) => {
+      routePlugin(f, 'webhooks-manage', 'job-scopes').config!.required_scope = 'jobs:write';
     }],
     ['the OpenAPI document left off the read route', 'every route of the service is reached through the route for its scope', (f) => {
       route(f, 'jobs-read').paths = route(f, 'jobs-read').paths!.filter((p) => !p.includes('openapi'));

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { jobChanges, jobs } from '../schema';
 import { primaryOf } from '../sql';
@@ -51,4 +51,29 @@ export async function pollFeed(db: Database, since: number, limit: number): Prom
   const page = await readChanges(primary, since, limit);
   if (page.entries.length === 0 && since > (await lastSequenced(primary))) return { ahead: true };
   return { ...page, hasMore: page.hasMore || stillNumbering };
+}
+
+/** A feed entry with its position and when its change was written: what a webhook event is made of. */
+export interface ChangeEvent {
+  seq: number;
+  changedAt: Date;
+  entry: Job | Tombstone;
+}
+
+/** The feed's entries after `since`, read exactly as readChanges reads them, with their positions. */
+export async function readChangeEvents(db: Database, since: number, limit: number): Promise<ChangeEvent[]> {
+  // changesQuery reads one row more than it is asked for; the times come by primary key after, so the feed's plan stays its own.
+  // One snapshot for both reads: a job changed between them keeps the time of the entry read.
+  const [rows, times] = await db.transaction(async (tx) => {
+    const page = await changesQuery(tx, since, limit - 1);
+    if (page.length === 0) return [page, []] as const;
+    const at = await tx.select({ jobId: jobChanges.jobId, changedAt: jobChanges.changedAt }).from(jobChanges).where(inArray(jobChanges.jobId, page.map((row) => row.jobId)));
+    return [page, at] as const;
+  });
+  const changedAt = new Map(times.map((row) => [row.jobId, row.changedAt]));
+  return rows.map(({ seq, jobId, listable, job }) => ({
+    seq: seq!,
+    changedAt: changedAt.get(jobId) ?? new Date(0),
+    entry: listable && job ? toJob(job) : { id: jobId, removed: true },
+  }));
 }

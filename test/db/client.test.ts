@@ -1,4 +1,3 @@
-import { jobs } from '../../db/schema';
 import { createDatabase, type DatabaseHandle } from '../../db/client';
 import { migrateDatabase } from '../../db/migrate';
 import { openDatabase } from '../../db/client';
@@ -73,14 +72,22 @@ describe('with a read replica', () => {
     // A row that exists on the replica alone (written there directly): only a read of the
     // replica can return it.
     const [row] = generateJobs({ count: 1, seed: 99, statusFor: () => 'active' });
-    await onlyReplica.db.insert(jobs).values(row!);
+    // One connection, so the counters its triggers wrote on the replica alone can be found by its id afterwards.
+    const connection = await onlyReplica.pool.getConnection();
+    const [[{ slot }]] = (await connection.query('SELECT CONNECTION_ID() AS slot')) as unknown as [[{ slot: number }]];
+    const id = Buffer.from(row!.id.replace(/-/g, ''), 'hex');
+    await connection.query('INSERT INTO jobs SET id = ?, title = ?, department = ?, type = ?, description = ?, requirements = ?, responsibilities = ?, status = ?, created_at = ?', [id, row!.title, row!.department, row!.type, row!.description, JSON.stringify(row!.requirements), JSON.stringify(row!.responsibilities), 'active', row!.createdAt]);
     try {
       expect((await listedIds()).ids).toContain(row!.id);
       const one = await call(`${service.url}/api/v1/jobs/${row!.id}`, { headers: reader });
       expect(one.status).toBe(200);
       expect(one.body.data.title).toBe(row!.title);
     } finally {
-      await onlyReplica.pool.query('DELETE FROM jobs WHERE id = ?', [Buffer.from(row!.id.replace(/-/g, ''), 'hex')]);
+      await connection.query('DELETE FROM jobs WHERE id = ?', [id]);
+      // The emptied counter rows of this replica-only connection: a primary connection with the same id would replicate a duplicate of them.
+      for (const table of ['job_counts', 'job_day_counts']) await connection.query(`DELETE FROM ${table} WHERE slot = ? AND n = 0`, [slot]);
+      await connection.query('DELETE FROM job_changes WHERE job_id = ?', [id]);
+      connection.release();
     }
   });
 

@@ -4,6 +4,7 @@
  * the image runs it. The suites run once per gateway in gatewayKinds(): the same requests and the
  * same assertions through both. Tests talk HTTP to the gateway only.
  */
+import type { WebhookSettings } from '../../service/webhooks/settings';
 import { findKong, startRealKong, type RealKong } from '../helpers/real-kong';
 import { startTestService, type TestService } from '../helpers/service';
 import { configFile, gatewayEnv, startGateway, type ConfigFile, type KongState, type TestGateway } from '../local-gateway/support';
@@ -51,13 +52,15 @@ interface StackOptions {
   gateway?: { upstreamConnections?: number };
   /** The service's PUBLIC_URL is this gateway's address (the reference page's first server). */
   publicUrlIsGateway?: boolean;
+  /** The service's webhook settings (service/webhooks/settings.ts). */
+  webhooks?: WebhookSettings;
 }
 
 /** The stack behind the local gateway. */
 export async function startStack(name: string, opts: StackOptions = {}): Promise<LocalStack> {
   const secret = opts.secret ?? SECRET;
   let url = '';
-  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}) });
+  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, webhooks: opts.webhooks, ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}) });
   const config = configFile(service.port, opts.edit);
   const gateway = await startGateway(config.paths, gatewayEnv(secret), opts.gateway);
   url = gateway.url;
@@ -88,7 +91,7 @@ export async function startStack(name: string, opts: StackOptions = {}): Promise
 async function startKongStack(name: string, opts: StackOptions): Promise<Stack> {
   const secret = opts.secret ?? SECRET;
   let url = '';
-  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}) });
+  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, webhooks: opts.webhooks, ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}) });
   const config = configFile(service.port, opts.edit);
   let kong: RealKong;
   try {

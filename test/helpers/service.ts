@@ -1,3 +1,4 @@
+import type { WebhookSettings } from '../../service/webhooks/settings';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
 import { insertInBatches } from '../../db/seed';
@@ -45,6 +46,7 @@ export async function startTestService(opts: {
   seed?: boolean;
   /** PUBLIC_URL, asked for at the first request: the gateway in front is started after the service. */
   publicUrl?: () => string;
+  webhooks?: WebhookSettings;
 }): Promise<TestService> {
   const database = await freshDatabase(opts.name);
   if (opts.seed) await insertInBatches(database.db, demoJobs());
@@ -54,6 +56,7 @@ export async function startTestService(opts: {
       db: database.db,
       config: { gatewaySecret: opts.gatewaySecret, publicUrl: opts.publicUrl?.() },
       logger: createLogger('info', memoryLog(logs)),
+      webhooks: opts.webhooks,
     }).callback();
   const received: ReceivedRequest[] = [];
   let handle = opts.publicUrl ? undefined : app();

@@ -205,6 +205,8 @@ describe('PostgreSQL, synced by decK 1.4.0', () => {
         ['jobs-read', 'consumer', 120, 3000],
         ['jobs-write', 'consumer', 30, 500],
         ['jobs-other-methods', 'consumer', 30, null],
+        ['webhooks-read', 'consumer', 60, 600],
+        ['webhooks-manage', 'consumer', 20, 200],
         // The API reference is keyless: limited per client IP (docs/decisions.md, "Documentation").
         ['jobs-docs', 'ip', 60, 600],
       ].sort(),

@@ -9,6 +9,7 @@
  * whether an ETag is weak are compared as sent. Real Kong is the judge: a difference fails the test naming
  * the request. Runs when a Kong 3.9 is found (test/helpers/real-kong.ts), otherwise says why it skips.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,7 +36,7 @@ const IGNORED_RESPONSE_HEADERS = new Set(['date', 'x-kong-request-id']);
 /** Request headers the service receives that differ by construction: each side's own request id, port and upstream. */
 const IGNORED_UPSTREAM_HEADERS = new Set(['x-kong-request-id', 'x-forwarded-port', 'host']);
 /** JSON fields random by nature: ids, timestamps, request ids, and the service's positions signed over ids and times. */
-const IGNORED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'request_id', 'nextSince']);
+const IGNORED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'request_id', 'nextSince', 'secret', 'position', 'previousSecretExpiresAt']);
 /** correlation-id's generated value (<worker uuid>#<counter>): random, by name X-Request-ID. */
 const GENERATED_CORRELATION_ID = /^[0-9a-f-]{36}#\d+$/;
 
@@ -362,6 +363,33 @@ function compressionRequests(): Req[] {
   return out;
 }
 
+/** The webhook routes: subscribing, the consumer's own list, refusals of the gateway and of the service. */
+function webhookRequests(): Req[] {
+  const body = (extra: Record<string, unknown> = {}) => JSON.stringify({ url: 'https://93.184.215.14/hooks', ...extra });
+  const unknown = '/api/v1/webhooks/019a9e10-2b44-7c11-8f3e-5d2a7b9c0e11';
+  return [
+    { name: 'webhooks: subscribe', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: body({ description: 'diff' }) },
+    { name: 'webhooks: list own', target: '/api/v1/webhooks', headers: key(KEYS.reader) },
+    { name: 'webhooks: list as another key', target: '/api/v1/webhooks', headers: key(KEYS.writer2) },
+    { name: 'webhooks: HEAD list', method: 'HEAD', target: '/api/v1/webhooks', headers: key(KEYS.reader) },
+    { name: 'webhooks: unknown id', target: unknown, headers: key(KEYS.reader) },
+    { name: 'webhooks: delete unknown id', method: 'DELETE', target: unknown, headers: key(KEYS.reader) },
+    { name: 'webhooks: rotate unknown id', method: 'POST', target: `${unknown}/rotate-secret`, headers: key(KEYS.reader) },
+    { name: 'webhooks: replay without a position', method: 'POST', target: `${unknown}/replay`, headers: [...key(KEYS.reader), ...json], body: '{}' },
+    { name: 'webhooks: GET on replay', target: `${unknown}/replay`, headers: key(KEYS.reader) },
+    { name: 'webhooks: unknown sub-path', method: 'POST', target: `${unknown}/pause`, headers: key(KEYS.reader) },
+    { name: 'webhooks: plain http url', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: JSON.stringify({ url: 'http://93.184.215.14/hooks' }) },
+    { name: 'webhooks: metadata url', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: JSON.stringify({ url: 'https://169.254.169.254/latest' }) },
+    { name: 'webhooks: over 16 KB', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: body({ description: 'x'.repeat(17 * 1024) }) },
+    { name: 'webhooks: text/plain', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ['Content-Type', 'text/plain']], body: 'url' },
+    { name: 'webhooks: without key', method: 'POST', target: '/api/v1/webhooks', headers: json, body: body() },
+    { name: 'webhooks: disabled key', target: '/api/v1/webhooks', headers: key(KEYS.disabled) },
+    { name: 'webhooks: key without groups', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.noGroups), ...json], body: body() },
+    { name: 'webhooks: PUT', method: 'PUT', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: '{}' },
+    { name: 'webhooks: OPTIONS', method: 'OPTIONS', target: '/api/v1/webhooks', headers: key(KEYS.reader) },
+  ];
+}
+
 /** job-rate-limits' refusal: the docs route's 60 a minute per address used up, then one more (429, Retry-After, every RateLimit field). */
 function rateLimitRequests(): Req[] {
   const docs: Req = { name: 'a docs request', target: '/docs/openapi.json' };
@@ -371,7 +399,7 @@ function rateLimitRequests(): Req[] {
   ];
 }
 
-const REQUESTS: Req[] = [...authCaseRequests(), ...e2eRequests(), ...hostileRequests(), ...consumerMatrix(), ...compressionRequests(), ...rateLimitRequests()];
+const REQUESTS: Req[] = [...authCaseRequests(), ...e2eRequests(), ...hostileRequests(), ...consumerMatrix(), ...compressionRequests(), ...webhookRequests(), ...rateLimitRequests()];
 
 // ---------------------------------------------------------------------------------------------
 // Sending and reading
@@ -540,7 +568,8 @@ interface Side {
 async function serviceSide(name: Side['name'], rows: ReturnType<typeof demoJobs>, dbName: string): Promise<Omit<Side, 'port'>> {
   const database = await freshDatabase(dbName);
   await insertInBatches(database.db, rows);
-  const app = createApp({ db: database.db, config: { gatewaySecret: SECRET }, logger: createLogger('info', memoryLog([])) });
+  const webhooks = { secretsKey: randomBytes(32), policy: { allowHttp: false, allowed: [] }, retry: { firstMs: 5000, maxMs: 36_000_000, giveUpAfterMs: 259_200_000 }, leaseMs: 30_000, pollMs: 200, timeoutMs: 10_000 };
+  const app = createApp({ db: database.db, config: { gatewaySecret: SECRET }, logger: createLogger('info', memoryLog([])), webhooks });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const upstream = await recordingUpstream(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

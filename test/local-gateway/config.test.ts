@@ -73,7 +73,7 @@ describe('decK environment references', () => {
   test("the repository's kong.yaml and demo.yaml load the way decK loads them (every DECK_ reference resolvable without partner secrets)", () => {
     const env = gatewayEnv('s3cret-s3cret-s3cret');
     const loaded = loadGateway([KONG_YAML, DEMO_YAML], env, plugins, () => undefined);
-    expect(loaded.config.routes.map((r) => r.name)).toEqual(['jobs-read', 'jobs-write', 'jobs-other-methods', 'jobs-docs', 'jobs-not-found']);
+    expect(loaded.config.routes.map((r) => r.name)).toEqual(['jobs-read', 'jobs-write', 'jobs-other-methods', 'webhooks-read', 'webhooks-manage', 'jobs-docs', 'jobs-not-found']);
     expect(loaded.config.credentialsByKey.get(DEMO.writer)?.consumer.groups).toEqual(['jobs:read', 'jobs:write']);
     expect(loaded.config.selectTags).toEqual(['jobs-api', 'jobs-demo']);
   });

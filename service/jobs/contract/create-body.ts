@@ -23,7 +23,7 @@ const plainText = (field: string, multiLine = false) =>
         : `${field} must not contain control characters or line breaks`,
     );
 
-const text = (field: string, max: number, multiLine = false) =>
+export const text = (field: string, max: number, multiLine = false) =>
   plainText(field, multiLine)
     .min(1, `${field} must not be empty`)
     .max(max, `${field} must be at most ${max} characters`);

@@ -13,6 +13,7 @@ export const GUIDE_FILES = [
   'rate-limits.md',
   'pagination.md',
   'keeping-a-mirror.md',
+  'webhooks.md',
   'idempotent-creates.md',
   'compression.md',
   'versioning.md',

@@ -4,13 +4,14 @@ import { Job, Salary, Tombstone } from '../../../domain/job';
 import { GUIDES } from './guides';
 import { ChangeList, ErrorBody, JobEnvelope, JobList, ScopeErrorBody, ValidationErrorBody } from '../contract/responses';
 import type { ResponseSpec, Route } from './route';
+import { EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, Webhook } from '../../webhooks/contract';
 
 /** The OpenAPI 3.1 document, generated from the route table (routes.ts). */
 
 type JsonSchema = Record<string, unknown>;
 
 // Named schemas become components; a route's schema that is (or holds) one of them gets a $ref.
-const NAMED = { Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody };
+const NAMED = { Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody, Webhook, JobUpdatedEvent, JobRemovedEvent };
 const components = z.registry<{ id: string }>();
 for (const [id, schema] of Object.entries(NAMED)) components.add(schema, { id });
 const idOf = new Map<z.ZodType, string>(Object.entries(NAMED).map(([id, schema]) => [schema as z.ZodType, id]));
@@ -159,6 +160,29 @@ function paths(routes: readonly Route[]) {
   return byPath;
 }
 
+/** What we POST to a subscription's URL (OpenAPI 3.1's `webhooks`): one operation per event type. */
+function webhookEvents() {
+  const headers = {
+    'webhook-id': header('The event id (also in the body): the same on every retry and replay'),
+    'webhook-timestamp': header('Unix seconds when this attempt was signed'),
+    'webhook-signature': header('Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per valid secret (two for 24 h after a rotation)'),
+  };
+  const event = (name: 'JobUpdatedEvent' | 'JobRemovedEvent', summary: string, example: unknown) => ({
+    post: {
+      operationId: name.replace(/^J/, 'j'),
+      summary,
+      description: 'Verify the signature with a Standard Webhooks library (e.g. the standardwebhooks npm package), answer 2xx within 10 s, and drop event ids you already applied. Anything else is retried with backoff for up to 3 days.',
+      parameters: Object.entries(headers).map(([name, spec]) => ({ name, in: 'header', required: true, ...spec })),
+      requestBody: { required: true, content: json(ref(name), example) },
+      responses: { '2XX': { description: 'Delivered' }, default: { description: 'Not delivered: tried again later (410 Gone disables the subscription)' } },
+    },
+  });
+  return {
+    'job.updated': event('JobUpdatedEvent', 'A job is listable as it is now: upsert it', EVENT_EXAMPLE),
+    'job.removed': event('JobRemovedEvent', 'A job is no longer listable: remove it', { ...EVENT_EXAMPLE, type: 'job.removed', data: { id: EVENT_EXAMPLE.data.id } }),
+  };
+}
+
 /** Where the page's "Try it out" sends requests: the public gateway when configured, and npm start's. */
 export const LOCAL_GATEWAY_URL = 'http://127.0.0.1:8000';
 
@@ -185,10 +209,12 @@ export function openApiDocument(routes: readonly Route[], opts: { publicUrl?: st
     servers: servers(opts.publicUrl),
     tags: [
       { name: 'jobs', description: 'Listing, reading, following and creating jobs. Errors, limits and paging: the guides above.' },
+      { name: 'webhooks', description: 'Subscriptions to job changes; the events themselves are under `webhooks`.' },
       { name: 'meta', description: 'The contract itself, as this OpenAPI document.' },
     ],
     security: security('jobs:read'),
     paths: paths(routes),
+    webhooks: webhookEvents(),
     components: {
       schemas: componentSchemas(),
       responses: SHARED,

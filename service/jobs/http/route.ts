@@ -30,12 +30,12 @@ export type Handler<P = unknown, Q = unknown, B = unknown> = (ctx: Context, inpu
 /** One route, declared once: the router mounts it and applies its schemas. */
 export interface Route<P extends z.ZodObject = z.ZodObject, Q extends z.ZodObject = z.ZodObject, B extends z.ZodObject = z.ZodObject> {
   operationId: string;
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** Koa's form: `:id` for a path parameter. */
   path: string;
   /** The scope the gateway requires of the key (kong.yaml's job-scopes plugin). */
   scope: 'jobs:read' | 'jobs:write';
-  tag: 'jobs' | 'meta';
+  tag: 'jobs' | 'meta' | 'webhooks';
   summary: string;
   description?: string;
   /** Path parameters; a path they do not fit is a 404 with the schema's message. */

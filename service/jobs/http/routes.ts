@@ -5,6 +5,7 @@ import { jobChangesRoute } from './job-changes';
 import { listJobsRoute } from './list-jobs';
 import { openApiDocument } from './openapi';
 import { defineRoute, type Route } from './route';
+import { WEBHOOK_ROUTES } from '../../webhooks/http/routes';
 
 const documents = new Map<string, ReturnType<typeof openApiDocument>>();
 
@@ -38,4 +39,4 @@ const openApiRoute = defineRoute({
 });
 
 /** Every route of the API, in matching order ('/changes' before '/:id', which would take it): the one list of paths and scopes. */
-export const ROUTES: readonly Route[] = [listJobsRoute, jobChangesRoute, getJobRoute, createJobRoute, openApiRoute];
+export const ROUTES: readonly Route[] = [listJobsRoute, jobChangesRoute, getJobRoute, createJobRoute, openApiRoute, ...WEBHOOK_ROUTES];

@@ -57,8 +57,21 @@ describe('docs/openapi.json', () => {
 
   test('lists only the operations the API serves: the 405 rule is said once, in the Errors guide', () => {
     const operations = Object.entries<any>(committed.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => m !== 'parameters').map((m) => `${m} ${path}`));
-    expect(operations.sort()).toEqual(['get /api/v1/jobs', 'get /api/v1/jobs/changes', 'get /api/v1/jobs/{id}', 'get /api/v1/openapi.json', 'post /api/v1/jobs']);
-    expect(committed.tags.map((t: any) => t.name)).toEqual(['jobs', 'meta']);
+    expect(operations.sort()).toEqual([
+      'delete /api/v1/webhooks/{id}',
+      'get /api/v1/jobs',
+      'get /api/v1/jobs/changes',
+      'get /api/v1/jobs/{id}',
+      'get /api/v1/openapi.json',
+      'get /api/v1/webhooks',
+      'get /api/v1/webhooks/{id}',
+      'post /api/v1/jobs',
+      'post /api/v1/webhooks',
+      'post /api/v1/webhooks/{id}/enable',
+      'post /api/v1/webhooks/{id}/replay',
+      'post /api/v1/webhooks/{id}/rotate-secret',
+    ]);
+    expect(committed.tags.map((t: any) => t.name)).toEqual(['jobs', 'webhooks', 'meta']);
     expect(committed.info.description).toContain('`405 {"error":"Method not allowed"}` with an `Allow` header');
   });
 

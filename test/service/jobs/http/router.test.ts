@@ -68,14 +68,24 @@ describe.each(ROUTES.filter((route) => route.query).map((route) => [route.operat
 describe.each(ROUTES.filter((route) => route.params).map((route) => [route.operationId, route] as const))('%s: its path', (_id, route) => {
   test('a parameter its schema refuses is the declared 404, and the handler never runs', async () => {
     expect(route.responses['404']).toBeDefined();
-    const res = await send(route, '', 'not-a-uuid');
+    const res = await send(route, '', 'not-a-uuid', bodyFor(route));
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: MESSAGES.jobNotFound });
+    expect(res.body).toEqual(route.responses['404']!.example);
     expect(received).toEqual([]);
   });
 });
 
 describe.each(ROUTES.filter((route) => route.body).map((route) => [route.operationId, route] as const))('%s: its body', (_id, route) => {
+  test('an unknown field is the declared 400 naming it, and the handler never runs', async () => {
+    const res = await send(route, '', undefined, JSON.stringify({ no_such_field: 1 }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe(MESSAGES.validationFailed);
+    expect(res.body.details).toEqual(expect.arrayContaining([{ field: 'no_such_field', message: 'no_such_field is not a known field' }]));
+    expect(received).toEqual([]);
+  });
+});
+
+describe.each(ROUTES.filter((route) => route.body && route.tag === 'jobs').map((route) => [route.operationId, route] as const))('%s: its body', (_id, route) => {
   test('a body its schema refuses is the declared 400 with every problem, and the handler never runs', async () => {
     expect(route.responses['400']).toBeDefined();
     const res = await send(route, '', undefined, JSON.stringify({ title: '', payRate: 10 }));

@@ -1,0 +1,121 @@
+import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Database } from '../client';
+import { jobChanges } from '../schema';
+import { utcNow, webhookSubscriptions as subs } from './schema';
+
+/** A subscription a dispatcher holds the lease of, with what delivering it needs. */
+export interface LeasedSubscription {
+  id: string;
+  url: string;
+  position: number;
+  attempts: number;
+  /** Encrypted secrets: the current one, then the previous one while it is still valid. */
+  secrets: Buffer[];
+}
+
+const interval = (ms: number) => sql`${utcNow} + interval ${Math.round(ms) * 1000} microsecond`;
+const leaseFree = or(isNull(subs.leaseExpiresAt), lt(subs.leaseExpiresAt, utcNow));
+// A public feed entry after the subscription's position: the (ever_public, seq) index answers it.
+const hasEventsWaiting = sql`exists (select 1 from ${jobChanges} where ${jobChanges.everPublic} and ${jobChanges.seq} > ${subs.position})`;
+const heldBy = (id: string, owner: string) => and(eq(subs.id, id), eq(subs.leaseOwner, owner), gt(subs.leaseExpiresAt, utcNow));
+
+/** Leases up to `max` due subscriptions with events waiting in one UPDATE, so no subscription is ever held twice. */
+export async function claimDue(db: Database, owner: string, leaseMs: number, max: number): Promise<LeasedSubscription[]> {
+  await db
+    .update(subs)
+    .set({ leaseOwner: owner, leaseExpiresAt: interval(leaseMs) })
+    .where(and(eq(subs.status, 'active'), sql`${subs.nextAttemptAt} <= ${utcNow}`, leaseFree, hasEventsWaiting))
+    .orderBy(asc(subs.nextAttemptAt))
+    .limit(max);
+  const rows = await db
+    .select({
+      id: subs.id,
+      url: subs.url,
+      position: subs.position,
+      attempts: subs.attempts,
+      secret: subs.secret,
+      previousSecret: subs.previousSecret,
+      previousValid: sql<number>`coalesce(${subs.previousSecretExpiresAt} > ${utcNow}, 0)`.mapWith(Boolean),
+    })
+    .from(subs)
+    .where(and(eq(subs.leaseOwner, owner), gt(subs.leaseExpiresAt, utcNow)));
+  return rows.map(({ secret, previousSecret, previousValid, ...rest }) => ({ ...rest, secrets: previousValid && previousSecret ? [secret, previousSecret] : [secret] }));
+}
+
+/** Extends the lease before a delivery; false when it was lost (expired and taken, or cleared by the owner's change). */
+export async function renewLease(db: Database, id: string, owner: string, leaseMs: number): Promise<boolean> {
+  const [result] = await db.update(subs).set({ leaseExpiresAt: interval(leaseMs) }).where(heldBy(id, owner));
+  return result.affectedRows === 1;
+}
+
+/** The event at `seq` was answered 2xx: the position moves past it, and the failure record is cleared. */
+export async function recordDelivered(db: Database, id: string, owner: string, seq: number): Promise<boolean> {
+  const [result] = await db
+    .update(subs)
+    .set({ position: seq, attempts: 0, failingSince: null, lastError: null, lastDeliveredAt: sql`${utcNow}` })
+    .where(and(heldBy(id, owner), lt(subs.position, seq)));
+  return result.affectedRows === 1;
+}
+
+export interface Failure {
+  error: string;
+  /** When to try again, from now. */
+  retryInMs: number;
+  /** Failing this long (since the first failed attempt at the same event) disables the subscription. */
+  giveUpAfterMs: number;
+}
+
+/** A failed attempt: counted and rescheduled, or the subscription disabled once failing for giveUpAfterMs. */
+export async function recordFailure(db: Database, id: string, owner: string, failure: Failure): Promise<'disabled' | 'retry' | 'lost'> {
+  const givenUp = sql`(${subs.failingSince} is not null and ${subs.failingSince} <= ${utcNow} - interval ${failure.giveUpAfterMs * 1000} microsecond)`;
+  return db.transaction(async (tx) => {
+    const [result] = await tx
+      .update(subs)
+      .set({
+        // MySQL assigns left to right in column order: status and reason (before failing_since) read its old value.
+        disabledReason: sql`if(${givenUp}, 'deliveries failed for 3 days', ${subs.disabledReason})`,
+        status: sql`if(${givenUp}, 'disabled', ${subs.status})`,
+        attempts: sql`${subs.attempts} + 1`,
+        failingSince: sql`coalesce(${subs.failingSince}, ${utcNow})`,
+        lastError: failure.error.slice(0, 500),
+        nextAttemptAt: interval(failure.retryInMs),
+        leaseOwner: null,
+        leaseExpiresAt: null,
+      })
+      .where(heldBy(id, owner));
+    if (result.affectedRows !== 1) return 'lost' as const;
+    const [row] = await tx.select({ status: subs.status }).from(subs).where(eq(subs.id, id));
+    return row?.status === 'disabled' ? ('disabled' as const) : ('retry' as const);
+  });
+}
+
+/** The receiver asked to stop (410 Gone): disabled at once, with its answer as the last error. */
+export async function disableHeld(db: Database, id: string, owner: string, reason: string, error: string): Promise<boolean> {
+  const [result] = await db
+    .update(subs)
+    .set({ status: 'disabled', disabledReason: reason, lastError: error, leaseOwner: null, leaseExpiresAt: null })
+    .where(heldBy(id, owner));
+  return result.affectedRows === 1;
+}
+
+/** Gives the lease back without waiting for it to expire (caught up, or stopping). */
+export async function releaseLease(db: Database, id: string, owner: string): Promise<void> {
+  await db.update(subs).set({ leaseOwner: null, leaseExpiresAt: null }).where(and(eq(subs.id, id), eq(subs.leaseOwner, owner)));
+}
+
+export interface SubscriptionLag {
+  id: string;
+  consumerId: string;
+  status: 'active' | 'disabled';
+  position: number;
+  attempts: number;
+  /** When the oldest event not yet delivered was written; null when caught up. */
+  oldestUndelivered: Date | null;
+}
+
+/** Every subscription's position and its oldest undelivered event, for metrics. */
+export async function subscriptionLags(db: Database): Promise<SubscriptionLag[]> {
+  const oldest = sql<string | null>`(select ${jobChanges.changedAt} from ${jobChanges} where ${jobChanges.everPublic} and ${jobChanges.seq} > ${subs.position} order by ${jobChanges.seq} limit 1)`;
+  const rows = await db.select({ id: subs.id, consumerId: subs.consumerId, status: subs.status, position: subs.position, attempts: subs.attempts, oldest }).from(subs);
+  return rows.map(({ oldest: at, ...rest }) => ({ ...rest, oldestUndelivered: at === null ? null : new Date(`${String(at).replace(' ', 'T')}Z`) }));
+}

@@ -1,0 +1,118 @@
+/**
+ * Receiving the job listings' webhooks (docs/guides/webhooks.md): each POST is verified with
+ * the Standard Webhooks library, then applied to the same mirror file as examples/sync-client.ts
+ * (job.updated upserts, job.removed deletes), its event id remembered so a repeat is dropped, and
+ * its position saved as the mirror's nextSince. On start, it first catches up through the change
+ * feed from that position (whatever it missed while down), answering 503 meanwhile so the
+ * dispatcher tries again later.
+ *
+ *   WEBHOOK_SECRET=whsec_... JOBS_API_URL=http://127.0.0.1:8000 JOBS_API_KEY=demo-reader-2f6c1a9e \
+ *     PORT=9000 npm run -s example:webhooks
+ *
+ * (tsc compiles it, node runs it, on Node 20.12 too.) MIRROR_FILE: the store (mirror.json).
+ */
+import http from 'node:http';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+
+type Job = { id: string; [field: string]: unknown };
+interface Mirror {
+  nextSince: string | null;
+  etag: string | null;
+  jobs: Record<string, Job>;
+  /** Event ids applied lately, oldest first: a repeat is dropped. */
+  seen?: string[];
+}
+interface JobEvent {
+  id: string;
+  type: 'job.updated' | 'job.removed';
+  position: string;
+  data: Job;
+}
+
+const API = (process.env.JOBS_API_URL ?? 'http://127.0.0.1:8000').replace(/\/$/, '');
+const KEY = process.env.JOBS_API_KEY ?? '';
+const FILE = process.env.MIRROR_FILE ?? 'mirror.json';
+const PORT = Number(process.env.PORT ?? 9000);
+const SEEN_KEPT = 10_000;
+const verifier = new Webhook(process.env.WEBHOOK_SECRET ?? '');
+
+async function load(): Promise<Mirror> {
+  try {
+    return JSON.parse(await readFile(FILE, 'utf8')) as Mirror;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { nextSince: null, etag: null, jobs: {} };
+    throw err;
+  }
+}
+
+/** All or nothing, as the sync client writes it: a crash leaves the previous file or the new one. */
+async function save(mirror: Mirror): Promise<void> {
+  await writeFile(`${FILE}.tmp`, JSON.stringify(mirror));
+  await rename(`${FILE}.tmp`, FILE);
+}
+
+function apply(mirror: Mirror, id: string, change: Job, removed: boolean): void {
+  if (removed) delete mirror.jobs[id];
+  else mirror.jobs[id] = change;
+}
+
+/** The feed after the last position applied, page by page (a gap: missed while down, or before subscribing). */
+async function catchUp(mirror: Mirror): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${API}/api/v1/jobs/changes?limit=500&since=${encodeURIComponent(mirror.nextSince ?? '')}`, { headers: { 'X-API-Key': KEY } });
+    if (!res.ok) throw new Error(`the feed answered ${res.status}: ${((await res.json().catch(() => ({}))) as { error?: string }).error ?? ''}`);
+    const page = (await res.json()) as { data: Array<Job & { removed?: true }>; meta: { nextSince: string; hasMore: boolean } };
+    for (const change of page.data) apply(mirror, change.id, change, change.removed === true);
+    mirror.nextSince = page.meta.nextSince;
+    await save(mirror);
+    if (!page.meta.hasMore) return;
+  }
+}
+
+async function main(): Promise<void> {
+  if (!KEY || !process.env.WEBHOOK_SECRET) throw new Error('set JOBS_API_KEY and WEBHOOK_SECRET');
+  const mirror = await load();
+  let ready = false;
+  let queue = Promise.resolve();
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      // One event at a time, in arrival order (the dispatcher sends one at a time, in feed order).
+      queue = queue.then(async () => {
+        if (!ready) return void res.writeHead(503, { 'Retry-After': '5' }).end();
+        let event: JobEvent;
+        try {
+          // The exact bytes received, never re-serialised JSON: that is what was signed.
+          event = verifier.verify(Buffer.concat(chunks), req.headers as Record<string, string>) as JobEvent;
+        } catch (err) {
+          if (!(err instanceof WebhookVerificationError)) throw err;
+          return void res.writeHead(401).end();
+        }
+        const seen = (mirror.seen ??= []);
+        if (!seen.includes(event.id)) {
+          apply(mirror, event.data.id, event.data, event.type === 'job.removed');
+          mirror.nextSince = event.position;
+          seen.push(event.id);
+          if (seen.length > SEEN_KEPT) seen.splice(0, seen.length - SEEN_KEPT);
+          await save(mirror);
+        }
+        res.writeHead(204).end();
+      }).catch((err: Error) => {
+        console.error(err.message);
+        res.writeHead(500).end();
+      });
+    });
+  });
+  server.listen(PORT, () => console.log(`receiving webhooks on port ${PORT}`));
+  await catchUp(mirror);
+  ready = true;
+  console.log(`caught up through the feed (${Object.keys(mirror.jobs).length} jobs mirrored)`);
+}
+
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});
