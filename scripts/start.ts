@@ -21,7 +21,7 @@ function banner(gateway: LocalGateway): string {
     ...lines,
     `API reference (no key needed): ${gateway.url}/docs`,
     ...(reader ? ['Try:', `  curl -s -H 'X-API-Key: ${reader.key}' '${gateway.url}/api/v1/jobs?limit=2'`] : []),
-    'Ctrl-C stops both; the state files are reloaded when they change (or on SIGHUP).',
+    'Ctrl-C stops them all; the state files are reloaded when they change (or on SIGHUP).',
   ].join('\n');
 }
 
