@@ -197,7 +197,9 @@ const HEADER = [
 export function markdownTable(run: RunResult): string {
   const lines: string[] = [];
   for (const { size, rows, seededSeconds } of run.tables) {
-    lines.push('', `**${size.toLocaleString('en-US')} jobs** (${rows.toLocaleString('en-US')} rows${seededSeconds ? `, seeded in ${seededSeconds.toFixed(0)} s` : ''})`, '', ...HEADER);
+    lines.push('', `**${size.toLocaleString('en-US')} jobs** (${rows.toLocaleString('en-US')} rows${seededSeconds ? `, seeded in ${seededSeconds.toFixed(0)} s` : ''})`);
+    // A run of W alone has no wrk rows: no empty table.
+    if (run.scenarios.some((r) => r.size === size)) lines.push('', ...HEADER);
     for (const result of run.scenarios.filter((r) => r.size === size)) {
       const label = `${result.key} ${result.title}`;
       if (result.unavailable) {
