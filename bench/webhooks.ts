@@ -200,6 +200,11 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
   let dispatcher: Server | undefined;
   try {
     for (let n = 0; n < SUBSCRIPTIONS; n++) receivers.push(await startReceiver());
+    // A run that died before its clean-up left subscriptions to dead ports: they would be retried during this one.
+    for (let n = 0; n < SUBSCRIPTIONS; n++) {
+      const listed = (await (await fetch(`${o.service.url}/api/v1/webhooks`, { headers: o.subscriberHeaders(n) })).json()) as { data?: Array<{ id: string }> };
+      for (const { id } of listed.data ?? []) await fetch(`${o.service.url}/api/v1/webhooks/${id}`, { method: 'DELETE', headers: o.subscriberHeaders(n) });
+    }
     for (const [n, receiver] of receivers.entries()) {
       const headers = { ...o.subscriberHeaders(n), 'Content-Type': 'application/json' };
       const response = await fetch(`${o.service.url}/api/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url, description: 'bench W' }) });
@@ -208,6 +213,11 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
       subscriptions.push({ id: answer.data.id, headers: o.subscriberHeaders(n) });
     }
     dispatcher = await o.startDispatcher();
+    // Warm-up, not counted: the dispatcher's first deliveries open connections and compile its hot paths.
+    const warmup = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
+    await wait(3000);
+    await warmup.stop();
+    await drained(receivers, warmup.committed, 30_000);
 
     // Latency: the dispatcher alone with the creates, nothing else loading the service.
     const ours = () => [o.service.pid, dispatcher!.pid].reduce((sum, pid) => sum + cpuMicros(pid), 0) + (o.databasePid ? cpuMicros(o.databasePid) : 0);
