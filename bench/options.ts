@@ -23,6 +23,8 @@ export interface Options {
   overloadSeconds: number;
   /** Timed full syncs per way (plain, gzip), in ABBA order after one warm-up pass each way. */
   syncRounds: number;
+  /** Seconds of W's latency window (creates at 50 a second). */
+  webhookSeconds: number;
   /** The partner link S also syncs across (tc's rate, bench/link.ts); '' for loopback only. */
   linkRate: string;
   scenarios: ScenarioKey[];
@@ -50,6 +52,7 @@ const FLAGS = {
   'overload-seconds': { type: 'string' },
   'sync-rounds': { type: 'string' },
   'link-rate': { type: 'string' },
+  'webhook-seconds': { type: 'string' },
   scenarios: { type: 'string' },
   reseed: { type: 'boolean' },
   'in-turn': { type: 'boolean' },
@@ -59,7 +62,7 @@ const FLAGS = {
 
 export const USAGE =
   'npm run bench -- [--sizes 10000,100000] [--scenarios A,D,...] [--rounds 3] [--max-rounds 10] [--spread 5] [--duration 5] [--warmup 10] ' +
-  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--link-rate 100mbit|none] [--reseed] [--in-turn] [--no-docs] [--note text]';
+  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--in-turn] [--no-docs] [--note text]';
 
 /** An argument as a shell would need it quoted, so the recorded command line can be pasted back. */
 const quoted = (arg: string) => (/^[\w.,=:/'-]+$/.test(arg) && !arg.includes("'") ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
@@ -78,6 +81,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     overloadConnections: 200,
     overloadSeconds: 10,
     syncRounds: 2,
+    webhookSeconds: 30,
     linkRate: '100mbit',
     scenarios: [...ALL_SCENARIOS],
     reseed: false,
@@ -110,6 +114,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (parsed['overload-connections'] !== undefined) options.overloadConnections = whole('--overload-connections', parsed['overload-connections'], 1);
   if (parsed['overload-seconds'] !== undefined) options.overloadSeconds = whole('--overload-seconds', parsed['overload-seconds'], 1);
   if (parsed['sync-rounds'] !== undefined) options.syncRounds = whole('--sync-rounds', parsed['sync-rounds'], 1);
+  if (parsed['webhook-seconds'] !== undefined) options.webhookSeconds = whole('--webhook-seconds', parsed['webhook-seconds'], 1);
   if (parsed['link-rate'] !== undefined) {
     const rate = parsed['link-rate'].trim().toLowerCase();
     if (rate !== 'none' && !/^\d+(?:\.\d+)?[kmg]?bit$/.test(rate)) throw new Error(`--link-rate takes a rate as tc writes it (1gbit, 100mbit) or none (got "${parsed['link-rate']}")`);

@@ -11,6 +11,7 @@ import type { Comparison, ScenarioKey, Target } from './scenarios';
 import { serviceNodeFlags } from './servers';
 import { DISAGREEMENT, median, settle, WINDOW, type RoundRatio, type Settled } from './stability';
 import { syncRatios, type SyncRun } from './sync';
+import { dispatcherRatio, type WebhookResult } from './webhooks';
 
 export interface ScenarioResult {
   size: number;
@@ -43,6 +44,8 @@ export interface RunResult {
   tables: Array<{ size: number; rows: number; seededSeconds: number }>;
   scenarios: ScenarioResult[];
   syncs: SyncResult[];
+  /** W, webhook delivery (absent in runs from before it existed). */
+  webhooks?: WebhookResult[];
 }
 
 /** Why a row is not stable: too few valid rounds, or their spread. */
@@ -194,7 +197,9 @@ const HEADER = [
 export function markdownTable(run: RunResult): string {
   const lines: string[] = [];
   for (const { size, rows, seededSeconds } of run.tables) {
-    lines.push('', `**${size.toLocaleString('en-US')} jobs** (${rows.toLocaleString('en-US')} rows${seededSeconds ? `, seeded in ${seededSeconds.toFixed(0)} s` : ''})`, '', ...HEADER);
+    lines.push('', `**${size.toLocaleString('en-US')} jobs** (${rows.toLocaleString('en-US')} rows${seededSeconds ? `, seeded in ${seededSeconds.toFixed(0)} s` : ''})`);
+    // A run of W alone has no wrk rows: no empty table.
+    if (run.scenarios.some((r) => r.size === size)) lines.push('', ...HEADER);
     for (const result of run.scenarios.filter((r) => r.size === size)) {
       const label = `${result.key} ${result.title}`;
       if (result.unavailable) {
@@ -217,8 +222,26 @@ export function markdownTable(run: RunResult): string {
     }
     const syncs = run.syncs.filter((r) => r.size === size);
     if (syncs.length) lines.push('', ...syncTable(syncs));
+    const hooks = (run.webhooks ?? []).filter((r) => r.size === size);
+    if (hooks.length) lines.push('', ...webhookTable(hooks));
   }
   return lines.join('\n');
+}
+
+function webhookTable(results: WebhookResult[]): string[] {
+  const lines = [
+    '| W webhook delivery | Changes (failed) | Deliveries / expected (repeats) | Commit to delivery p50 / p99 / max ms | Deliveries/s sustained | Cores: dispatcher, service, other; load average | Get by id req/s, dispatcher running ; stopped (each round) | Ratio (rounds) |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const w of results) {
+    const cost = dispatcherRatio(w);
+    const each = (side: 'on' | 'off') => w.rounds.map((r) => (r[side] ? `${fixed(r[side]!.reqPerSec)}${r[side]!.invalid ? ' (invalid)' : ''}` : '–')).join(', ');
+    lines.push(
+      `| ${w.rate}/s creates for ${w.seconds} s to ${w.subscriptions} loopback receivers, one dispatcher | ${w.changes} (${w.failedChanges}) | ${w.latency.delivered} / ${w.latency.expected} (${w.latency.repeats}) | ` +
+        `${fixed(w.latency.p50)} / ${fixed(w.latency.p99)} / ${fixed(w.latency.max)} | ${fixed(w.latency.perSecond)} | ${fixed(w.dispatcherCores, 2)}, ${fixed(w.serviceCores, 2)}, ${fixed(w.otherCores, 2)}; ${w.loadAverage} | ${each('on')} ; ${each('off')} | ${fixed(cost.ratio, 3)}x (${cost.rounds}) |`,
+    );
+  }
+  return lines;
 }
 
 function syncTable(syncs: SyncResult[]): string[] {
@@ -332,6 +355,18 @@ export function targets(run: RunResult): string[] {
       across.bytes <= 0.15 && across.time <= 1,
       `S full sync through ${name} with gzip moves <= 15% of the bytes in no more time across a ${rate} link, at ${largest}: ${percent(across.bytes)}, ${across.time.toFixed(2)}x the time (${onLoopback})`,
     );
+  }
+  for (const w of run.webhooks ?? []) {
+    const cost = dispatcherRatio(w);
+    const complete = w.latency.delivered === w.latency.expected && w.latency.expected > 0;
+    const busy = w.otherCores > BUSY_CORES ? `machine busy (${w.otherCores.toFixed(2)} other cores)` : undefined;
+    say(
+      w.latency.expected > 0 ? complete && w.latency.p50 <= 1000 && w.latency.p99 <= 3000 : undefined,
+      `W commit to delivery p50 <= 1 s and p99 <= 3 s, every delivery made, at ${w.rate} changes/s to ${w.subscriptions} subscriptions, ${w.size}: p50 ${fixed(w.latency.p50)} ms, p99 ${fixed(w.latency.p99)} ms, ${w.latency.delivered} of ${w.latency.expected}`,
+      busy,
+    );
+    const costFlag = cost.rounds < WINDOW ? `${cost.rounds} rounds with both valid, ${WINDOW} needed` : cost.otherCores > BUSY_CORES ? `machine busy (${cost.otherCores.toFixed(2)} other cores)` : undefined;
+    say(cost.rounds ? cost.ratio >= 0.95 : undefined, `W get by id with the dispatcher running >= 0.95x without it, at ${w.size}: ${fixed(cost.ratio, 3)}x`, costFlag);
   }
   const peaks = run.scenarios.flatMap((r) => r.measurements.map((m) => m.peakRssBytes.service ?? 0));
   const peak = peaks.length ? Math.max(...peaks) : undefined;

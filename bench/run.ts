@@ -13,6 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { checkScenario } from './check';
@@ -22,10 +23,11 @@ import { databasePid, pin } from './proc';
 import { markdownReport, markdownTable, settled, targets, writeLatest, type RunResult, type ScenarioResult } from './report';
 import { kongUnavailable, startKong } from './kong';
 import { linkUnavailable, openLink, type Link } from './link';
-import { BENCH_WRITER_ID, DEMO_READER, DEMO_READER_KEY, headersForTarget, scenariosFor, type Scenario, type Target } from './scenarios';
-import { ROOT, startBareProxy, startBaseline, startGateway, startService, type Server } from './servers';
+import { BENCH_WRITER_ID, CREATE_BODY, DEMO_READER, DEMO_READER_KEY, headersFor, headersForTarget, scenariosFor, subscriberHeaders, type Scenario, type Target } from './scenarios';
+import { ROOT, startBareProxy, startBaseline, startDispatcherProcess, startGateway, startService, type Server } from './servers';
 import { compareSyncs, syncRatios, type SyncRun } from './sync';
 import { prepareTable } from './tables';
+import { benchWebhooks } from './webhooks';
 
 // A scenario whose single request takes longer than this is timed one request at a time.
 const SLOW_MS = 2500;
@@ -86,7 +88,9 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     const gatewayHost = link ? '0.0.0.0' : undefined;
     // On a shared core V8's parallel GC helpers wait for the other server's slice while the main thread waits for them.
     const nodeFlags = options.inTurn ? [] : ['--single-threaded-gc'];
-    const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, nodeFlags }));
+    // W's receivers listen on loopback: allowed by name, as npm start allows them (http, 127.0.0.1 only).
+    const webhookEnv = { WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1' };
+    const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, nodeFlags, env: wants('W') ? webhookEnv : {} }));
     const baseline = await started(startBaseline(table.url, { poolSize: options.pool, nodeFlags }));
     const gateway = wants('F-A', 'F-D', 'S') ? await started(startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY, host: gatewayHost })) : undefined;
     // F's floor: what the cheapest proxy process costs on this machine (bench/bare-proxy.ts).
@@ -253,6 +257,29 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
       }
     }
 
+    if (wants('W')) {
+      const d = (await scenariosFor(admin, service.url, GATEWAY_SECRET, ['D'], { overloadConnections: options.overloadConnections }))[0]!;
+      const result = await benchWebhooks({
+        size,
+        service,
+        startDispatcher: () => startDispatcherProcess(table.url, webhookEnv),
+        subscriberHeaders: (n) => subscriberHeaders(n, GATEWAY_SECRET),
+        writerHeaders: headersFor({ as: 'writer', via: 'direct', method: 'POST' }, GATEWAY_SECRET),
+        createBody: CREATE_BODY,
+        load: (round) => ({ ...loadOf(d, 'service', round, options.duration), seconds: options.duration }),
+        seconds: options.webhookSeconds,
+        rounds: options.rounds,
+        databasePid: dbPid,
+        log,
+      }).catch((error: Error) => {
+        log(`W    failed: ${error.message}`);
+        return undefined;
+      });
+      if (result) (run.webhooks ??= []).push(result);
+      await quiet(admin, database);
+      await removeCreates();
+    }
+
     if (largest && wants('S')) {
       // Loopback first, then across the partner's link when there is one.
       for (const across of link ? [undefined, link] : [undefined]) {
@@ -302,7 +329,7 @@ async function main(): Promise<void> {
     ...(options.note ? { note: options.note } : {}),
   };
   log(`Machine: ${Object.entries(machine).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
-  const run: RunResult = { startedAt: startedAt.toISOString(), finishedAt: '', minutes: 0, machine, options: { ...options }, tables: [], scenarios: [], syncs: [] };
+  const run: RunResult = { startedAt: startedAt.toISOString(), finishedAt: '', minutes: 0, machine, options: { ...options }, tables: [], scenarios: [], syncs: [], webhooks: [] };
   try {
     const largest = Math.max(...options.sizes);
     for (const size of options.sizes) await benchSize(options, size, admin, run, size === largest);

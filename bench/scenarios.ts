@@ -9,7 +9,7 @@ import { formatUuid } from '../domain/uuid';
 import { JOB_EXAMPLE } from '../service/jobs/contract/responses';
 import type { CreateJobBody } from '../service/jobs/contract/create-body';
 
-export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A'] as const;
+export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W'] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 
 /**
@@ -44,6 +44,12 @@ export interface Scenario {
   connections?: number;
   /** Why it cannot run at this size or on this API, printed as "n/a". */
   unavailable?: string;
+}
+
+/** The n-th webhook subscriber of scenario W, a reader of its own (the API allows 5 subscriptions a consumer). */
+export function subscriberHeaders(n: number, gatewaySecret: string): Record<string, string> {
+  const name = `bench-hooks-${n + 1}`;
+  return { 'X-Gateway-Secret': gatewaySecret, 'X-Consumer-ID': name, 'X-Consumer-Username': name, 'X-Consumer-Custom-ID': name, 'X-Consumer-Groups': 'jobs:read' };
 }
 
 /** demo.yaml's consumers, as the gateway would identify them to the service. */
@@ -180,7 +186,7 @@ export async function scenariosFor(
       comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
     },
   ];
-  // S, the full sync, is not a request mix: bench/sync.ts measures it.
+  // S, the full sync, and W, webhook delivery, are not request mixes: bench/sync.ts and bench/webhooks.ts measure them.
   return all.filter((scenario) => wanted.includes(scenario.key));
 }
 

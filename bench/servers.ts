@@ -124,6 +124,20 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
   );
 }
 
+/** One webhook dispatcher (dist/service/webhooks/main.js) on the service's database, ready once its metrics answer. */
+export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.ProcessEnv): Promise<Server> {
+  const port = await freePort();
+  return startNode(
+    'dispatcher',
+    'dist/service/webhooks/main.js',
+    [],
+    { NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: String(port), ...env },
+    `http://127.0.0.1:${port}`,
+    { path: '/metrics' },
+    serviceNodeFlags(),
+  );
+}
+
 /** The bare proxy (bench/bare-proxy.ts) in front of the service, as the bench's reader. */
 export async function startBareProxy(service: Server, identity: { gatewaySecret: string; consumerId: string; username: string; groups: string }): Promise<Server> {
   const port = await freePort();

@@ -1,0 +1,280 @@
+/**
+ * W: webhook delivery. Ten healthy receivers (node:http on loopback, 204 to everything) subscribed
+ * through the service's API, one dispatcher process, and creates through the API at a fixed rate.
+ * Latency: from the moment a create's answer arrived (its statement committed) to the moment each
+ * receiver got the event for that job, per delivery. Cost: get by id (D's request mix) against the
+ * service with the dispatcher running against the same with it stopped, under the same creates,
+ * alternating which goes first each round.
+ */
+import http from 'node:http';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { measure, type Endpoint, type Measurement } from './measure';
+import { cpuMicros, machineBusyMicros } from './proc';
+import type { Server } from './servers';
+import { median } from './stability';
+
+export const SUBSCRIPTIONS = 10;
+export const CHANGES_PER_SECOND = 50;
+
+export interface LatencySummary {
+  /** Deliveries matched to a change, and how many were expected (changes x subscriptions). */
+  delivered: number;
+  expected: number;
+  /** Deliveries of the same job to the same receiver after the first (at-least-once repeats). */
+  repeats: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Deliveries a second from the first commit to the last arrival: what the dispatcher sustained. */
+  perSecond: number;
+}
+
+export interface WebhookResult {
+  size: number;
+  subscriptions: number;
+  rate: number;
+  seconds: number;
+  /** Changes made in the latency window (creates answered 201) and those refused or failed. */
+  changes: number;
+  failedChanges: number;
+  latency: LatencySummary;
+  /** Cores used by processes outside the bench's own during the latency window. */
+  otherCores: number;
+  /** Cores the dispatcher and the service used during the latency window. */
+  dispatcherCores: number;
+  serviceCores: number;
+  loadAverage: string;
+  /** Get by id with the dispatcher running and stopped, per round. */
+  rounds: Array<{ round: number; on?: Measurement; off?: Measurement }>;
+}
+
+/** The p-th percentile (0-100) of sorted values, nearest rank. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/**
+ * Each receiver's first arrival for each changed job, against the time that change committed:
+ * the latency per delivery. Arrivals for jobs not in `committed` (earlier phases) are ignored.
+ */
+export function matchDeliveries(committed: Map<string, number>, receivers: Array<Map<string, number[]>>): LatencySummary {
+  const latencies: number[] = [];
+  let repeats = 0;
+  let last = -Infinity;
+  for (const arrivals of receivers) {
+    for (const [job, at] of arrivals) {
+      const start = committed.get(job);
+      if (start === undefined || at.length === 0) continue;
+      latencies.push(Math.min(...at) - start);
+      last = Math.max(last, Math.min(...at));
+      repeats += at.length - 1;
+    }
+  }
+  const first = Math.min(...committed.values());
+  latencies.sort((a, b) => a - b);
+  return {
+    delivered: latencies.length,
+    expected: committed.size * receivers.length,
+    repeats,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.length ? latencies[latencies.length - 1]! : NaN,
+    perSecond: latencies.length && last > first ? (latencies.length * 1000) / (last - first) : NaN,
+  };
+}
+
+/** The ratio the target is held to: median over rounds with both sides valid of on / off throughput. */
+export function dispatcherRatio(result: Pick<WebhookResult, 'rounds'>): { ratio: number; rounds: number; otherCores: number } {
+  const both = result.rounds.filter((r) => r.on && r.off && !r.on.invalid && !r.off.invalid);
+  return {
+    ratio: median(both.map((r) => r.on!.reqPerSec / r.off!.reqPerSec)),
+    rounds: both.length,
+    otherCores: Math.max(0, ...both.flatMap((r) => [r.on!.otherCores, r.off!.otherCores])),
+  };
+}
+
+interface Receiver {
+  url: string;
+  /** Job id -> arrival times (performance.now()). */
+  arrivals: Map<string, number[]>;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const arrivals = new Map<string, number[]>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const at = performance.now();
+      try {
+        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { id?: string } };
+        const job = event.data?.id;
+        if (job) arrivals.set(job, [...(arrivals.get(job) ?? []), at]);
+      } catch {
+        // not an event: still answered, it is not the bench's to refuse
+      }
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    arrivals,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/** Creates through the API at `rate` a second until stopped: each created job's id and the time its answer arrived. */
+function driveCreates(serviceUrl: string, headers: Record<string, string>, body: string, rate: number) {
+  const committed = new Map<string, number>();
+  let failed = 0;
+  const inFlight = new Set<Promise<void>>();
+  const create = async () => {
+    try {
+      const response = await fetch(`${serviceUrl}/api/v1/jobs`, { method: 'POST', headers, body });
+      const answer = (await response.json()) as { data?: { id?: string } };
+      const at = performance.now();
+      const id = answer.data?.id;
+      if (response.status === 201 && id) committed.set(id, at);
+      else failed++;
+    } catch {
+      failed++;
+    }
+  };
+  const started = performance.now();
+  let sent = 0;
+  // Paced by the clock, not by answers: a slow answer does not lower the rate.
+  const timer = setInterval(() => {
+    const due = Math.floor(((performance.now() - started) / 1000) * rate);
+    for (; sent < due; sent++) {
+      const p = create().finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+  }, 5);
+  return {
+    committed,
+    failed: () => failed,
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(inFlight);
+    },
+  };
+}
+
+export interface WebhookBenchOptions {
+  size: number;
+  service: Server;
+  /** Starts a dispatcher process (bench/servers.ts startDispatcherProcess). */
+  startDispatcher: () => Promise<Server>;
+  /** Headers of the n-th subscriber (a consumer of its own: the API allows 5 subscriptions a consumer). */
+  subscriberHeaders: (n: number) => Record<string, string>;
+  writerHeaders: Record<string, string>;
+  createBody: string;
+  /** D's request mix and the measurement settings. */
+  load: (round: number) => Parameters<typeof measure>[1];
+  seconds: number;
+  rounds: number;
+  databasePid?: number;
+  log: (line: string) => void;
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until every receiver has every job in `committed`, or `ms` passed. */
+async function drained(receivers: Receiver[], committed: Map<string, number>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (receivers.every((r) => [...committed.keys()].every((job) => r.arrivals.has(job)))) return;
+    await wait(100);
+  }
+}
+
+export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResult> {
+  const receivers: Receiver[] = [];
+  const subscriptions: Array<{ id: string; headers: Record<string, string> }> = [];
+  let dispatcher: Server | undefined;
+  try {
+    for (let n = 0; n < SUBSCRIPTIONS; n++) receivers.push(await startReceiver());
+    // A run that died before its clean-up left subscriptions to dead ports: they would be retried during this one.
+    for (let n = 0; n < SUBSCRIPTIONS; n++) {
+      const listed = (await (await fetch(`${o.service.url}/api/v1/webhooks`, { headers: o.subscriberHeaders(n) })).json()) as { data?: Array<{ id: string }> };
+      for (const { id } of listed.data ?? []) await fetch(`${o.service.url}/api/v1/webhooks/${id}`, { method: 'DELETE', headers: o.subscriberHeaders(n) });
+    }
+    for (const [n, receiver] of receivers.entries()) {
+      const headers = { ...o.subscriberHeaders(n), 'Content-Type': 'application/json' };
+      const response = await fetch(`${o.service.url}/api/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url, description: 'bench W' }) });
+      const answer = (await response.json()) as { data?: { id?: string }; error?: string };
+      if (response.status !== 201 || !answer.data?.id) throw new Error(`creating a subscription answered ${response.status}: ${answer.error ?? ''}`);
+      subscriptions.push({ id: answer.data.id, headers: o.subscriberHeaders(n) });
+    }
+    dispatcher = await o.startDispatcher();
+    // Warm-up, not counted: the dispatcher's first deliveries open connections and compile its hot paths.
+    const warmup = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
+    await wait(3000);
+    await warmup.stop();
+    await drained(receivers, warmup.committed, 30_000);
+
+    // Latency: the dispatcher alone with the creates, nothing else loading the service.
+    const ours = () => [o.service.pid, dispatcher!.pid].reduce((sum, pid) => sum + cpuMicros(pid), 0) + (o.databasePid ? cpuMicros(o.databasePid) : 0);
+    const self = () => process.cpuUsage().user + process.cpuUsage().system;
+    const before = { machine: machineBusyMicros(), ours: ours(), self: self(), at: performance.now(), dispatcher: cpuMicros(dispatcher.pid), service: cpuMicros(o.service.pid) };
+    const drive = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
+    await wait(o.seconds * 1000);
+    await drive.stop();
+    const wall = (performance.now() - before.at) * 1000;
+    const otherCores = Math.max(0, (machineBusyMicros() - before.machine - (ours() - before.ours) - (self() - before.self)) / wall);
+    const dispatcherCores = (cpuMicros(dispatcher.pid) - before.dispatcher) / wall;
+    const serviceCores = (cpuMicros(o.service.pid) - before.service) / wall;
+    const loadAverage = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+    // A dispatcher that fell behind gets time to finish: late deliveries count at their lateness.
+    await drained(receivers, drive.committed, Math.max(30_000, 3 * o.seconds * 1000));
+    const latency = matchDeliveries(drive.committed, receivers.map((r) => r.arrivals));
+    o.log(
+      `W    ${drive.committed.size} creates in ${o.seconds} s (${drive.failed()} failed) to ${SUBSCRIPTIONS} subscriptions: ${latency.delivered} of ${latency.expected} deliveries, ` +
+        `commit to delivery p50 ${latency.p50.toFixed(0)} ms, p99 ${latency.p99.toFixed(0)} ms, max ${latency.max.toFixed(0)} ms, ${latency.perSecond.toFixed(0)} deliveries/s sustained, ${latency.repeats} repeats; ` +
+        `dispatcher ${dispatcherCores.toFixed(2)} cores, service ${serviceCores.toFixed(2)} cores, other load ${otherCores.toFixed(2)} cores, load average ${loadAverage}`,
+    );
+
+    // Cost: get by id with and without the dispatcher, the creates going on in both.
+    const result: WebhookResult = { size: o.size, subscriptions: SUBSCRIPTIONS, rate: CHANGES_PER_SECOND, seconds: o.seconds, changes: drive.committed.size, failedChanges: drive.failed(), latency, otherCores, dispatcherCores, serviceCores, loadAverage, rounds: [] };
+    for (let round = 1; round <= o.rounds; round++) {
+      const entry: WebhookResult['rounds'][number] = { round };
+      for (const on of round % 2 === 1 ? [true, false] : [false, true]) {
+        if (on && !dispatcher) dispatcher = await o.startDispatcher();
+        if (!on && dispatcher) {
+          await dispatcher.stop();
+          dispatcher = undefined;
+        }
+        const creates = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
+        // A restarted dispatcher first catches up on what the stopped window left (not timed).
+        if (on) await wait(2000);
+        const endpoint: Endpoint = { target: 'service', server: o.service, chain: on ? [o.service, dispatcher!] : [o.service] };
+        try {
+          const selfBefore = self();
+          const measured = await measure(endpoint, o.load(round));
+          // The receivers and the creates run in this process: the bench's own load, not the machine's.
+          const m = { ...measured, otherCores: Math.max(0, measured.otherCores - ((self() - selfBefore) / 1e6) / measured.seconds) };
+          entry[on ? 'on' : 'off'] = m;
+          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'stopped'}: ${m.reqPerSec.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, other load ${m.otherCores.toFixed(2)} cores${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
+        } catch (error) {
+          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'stopped'} failed: ${(error as Error).message}`);
+        } finally {
+          await creates.stop();
+        }
+      }
+      result.rounds.push(entry);
+    }
+    const cost = dispatcherRatio(result);
+    o.log(`W    get by id with the dispatcher / without: ${cost.ratio.toFixed(3)}x (median of ${cost.rounds} rounds)`);
+    return result;
+  } finally {
+    for (const s of subscriptions) await fetch(`${o.service.url}/api/v1/webhooks/${s.id}`, { method: 'DELETE', headers: s.headers }).catch(() => undefined);
+    await dispatcher?.stop();
+    for (const r of receivers) await r.close();
+  }
+}
