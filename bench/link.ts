@@ -7,6 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import readline from 'node:readline';
 import path from 'node:path';
+import { ip, openVethNamespace, type VethNamespace } from '../test/helpers/netns';
 import type { SyncComparison, SyncRun } from './sync';
 
 export interface Link {
@@ -24,7 +25,6 @@ const SYNC_CLIENT = __filename.endsWith('.ts')
   ? ['-r', path.join(__dirname, '..', 'test', 'helpers', 'register-ts.js'), path.join(__dirname, 'sync-client.ts')]
   : [path.join(__dirname, 'sync-client.js')];
 
-const ip = (...args: string[]) => execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 const tc = (...args: string[]) => execFileSync('tc', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 
 /** Why a link cannot be opened here, or undefined when it can be tried. */
@@ -75,24 +75,10 @@ export function openLink(rate: string): Link {
   const [here, there] = [`bl${id}h`, `bl${id}c`];
   const subnet = `10.231.${(id % 250) + 1}`;
   const hostAddress = `${subnet}.1`;
-  const close = () => {
-    for (const undo of [() => ip('link', 'del', here), () => ip('netns', 'del', namespace)]) {
-      try {
-        undo();
-      } catch {
-        // already gone
-      }
-    }
-  };
+  let link: VethNamespace | undefined;
+  const close = () => link?.close();
   try {
-    ip('netns', 'add', namespace);
-    ip('link', 'add', here, 'type', 'veth', 'peer', 'name', there);
-    ip('link', 'set', there, 'netns', namespace);
-    ip('addr', 'add', `${hostAddress}/24`, 'dev', here);
-    ip('link', 'set', here, 'up');
-    ip('-n', namespace, 'addr', 'add', `${subnet}.2/24`, 'dev', there);
-    ip('-n', namespace, 'link', 'set', there, 'up');
-    ip('-n', namespace, 'link', 'set', 'lo', 'up');
+    link = openVethNamespace(namespace, here, there, subnet);
     const shape = ['root', 'tbf', 'rate', rate, 'burst', '32kb', 'latency', '100ms'];
     tc('qdisc', 'add', 'dev', here, ...shape);
     ip('netns', 'exec', namespace, 'tc', 'qdisc', 'add', 'dev', there, ...shape);

@@ -8,9 +8,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Webhook } from 'standardwebhooks';
+import { ip, openVethNamespace, type VethNamespace } from '../helpers/netns';
 
 const REGISTER_TS = path.join(__dirname, '..', 'helpers', 'register-ts.js');
-const ip = (...args: string[]) => execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 
 export function receiverUnavailable(): string | undefined {
   if (process.getuid?.() !== 0) return 'a network namespace needs root';
@@ -75,25 +75,13 @@ export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver>
   const [here, there] = [`wh${process.pid % 100000}h${opened}`, `wh${process.pid % 100000}c${opened}`];
   const subnet = `10.233.${n + 1}`;
   const address = `${subnet}.2`;
+  let link: VethNamespace | undefined;
   const close = (child?: ChildProcess) => {
     child?.kill('SIGKILL');
-    for (const undo of [() => ip('link', 'del', here), () => ip('netns', 'del', namespace)]) {
-      try {
-        undo();
-      } catch {
-        // already gone
-      }
-    }
+    link?.close();
   };
   try {
-    ip('netns', 'add', namespace);
-    ip('link', 'add', here, 'type', 'veth', 'peer', 'name', there);
-    ip('link', 'set', there, 'netns', namespace);
-    ip('addr', 'add', `${subnet}.1/24`, 'dev', here);
-    ip('link', 'set', here, 'up');
-    ip('-n', namespace, 'addr', 'add', `${address}/24`, 'dev', there);
-    ip('-n', namespace, 'link', 'set', there, 'up');
-    ip('-n', namespace, 'link', 'set', 'lo', 'up');
+    link = openVethNamespace(namespace, here, there, subnet);
   } catch (error) {
     close();
     throw new Error(`could not open a namespace: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`);
