@@ -242,6 +242,8 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
 
     // Cost: get by id with and without the dispatcher, the creates going on in both.
     const result: WebhookResult = { size: o.size, subscriptions: SUBSCRIPTIONS, rate: CHANGES_PER_SECOND, seconds: o.seconds, changes: drive.committed.size, failedChanges: drive.failed(), latency, otherCores, dispatcherCores, serviceCores, loadAverage, rounds: [] };
+    // What the creates of the last window without the dispatcher left it to deliver.
+    let backlog = new Map<string, number>();
     for (let round = 1; round <= o.rounds; round++) {
       const entry: WebhookResult['rounds'][number] = { round };
       for (const on of round % 2 === 1 ? [true, false] : [false, true]) {
@@ -251,8 +253,12 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
           dispatcher = undefined;
         }
         const creates = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
-        // A restarted dispatcher first catches up on what the stopped window left (not timed).
-        if (on) await wait(2000);
+        if (!on) backlog = creates.committed;
+        // A restarted dispatcher first catches up on what the stopped window left (not timed): the cost measured is its steady state.
+        if (on) {
+          await wait(1000);
+          await drained(receivers, new Map([...backlog, ...creates.committed]), 60_000);
+        }
         const endpoint: Endpoint = { target: 'service', server: o.service, chain: on ? [o.service, dispatcher!] : [o.service] };
         try {
           const selfBefore = self();

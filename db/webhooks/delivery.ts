@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, notInArray, or, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { jobChanges } from '../schema';
 import { utcNow, webhookSubscriptions as subs } from './schema';
@@ -19,12 +19,12 @@ const leaseFree = or(isNull(subs.leaseExpiresAt), lt(subs.leaseExpiresAt, utcNow
 const hasEventsWaiting = sql`exists (select 1 from ${jobChanges} where ${jobChanges.everPublic} and ${jobChanges.seq} > ${subs.position})`;
 const heldBy = (id: string, owner: string) => and(eq(subs.id, id), eq(subs.leaseOwner, owner), gt(subs.leaseExpiresAt, utcNow));
 
-/** Leases up to `max` due subscriptions with events waiting in one UPDATE, so no subscription is ever held twice. */
-export async function claimDue(db: Database, owner: string, leaseMs: number, max: number): Promise<LeasedSubscription[]> {
+/** Leases up to `max` due subscriptions with events waiting in one UPDATE, so no subscription is ever held twice; `walking` are never claimed. */
+export async function claimDue(db: Database, owner: string, leaseMs: number, max: number, walking: readonly string[] = []): Promise<LeasedSubscription[]> {
   await db
     .update(subs)
     .set({ leaseOwner: owner, leaseExpiresAt: interval(leaseMs) })
-    .where(and(eq(subs.status, 'active'), sql`${subs.nextAttemptAt} <= ${utcNow}`, leaseFree, hasEventsWaiting))
+    .where(and(eq(subs.status, 'active'), sql`${subs.nextAttemptAt} <= ${utcNow}`, leaseFree, hasEventsWaiting, walking.length > 0 ? notInArray(subs.id, [...walking]) : undefined))
     .orderBy(asc(subs.nextAttemptAt))
     .limit(max);
   const rows = await db
@@ -42,19 +42,42 @@ export async function claimDue(db: Database, owner: string, leaseMs: number, max
   return rows.map(({ secret, previousSecret, previousValid, ...rest }) => ({ ...rest, secrets: previousValid && previousSecret ? [secret, previousSecret] : [secret] }));
 }
 
-/** Extends the lease before a delivery; false when it was lost (expired and taken, or cleared by the owner's change). */
-export async function renewLease(db: Database, id: string, owner: string, leaseMs: number): Promise<boolean> {
-  const [result] = await db.update(subs).set({ leaseExpiresAt: interval(leaseMs) }).where(heldBy(id, owner));
-  return result.affectedRows === 1;
+/** A held subscription's write: its lease extended, and its position moved to `seq` when an event was delivered. */
+export interface Hold {
+  id: string;
+  owner: string;
+  seq?: number;
 }
 
-/** The event at `seq` was answered 2xx: the position moves past it, and the failure record is cleared. */
-export async function recordDelivered(db: Database, id: string, owner: string, seq: number): Promise<boolean> {
-  const [result] = await db
-    .update(subs)
-    .set({ position: seq, attempts: 0, failingSince: null, lastError: null, lastDeliveredAt: sql`${utcNow}` })
-    .where(and(heldBy(id, owner), lt(subs.position, seq)));
-  return result.affectedRows === 1;
+/**
+ * Many held subscriptions' writes in one statement per kind (deliveries, lease renewals); the ids whose
+ * lease was lost (expired and taken, or cleared by the owner's change), which were not written.
+ */
+export async function recordHolds(db: Database, holds: readonly Hold[], leaseMs: number): Promise<Set<string>> {
+  const delivered = holds.filter((hold) => hold.seq !== undefined);
+  const renewed = holds.filter((hold) => hold.seq === undefined);
+  const held = (list: readonly Hold[]) => and(gt(subs.leaseExpiresAt, utcNow), or(...list.map((hold) => and(eq(subs.id, hold.id), eq(subs.leaseOwner, hold.owner), hold.seq === undefined ? undefined : lt(subs.position, hold.seq)))));
+  let written = 0;
+  if (delivered.length > 0) {
+    const position = sql`case ${sql.join(delivered.map((hold) => sql`when ${eq(subs.id, hold.id)} then ${hold.seq}`), sql` `)} else ${subs.position} end`;
+    const [result] = await db
+      .update(subs)
+      .set({ position, attempts: 0, failingSince: null, lastError: null, lastDeliveredAt: sql`${utcNow}`, leaseExpiresAt: interval(leaseMs) })
+      .where(held(delivered));
+    written += result.affectedRows;
+  }
+  if (renewed.length > 0) {
+    const [result] = await db.update(subs).set({ leaseExpiresAt: interval(leaseMs) }).where(held(renewed));
+    written += result.affectedRows;
+  }
+  if (written === holds.length) return new Set();
+  // Some were not written: the rows say which (a lost lease is rare, so this read is too).
+  const rows = await db
+    .select({ id: subs.id, owner: subs.leaseOwner, position: subs.position, valid: sql<number>`coalesce(${subs.leaseExpiresAt} > ${utcNow}, 0)`.mapWith(Boolean) })
+    .from(subs)
+    .where(inArray(subs.id, holds.map((hold) => hold.id)));
+  const now = new Map(rows.map((row) => [row.id, row]));
+  return new Set(holds.filter((hold) => { const row = now.get(hold.id); return !row || !row.valid || row.owner !== hold.owner || (hold.seq !== undefined && row.position !== hold.seq); }).map((hold) => hold.id));
 }
 
 export interface Failure {

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/client';
-import { readChangeEvents } from '../../db/jobs/change-feed';
 import { lastSequenced, sequencePendingChanges } from '../../db/jobs/change-numbering';
 import { signingKey } from '../../db/signing-key';
-import { claimDue, disableHeld, recordDelivered, recordFailure, releaseLease, renewLease, subscriptionLags, type LeasedSubscription } from '../../db/webhooks/delivery';
+import { claimDue, disableHeld, recordFailure, releaseLease, subscriptionLags, type LeasedSubscription } from '../../db/webhooks/delivery';
 import type { Logger } from '../logger';
-import { eventBody, eventId } from './events';
+import { eventId as eventIdOf } from './events';
+import { feedWindow } from './feed-window';
+import { holdWriter } from './hold-writer';
 import type { DispatcherMetrics } from './metrics';
 import { keepAliveAgents, postEvent } from './post';
 import { decryptSecret } from './secrets';
@@ -41,49 +42,64 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
   let claims = 0;
   let wake: (() => void) | undefined;
 
+  const feed = feedWindow(db, () => signingKey(db));
+  const holds = holdWriter(db, settings.leaseMs);
   metrics?.watchLag(async () => ({ head: await lastSequenced(db), subscriptions: await subscriptionLags(db) }));
 
-  async function walk(subscription: LeasedSubscription, owner: string, tokenKey: Buffer): Promise<void> {
+  async function walk(subscription: LeasedSubscription, owner: string): Promise<void> {
     const log = logger.child({ subscription: subscription.id });
     const secrets = subscription.secrets.map((sealed) => decryptSecret(settings.secretsKey, sealed));
-    let { position, attempts } = subscription;
+    const { id } = subscription;
+    let { attempts } = subscription;
+    let position = subscription.position;
     // The lease is renewed once half of it is gone: every delivery starts with more left than its timeout.
     let leaseUntil = Date.now() + settings.leaseMs;
+    let idle = false;
     const sliceEnd = Date.now() + SLICE_MS;
+    const release = () => releaseLease(db, id, owner);
     for (;;) {
-      const events = await readChangeEvents(db, position, BATCH);
-      if (events.length === 0 || stopping || Date.now() > sliceEnd) return releaseLease(db, subscription.id, owner);
+      if (stopping || Date.now() > sliceEnd) return release();
+      const events = await feed.after(position, BATCH);
+      if (events.length === 0) {
+        // Caught up: the lease is kept until the slice ends, and the next tick's entries wake the walk.
+        await feed.more(Math.max(0, sliceEnd - Date.now()));
+        idle = true;
+        continue;
+      }
       for (const event of events) {
-        if (stopping) return releaseLease(db, subscription.id, owner);
-        if (leaseUntil - Date.now() < settings.leaseMs / 2) {
+        if (stopping) return release();
+        // After waiting, the lease is checked before sending: the owner may have replayed or rotated meanwhile.
+        if (idle || leaseUntil - Date.now() < settings.leaseMs / 2) {
           const renewedAt = Date.now();
-          if (!(await renewLease(db, subscription.id, owner, settings.leaseMs))) return log.info('lease lost: the subscription changed or another dispatcher took it');
+          if (!(await holds.write({ id, owner }))) return log.info('lease lost: the subscription changed or another dispatcher took it');
           leaseUntil = renewedAt + settings.leaseMs;
+          idle = false;
         }
-        const id = eventId(event.seq);
-        const body = eventBody(tokenKey, event);
+        const eventId = eventIdOf(event.seq);
         const started = process.hrtime.bigint();
-        const outcome = await postEvent(subscription.url, { ...signDelivery(secrets, id, new Date(), body) }, body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
+        const outcome = await postEvent(subscription.url, { ...signDelivery(secrets, eventId, new Date(), event.body) }, event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         if (outcome.ok) {
           metrics?.observeDelivery('delivered', seconds);
-          log.debug({ event: id, status: outcome.status }, 'webhook delivered');
-          if (!(await recordDelivered(db, subscription.id, owner, event.seq))) return log.info({ event: id }, 'lease lost after a delivery: the next holder may send it again');
+          log.debug({ event: eventId, status: outcome.status }, 'webhook delivered');
+          const writtenAt = Date.now();
+          if (!(await holds.write({ id, owner, seq: event.seq }))) return log.info({ event: eventId }, 'lease lost after a delivery: the next holder may send it again');
+          leaseUntil = writtenAt + settings.leaseMs;
           position = event.seq;
           attempts = 0;
           continue;
         }
         if (outcome.status === 410) {
           metrics?.observeDelivery('disabled', seconds);
-          await disableHeld(db, subscription.id, owner, 'the receiver answered 410 Gone', outcome.error);
-          return log.warn({ event: id, status: 410 }, 'webhook subscription disabled: the receiver answered 410 Gone');
+          await disableHeld(db, id, owner, 'the receiver answered 410 Gone', outcome.error);
+          return log.warn({ event: eventId, status: 410 }, 'webhook subscription disabled: the receiver answered 410 Gone');
         }
         metrics?.observeDelivery(outcome.refused ? 'refused' : 'failed', seconds);
         attempts += 1;
         const retryInMs = retryDelay(attempts, settings.retry);
-        const result = await recordFailure(db, subscription.id, owner, { error: outcome.error, retryInMs, giveUpAfterMs: settings.retry.giveUpAfterMs });
-        if (result === 'disabled') log.warn({ event: id, error: outcome.error, attempts }, 'webhook subscription disabled: deliveries failed for the whole retry period');
-        else log.info({ event: id, error: outcome.error, attempts, retryInMs }, 'webhook delivery failed; retrying later');
+        const result = await recordFailure(db, id, owner, { error: outcome.error, retryInMs, giveUpAfterMs: settings.retry.giveUpAfterMs });
+        if (result === 'disabled') log.warn({ event: eventId, error: outcome.error, attempts }, 'webhook subscription disabled: deliveries failed for the whole retry period');
+        else log.info({ event: eventId, error: outcome.error, attempts, retryInMs }, 'webhook delivery failed; retrying later');
         return;
       }
     }
@@ -93,14 +109,18 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
     // Numbers what writers committed since the last tick: the feed's positions come from here too.
     await sequencePendingChanges(db);
     const room = CONCURRENCY - walking.size;
-    if (room <= 0) return;
     // Each claim holds its leases under a name of its own, so a walk under way is never handed its subscription twice.
     const holder = `${owner}/${(claims += 1)}`;
-    const claimed = await claimDue(db, holder, settings.leaseMs, room);
-    if (claimed.length === 0) return;
-    const tokenKey = await signingKey(db);
+    const claimed = room > 0 ? await claimDue(db, holder, settings.leaseMs, room, [...walking.keys()]) : [];
+    // Read after the claim: a new holder never sees the feed as it was before the last holder's reads.
+    try {
+      await feed.refresh();
+    } catch (error) {
+      await Promise.allSettled(claimed.map((subscription) => releaseLease(db, subscription.id, holder)));
+      throw error;
+    }
     for (const subscription of claimed) {
-      const run = walk(subscription, holder, tokenKey)
+      const run = walk(subscription, holder)
         .catch((error: unknown) => {
           // The lease expires on its own; another tick (here or elsewhere) takes it up again.
           logger.error({ subscription: subscription.id, code: (error as { code?: string }).code, err: { name: (error as Error).name } }, 'webhook walk failed');
@@ -136,6 +156,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
     async stop() {
       stopping = true;
       wake?.();
+      feed.close();
       await loop;
       await Promise.allSettled(walking.values());
       agents.http.destroy();

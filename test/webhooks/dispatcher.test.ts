@@ -10,12 +10,13 @@ import { randomBytes } from 'node:crypto';
 import { readChanges } from '../../db/jobs/change-feed';
 import { sequencePendingChanges } from '../../db/jobs/change-numbering';
 import { storeJob } from '../../db/jobs/job-store';
-import { claimDue } from '../../db/webhooks/delivery';
-import { createSubscription, findSubscription, rotateSecret } from '../../db/webhooks/subscriptions';
+import { claimDue, recordHolds } from '../../db/webhooks/delivery';
+import { createSubscription, findSubscription, replayFrom, rotateSecret } from '../../db/webhooks/subscriptions';
 import { signingKey } from '../../db/signing-key';
 import { decodeSince } from '../../service/jobs/http/tokens';
 import { createLogger } from '../../service/logger';
 import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher';
+import { feedWindow } from '../../service/webhooks/feed-window';
 import { createDispatcherMetrics } from '../../service/webhooks/metrics';
 import { encryptSecret, newSecret } from '../../service/webhooks/secrets';
 import type { WebhookSettings } from '../../service/webhooks/settings';
@@ -180,6 +181,55 @@ inNamespaces('a dispatcher that died holding a lease loses nothing: another deli
   await target.waitFor(1);
   expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
   expect(verified(target.deliveries[0]!, secret).type).toBe('job.updated');
+});
+
+inNamespaces('a replay while the dispatcher waits, caught up, takes effect before its next delivery: nothing from the old position follows', async () => {
+  const target = await receiver();
+  const { id, secret } = await subscribe(target.url);
+  const first = await job('first');
+  dispatch(settingsFor(target));
+  await target.waitFor(1);
+  // Caught up and holding the lease, waiting for the feed to grow.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(await replayFrom(database.db, 'partner-a', id, 0)).toMatchObject({ id });
+  const second = await job('second');
+  await target.waitFor(3);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const seen = target.deliveries.map((delivery) => verified(delivery, secret));
+  expect(seen.map((event) => (event.data as { id: string }).id)).toEqual([first, first, second]);
+});
+
+test('position writes of many walks go together, and a walk whose lease was cleared meanwhile is refused without touching its row', async () => {
+  const subscriptions = [];
+  for (const n of [1, 2, 3]) subscriptions.push(await subscribe(`https://receiver-${n}.example/hook`));
+  await job('held');
+  await sequencePendingChanges(database.db);
+  const claimed = await claimDue(database.db, 'holder', 60_000, 10);
+  expect(claimed).toHaveLength(3);
+  const [, replayed] = subscriptions;
+  await replayFrom(database.db, 'partner-a', replayed!.id, 0);
+  const seq = claimed[0]!.position + 1;
+  const lost = await recordHolds(database.db, subscriptions.map(({ id }) => ({ id, owner: 'holder', seq })), 60_000);
+  expect([...lost]).toEqual([replayed!.id]);
+  const rows = await Promise.all(subscriptions.map(({ id }) => findSubscription(database.db, 'partner-a', id)));
+  expect(rows.map((row) => row?.position)).toEqual([seq, 0, seq]);
+  // A renewal alone keeps the others' leases; the cleared one stays lost.
+  expect([...(await recordHolds(database.db, subscriptions.map(({ id }) => ({ id, owner: 'holder' })), 60_000))]).toEqual([replayed!.id]);
+});
+
+test('the shared feed window is the feed as it is now: a job changed again appears once, at its new position', async () => {
+  const window = feedWindow(database.db, () => signingKey(database.db));
+  await window.refresh();
+  const [a, b] = [await job('A'), await job('B')];
+  await sequencePendingChanges(database.db);
+  await window.refresh();
+  await database.query('update jobs set title = ? where id = ?', ['A, renamed', Buffer.from(a.replace(/-/g, ''), 'hex')]);
+  await sequencePendingChanges(database.db);
+  await window.refresh();
+  const feed = await readChanges(database.db, 0, 100);
+  const fromWindow = (await window.after(0, 100)).map((event) => JSON.parse(event.body) as { data: { id: string; title: string } });
+  expect(fromWindow.map((event) => [event.data.id, event.data.title])).toEqual([[b, 'B'], [a, 'A, renamed']]);
+  expect(fromWindow.map((event) => event.data)).toEqual(JSON.parse(JSON.stringify(feed.entries)));
 });
 
 inNamespaces('after a rotation every delivery verifies with the new secret and with the old one', async () => {
