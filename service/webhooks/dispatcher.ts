@@ -11,7 +11,7 @@ import type { DispatcherMetrics } from './metrics';
 import { keepAliveAgents, postEvent } from './post';
 import { decryptSecret } from './secrets';
 import { retryDelay, type WebhookSettings } from './settings';
-import { signDelivery } from './signing';
+import { signer } from './signing';
 
 /** Events read from the feed per query, and subscriptions delivered at once by one dispatcher. */
 const BATCH = 50;
@@ -48,7 +48,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
 
   async function walk(subscription: LeasedSubscription, owner: string): Promise<void> {
     const log = logger.child({ subscription: subscription.id });
-    const secrets = subscription.secrets.map((sealed) => decryptSecret(settings.secretsKey, sealed));
+    const sign = signer(subscription.secrets.map((sealed) => decryptSecret(settings.secretsKey, sealed)));
     const { id } = subscription;
     let { attempts } = subscription;
     let position = subscription.position;
@@ -77,7 +77,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
         }
         const eventId = eventIdOf(event.seq);
         const started = process.hrtime.bigint();
-        const outcome = await postEvent(subscription.url, { ...signDelivery(secrets, eventId, new Date(), event.body) }, event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
+        const outcome = await postEvent(subscription.url, { ...sign(eventId, new Date(), event.body) }, event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         if (outcome.ok) {
           metrics?.observeDelivery('delivered', seconds);

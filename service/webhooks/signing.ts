@@ -7,12 +7,13 @@ export interface SignedHeaders {
   'webhook-signature': string;
 }
 
-/** Signs `id.timestamp.body` with each valid secret, space-separated, with the reference library partners verify with. */
-export function signDelivery(secrets: readonly string[], id: string, at: Date, body: string): SignedHeaders {
+/** Signs `id.timestamp.body` with each valid secret, space-separated, with the reference library partners verify with; the keys are decoded once a walk. */
+export function signer(secrets: readonly string[]): (id: string, at: Date, body: string) => SignedHeaders {
   if (secrets.length === 0) throw new Error('a delivery needs at least one secret');
-  return {
+  const keys = secrets.map((secret) => new Webhook(secret));
+  return (id, at, body) => ({
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(id, at, body)).join(' '),
-  };
+    'webhook-signature': keys.map((key) => key.sign(id, at, body)).join(' '),
+  });
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { decryptSecret, encryptSecret, newSecret, parseSecretsKey } from '../../service/webhooks/secrets';
 import { retryDelay } from '../../service/webhooks/settings';
-import { signDelivery } from '../../service/webhooks/signing';
+import { signer } from '../../service/webhooks/signing';
 
 test('a new secret is whsec_ and 32 random bytes in base64, different each time', () => {
   const [a, b] = [newSecret(), newSecret()];
@@ -37,7 +37,7 @@ test('the secrets key is 32 bytes in base64 or hex; anything else is refused wit
 test('a delivery signed with two secrets verifies with either, and with no other', () => {
   const [current, previous] = [newSecret(), newSecret()];
   const body = JSON.stringify({ id: 'evt_7', type: 'job.removed', data: { id: 'x' } });
-  const headers = signDelivery([current, previous], 'evt_7', new Date(), body);
+  const headers = signer([current, previous])('evt_7', new Date(), body);
   expect(headers['webhook-id']).toBe('evt_7');
   expect(headers['webhook-signature']).toMatch(/^v1,\S+ v1,\S+$/);
   expect(new Webhook(current).verify(body, { ...headers })).toEqual(JSON.parse(body));
