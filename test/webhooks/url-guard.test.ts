@@ -2,8 +2,14 @@
  * The SSRF guard's rules: which addresses a partner's URL may lead to, in every spelling, checked
  * at create (checkUrl) and at each connection (postEvent, through the guarded lookup).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { postEvent } from '../../service/webhooks/post';
 import { addressProblem, checkUrl, PRODUCTION_POLICY, UrlRefused, type Lookup, type UrlPolicy } from '../../service/webhooks/url-guard';
 
@@ -130,5 +136,47 @@ describe('postEvent, at each connection', () => {
   test('plain http is refused without development settings', async () => {
     expect(await postEvent(`http://127.0.0.1:${port}/hooks`, {}, '{}', { policy: { allowHttp: false, allowed: ['127.0.0.0/8'] } })).toEqual({ ok: false, refused: true, error: 'not contacted: url must use https' });
     expect(hits).toEqual([]);
+  });
+});
+
+describe('postEvent over TLS: the certificate is checked against the URL\'s name, the connection goes to the checked address', () => {
+  let server: https.Server;
+  let port: number;
+  let ca: string;
+  const names: Array<string | false> = [];
+  beforeAll(async () => {
+    // A certificate authority of the test's own and a certificate for hooks.partner.example only.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'webhook-tls-'));
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=webhook test CA');
+    openssl('req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=hooks.partner.example');
+    writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=DNS:hooks.partner.example\n');
+    openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.crt', '-days', '1', '-extfile', 'san.ext');
+    ca = readFileSync(path.join(dir, 'ca.crt'), 'utf8');
+    server = https.createServer({ key: readFileSync(path.join(dir, 'leaf.key')), cert: readFileSync(path.join(dir, 'leaf.crt')) }, (req, res) => {
+      names.push((req.socket as TLSSocket).servername);
+      res.writeHead(204).end();
+    });
+    rmSync(dir, { recursive: true });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  beforeEach(() => names.splice(0));
+  const trusting = () => ({ http: new http.Agent(), https: new https.Agent({ ca }) });
+  const HTTPS_ONLY: UrlPolicy = { allowHttp: false, allowed: ['127.0.0.0/8'] };
+
+  test('a receiver whose certificate names the URL\'s host is delivered to, with the name sent in SNI', async () => {
+    expect(await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, lookup: answering('127.0.0.1'), agents: trusting() })).toEqual({ ok: true, status: 204 });
+    expect(names).toEqual(['hooks.partner.example']);
+  });
+
+  test('a certificate for another name, or from an authority the dispatcher does not trust, is a failed delivery', async () => {
+    const other = await postEvent(`https://other.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, lookup: answering('127.0.0.1'), agents: trusting() });
+    expect(other).toEqual({ ok: false, error: 'connection failed: ERR_TLS_CERT_ALTNAME_INVALID' });
+    const untrusted = await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, lookup: answering('127.0.0.1') });
+    expect(untrusted).toMatchObject({ ok: false, error: expect.stringMatching(/^connection failed: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/) });
+    expect(names).toEqual([]);
   });
 });
