@@ -7,7 +7,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { readChanges } from '../../db/jobs/change-feed';
+import mysql from 'mysql2/promise';
+import { connectionOptions } from '../../db/client';
+import { readChangeEvents, readChanges } from '../../db/jobs/change-feed';
 import { sequencePendingChanges } from '../../db/jobs/change-numbering';
 import { storeJob } from '../../db/jobs/job-store';
 import { claimDue, recordHolds } from '../../db/webhooks/delivery';
@@ -230,6 +232,20 @@ test('the shared feed window is the feed as it is now: a job changed again appea
   const fromWindow = (await window.after(0, 100)).map((event) => JSON.parse(event.body) as { data: { id: string; title: string } });
   expect(fromWindow.map((event) => [event.data.id, event.data.title])).toEqual([[b, 'B'], [a, 'A, renamed']]);
   expect(fromWindow.map((event) => event.data)).toEqual(JSON.parse(JSON.stringify(feed.entries)));
+});
+
+test('an event\'s time is when its change was written, in UTC, whatever the writer\'s session time zone', async () => {
+  const a = await job('A');
+  const before = Date.now();
+  // A plain SQL client whose session is in UTC+05:00 writes the change.
+  const client = await mysql.createConnection(connectionOptions(database.url));
+  await client.query("set time_zone = '+05:00'");
+  await client.query("update jobs set title = 'A, renamed' where id = ?", [Buffer.from(a.replace(/-/g, ''), 'hex')]);
+  await client.end();
+  await sequencePendingChanges(database.db);
+  const [event] = await readChangeEvents(database.db, 0, 10);
+  expect(event!.entry).toMatchObject({ id: a, title: 'A, renamed' });
+  expect(Math.abs(event!.changedAt.getTime() - before)).toBeLessThan(5_000);
 });
 
 inNamespaces('after a rotation every delivery verifies with the new secret and with the old one', async () => {

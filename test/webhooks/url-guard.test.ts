@@ -143,7 +143,7 @@ describe('postEvent over TLS: the certificate is checked against the URL\'s name
   let server: https.Server;
   let port: number;
   let ca: string;
-  const names: Array<string | false> = [];
+  const names: Array<string | false | null> = [];
   beforeAll(async () => {
     // A certificate authority of the test's own and a certificate for hooks.partner.example only.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'webhook-tls-'));
