@@ -21,12 +21,13 @@ const heldBy = (id: string, owner: string) => and(eq(subs.id, id), eq(subs.lease
 
 /** Leases up to `max` due subscriptions with events waiting in one UPDATE, so no subscription is ever held twice; `walking` are never claimed. */
 export async function claimDue(db: Database, owner: string, leaseMs: number, max: number, walking: readonly string[] = []): Promise<LeasedSubscription[]> {
-  await db
+  const [claimed] = await db
     .update(subs)
     .set({ leaseOwner: owner, leaseExpiresAt: interval(leaseMs) })
     .where(and(eq(subs.status, 'active'), sql`${subs.nextAttemptAt} <= ${utcNow}`, leaseFree, hasEventsWaiting, walking.length > 0 ? notInArray(subs.id, [...walking]) : undefined))
     .orderBy(asc(subs.nextAttemptAt))
     .limit(max);
+  if (claimed.affectedRows === 0) return [];
   const rows = await db
     .select({
       id: subs.id,
