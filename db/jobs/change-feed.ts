@@ -1,4 +1,5 @@
-import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import type { MySqlSelect } from 'drizzle-orm/mysql-core';
 import type { Database } from '../client';
 import { jobChanges, jobs } from '../schema';
 import { primaryOf } from '../sql';
@@ -13,26 +14,23 @@ export interface ChangePage {
   hasMore: boolean;
 }
 
-/** The query behind a feed page: changes after `since` in number order, each with its job's current public fields. */
-function changesQuery(db: Database, since: number, limit: number) {
-  return db
-    .select({
-      seq: jobChanges.seq,
-      jobId: jobChanges.jobId,
-      // Listable now: not soft-deleted (visible_status is NULL then), not a draft, not deleted.
-      listable: sql`coalesce(${jobs.visibleStatus} <> 'draft', false)`.mapWith(Boolean),
-      job: publicColumns,
-    })
-    .from(jobChanges)
-    .leftJoin(jobs, eq(jobs.id, jobChanges.jobId))
-    .where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since)))
-    .orderBy(asc(jobChanges.seq))
-    .limit(limit + 1);
+// What a feed entry is read as: its position, its job's id, and the job's current public fields when listable.
+const entryColumns = {
+  seq: jobChanges.seq,
+  jobId: jobChanges.jobId,
+  // Listable now: not soft-deleted (visible_status is NULL then), not a draft, not deleted.
+  listable: sql`coalesce(${jobs.visibleStatus} <> 'draft', false)`.mapWith(Boolean),
+  job: publicColumns,
+};
+
+/** The feed's filter and order on a select of job_changes joined to jobs: changes after `since`, `count` of them. */
+function afterPosition<T extends MySqlSelect>(query: T, since: number, count: number): T {
+  return query.where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since))).orderBy(asc(jobChanges.seq)).limit(count);
 }
 
 /** One page of the feed: the job as it is now when listable, else a tombstone. */
 export async function readChanges(db: Database, since: number, limit: number): Promise<ChangePage> {
-  const rows = await changesQuery(db, since, limit);
+  const rows = await afterPosition(db.select(entryColumns).from(jobChanges).leftJoin(jobs, eq(jobs.id, jobChanges.jobId)).$dynamic(), since, limit + 1);
   const page = rows.slice(0, limit);
   return {
     entries: page.map(({ jobId, listable, job }) => (listable && job ? toJob(job) : { id: jobId, removed: true })),
@@ -60,20 +58,12 @@ export interface ChangeEvent {
   entry: Job | Tombstone;
 }
 
-/** The feed's entries after `since`, read exactly as readChanges reads them, with their positions. */
+/** The feed's entries after `since`, read exactly as readChanges reads them, with their positions and times, in one statement. */
 export async function readChangeEvents(db: Database, since: number, limit: number): Promise<ChangeEvent[]> {
-  // changesQuery reads one row more than it is asked for; the times come by primary key after, so the feed's plan stays its own.
-  // One snapshot for both reads: a job changed between them keeps the time of the entry read.
-  const [rows, times] = await db.transaction(async (tx) => {
-    const page = await changesQuery(tx, since, limit - 1);
-    if (page.length === 0) return [page, []] as const;
-    const at = await tx.select({ jobId: jobChanges.jobId, changedAt: jobChanges.changedAt }).from(jobChanges).where(inArray(jobChanges.jobId, page.map((row) => row.jobId)));
-    return [page, at] as const;
-  });
-  const changedAt = new Map(times.map((row) => [row.jobId, row.changedAt]));
-  return rows.map(({ seq, jobId, listable, job }) => ({
+  const rows = await afterPosition(db.select({ ...entryColumns, changedAt: jobChanges.changedAt }).from(jobChanges).leftJoin(jobs, eq(jobs.id, jobChanges.jobId)).$dynamic(), since, limit);
+  return rows.map(({ seq, jobId, changedAt, listable, job }) => ({
     seq: seq!,
-    changedAt: changedAt.get(jobId) ?? new Date(0),
+    changedAt: changedAt ?? new Date(0),
     entry: listable && job ? toJob(job) : { id: jobId, removed: true },
   }));
 }
