@@ -40,6 +40,13 @@ export function serviceNodeFlags(dockerfile = readFileSync(path.join(ROOT, 'Dock
   return argv.slice(1, -1);
 }
 
+/** The node flags compose runs the webhook dispatcher with (its `command`), so the benchmark prices the deployed process. */
+export function dispatcherNodeFlags(compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')): string[] {
+  const argv = (parse(compose) as { services?: Record<string, { command?: string[] }> }).services?.['webhook-dispatcher']?.command ?? [];
+  if (argv[0] !== 'node' || argv.at(-1) !== 'dist/service/webhooks/main.js') throw new Error('docker-compose.yml: webhook-dispatcher command is not ["node", ..., "dist/service/webhooks/main.js"]');
+  return argv.slice(1, -1);
+}
+
 /** Starts `node <script>` and waits until `probe` answers 200 (start-up migrations included). */
 async function startNode(
   name: string,
@@ -134,7 +141,7 @@ export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.Pr
     { NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: String(port), ...env },
     `http://127.0.0.1:${port}`,
     { path: '/metrics' },
-    serviceNodeFlags(),
+    dispatcherNodeFlags(),
   );
 }
 
