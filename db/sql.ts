@@ -47,9 +47,10 @@ export function readerOf(db: Database): Database {
   return replicas?.length ? replicas[Math.floor(Math.random() * replicas.length)]! : db;
 }
 
-/** Runs a statement on `db` itself (the primary or a transaction): for writes. */
-export async function runStatement(db: Database, statement: Statement): Promise<void> {
-  await sessionOf(db).query(statement.sql, statement.params);
+/** Runs a statement on `db` itself (the primary or a transaction): for writes; the rows it matched. */
+export async function runStatement(db: Database, statement: Statement): Promise<number> {
+  const [result] = await sessionOf(db).query(statement.sql, statement.params);
+  return (result as unknown as { affectedRows?: number }).affectedRows ?? 0;
 }
 
 /** Runs a hand-written read where drizzle would run a select (a replica, if any); rows as arrays. */

@@ -1,5 +1,7 @@
 import { and, asc, eq, gt, inArray, isNull, lt, notInArray, or, sql } from 'drizzle-orm';
+import { uuidToBuffer } from '../../domain/uuid';
 import type { Database } from '../client';
+import { compile, runStatement, type Statement } from '../sql';
 import { jobChanges } from '../schema';
 import { utcNow, webhookSubscriptions as subs } from './schema';
 
@@ -55,21 +57,14 @@ export interface Hold {
  * lease was lost (expired and taken, or cleared by the owner's change), which were not written.
  */
 export async function recordHolds(db: Database, holds: readonly Hold[], leaseMs: number): Promise<Set<string>> {
-  const delivered = holds.filter((hold) => hold.seq !== undefined);
-  const renewed = holds.filter((hold) => hold.seq === undefined);
-  const held = (list: readonly Hold[]) => and(gt(subs.leaseExpiresAt, utcNow), or(...list.map((hold) => and(eq(subs.id, hold.id), eq(subs.leaseOwner, hold.owner), hold.seq === undefined ? undefined : lt(subs.position, hold.seq)))));
   let written = 0;
-  if (delivered.length > 0) {
-    const position = sql`case ${sql.join(delivered.map((hold) => sql`when ${eq(subs.id, hold.id)} then ${hold.seq}`), sql` `)} else ${subs.position} end`;
-    const [result] = await db
-      .update(subs)
-      .set({ position, attempts: 0, failingSince: null, lastError: null, lastDeliveredAt: sql`${utcNow}`, leaseExpiresAt: interval(leaseMs) })
-      .where(held(delivered));
-    written += result.affectedRows;
-  }
-  if (renewed.length > 0) {
-    const [result] = await db.update(subs).set({ leaseExpiresAt: interval(leaseMs) }).where(held(renewed));
-    written += result.affectedRows;
+  for (const kind of ['delivered', 'renewed'] as const) {
+    const list = holds.filter((hold) => (hold.seq !== undefined) === (kind === 'delivered'));
+    if (list.length === 0) continue;
+    const values: Record<string, unknown> = { leaseUs: Math.round(leaseMs) * 1000 };
+    // Placeholders skip the column's encoding: the id goes as the bytes the column holds.
+    list.forEach((hold, i) => Object.assign(values, { [`id${i}`]: uuidToBuffer(hold.id), [`owner${i}`]: hold.owner, [`seq${i}`]: hold.seq }));
+    written += await runStatement(db, holdStatement(db, kind, list.length)(values));
   }
   if (written === holds.length) return new Set();
   // Some were not written: the rows say which (a lost lease is rare, so this read is too).
@@ -79,6 +74,24 @@ export async function recordHolds(db: Database, holds: readonly Hold[], leaseMs:
     .where(inArray(subs.id, holds.map((hold) => hold.id)));
   const now = new Map(rows.map((row) => [row.id, row]));
   return new Set(holds.filter((hold) => { const row = now.get(hold.id); return !row || !row.valid || row.owner !== hold.owner || (hold.seq !== undefined && row.position !== hold.seq); }).map((hold) => hold.id));
+}
+
+// The hold statements, built once per kind and number of walks: drizzle's build cost more than the statement's run.
+const holdShapes = new Map<string, (values: Record<string, unknown>) => Statement>();
+function holdStatement(db: Database, kind: 'delivered' | 'renewed', count: number): (values: Record<string, unknown>) => Statement {
+  const key = `${kind}:${count}`;
+  let shape = holdShapes.get(key);
+  if (!shape) {
+    const p = (name: string) => sql.placeholder(name);
+    const list = Array.from({ length: count }, (_, i) => ({ id: p(`id${i}`), owner: p(`owner${i}`), seq: p(`seq${i}`) }));
+    const held = and(gt(subs.leaseExpiresAt, utcNow), or(...list.map((hold) => and(eq(subs.id, hold.id), eq(subs.leaseOwner, hold.owner), kind === 'delivered' ? lt(subs.position, hold.seq) : undefined))));
+    const leaseExpiresAt = sql`${utcNow} + interval ${p('leaseUs')} microsecond`;
+    const position = sql`case ${sql.join(list.map((hold) => sql`when ${eq(subs.id, hold.id)} then ${hold.seq}`), sql` `)} else ${subs.position} end`;
+    const set = kind === 'delivered' ? { position, attempts: 0, failingSince: null, lastError: null, lastDeliveredAt: sql`${utcNow}`, leaseExpiresAt } : { leaseExpiresAt };
+    shape = compile(db.update(subs).set(set).where(held));
+    holdShapes.set(key, shape);
+  }
+  return shape;
 }
 
 export interface Failure {

@@ -8,7 +8,7 @@ import { eventId as eventIdOf } from './events';
 import { feedWindow } from './feed-window';
 import { holdWriter } from './hold-writer';
 import type { DispatcherMetrics } from './metrics';
-import { keepAliveAgents, postEvent } from './post';
+import { deliveryTarget, keepAliveAgents, postEvent } from './post';
 import { decryptSecret } from './secrets';
 import { retryDelay, type WebhookSettings } from './settings';
 import { signer } from './signing';
@@ -50,6 +50,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
     const log = logger.child({ subscription: subscription.id });
     const sign = signer(subscription.secrets.map((sealed) => decryptSecret(settings.secretsKey, sealed)));
     const { id } = subscription;
+    const target = deliveryTarget(subscription.url, settings.policy);
     let { attempts } = subscription;
     let position = subscription.position;
     // The lease is renewed once half of it is gone: every delivery starts with more left than its timeout.
@@ -77,7 +78,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
         }
         const eventId = eventIdOf(event.seq);
         const started = process.hrtime.bigint();
-        const outcome = await postEvent(subscription.url, { ...sign(eventId, new Date(), event.body) }, event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
+        const outcome = await postEvent(target, { ...sign(eventId, new Date(), event.body) }, event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         if (outcome.ok) {
           metrics?.observeDelivery('delivered', seconds);

@@ -22,16 +22,23 @@ export function keepAliveAgents(): { http: http.Agent; https: https.Agent } {
   return { http: new http.Agent({ keepAlive: true, maxSockets: 4 }), https: new https.Agent({ keepAlive: true, maxSockets: 4 }) };
 }
 
-/** POSTs one event to checked addresses only, no redirects, the answer read to 64 KB within the timeout; only a 2xx delivers. */
-export function postEvent(target: string, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
-  const url = new URL(target);
+/** A subscription's URL, parsed and its literal address and scheme checked once: a walk posts many events to it. */
+export type Target = { url: URL; secure: boolean } | { refused: PostOutcome };
+
+export function deliveryTarget(raw: string, policy: UrlPolicy): Target {
+  const url = new URL(raw);
   const literal = hostAddress(url);
-  const literalProblem = literal === undefined ? undefined : addressProblem(literal, options.policy);
-  if (literalProblem) return Promise.resolve({ ok: false, refused: true, error: `not contacted: url must reach a public address: ${literalProblem}` });
-  if (url.protocol !== 'https:' && !(options.policy.allowHttp && url.protocol === 'http:')) {
-    return Promise.resolve({ ok: false, refused: true, error: 'not contacted: url must use https' });
-  }
-  const secure = url.protocol === 'https:';
+  const literalProblem = literal === undefined ? undefined : addressProblem(literal, policy);
+  if (literalProblem) return { refused: { ok: false, refused: true, error: `not contacted: url must reach a public address: ${literalProblem}` } };
+  if (url.protocol !== 'https:' && !(policy.allowHttp && url.protocol === 'http:')) return { refused: { ok: false, refused: true, error: 'not contacted: url must use https' } };
+  return { url, secure: url.protocol === 'https:' };
+}
+
+/** POSTs one event to checked addresses only, no redirects, the answer read to 64 KB within the timeout; only a 2xx delivers. */
+export function postEvent(to: string | Target, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
+  const target = typeof to === 'string' ? deliveryTarget(to, options.policy) : to;
+  if ('refused' in target) return Promise.resolve(target.refused);
+  const { url, secure } = target;
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
 
   return new Promise((resolve) => {

@@ -76,8 +76,13 @@ export function unmapped(address: string): { address: string; family: 'ipv4' | '
   return { address: ipv6Bytes(address).slice(12).join('.'), family: 'ipv4' };
 }
 
+// Built once per policy: a dispatcher checks an IP literal's address at every delivery.
+const allowedLists = new WeakMap<UrlPolicy, BlockList>();
 function allowedList(policy: UrlPolicy): BlockList {
+  const cached = allowedLists.get(policy);
+  if (cached) return cached;
   const list = new BlockList();
+  allowedLists.set(policy, list);
   for (const cidr of policy.allowed) {
     const [network, prefix] = cidr.split('/');
     const family = isIP(network ?? '') === 6 ? 'ipv6' : 'ipv4';
