@@ -167,7 +167,12 @@ function withKongRateLimiting(config: DeclarativeConfig, extra: Record<string, u
     Object.assign(plugin.config!, { policy: 'redis', fault_tolerant: true, ...extra });
   }
 }
-const prometheus = (config: DeclarativeConfig): Plugin => allPlugins(config).find((p) => p.name === 'prometheus')!;
+/** Kong's bundled prometheus, global, in job-metrics' place. */
+function withBundledPrometheus(config: DeclarativeConfig, metrics: Record<string, boolean>): void {
+  withoutPlugin(config, 'job-metrics');
+  const off = { per_consumer: false, status_code_metrics: false, latency_metrics: false, bandwidth_metrics: false, upstream_health_metrics: false };
+  (config.plugins ??= []).push({ name: 'prometheus', config: { ...off, ...metrics } });
+}
 
 export const VARIANTS: KongVariant[] = [
   { name: 'ours', change: 'our configuration as it is' },
@@ -179,11 +184,16 @@ export const VARIANTS: KongVariant[] = [
     change: "Kong's rate-limiting syncing to Redis every 0.1 s (sync_rate 0.1: inexact across nodes)",
     edit: (c) => withKongRateLimiting(c, { sync_rate: 0.1 }),
   },
-  { name: 'no-prometheus', change: 'no prometheus plugin', edit: (c) => withoutPlugin(c, 'prometheus') },
+  { name: 'no-metrics', change: 'no job-metrics plugin (no gateway metrics at all)', edit: (c) => withoutPlugin(c, 'job-metrics') },
+  {
+    name: 'bundled-prometheus',
+    change: "Kong's prometheus instead of job-metrics (status-code and latency metrics, as kong.yaml had it)",
+    edit: (c) => withBundledPrometheus(c, { status_code_metrics: true, latency_metrics: true }),
+  },
   {
     name: 'prometheus-lean',
-    change: 'prometheus without status-code, latency and bandwidth metrics',
-    edit: (c) => Object.assign(prometheus(c).config!, { status_code_metrics: false, latency_metrics: false, bandwidth_metrics: false }),
+    change: "Kong's prometheus instead of job-metrics, every metric off (its log phase still serializes)",
+    edit: (c) => withBundledPrometheus(c, {}),
   },
   { name: 'no-correlation-id', change: 'no correlation-id plugin', edit: (c) => withoutPlugin(c, 'correlation-id') },
   { name: 'no-auth-guard', change: 'no auth-guard plugin', edit: (c) => withoutPlugin(c, 'auth-guard') },
