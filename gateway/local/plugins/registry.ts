@@ -1,5 +1,4 @@
 import { authGuardPlugin } from './auth-guard';
-import { correlationId } from './correlation-id';
 import { definePlugin, type PluginDefinition } from './definition';
 import { jobScopes } from './job-scopes';
 import { keyAuth } from './key-auth';
@@ -12,5 +11,5 @@ const jobMetrics = definePlugin<Record<string, unknown>>({ name: 'job-metrics', 
 
 /** The plugins our state files use. Anything else is refused: only real Kong runs it. */
 export function pluginRegistry(counters: RateLimitCounters): Map<string, PluginDefinition<unknown>> {
-  return new Map([correlationId, authGuardPlugin(counters), keyAuth, jobScopes, requestSizeLimiting, requestTermination, jobRateLimitsPlugin(counters), jobMetrics].map((p) => [p.name, p]));
+  return new Map([authGuardPlugin(counters), keyAuth, jobScopes, requestSizeLimiting, requestTermination, jobRateLimitsPlugin(counters), jobMetrics].map((p) => [p.name, p]));
 }
