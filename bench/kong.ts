@@ -197,7 +197,11 @@ export const VARIANTS: KongVariant[] = [
     change: "Kong's prometheus instead of job-metrics, every metric off (its log phase still serializes)",
     edit: (c) => withBundledPrometheus(c, {}),
   },
-  { name: 'no-correlation-id', change: 'no correlation-id plugin', edit: (c) => withoutPlugin(c, 'correlation-id') },
+  {
+    name: 'correlation-id',
+    change: "Kong's correlation-id plugin as kong.yaml had it, on top (X-Request-ID is nginx's now)",
+    edit: (c) => (c.plugins ??= []).push({ name: 'correlation-id', config: { header_name: 'X-Request-ID', generator: 'uuid#counter', echo_downstream: true } }),
+  },
   { name: 'no-auth-guard', change: 'no auth-guard plugin', edit: (c) => withoutPlugin(c, 'auth-guard') },
   {
     name: 'no-job-scopes',
