@@ -1,14 +1,17 @@
 -- job-rate-limits: the API's minute and hour limits, counted for every Kong node in one Redis round
--- trip per request, with no timer (docs/decisions.md, "Rate limiting and Kong's cost").
+-- trip per request (shared with the worker's other requests of the moment), with no timer per
+-- request (docs/decisions.md, "Rate limiting and Kong's cost").
 --
 -- Modelled on Kong 3.9's rate-limiting (kong/plugins/rate-limiting/handler.lua, policies/init.lua):
 -- the same Redis keys, clock windows, identity and RateLimit-* choice, so a rolling change between
 -- the two keeps the counts. Where that plugin makes a round trip and an EVAL per window and then a
 -- timer, this one sends one EVALSHA that counts the request in every window only when all have
 -- room (envoyproxy/ratelimit counts a request's descriptors in one pipelined round trip:
--- src/redis/fixed_cache_impl.go). Redis down or slow: requests pass uncounted (no headers).
+-- src/redis/fixed_cache_impl.go). One light thread per worker writes the calls waiting at once
+-- in one write. Redis down or slow: requests pass uncounted (no headers) after a bounded wait.
 
 local to_hex = require("resty.string").to_hex
+local semaphore = require "ngx.semaphore"
 
 
 local kong = kong
@@ -23,6 +26,9 @@ local byte = string.byte
 local tonumber = tonumber
 local concat = table.concat
 local setmetatable = setmetatable
+local pairs = pairs
+local pcall = pcall
+local exiting = ngx.worker.exiting
 local null = ngx.null
 local resp_header = ngx.header
 
@@ -33,6 +39,7 @@ local OUTAGE = "job-rate-limits:redis-down"
 -- After a failure a worker leaves Redis alone this long, so an outage costs one wait a second.
 local RETRY_SECONDS = 1
 local KEEPALIVE_MS = 60000
+local SENDER_IDLE_SECONDS = 1
 local POOL_SIZE = 256
 
 local WINDOWS = { { "second", 1 }, { "minute", 60 }, { "hour", 3600 } }
@@ -224,14 +231,125 @@ local function connect(r, sock_opts)
 end
 
 
--- The script's answer for these counters in one round trip, as { count, ..., full window };
--- loads the script when Redis lacks it.
-local function count(r, plan, keys)
-  local sock, err = connect(r, plan.sock_opts)
-  if not sock then
-    return nil, err
+-- The numbers of a script answer, "+<count> ... <full>".
+local function parse(line, n)
+  local res, from = {}, 2
+  for i = 1, n + 1 do
+    local stop = find(line, " ", from, true)
+    res[i] = tonumber(sub(line, from, stop and stop - 1))
+    from = stop and stop + 1
+  end
+  return res
+end
+
+
+-- Sends one batch of requests for one Redis in one write and reads their answers in order; a
+-- request Redis lacks the script for is sent again with it. Each job gets its answer or error.
+local function run_batch(batch)
+  local first = batch[1]
+  local sock, err = connect(first.r, first.plan.sock_opts)
+  if sock then
+    local requests = {}
+    for i = 1, #batch do
+      requests[i] = batch[i].request
+    end
+    local ok
+    ok, err = sock:send(requests)
+    if ok then
+      for i = 1, #batch do
+        local job = batch[i]
+        local line
+        line, err = sock:receive()
+        if not line then
+          break
+        end
+        if byte(line) == PLUS then
+          job.line = line
+        else
+          job.err = sub(line, 2)
+        end
+      end
+    end
+    if not err then
+      for i = 1, #batch do
+        local job = batch[i]
+        if job.err and find(job.err, "NOSCRIPT", 1, true) == 1 then
+          job.request[1] = job.plan.eval
+          job.line, job.err = ask(sock, job.request)
+          if not job.line and not job.err then
+            job.err = "no answer"
+          end
+        end
+      end
+    end
+    if err then
+      sock:close()
+    else
+      sock:setkeepalive(KEEPALIVE_MS, POOL_SIZE)
+    end
   end
 
+  for i = 1, #batch do
+    local job = batch[i]
+    if err and not job.line then
+      job.err = job.err or err
+    end
+    job.done:post(1)
+  end
+end
+
+
+-- This worker's requests waiting for Redis, sent together by one light thread: requests that reach
+-- this plugin in the same event loop turn share one write and one wake-up of Redis (envoyproxy/
+-- ratelimit batches its Redis commands likewise). Every script call stays atomic on its own.
+local pending = {}
+local wakeup = semaphore.new()
+
+local function sender(premature)
+  if premature then
+    return
+  end
+  while not exiting() do
+    wakeup:wait(SENDER_IDLE_SECONDS)
+    while #pending > 0 do
+      local batch = pending
+      pending = {}
+      -- Batches by Redis (every route of ours has the same one).
+      local by_pool = {}
+      for i = 1, #batch do
+        local pool = batch[i].plan.sock_opts.pool
+        local group = by_pool[pool]
+        if not group then
+          group = {}
+          by_pool[pool] = group
+        end
+        group[#group + 1] = batch[i]
+      end
+      for _, group in pairs(by_pool) do
+        local ok, err = pcall(run_batch, group)
+        if not ok then
+          kong.log.err("cannot count in Redis: ", err)
+          for i = 1, #group do
+            group[i].err = group[i].err or "internal error"
+            group[i].done:post(1)
+          end
+        end
+      end
+    end
+  end
+end
+
+
+function JobRateLimitsHandler:init_worker()
+  local ok, err = ngx.timer.at(0, sender)
+  if not ok then
+    kong.log.err("cannot start the Redis sender: ", err)
+  end
+end
+
+
+-- The script's answer for these counters, { count, ..., full window }, from the next batch.
+local function count(r, plan, keys)
   local n = #keys
   local request = { plan.evalsha }
   for i = 1, n do
@@ -242,28 +360,21 @@ local function count(r, plan, keys)
   end
   request[#request + 1] = plan.args
 
-  local line
-  line, err = ask(sock, request)
-  if not line and err and find(err, "NOSCRIPT", 1, true) == 1 then
-    request[1] = plan.eval
-    line, err = ask(sock, request)
+  local job = { r = r, plan = plan, request = request, done = semaphore.new() }
+  pending[#pending + 1] = job
+  if #pending == 1 then
+    wakeup:post(1)
   end
 
-  if not line then
-    sock:close()
-    return nil, err
+  -- Connect, write and read each wait at most the timeout.
+  local ok = job.done:wait(3 * r.timeout / 1000 + 0.1)
+  if not ok then
+    return nil, "no answer within " .. 3 * r.timeout .. " ms"
   end
-
-  sock:setkeepalive(KEEPALIVE_MS, POOL_SIZE)
-
-  -- "+<count> ... <full>"
-  local res, from = {}, 2
-  for i = 1, n + 1 do
-    local stop = find(line, " ", from, true)
-    res[i] = tonumber(sub(line, from, stop and stop - 1))
-    from = stop and stop + 1
+  if not job.line then
+    return nil, job.err
   end
-  return res
+  return parse(job.line, n)
 end
 
 
