@@ -22,6 +22,7 @@ type Deploy = {
   serviceDockerfile: string;
   dockerignore: string[];
   logInclude: string;
+  proxyInclude: string;
   kongYaml: any;
   keysDockerfile: string;
   gitignore: string[];
@@ -43,6 +44,7 @@ const load = (): Deploy => ({
   serviceDockerfile: read('Dockerfile'),
   dockerignore: read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')),
   logInclude: read('gateway/kong/nginx-http-jobs.conf'),
+  proxyInclude: read('gateway/kong/nginx-proxy-jobs.conf'),
   kongYaml: parse(read('kong.yaml'), { merge: true }),
   keysDockerfile: read('tools/keys/Dockerfile'),
   gitignore: read('.gitignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')),
@@ -304,6 +306,15 @@ const invariants: Invariants<Deploy> = {
     return problems;
   },
 
+  "X-Request-ID (the client's, else $kong_request_id) reaches the service and every answer, set by nginx": ({ kongConf, logInclude, proxyInclude }) => {
+    const problems: string[] = [];
+    if (!/map \$http_x_request_id \$jobs_request_id \{\s*""\s+\$kong_request_id;\s*default\s+\$http_x_request_id;\s*\}/.test(logInclude)) problems.push('no $jobs_request_id map');
+    if (kongConf.get('nginx_location_proxy_set_header') !== 'X-Request-ID $jobs_request_id') problems.push('X-Request-ID not sent upstream');
+    if (!/^more_set_headers 'X-Request-ID: \$jobs_request_id';$/m.test(proxyInclude)) problems.push('X-Request-ID not on every answer');
+    if (!/"correlation_id":"\$jobs_request_id"/.test(logInclude)) problems.push('the access log lacks the request id the service got');
+    return problems;
+  },
+
   'the service and the webhook dispatcher require one secrets key, with no default, and the dispatcher runs the service image': ({ compose }) => {
     const problems: string[] = [];
     for (const name of ['jobs-service', 'webhook-dispatcher']) {
@@ -491,6 +502,12 @@ describe('the deployment invariants catch a broken copy', () => {
     }],
     ['request id header off', 'the access log records the request id that Kong error bodies quote', (d) => {
       d.kongConf.set('headers', 'off');
+    }],
+    ['request id not proxied', "X-Request-ID (the client's, else $kong_request_id) reaches the service and every answer, set by nginx", (d) => {
+      d.kongConf.delete('nginx_location_proxy_set_header');
+    }],
+    ['request id only on successes', "X-Request-ID (the client's, else $kong_request_id) reaches the service and every answer, set by nginx", (d) => {
+      d.proxyInclude = d.proxyInclude.replace("more_set_headers 'X-Request-ID", "more_set_headers -s 200 'X-Request-ID");
     }],
     ['auth-guard not loaded', 'Kong loads every plugin of ours', (d) => {
       d.kongConf.set('plugins', 'bundled,job-scopes');

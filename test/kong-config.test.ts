@@ -93,7 +93,7 @@ const DEMO_CONSUMERS: Record<string, { id: string; groups: string[] }> = {
 };
 const ANONYMOUS_ID = '00000000-0000-4000-8000-000000000000';
 const ALLOWED_PLUGINS = new Set([
-  'auth-guard', 'key-auth', 'job-scopes', 'job-rate-limits', 'request-size-limiting', 'correlation-id', 'prometheus', 'request-termination',
+  'auth-guard', 'key-auth', 'job-scopes', 'job-rate-limits', 'request-size-limiting', 'job-metrics', 'request-termination',
 ]);
 // kong.yaml names a route for the scope it requires (jobs:read -> jobs-read); every other method goes to jobs-other-methods.
 const kongRouteFor = (scope: string) => scope.replace(':', '-');
@@ -343,18 +343,10 @@ const invariants: Invariants<Files> = {
       : [`jobs-write: request-size-limiting is ${JSON.stringify(c)}`];
   },
 
-  'correlation-id tags every request with X-Request-ID': ({ kong }) =>
-    routes(kong).flatMap(({ route, plugins }) => {
-      const c = plugins.get('correlation-id')?.config;
-      return c && c.header_name === 'X-Request-ID' && c.echo_downstream === true
-        ? []
-        : [`${route.name}: correlation-id is ${JSON.stringify(c)}`];
-    }),
-
-  'prometheus is global and keeps partner names out of its metrics': ({ kong }) => {
-    const p = (kong.plugins ?? []).find((x) => x.name === 'prometheus');
-    if (!p) return ['no global prometheus plugin'];
-    return p.config?.per_consumer === false ? [] : [`prometheus per_consumer ${String(p.config?.per_consumer)}`];
+  "job-metrics is global and the bundled prometheus (a log serializer per request) is set nowhere": ({ kong }) => {
+    const problems = (kong.plugins ?? []).some((x) => x.name === 'job-metrics') ? [] : ['no global job-metrics plugin'];
+    if (allPlugins(kong).some((x) => x.name === 'prometheus')) problems.push('prometheus configured');
+    return problems;
   },
 
   'the demo consumers in demo.yaml are exactly as documented': ({ demo }) => {
@@ -580,14 +572,11 @@ describe('the state file invariants catch a broken copy', () => {
     ['body limit in megabytes', 'the write route limits bodies to 100 kilobytes', (f) => {
       routePlugin(f, 'jobs-write', 'request-size-limiting').config!.size_unit = 'megabytes';
     }],
-    ['correlation-id removed', 'correlation-id tags every request with X-Request-ID', (f) => {
-      f.kong.plugins = f.kong.plugins!.filter((p) => p.name !== 'correlation-id');
+    ['job-metrics removed', "job-metrics is global and the bundled prometheus (a log serializer per request) is set nowhere", (f) => {
+      f.kong.plugins = f.kong.plugins!.filter((p) => p.name !== 'job-metrics');
     }],
-    ['prometheus removed', 'prometheus is global and keeps partner names out of its metrics', (f) => {
-      f.kong.plugins = f.kong.plugins!.filter((p) => p.name !== 'prometheus');
-    }],
-    ['per-consumer metrics', 'prometheus is global and keeps partner names out of its metrics', (f) => {
-      f.kong.plugins!.find((p) => p.name === 'prometheus')!.config!.per_consumer = true;
+    ['bundled prometheus on a route', "job-metrics is global and the bundled prometheus (a log serializer per request) is set nowhere", (f) => {
+      f.kong.services![0]!.routes![0]!.plugins!.push({ name: 'prometheus', config: { per_consumer: false } });
     }],
     ['disabled consumer re-enabled', 'the demo consumers in demo.yaml are exactly as documented', (f) => {
       consumer(f.demo, 'demo-disabled').acls = [{ group: 'jobs:read' }];

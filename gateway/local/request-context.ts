@@ -104,6 +104,11 @@ export class RequestContext {
   }
 
   getFirstHeader = (name: string): string | undefined => [this.getHeader(name)].flat()[0];
+
+  /** $jobs_request_id (gateway/kong/nginx-http-jobs.conf): the client's X-Request-ID lines as $http_x_request_id joins them, else $kong_request_id. */
+  get correlationId(): string {
+    return (this.clientHeaders.get('x-request-id') ?? []).join(', ') || this.requestId;
+  }
   setHeader = (name: string, value: string): void => void this.headers.set(name.toLowerCase(), [value]);
   clearHeader = (name: string): void => void this.headers.delete(name.toLowerCase());
 

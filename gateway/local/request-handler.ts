@@ -20,10 +20,10 @@ export const clientAddress = (remote = ''): string => (remote.startsWith('::ffff
 /** $kong_request_id: 16 random bytes as 32 hex characters. */
 export const newRequestId = (): string => randomBytes(16).toString('hex');
 
-/** Kong's header_filter: the plugins', then X-Kong-Request-Id, and an explicit Connection (nginx never sends the Keep-Alive header Node would add). */
+/** Kong's header_filter: the plugins', then X-Kong-Request-Id, X-Request-ID (nginx-proxy-jobs.conf) and an explicit Connection (nginx never sends the Keep-Alive header Node would add). */
 export function filterHeaders(ctx: RequestContext, plugins: readonly PluginInstance[], headers: Array<[string, string]>, close: boolean): string[] {
   for (const plugin of plugins) plugin.definition.headerFilter?.(ctx, plugin.config);
-  const added: Array<[string, string]> = [...ctx.responseHeaders, ['X-Kong-Request-Id', ctx.requestId], ['Connection', close ? 'close' : 'keep-alive']];
+  const added: Array<[string, string]> = [...ctx.responseHeaders, ['X-Kong-Request-Id', ctx.requestId], ['X-Request-ID', ctx.correlationId], ['Connection', close ? 'close' : 'keep-alive']];
   const replaced = new Set(added.map(([name]) => name.toLowerCase()));
   return [...headers.filter(([name]) => !replaced.has(name.toLowerCase())), ...added].flat();
 }

@@ -37,8 +37,6 @@ const IGNORED_RESPONSE_HEADERS = new Set(['date', 'x-kong-request-id']);
 const IGNORED_UPSTREAM_HEADERS = new Set(['x-kong-request-id', 'x-forwarded-port', 'host']);
 /** JSON fields random by nature: ids, timestamps, request ids, and the service's positions signed over ids and times. */
 const IGNORED_FIELDS = new Set(['id', 'createdAt', 'updatedAt', 'request_id', 'nextSince', 'secret', 'position', 'previousSecretExpiresAt']);
-/** correlation-id's generated value (<worker uuid>#<counter>): random, by name X-Request-ID. */
-const GENERATED_CORRELATION_ID = /^[0-9a-f-]{36}#\d+$/;
 
 // ---------------------------------------------------------------------------------------------
 // The requests
@@ -299,6 +297,8 @@ function consumerMatrix(): Req[] {
     out.push({ name: `matrix: ${who} POST`, method: 'POST', headers: [...key(k), ...json], body: job({ title: `By ${who}` }) });
     out.push({ name: `matrix: ${who} PATCH`, method: 'PATCH', target: '/api/v1/jobs/abc', headers: [...key(k), ...json], body: '{}' });
     out.push({ name: `matrix: ${who} with X-Request-ID`, target: '/api/v1/jobs?limit=1', headers: [...key(k), ['X-Request-ID', `client-id-${who}`]] });
+    out.push({ name: `matrix: ${who} with X-Request-ID twice`, target: '/api/v1/jobs?limit=1', headers: [...key(k), ['X-Request-ID', `first-${who}`], ['X-Request-ID', `second-${who}`]] });
+    out.push({ name: `matrix: ${who} with an empty X-Request-ID`, target: '/api/v1/jobs?limit=1', headers: [...key(k), ['X-Request-ID', '']] });
     out.push({ name: `matrix: ${who} with Via and X-Forwarded-For`, target: '/api/v1/jobs?limit=1', headers: [...key(k), ['Via', '1.0 edge'], ['X-Forwarded-For', '203.0.113.9']] });
     out.push({ name: `matrix: ${who} with Connection: close`, target: '/api/v1/jobs?limit=1', headers: [...key(k), ['Connection', 'close']] });
     out.push({ name: `matrix: ${who} with hop-by-hop headers`, target: '/api/v1/jobs?limit=1', headers: [...key(k), ['Connection', 'X-Hop'], ['X-Hop', '1'], ['Keep-Alive', 'timeout=5'], ['TE', 'trailers'], ['Proxy-Connection', 'keep-alive'], ['Upgrade', 'websocket']] });
@@ -621,7 +621,6 @@ function comparableHeaders(headers: Array<[string, string]>, ignored: Set<string
   return headers.map(([n, v]) => {
     const name = n.toLowerCase();
     if (ignored.has(name)) return `${name}: <${name}>`;
-    if (name === 'x-request-id' && GENERATED_CORRELATION_ID.test(v)) return `${name}: <generated>`;
     if (name === 'location') return `${name}: ${v.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, '<id>')}`;
     // The next page's cursor: signed over the last row's id and time.
     if (name === 'link') return `${name}: ${v.replace(/cursor=[\w-]+/, 'cursor=<cursor>')}`;
@@ -638,14 +637,18 @@ function view(side: Side, answer: Answer, arrivals: Arrival[]) {
       error: answer.error ?? null,
       closed: answer.closed,
       // The ETag hashes bodies with random ids: only whether it is weak is compared.
-      headers: comparableHeaders(answer.headers, IGNORED_RESPONSE_HEADERS, (name, value) => (name === 'etag' ? (value.startsWith('W/') ? 'W/<etag>' : '<etag>') : null)),
+      headers: comparableHeaders(answer.headers, IGNORED_RESPONSE_HEADERS, (name, value) => {
+        if (name === 'etag') return value.startsWith('W/') ? 'W/<etag>' : '<etag>';
+        if (name === 'x-request-id' && value === requestId) return "<the answer's X-Kong-Request-Id>";
+        return null;
+      }),
       body: comparableBody(answer.body, requestId, answer.headers.find(([n]) => n.toLowerCase() === 'content-encoding')?.[1]),
     },
     service: arrivals.map((a) => ({
       method: a.method,
       url: a.url,
       headers: comparableHeaders(a.headers, new Set(), (name, value) => {
-        if (name === 'x-kong-request-id') return value === requestId ? '<the answer\'s X-Kong-Request-Id>' : value;
+        if (name === 'x-kong-request-id' || name === 'x-request-id') return value === requestId ? '<the answer\'s X-Kong-Request-Id>' : value;
         if (name === 'x-forwarded-port') return value === String(side.port) ? '<the gateway\'s port>' : value;
         if (name === 'if-none-match') return value.replace(/"[^"]*"/g, '"<etag>"');
         if (name === 'host') return value.endsWith(`:${side.upstream.port}`) ? '<the service>' : value;

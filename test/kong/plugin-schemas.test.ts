@@ -1,5 +1,5 @@
 /**
- * The job-scopes, auth-guard and job-rate-limits schemas as Kong 3.9 itself reads them: the Admin API's
+ * The job-scopes, auth-guard, job-rate-limits and job-metrics schemas as Kong 3.9 itself reads them: the Admin API's
  * /schemas/plugins/<name> (what Kong loaded from gateway/plugins/<name>/schema.lua) and
  * /schemas/plugins/validate (Kong's own validator, defaults filled in). kong.yaml's configurations
  * of them are accepted: every real-Kong test starts on them.
@@ -133,5 +133,16 @@ describe('job-rate-limits', () => {
     for (const bad of [{ minute: 0 }, { minute: 1, limit_by: 'service' }, { minute: 1, day: 5 }, { minute: 1, error_code: 500 }]) {
       expect([bad, (await validate('job-rate-limits', { ...bad, redis })).status]).toEqual([bad, 400]);
     }
+  });
+});
+
+describe('job-metrics', () => {
+  test('takes no settings, and never a consumer (series would name partners)', async () => {
+    expect(field(field((await schema('job-metrics')).fields, 'config').fields, 'per_consumer')).toBeUndefined();
+    expect((await validate('job-metrics', {})).status).toBe(200);
+    const unknown = await validate('job-metrics', { per_consumer: true });
+    expect([unknown.status, unknown.body.fields.config.per_consumer]).toEqual([400, 'unknown field']);
+    const consumerScoped = await validate('job-metrics', {}, { consumer: { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01' } });
+    expect([consumerScoped.status, consumerScoped.body.fields.consumer]).toEqual([400, 'value must be null']);
   });
 });

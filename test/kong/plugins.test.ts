@@ -176,9 +176,11 @@ describe("what operators read on Kong's /metrics", () => {
     );
     const metrics = await (await fetch(`${kong.statusUrl}/metrics`)).text();
     for (const [route, code] of [['jobs-read', '401'], ['jobs-write', '403'], ['jobs-read', '429']]) {
-      expect([route, code, metrics]).toEqual([route, code, expect.stringMatching(new RegExp(`kong_http_requests_total\\{service="jobs-service",route="${route}",code="${code}",source="kong"`))]);
+      expect([route, code, metrics]).toEqual([route, code, expect.stringMatching(new RegExp(`kong_jobs_http_requests_total\\{service="jobs-service",route="${route}",code="${code}",source="kong"\\} [1-9]`))]);
     }
-    expect(metrics).toMatch(/kong_request_latency_ms_bucket\{service="jobs-service",route="jobs-read"/);
+    expect(metrics).toMatch(/kong_jobs_http_requests_total\{service="jobs-service",route="jobs-read",code="200",source="service"\} [1-9]/);
+    expect(metrics).toMatch(/kong_jobs_request_latency_ms_bucket\{service="jobs-service",route="jobs-read",le="\+Inf"\} [1-9]/);
+    expect(metrics).toMatch(/kong_jobs_upstream_latency_ms_count\{service="jobs-service",route="jobs-read"\} [1-9]/);
     expect(metrics).not.toMatch(/demo-(reader|writer)/);
   });
 });

@@ -67,6 +67,30 @@ test('one consumer alternating between the two nodes gets the minute limit once,
   }
 });
 
+test('requests arriving together on one node, for two consumers, are each counted once and each gets its own count back', async () => {
+  await awayFromMinuteEnd();
+  const remaining = async (key: string) => {
+    const res = await read(nodes[0]!, key);
+    await res.arrayBuffer();
+    return Number(res.headers.get('ratelimit-remaining'));
+  };
+  const left = { [DEMO.writer]: await remaining(DEMO.writer), [DEMO.writer2]: await remaining(DEMO.writer2) };
+  const keys = [DEMO.writer, DEMO.writer2].flatMap((key) => Array.from({ length: left[key]! + 3 }, () => key));
+  const answers = await Promise.all(
+    keys.map(async (key) => {
+      const res = await read(nodes[0]!, key);
+      await res.arrayBuffer();
+      return { key, status: res.status, remaining: res.headers.get('ratelimit-remaining') };
+    }),
+  );
+  for (const key of [DEMO.writer, DEMO.writer2]) {
+    const mine = answers.filter((a) => a.key === key);
+    const counted = mine.filter((a) => a.status === 200).map((a) => Number(a.remaining)).sort((a, b) => b - a);
+    expect([key, counted]).toEqual([key, Array.from({ length: left[key]! }, (_, i) => left[key]! - 1 - i)]);
+    expect([key, mine.filter((a) => a.status === 429).length]).toEqual([key, 3]);
+  }
+});
+
 test("auth-guard counts per node: an address blocked on one node still gets through the other", async () => {
   await awayFromMinuteEnd();
   // An address of its own, so the block stays out of the other tests.

@@ -186,5 +186,5 @@ test.each([
 
 test("plugins run in Kong's priority order: auth-guard before key-auth, job-scopes between key-auth and request-size-limiting", () => {
   const order = [...plugins.values()].sort((a, b) => b.priority - a.priority).map((p) => p.name);
-  expect(order).toEqual(['correlation-id', 'auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'job-rate-limits', 'prometheus', 'request-termination']);
+  expect(order).toEqual(['auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'job-rate-limits', 'job-metrics', 'request-termination']);
 });

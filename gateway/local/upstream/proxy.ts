@@ -44,6 +44,8 @@ function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string
     'x-forwarded-path': ctx.rawPath,
     'x-real-ip': ctx.clientIp,
     'x-kong-request-id': ctx.requestId,
+    // kong.conf nginx_location_proxy_set_header: replaces whatever X-Request-ID lines the client sent.
+    'x-request-id': ctx.correlationId,
   });
 }
 

@@ -4,6 +4,11 @@ local kong = kong
 local ngx = ngx
 local type = type
 local tostring = tostring
+local floor = math.floor
+local time = ngx.time
+local start_time = ngx.req.start_time
+local get_status = kong.response.get_status
+local get_source = kong.response.get_source
 
 local WINDOW = 60
 local KEY_PREFIX = "auth-guard:"
@@ -71,11 +76,8 @@ end
 
 
 function AuthGuardHandler:access(conf)
-  local now = ngx.time()
+  local now = time()
   local key, start = window_key(kong.client.get_forwarded_ip(), now)
-
-  -- The log phase counts into the window the request arrived in.
-  kong.ctx.plugin.key = key
 
   local failures = counters:get(key)
   if not failures or failures < conf.limit then
@@ -91,12 +93,13 @@ function AuthGuardHandler:access(conf)
 end
 
 
-function AuthGuardHandler:log(conf)
-  local key = kong.ctx.plugin.key
-  if not key or kong.response.get_status() ~= 401 or kong.response.get_source() ~= "exit" then
+-- Only Kong's own 401s count, into the window the request arrived in; every other answer returns at once.
+function AuthGuardHandler:log()
+  if get_status() ~= 401 or get_source() ~= "exit" then
     return
   end
 
+  local key = window_key(kong.client.get_forwarded_ip(), floor(start_time()))
   local _, err = counters:incr(key, 1, 0, WINDOW)
   if err then
     kong.log.err("auth-guard: cannot count a failed attempt: ", err)

@@ -10,6 +10,8 @@ local sort = table.sort
 local concat = table.concat
 local gsub = string.gsub
 local sub = string.sub
+local lower = string.lower
+local rawget = rawget
 
 
 -- The challenge of our 401s.
@@ -17,6 +19,9 @@ local REALM = 'Key realm="kong"'
 
 local CONSUMER_GROUPS = "X-Consumer-Groups"
 local GATEWAY_SECRET = "X-Gateway-Secret"
+-- As get_headers() names them.
+local CONSUMER_GROUPS_LOWER = "x-consumer-groups"
+local GATEWAY_SECRET_LOWER = "x-gateway-secret"
 
 local GROUP_DISABLED = "disabled"
 local SCOPE_PREFIX = "jobs:"
@@ -92,13 +97,14 @@ local function find_key(key_names, headers, query)
 end
 
 
--- Every header spelling of the key names (as given, "_" as "-", "-" as "_"), built once per configuration.
+-- Every header spelling of the key names (as given, "_" as "-", "-" as "_"), lower case as
+-- get_headers() names them, built once per configuration.
 local function spellings_of(key_names)
   local spellings = header_spellings[key_names]
   if not spellings then
     spellings = {}
     for i = 1, #key_names do
-      local name = key_names[i]
+      local name = lower(key_names[i])
       spellings[#spellings + 1] = name
       local dashed = gsub(name, "_", "-")
       if dashed ~= name then
@@ -116,14 +122,23 @@ local function spellings_of(key_names)
 end
 
 
+-- Whether the request has this header (rawget: get_headers' table without its "_"-as-"-" lookup);
+-- always true when that table was cut short.
+local function has_header(headers, truncated, name)
+  return truncated or rawget(headers, name) ~= nil
+end
+
+
 -- The key never reaches the service, whatever name or spelling carried it.
-local function strip_keys(key_names, query, query_truncated)
+local function strip_keys(key_names, headers, headers_truncated, query, query_truncated)
   local request = kong.service.request
-  local clear_header = request.clear_header
 
   local spellings = spellings_of(key_names)
   for i = 1, #spellings do
-    clear_header(spellings[i])
+    local spelling = spellings[i]
+    if has_header(headers, headers_truncated, spelling) then
+      request.clear_header(spelling)
+    end
   end
 
   for i = 1, #key_names do
@@ -196,14 +211,20 @@ end
 
 function JobScopesHandler:access(conf)
   local query, query_err = kong.request.get_query()
-  local key_state = find_key(conf.key_names, kong.request.get_headers(), query)
+  local headers, headers_err = kong.request.get_headers()
+  local headers_truncated = headers_err == "truncated"
+  local key_state = find_key(conf.key_names, headers, query)
 
   -- Before answering, so a rejected key does not linger in the request either (log serializers read it).
-  strip_keys(conf.key_names, query, query_err == "truncated")
+  strip_keys(conf.key_names, headers, headers_truncated, query, query_err == "truncated")
 
   local request = kong.service.request
-  request.clear_header(CONSUMER_GROUPS)
-  request.clear_header(GATEWAY_SECRET)
+  if has_header(headers, headers_truncated, CONSUMER_GROUPS_LOWER) then
+    request.clear_header(CONSUMER_GROUPS)
+  end
+  if has_header(headers, headers_truncated, GATEWAY_SECRET_LOWER) then
+    request.clear_header(GATEWAY_SECRET)
+  end
 
   local scopes, err = authorize(conf, key_state)
   if not scopes then
