@@ -1,5 +1,4 @@
 import { and, asc, eq, gt, inArray, isNull, lt, notInArray, or, sql } from 'drizzle-orm';
-import { uuidToBuffer } from '../../domain/uuid';
 import type { Database } from '../client';
 import { compile, runStatement, type Statement } from '../sql';
 import { jobChanges } from '../schema';
@@ -62,8 +61,7 @@ export async function recordHolds(db: Database, holds: readonly Hold[], leaseMs:
     const list = holds.filter((hold) => (hold.seq !== undefined) === (kind === 'delivered'));
     if (list.length === 0) continue;
     const values: Record<string, unknown> = { leaseUs: Math.round(leaseMs) * 1000 };
-    // Placeholders skip the column's encoding: the id goes as the bytes the column holds.
-    list.forEach((hold, i) => Object.assign(values, { [`id${i}`]: uuidToBuffer(hold.id), [`owner${i}`]: hold.owner, [`seq${i}`]: hold.seq }));
+    list.forEach((hold, i) => Object.assign(values, { [`id${i}`]: subs.id.mapToDriverValue(hold.id), [`owner${i}`]: hold.owner, [`seq${i}`]: hold.seq }));
     written += await runStatement(db, holdStatement(db, kind, list.length)(values));
   }
   if (written === holds.length) return new Set();

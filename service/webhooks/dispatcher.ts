@@ -78,7 +78,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
         }
         const eventId = eventIdOf(event.seq);
         const started = process.hrtime.bigint();
-        const outcome = await postEvent(target, { ...sign(eventId, new Date(), event.body) }, event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
+        const outcome = await postEvent(target, sign(eventId, new Date(), event.body), event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         if (outcome.ok) {
           metrics?.observeDelivery('delivered', seconds);

@@ -18,7 +18,6 @@ export function holdWriter(db: Database, leaseMs: number): HoldWriter {
   let flushing = false;
 
   async function flush(): Promise<void> {
-    flushing = true;
     while (queue.length > 0) {
       const batch = queue;
       queue = [];

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { addressProblem, guardedLookup, hostAddress, UrlRefused, type Lookup, type UrlPolicy } from './url-guard';
+import { checkUrlForm, guardedLookup, UrlRefused, type Lookup, type UrlPolicy } from './url-guard';
 
 /** A delivery's limits (docs/decisions.md, Webhooks). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -26,12 +26,13 @@ export function keepAliveAgents(): { http: http.Agent; https: https.Agent } {
 export type Target = { url: URL; secure: boolean } | { refused: PostOutcome };
 
 export function deliveryTarget(raw: string, policy: UrlPolicy): Target {
-  const url = new URL(raw);
-  const literal = hostAddress(url);
-  const literalProblem = literal === undefined ? undefined : addressProblem(literal, policy);
-  if (literalProblem) return { refused: { ok: false, refused: true, error: `not contacted: url must reach a public address: ${literalProblem}` } };
-  if (url.protocol !== 'https:' && !(policy.allowHttp && url.protocol === 'http:')) return { refused: { ok: false, refused: true, error: 'not contacted: url must use https' } };
-  return { url, secure: url.protocol === 'https:' };
+  try {
+    const url = checkUrlForm(raw, policy);
+    return { url, secure: url.protocol === 'https:' };
+  } catch (error) {
+    if (error instanceof UrlRefused) return { refused: { ok: false, refused: true, error: `not contacted: ${error.message}` } };
+    throw error;
+  }
 }
 
 /** POSTs one event to checked addresses only, no redirects, the answer read to 64 KB within the timeout; only a 2xx delivers. */

@@ -1,11 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 
 /** The Standard Webhooks headers of one delivery attempt. */
-export interface SignedHeaders {
+export type SignedHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 /** Signs `id.timestamp.body` with each valid secret, space-separated, with the reference library partners verify with; the keys are decoded once a walk. */
 export function signer(secrets: readonly string[]): (id: string, at: Date, body: string) => SignedHeaders {
