@@ -1,18 +1,20 @@
 /**
- * W: webhook delivery. Ten healthy receivers (node:http on loopback, 204 to everything) subscribed
- * through the service's API, one dispatcher process, and creates through the API at a fixed rate.
+ * W: webhook delivery. Ten healthy receivers (bench/webhook-receivers.ts: node:http on loopback,
+ * 204 to everything, in a thread at the lowest CPU priority) subscribed through the service's API, one dispatcher process, and creates through the API at a fixed rate.
  * Latency: from the moment a create's answer arrived (its statement committed) to the moment each
  * receiver got the event for that job, per delivery. Cost: get by id (D's request mix) against the
  * service with the dispatcher running against the same with it stopped, under the same creates,
  * alternating which goes first each round.
  */
-import http from 'node:http';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { measure, type Endpoint, type Measurement } from './measure';
 import { cpuMicros, machineBusyMicros } from './proc';
 import type { Server } from './servers';
 import { median } from './stability';
+import type { Arrival } from './webhook-receivers';
 
 export const SUBSCRIPTIONS = 10;
 export const CHANGES_PER_SECOND = 50;
@@ -99,34 +101,42 @@ interface Receiver {
   url: string;
   /** Job id -> arrival times (performance.now()). */
   arrivals: Map<string, number[]>;
-  close(): Promise<void>;
 }
 
-async function startReceiver(): Promise<Receiver> {
-  const arrivals = new Map<string, number[]>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const at = performance.now();
-      try {
-        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { id?: string } };
-        const job = event.data?.id;
-        if (job) arrivals.set(job, [...(arrivals.get(job) ?? []), at]);
-      } catch {
-        // not an event: still answered, it is not the bench's to refuse
-      }
-      res.writeHead(204).end();
+/** `count` receivers (bench/webhook-receivers.ts) in a worker thread of their own, and how to stop them. */
+async function startReceivers(count: number): Promise<{ receivers: Receiver[]; close: () => Promise<void> }> {
+  const worker = new Worker(path.join(__dirname, 'webhook-receivers.js'), { workerData: { count } });
+  const receivers: Receiver[] = [];
+  const urls = await new Promise<string[]>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (message: { urls?: string[] } & Partial<Arrival>) => {
+      if (message.urls) return resolve(message.urls);
+      const arrivals = receivers[message.receiver!]!.arrivals;
+      const at = message.at! - performance.timeOrigin;
+      arrivals.set(message.job!, [...(arrivals.get(message.job!) ?? []), at]);
     });
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  for (const url of urls) receivers.push({ url, arrivals: new Map() });
   return {
-    url: `http://127.0.0.1:${port}/hook`,
-    arrivals,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    receivers,
+    close: async () => {
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.postMessage('close');
+      await Promise.race([exited, wait(5000).then(() => worker.terminate())]);
+    },
   };
+}
+
+/**
+ * Deliveries a second, over every receiver, that arrived between two moments (performance.now()),
+ * and why a window with the dispatcher running does not count: one that delivered under 90% of what
+ * the creates made due did less than its work there.
+ */
+export function deliveriesIn(receivers: Array<Map<string, number[]>>, from: number, to: number, due: number): { perSecond: number; invalid?: string } {
+  let n = 0;
+  for (const arrivals of receivers) for (const times of arrivals.values()) for (const at of times) if (at >= from && at < to) n++;
+  const perSecond = (n * 1000) / (to - from);
+  return perSecond < 0.9 * due ? { perSecond, invalid: `the dispatcher fell behind: ${perSecond.toFixed(0)} deliveries/s of ${due}` } : { perSecond };
 }
 
 /** Creates through the API at `rate` a second until stopped: each created job's id and the time its answer arrived. */
@@ -195,11 +205,12 @@ async function drained(receivers: Receiver[], committed: Map<string, number>, ms
 }
 
 export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResult> {
-  const receivers: Receiver[] = [];
+  let receivers: Receiver[] = [];
+  let closeReceivers = async () => undefined as void;
   const subscriptions: Array<{ id: string; headers: Record<string, string> }> = [];
   let dispatcher: Server | undefined;
   try {
-    for (let n = 0; n < SUBSCRIPTIONS; n++) receivers.push(await startReceiver());
+    ({ receivers, close: closeReceivers } = await startReceivers(SUBSCRIPTIONS));
     // A run that died before its clean-up left subscriptions to dead ports: they would be retried during this one.
     for (let n = 0; n < SUBSCRIPTIONS; n++) {
       const listed = (await (await fetch(`${o.service.url}/api/v1/webhooks`, { headers: o.subscriberHeaders(n) })).json()) as { data?: Array<{ id: string }> };
@@ -262,11 +273,14 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
         const endpoint: Endpoint = { target: 'service', server: o.service, chain: on ? [o.service, dispatcher!] : [o.service] };
         try {
           const selfBefore = self();
+          const from = performance.now();
           const measured = await measure(endpoint, o.load(round));
+          const delivered = deliveriesIn(receivers.map((r) => r.arrivals), from, performance.now(), CHANGES_PER_SECOND * SUBSCRIPTIONS);
           // The receivers and the creates run in this process: the bench's own load, not the machine's.
           const m = { ...measured, otherCores: Math.max(0, measured.otherCores - ((self() - selfBefore) / 1e6) / measured.seconds) };
+          if (on && delivered.invalid && !m.invalid) m.invalid = delivered.invalid;
           entry[on ? 'on' : 'off'] = m;
-          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'stopped'}: ${m.reqPerSec.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, other load ${m.otherCores.toFixed(2)} cores${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
+          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'stopped'}: ${m.reqPerSec.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, other load ${m.otherCores.toFixed(2)} cores${on ? `, ${delivered.perSecond.toFixed(0)} deliveries/s` : ''}${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
         } catch (error) {
           o.log(`  W    get by id, dispatcher ${on ? 'running' : 'stopped'} failed: ${(error as Error).message}`);
         } finally {
@@ -281,6 +295,6 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
   } finally {
     for (const s of subscriptions) await fetch(`${o.service.url}/api/v1/webhooks/${s.id}`, { method: 'DELETE', headers: s.headers }).catch(() => undefined);
     await dispatcher?.stop();
-    for (const r of receivers) await r.close();
+    await closeReceivers();
   }
 }

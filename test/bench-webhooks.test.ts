@@ -5,7 +5,7 @@
  */
 import type { Measurement } from '../bench/measure';
 import { targets, type RunResult } from '../bench/report';
-import { dispatcherRatio, matchDeliveries, percentile, type WebhookResult } from '../bench/webhooks';
+import { deliveriesIn, dispatcherRatio, matchDeliveries, percentile, type WebhookResult } from '../bench/webhooks';
 
 test('percentiles are nearest-rank over the sorted values', () => {
   const values = Array.from({ length: 100 }, (_, i) => i + 1);
@@ -31,6 +31,17 @@ test('each receiver first arrival per job is measured from that job commit; repe
   expect(summary).toMatchObject({ delivered: 3, expected: 4, repeats: 1, p50: 300, p99: 400, max: 400 });
   // Three deliveries between the first commit (1000) and the last first arrival (2400).
   expect(summary.perSecond).toBeCloseTo(3000 / 1400, 6);
+});
+
+test('a window with the dispatcher running counts only when it delivered at least 90% of what was due in it', () => {
+  const one = new Map([
+    ['job-a', [900, 1500]],
+    ['job-b', [1999, 2000]],
+  ]);
+  const two = new Map([['job-a', [1200, 1800]]]);
+  // 1500, 1999, 1200 and 1800 are in [1000, 2000): 4 in a second.
+  expect(deliveriesIn([one, two], 1000, 2000, 4)).toEqual({ perSecond: 4 });
+  expect(deliveriesIn([one, two], 1000, 2000, 5)).toEqual({ perSecond: 4, invalid: 'the dispatcher fell behind: 4 deliveries/s of 5' });
 });
 
 const window = (reqPerSec: number, otherCores = 0.05, invalid?: string) => ({ reqPerSec, otherCores, ...(invalid ? { invalid } : {}) }) as Measurement;
