@@ -8,7 +8,8 @@
 -- timer, this one sends one EVALSHA that counts the request in every window only when all have
 -- room (envoyproxy/ratelimit counts a request's descriptors in one pipelined round trip:
 -- src/redis/fixed_cache_impl.go). One light thread per worker writes the calls waiting at once
--- in one write. Redis down or slow: requests pass uncounted (no headers) after a bounded wait.
+-- in one write, and under load holds them a moment for more to share it (implicit pipelining).
+-- Redis down or slow: requests pass uncounted (no headers) after a bounded wait.
 
 local to_hex = require("resty.string").to_hex
 local semaphore = require "ngx.semaphore"
@@ -40,6 +41,11 @@ local OUTAGE = "job-rate-limits:redis-down"
 local RETRY_SECONDS = 1
 local KEEPALIVE_MS = 60000
 local SENDER_IDLE_SECONDS = 1
+-- Under load (the last batch, sent within BUSY_SECONDS, held more than one call) a batch waits up to
+-- PIPELINE_WINDOW or until PIPELINE_LIMIT calls wait (envoyproxy/ratelimit: REDIS_PIPELINE_WINDOW, _LIMIT).
+local PIPELINE_WINDOW = 0.001
+local PIPELINE_LIMIT = 8
+local BUSY_SECONDS = 0.01
 local POOL_SIZE = 256
 
 local WINDOWS = { { "second", 1 }, { "minute", 60 }, { "hour", 3600 } }
@@ -304,16 +310,25 @@ end
 -- ratelimit batches its Redis commands likewise). Every script call stays atomic on its own.
 local pending = {}
 local wakeup = semaphore.new()
+local filled = semaphore.new()
+local holding = false
 
 local function sender(premature)
   if premature then
     return
   end
+  local last_size, last_at = 0, 0
   while not exiting() do
     wakeup:wait(SENDER_IDLE_SECONDS)
     while #pending > 0 do
+      if last_size > 1 and #pending < PIPELINE_LIMIT and now() - last_at < BUSY_SECONDS then
+        holding = true
+        filled:wait(PIPELINE_WINDOW)
+        holding = false
+      end
       local batch = pending
       pending = {}
+      last_size, last_at = #batch, now()
       -- Batches by Redis (every route of ours has the same one).
       local by_pool = {}
       for i = 1, #batch do
@@ -361,9 +376,12 @@ local function count(r, plan, keys)
   request[#request + 1] = plan.args
 
   local job = { r = r, plan = plan, request = request, done = semaphore.new() }
-  pending[#pending + 1] = job
-  if #pending == 1 then
+  local waiting = #pending + 1
+  pending[waiting] = job
+  if waiting == 1 then
     wakeup:post(1)
+  elseif holding and waiting == PIPELINE_LIMIT then
+    filled:post(1)
   end
 
   -- Connect, write and read each wait at most the timeout.
