@@ -268,6 +268,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
         createBody: CREATE_BODY,
         load: (round) => ({ ...loadOf(d, 'service', round, options.duration), seconds: options.duration }),
         seconds: options.webhookSeconds,
+        warmup: options.warmup,
         rounds: options.rounds,
         databasePid: dbPid,
         log,
