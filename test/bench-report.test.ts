@@ -10,6 +10,7 @@ import type { Measurement } from '../bench/measure';
 import { parseOptions } from '../bench/options';
 import { markdownTable, roundRatios, settled, targets, writeLatest, type RunResult, type ScenarioResult } from '../bench/report';
 import type { Target } from '../bench/scenarios';
+import { benchRun } from './helpers/bench-run';
 
 function window(target: Target, round: number, reqPerSec: number, cpu: number, extra: Partial<Measurement> = {}): Measurement {
   const requests = reqPerSec * 5;
@@ -42,18 +43,7 @@ function scenario(measurements: Measurement[], rounds = Math.max(...measurements
   return { size: 100_000, key: 'D', title: 'get by id (random)', path: '/api/v1/jobs/', comparison: { subjects: ['service'], reference: 'baseline', counts: 'answers' }, measurements, rounds };
 }
 
-function runOf(result: ScenarioResult): RunResult {
-  return {
-    startedAt: '2026-11-25T00:00:00.000Z',
-    finishedAt: '',
-    minutes: 1,
-    machine: {},
-    options: { spread: 5, rounds: 3, maxRounds: 10, duration: 5, connections: 16, warmup: 2, pool: 10 },
-    tables: [{ size: 100_000, rows: 100_000, seededSeconds: 0 }],
-    scenarios: [result],
-    syncs: [],
-  };
-}
+const runOf = (result: ScenarioResult): RunResult => benchRun(100_000, { scenarios: [result] });
 
 const rowOf = (run: RunResult) => markdownTable(run).split('\n').find((line) => line.startsWith('| D '))!;
 

@@ -6,6 +6,7 @@
 import type { Measurement } from '../bench/measure';
 import { targets, type RunResult } from '../bench/report';
 import { deliveriesIn, dispatcherRatio, matchDeliveries, percentile, type WebhookResult } from '../bench/webhooks';
+import { benchRun } from './helpers/bench-run';
 
 test('percentiles are nearest-rank over the sorted values', () => {
   const values = Array.from({ length: 100 }, (_, i) => i + 1);
@@ -76,19 +77,7 @@ test('the cost is the median over rounds where both windows are valid', () => {
   expect(cost.ratio).toBeCloseTo(0.9, 6);
 });
 
-function runOf(w: WebhookResult): RunResult {
-  return {
-    startedAt: '2026-11-26T00:00:00.000Z',
-    finishedAt: '',
-    minutes: 1,
-    machine: {},
-    options: { spread: 5, rounds: 3, maxRounds: 10, duration: 5, connections: 16, warmup: 0, pool: 10 },
-    tables: [{ size: 10_000, rows: 10_000, seededSeconds: 0 }],
-    scenarios: [],
-    syncs: [],
-    webhooks: [w],
-  };
-}
+const runOf = (w: WebhookResult): RunResult => benchRun(10_000, { webhooks: [w] });
 
 const lines = (w: WebhookResult) => targets(runOf(w)).filter((line) => line.includes('W '));
 const three = (on: number, off: number, other = 0.05) => [1, 2, 3].map((round) => ({ round, on: window(on, other), off: window(off, other) }));
