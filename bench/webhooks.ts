@@ -207,12 +207,12 @@ async function drained(receivers: Receiver[], committed: Map<string, number>, ms
 }
 
 export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResult> {
-  let receivers: Receiver[] = [];
-  let closeReceivers = async () => undefined as void;
+  let started: Awaited<ReturnType<typeof startReceivers>> | undefined;
   const subscriptions: Array<{ id: string; headers: Record<string, string> }> = [];
   let dispatcher: Server | undefined;
   try {
-    ({ receivers, close: closeReceivers } = await startReceivers(SUBSCRIPTIONS));
+    started = await startReceivers(SUBSCRIPTIONS);
+    const { receivers } = started;
     // A run that died before its clean-up left subscriptions to dead ports: they would be retried during this one.
     for (let n = 0; n < SUBSCRIPTIONS; n++) {
       const listed = (await (await fetch(`${o.service.url}/api/v1/webhooks`, { headers: o.subscriberHeaders(n) })).json()) as { data?: Array<{ id: string }> };
@@ -305,6 +305,6 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
   } finally {
     for (const s of subscriptions) await fetch(`${o.service.url}/api/v1/webhooks/${s.id}`, { method: 'DELETE', headers: s.headers }).catch(() => undefined);
     await dispatcher?.stop();
-    await closeReceivers();
+    await started?.close();
   }
 }
