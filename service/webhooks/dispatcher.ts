@@ -8,7 +8,7 @@ import { eventId as eventIdOf } from './events';
 import { feedWindow } from './feed-window';
 import { holdWriter } from './hold-writer';
 import type { DispatcherMetrics } from './metrics';
-import { deliveryTarget, keepAliveAgents, postEvent } from './post';
+import { deliveryAgent, deliveryTarget, postEvent } from './post';
 import { decryptSecret } from './secrets';
 import { retryDelay, type WebhookSettings } from './settings';
 import { signer } from './signing';
@@ -36,7 +36,7 @@ export interface Dispatcher {
 
 /** Delivers each leased subscription's feed entries in order, one at a time; a failure reschedules the same event (docs/decisions.md, Webhooks). */
 export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}` }: DispatcherOptions): Dispatcher {
-  const agents = keepAliveAgents();
+  const agent = deliveryAgent(settings.policy);
   const walking = new Map<string, Promise<void>>();
   let stopping = false;
   let claims = 0;
@@ -78,7 +78,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
         }
         const eventId = eventIdOf(event.seq);
         const started = process.hrtime.bigint();
-        const outcome = await postEvent(target, sign(eventId, new Date(), event.body), event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agents });
+        const outcome = await postEvent(target, sign(eventId, new Date(), event.body), event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agent });
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         if (outcome.ok) {
           metrics?.observeDelivery('delivered', seconds);
@@ -160,8 +160,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
       feed.close();
       await loop;
       await Promise.allSettled(walking.values());
-      agents.http.destroy();
-      agents.https.destroy();
+      await agent.close();
     },
   };
 }

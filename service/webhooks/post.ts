@@ -1,5 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { ConnectionOptions } from 'node:tls';
+import { Agent, type Dispatcher } from 'undici';
 import { checkUrlForm, guardedLookup, UrlRefused, type Lookup, type UrlPolicy } from './url-guard';
 
 /** A delivery's limits (docs/decisions.md, Webhooks). */
@@ -14,77 +14,95 @@ export interface PostOptions {
   policy: UrlPolicy;
   timeoutMs?: number;
   lookup?: Lookup;
-  /** Keep-alive agents, one per scheme, shared by a dispatcher's deliveries. */
-  agents?: { http: http.Agent; https: https.Agent };
+  /** The dispatcher's connection pool (deliveryAgent: it has the lookup); without one, a pool is made for this delivery and closed after it. */
+  agent?: Agent;
 }
 
-export function keepAliveAgents(): { http: http.Agent; https: https.Agent } {
-  return { http: new http.Agent({ keepAlive: true, maxSockets: 4 }), https: new https.Agent({ keepAlive: true, maxSockets: 4 }) };
+/**
+ * Keep-alive connections to the receivers, each opened through the guarded lookup (only checked
+ * addresses, no second resolution) and never following a redirect. `tls` is for tests' own CAs.
+ */
+export function deliveryAgent(policy: UrlPolicy, options: { lookup?: Lookup; tls?: ConnectionOptions } = {}): Agent {
+  const lookup = guardedLookup(policy, options.lookup) as unknown as ConnectionOptions['lookup'];
+  return new Agent({ connections: 4, pipelining: 1, connect: { ...options.tls, lookup } });
 }
 
 /** A subscription's URL, parsed and its literal address and scheme checked once: a walk posts many events to it. */
-export type Target = { url: URL; secure: boolean } | { refused: PostOutcome };
+export type Target = { url: URL; origin: string; path: string } | { refused: PostOutcome };
 
 export function deliveryTarget(raw: string, policy: UrlPolicy): Target {
   try {
     const url = checkUrlForm(raw, policy);
-    return { url, secure: url.protocol === 'https:' };
+    return { url, origin: url.origin, path: `${url.pathname}${url.search}` };
   } catch (error) {
     if (error instanceof UrlRefused) return { refused: { ok: false, refused: true, error: `not contacted: ${error.message}` } };
     throw error;
   }
 }
 
+const answerOf = (status: number): PostOutcome =>
+  status >= 200 && status < 300
+    ? { ok: true, status }
+    : { ok: false, status, error: status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}` };
+
 /** POSTs one event to checked addresses only, no redirects, the answer read to 64 KB within the timeout; only a 2xx delivers. */
 export function postEvent(to: string | Target, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
   const target = typeof to === 'string' ? deliveryTarget(to, options.policy) : to;
   if ('refused' in target) return Promise.resolve(target.refused);
-  const { url, secure } = target;
+  const agent = options.agent ?? deliveryAgent(options.policy, { lookup: options.lookup });
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
 
-  return new Promise((resolve) => {
+  const sent = new Promise<PostOutcome>((resolve) => {
     let settled = false;
+    let status: number | undefined;
+    let read = 0;
+    let abort: ((reason?: Error) => void) | undefined;
     const finish = (outcome: PostOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(outcome);
     };
-    const request = (secure ? https : http).request(url, {
-      method: 'POST',
-      agent: options.agents?.[secure ? 'https' : 'http'],
-      lookup: guardedLookup(options.policy, options.lookup) as unknown as typeof import('node:dns').lookup,
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'job-listings-webhooks/1' },
-    });
-    const timer = setTimeout(() => {
-      request.destroy();
-      finish({ ok: false, error: `no answer within ${timeoutMs / 1000} s` });
-    }, timeoutMs);
-    request.on('error', (error) => {
-      if (error instanceof UrlRefused) return finish({ ok: false, refused: true, error: `not contacted: ${error.message}` });
-      finish({ ok: false, error: `connection failed: ${(error as NodeJS.ErrnoException).code ?? error.message}` });
-    });
-    request.on('response', (response) => {
-      const status = response.statusCode ?? 0;
-      let read = 0;
-      response.on('data', (chunk: Buffer) => {
+    // Settled first, then the connection dropped: what undici reports for the abort is not the outcome.
+    const giveUp = (outcome: PostOutcome) => {
+      finish(outcome);
+      abort?.(new Error('delivery ended'));
+    };
+    const timer = setTimeout(() => giveUp({ ok: false, error: `no answer within ${timeoutMs / 1000} s` }), timeoutMs);
+    const handler: Dispatcher.DispatchHandlers = {
+      onConnect: (abortRequest) => {
+        abort = abortRequest;
+        if (settled) abortRequest(new Error('delivery ended'));
+      },
+      onHeaders: (statusCode) => {
+        status = statusCode;
+        return true;
+      },
+      onData: (chunk) => {
         read += chunk.length;
         // Past the limit the answer is dropped with its connection; the status already decided.
-        if (read > ANSWER_LIMIT_BYTES) {
-          response.destroy();
-          settle();
-        }
-      });
-      const settle = () =>
-        finish(
-          status >= 200 && status < 300
-            ? { ok: true, status }
-            : { ok: false, status, error: status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}` },
-        );
-      response.on('end', settle);
-      response.on('error', () => settle());
-      response.on('close', () => (read <= ANSWER_LIMIT_BYTES && !response.complete ? finish({ ok: false, status, error: `HTTP ${status}, answer cut off` }) : settle()));
-    });
-    request.end(body);
+        if (read > ANSWER_LIMIT_BYTES) giveUp(answerOf(status!));
+        return true;
+      },
+      onComplete: () => finish(answerOf(status!)),
+      onError: (error) => {
+        if (error instanceof UrlRefused) return finish({ ok: false, refused: true, error: `not contacted: ${error.message}` });
+        if (status !== undefined) return finish({ ok: false, status, error: `HTTP ${status}, answer cut off` });
+        finish({ ok: false, error: `connection failed: ${(error as NodeJS.ErrnoException).code ?? error.message}` });
+      },
+    };
+    agent.dispatch(
+      {
+        origin: target.origin,
+        path: target.path,
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'job-listings-webhooks/1' },
+        body,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      },
+      handler,
+    );
   });
+  return options.agent ? sent : sent.finally(() => agent.destroy());
 }

@@ -152,7 +152,7 @@ export async function checkUrl(raw: string, policy: UrlPolicy, lookup?: Lookup):
   return url;
 }
 
-/** A lookup for http.request that hands the socket only the addresses it checked (no second resolution to rebind). */
+/** A lookup for new connections that hands the socket only the addresses it checked (no second resolution to rebind). */
 export function guardedLookup(policy: UrlPolicy, lookup?: Lookup) {
   return (hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void): void => {
     resolveChecked(hostname, policy, lookup).then(

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { postEvent } from '../../service/webhooks/post';
+import { deliveryAgent, postEvent } from '../../service/webhooks/post';
 import { addressProblem, checkUrl, PRODUCTION_POLICY, UrlRefused, type Lookup, type UrlPolicy } from '../../service/webhooks/url-guard';
 
 const DEV: UrlPolicy = { allowHttp: true, allowed: ['127.0.0.0/8', '::1/128'] };
@@ -164,16 +164,26 @@ describe('postEvent over TLS: the certificate is checked against the URL\'s name
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
   beforeEach(() => names.splice(0));
-  const trusting = () => ({ http: new http.Agent(), https: new https.Agent({ ca }) });
+  // The dispatcher's pool with the test's CA trusted; closed after each test.
+  let agents: ReturnType<typeof deliveryAgent>[] = [];
+  const trusting = () => {
+    const agent = deliveryAgent(HTTPS_ONLY, { lookup: answering('127.0.0.1'), tls: { ca } });
+    agents.push(agent);
+    return agent;
+  };
+  afterEach(async () => {
+    await Promise.all(agents.map((agent) => agent.destroy()));
+    agents = [];
+  });
   const HTTPS_ONLY: UrlPolicy = { allowHttp: false, allowed: ['127.0.0.0/8'] };
 
   test('a receiver whose certificate names the URL\'s host is delivered to, with the name sent in SNI', async () => {
-    expect(await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, lookup: answering('127.0.0.1'), agents: trusting() })).toEqual({ ok: true, status: 204 });
+    expect(await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, agent: trusting() })).toEqual({ ok: true, status: 204 });
     expect(names).toEqual(['hooks.partner.example']);
   });
 
   test('a certificate for another name, or from an authority the dispatcher does not trust, is a failed delivery', async () => {
-    const other = await postEvent(`https://other.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, lookup: answering('127.0.0.1'), agents: trusting() });
+    const other = await postEvent(`https://other.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, agent: trusting() });
     expect(other).toEqual({ ok: false, error: 'connection failed: ERR_TLS_CERT_ALTNAME_INVALID' });
     const untrusted = await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, lookup: answering('127.0.0.1') });
     expect(untrusted).toMatchObject({ ok: false, error: expect.stringMatching(/^connection failed: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/) });
