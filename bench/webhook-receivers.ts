@@ -1,8 +1,9 @@
 /**
  * W's receivers, in a worker thread of the bench at the lowest CPU priority: a partner's receiver
  * runs on the partner's machine, so here it takes only what our processes leave and does not
- * preempt them. node:http on loopback, 204 to everything; each event's arrival is posted to the
- * bench as { receiver, job, at } (at: milliseconds since the epoch, high resolution).
+ * preempt them. node:http on loopback, 204 to everything; each event's arrival is recorded as
+ * { receiver, job, at } (at: milliseconds since the epoch, high resolution) and posted to the bench
+ * in batches, so the bench's own thread is not woken for every delivery.
  */
 import http from 'node:http';
 import os from 'node:os';
@@ -15,8 +16,17 @@ export interface Arrival {
   at: number;
 }
 
+/** How often the arrivals recorded since the last batch are posted. */
+const BATCH_MS = 50;
+
 if (parentPort) {
   const port = parentPort;
+  let batch: Arrival[] = [];
+  const timer = setInterval(() => {
+    if (batch.length === 0) return;
+    port.postMessage({ arrivals: batch });
+    batch = [];
+  }, BATCH_MS);
   // Without a pid, libuv's setpriority applies to the calling thread only (Linux: nice is per thread).
   os.setPriority(19);
   const servers = Array.from({ length: (workerData as { count: number }).count }, (_, receiver) => {
@@ -28,7 +38,7 @@ if (parentPort) {
         try {
           const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { id?: string } };
           const job = event.data?.id;
-          if (job) port.postMessage({ receiver, job, at } satisfies Arrival);
+          if (job) batch.push({ receiver, job, at });
         } catch {
           // not an event: still answered, it is not the bench's to refuse
         }
@@ -42,6 +52,8 @@ if (parentPort) {
     port.postMessage({ urls: servers.map((s) => `http://127.0.0.1:${(s.address() as { port: number }).port}/hook`) });
   });
   port.on('message', () => {
+    clearInterval(timer);
+    if (batch.length > 0) port.postMessage({ arrivals: batch });
     for (const s of servers) s.closeAllConnections();
     Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve)))).then(() => port.close());
   });

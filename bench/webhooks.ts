@@ -109,11 +109,12 @@ async function startReceivers(count: number): Promise<{ receivers: Receiver[]; c
   const receivers: Receiver[] = [];
   const urls = await new Promise<string[]>((resolve, reject) => {
     worker.once('error', reject);
-    worker.on('message', (message: { urls?: string[] } & Partial<Arrival>) => {
+    worker.on('message', (message: { urls?: string[]; arrivals?: Arrival[] }) => {
       if (message.urls) return resolve(message.urls);
-      const arrivals = receivers[message.receiver!]!.arrivals;
-      const at = message.at! - performance.timeOrigin;
-      arrivals.set(message.job!, [...(arrivals.get(message.job!) ?? []), at]);
+      for (const { receiver, job, at } of message.arrivals ?? []) {
+        const arrivals = receivers[receiver]!.arrivals;
+        arrivals.set(job, [...(arrivals.get(job) ?? []), at - performance.timeOrigin]);
+      }
     });
   });
   for (const url of urls) receivers.push({ url, arrivals: new Map() });
@@ -197,11 +198,16 @@ export interface WebhookBenchOptions {
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until every receiver has every job in `committed`, or `ms` passed. */
-async function drained(receivers: Receiver[], committed: Map<string, number>, ms: number): Promise<void> {
+/**
+ * Waits until every receiver has every job in `committed` (maps that may still be growing) whose
+ * commit is at least `settledMs` old, or `ms` passed.
+ */
+export async function drained(receivers: Array<Pick<Receiver, 'arrivals'>>, committed: Array<Map<string, number>>, ms: number, settledMs = 0): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (receivers.every((r) => [...committed.keys()].every((job) => r.arrivals.has(job)))) return;
+    const before = performance.now() - settledMs;
+    const due = committed.flatMap((map) => [...map].filter(([, at]) => at <= before).map(([job]) => job));
+    if (receivers.every((r) => due.every((job) => r.arrivals.has(job)))) return;
     await wait(100);
   }
 }
@@ -230,7 +236,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
     const warmup = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
     await wait(3000);
     await warmup.stop();
-    await drained(receivers, warmup.committed, 30_000);
+    await drained(receivers, [warmup.committed], 30_000);
 
     // Latency: the dispatcher alone with the creates, nothing else loading the service.
     const ours = () => [o.service.pid, dispatcher!.pid].reduce((sum, pid) => sum + cpuMicros(pid), 0) + (o.databasePid ? cpuMicros(o.databasePid) : 0);
@@ -245,7 +251,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
     const serviceCores = (cpuMicros(o.service.pid) - before.service) / wall;
     const loadAverage = os.loadavg().map((l) => l.toFixed(2)).join(' ');
     // A dispatcher that fell behind gets time to finish: late deliveries count at their lateness.
-    await drained(receivers, drive.committed, Math.max(30_000, 3 * o.seconds * 1000));
+    await drained(receivers, [drive.committed], Math.max(30_000, 3 * o.seconds * 1000));
     const latency = matchDeliveries(drive.committed, receivers.map((r) => r.arrivals));
     o.log(
       `W    ${drive.committed.size} creates in ${o.seconds} s (${drive.failed()} failed) to ${SUBSCRIPTIONS} subscriptions: ${latency.delivered} of ${latency.expected} deliveries, ` +
@@ -261,31 +267,35 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
       const creates = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
       await measure({ target: 'service', server: o.service, chain: [o.service, dispatcher!] }, { ...o.load(0), seconds: o.warmup }).catch(() => undefined);
       await creates.stop();
-      await drained(receivers, creates.committed, 30_000);
+      await drained(receivers, [creates.committed], 30_000);
     }
     // What the creates of the last window without the dispatcher left it to deliver.
     let backlog = new Map<string, number>();
+    let paused = false;
     for (let round = 1; round <= o.rounds; round++) {
       const entry: WebhookResult['rounds'][number] = { round };
       for (const on of round % 2 === 1 ? [true, false] : [false, true]) {
-        if (on && !dispatcher) dispatcher = await o.startDispatcher();
-        if (!on && dispatcher) {
-          await dispatcher.stop();
-          dispatcher = undefined;
+        // Paused, not restarted: a dispatcher runs for days, so its windows price a warm process, not a fresh one's compiling.
+        if (on === paused) {
+          process.kill(dispatcher.pid, on ? 'SIGCONT' : 'SIGSTOP');
+          paused = !on;
         }
         const creates = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
         if (!on) backlog = creates.committed;
-        // A restarted dispatcher first catches up on what the stopped window left (not timed): the cost measured is its steady state.
+        // A resumed dispatcher first catches up on what the paused window left (not timed): the cost measured is its steady state.
         if (on) {
+          // Caught up: everything committed over a second ago has arrived, the creates during the catch-up included.
           await wait(1000);
-          await drained(receivers, new Map([...backlog, ...creates.committed]), 60_000);
+          await drained(receivers, [backlog, creates.committed], 60_000, 1000);
         }
-        const endpoint: Endpoint = { target: 'service', server: o.service, chain: on ? [o.service, dispatcher!] : [o.service] };
+        const endpoint: Endpoint = { target: 'service', server: o.service, chain: on ? [o.service, dispatcher] : [o.service] };
         try {
           const selfBefore = self();
           const from = performance.now();
           const measured = await measure(endpoint, o.load(round));
-          const delivered = deliveriesIn(receivers.map((r) => r.arrivals), from, performance.now(), CHANGES_PER_SECOND * SUBSCRIPTIONS);
+          const to = performance.now();
+          await wait(100); // the receivers post their arrivals every 50 ms
+          const delivered = deliveriesIn(receivers.map((r) => r.arrivals), from, to, CHANGES_PER_SECOND * SUBSCRIPTIONS);
           // The receivers and the creates run in this process: the bench's own load, not the machine's.
           const m = { ...measured, otherCores: Math.max(0, measured.otherCores - ((self() - selfBefore) / 1e6) / measured.seconds) };
           if (on && delivered.invalid && !m.invalid) m.invalid = delivered.invalid;
@@ -303,6 +313,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
     o.log(`W    get by id with the dispatcher / without: ${cost.ratio.toFixed(3)}x (median of ${cost.rounds} rounds)`);
     return result;
   } finally {
+    if (dispatcher) process.kill(dispatcher.pid, 'SIGCONT');
     for (const s of subscriptions) await fetch(`${o.service.url}/api/v1/webhooks/${s.id}`, { method: 'DELETE', headers: s.headers }).catch(() => undefined);
     await dispatcher?.stop();
     await started?.close();

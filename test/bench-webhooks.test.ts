@@ -5,7 +5,8 @@
  */
 import type { Measurement } from '../bench/measure';
 import { targets, type RunResult } from '../bench/report';
-import { deliveriesIn, dispatcherRatio, matchDeliveries, percentile, type WebhookResult } from '../bench/webhooks';
+import { performance } from 'node:perf_hooks';
+import { deliveriesIn, dispatcherRatio, drained, matchDeliveries, percentile, type WebhookResult } from '../bench/webhooks';
 import { benchRun } from './helpers/bench-run';
 
 test('percentiles are nearest-rank over the sorted values', () => {
@@ -43,6 +44,23 @@ test('a window with the dispatcher running counts only when it delivered at leas
   // 1500, 1999, 1200 and 1800 are in [1000, 2000): 4 in a second.
   expect(deliveriesIn([one, two], 1000, 2000, 4)).toEqual({ perSecond: 4 });
   expect(deliveriesIn([one, two], 1000, 2000, 5)).toEqual({ perSecond: 4, invalid: 'the dispatcher fell behind: 4 deliveries/s of 5' });
+});
+
+test('catching up means every change committed over settledMs ago has arrived, including the ones made while catching up', async () => {
+  const now = performance.now();
+  const backlog = new Map([['job-old', now - 5000]]);
+  const during = new Map([['job-during', now - 2000]]);
+  const fresh = new Map([['job-fresh', now - 10]]);
+  const receiver = { arrivals: new Map([['job-old', [now - 4000]]]) };
+  // job-during committed 2 s ago and has not arrived: not caught up, so the wait runs to its end.
+  let started = performance.now();
+  await drained([receiver], [backlog, during, fresh], 300, 1000);
+  expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+  // Once it arrives, the wait ends at once; job-fresh (10 ms old) is not waited for.
+  receiver.arrivals.set('job-during', [now]);
+  started = performance.now();
+  await drained([receiver], [backlog, during, fresh], 5000, 1000);
+  expect(performance.now() - started).toBeLessThan(1000);
 });
 
 const window = (reqPerSec: number, otherCores = 0.05, invalid?: string) => ({ reqPerSec, otherCores, ...(invalid ? { invalid } : {}) }) as Measurement;
