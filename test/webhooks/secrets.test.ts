@@ -46,6 +46,14 @@ test('a delivery signed with two secrets verifies with either, and with no other
   expect(() => new Webhook(current).verify(`${body} `, { ...headers })).toThrow('No matching signature found');
 });
 
+test('each signature is the one the reference library makes, for any secret, time and body', () => {
+  for (const body of ['{}', JSON.stringify({ data: { title: 'Café — Zürich 🚀', description: 'x'.repeat(70_000) } })]) {
+    const secret = newSecret();
+    const at = new Date(1_800_000_000_123);
+    expect(signer([secret])('evt_42', at, body)['webhook-signature']).toBe(new Webhook(secret).sign('evt_42', at, body));
+  }
+});
+
 test('retries back off exponentially with jitter, capped', () => {
   const retry = { firstMs: 5000, maxMs: 36_000_000, giveUpAfterMs: 259_200_000 };
   expect(retryDelay(1, retry, () => 0)).toBe(2500);
