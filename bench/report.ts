@@ -230,7 +230,7 @@ export function markdownTable(run: RunResult): string {
 
 function webhookTable(results: WebhookResult[]): string[] {
   const lines = [
-    '| W webhook delivery | Changes (failed) | Deliveries / expected (repeats) | Commit to delivery p50 / p99 / max ms | Deliveries/s sustained | Cores: dispatcher, service, other; load average | Get by id req/s, dispatcher running ; stopped (each round) | Ratio (rounds) |',
+    '| W webhook delivery | Changes (failed) | Deliveries / expected (repeats) | Commit to delivery p50 / p99 / max ms | Deliveries/s sustained | Cores: dispatcher, service, other; load average | Get by id req/s, dispatcher running ; paused (each round) | Ratio (rounds) |',
     '|---|---|---|---|---|---|---|---|',
   ];
   for (const w of results) {

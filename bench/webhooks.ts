@@ -47,7 +47,7 @@ export interface WebhookResult {
   dispatcherCores: number;
   serviceCores: number;
   loadAverage: string;
-  /** Get by id with the dispatcher running and stopped, per round. */
+  /** Get by id with the dispatcher running and paused, per round. */
   rounds: Array<{ round: number; on?: Measurement; off?: Measurement }>;
 }
 
@@ -300,9 +300,9 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
           const m = { ...measured, otherCores: Math.max(0, measured.otherCores - ((self() - selfBefore) / 1e6) / measured.seconds) };
           if (on && delivered.invalid && !m.invalid) m.invalid = delivered.invalid;
           entry[on ? 'on' : 'off'] = m;
-          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'stopped'}: ${m.reqPerSec.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, other load ${m.otherCores.toFixed(2)} cores${on ? `, ${delivered.perSecond.toFixed(0)} deliveries/s` : ''}${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
+          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'paused'}: ${m.reqPerSec.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, other load ${m.otherCores.toFixed(2)} cores${on ? `, ${delivered.perSecond.toFixed(0)} deliveries/s` : ''}${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
         } catch (error) {
-          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'stopped'} failed: ${(error as Error).message}`);
+          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'paused'} failed: ${(error as Error).message}`);
         } finally {
           await creates.stop();
         }
