@@ -160,7 +160,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
       feed.close();
       await loop;
       await Promise.allSettled(walking.values());
-      await agent.close();
+      await agent.destroy(); // every walk has ended; a connect still pending is not waited for
     },
   };
 }
