@@ -28,12 +28,12 @@ export function deliveryAgent(policy: UrlPolicy, options: { lookup?: Lookup; tls
 }
 
 /** A subscription's URL, parsed and its literal address and scheme checked once: a walk posts many events to it. */
-export type Target = { url: URL; origin: string; path: string } | { refused: PostOutcome };
+export type Target = { origin: string; path: string } | { refused: PostOutcome };
 
 export function deliveryTarget(raw: string, policy: UrlPolicy): Target {
   try {
     const url = checkUrlForm(raw, policy);
-    return { url, origin: url.origin, path: `${url.pathname}${url.search}` };
+    return { origin: url.origin, path: `${url.pathname}${url.search}` };
   } catch (error) {
     if (error instanceof UrlRefused) return { refused: { ok: false, refused: true, error: `not contacted: ${error.message}` } };
     throw error;
