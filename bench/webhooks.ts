@@ -231,7 +231,8 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
       if (response.status !== 201 || !answer.data?.id) throw new Error(`creating a subscription answered ${response.status}: ${answer.error ?? ''}`);
       subscriptions.push({ id: answer.data.id, headers: o.subscriberHeaders(n) });
     }
-    dispatcher = await o.startDispatcher();
+    const running = await o.startDispatcher();
+    dispatcher = running;
     // Warm-up, not counted: the dispatcher's first deliveries open connections and compile its hot paths.
     const warmup = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
     await wait(3000);
@@ -239,15 +240,15 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
     await drained(receivers, [warmup.committed], 30_000);
 
     // Latency: the dispatcher alone with the creates, nothing else loading the service.
-    const ours = () => [o.service.pid, dispatcher!.pid].reduce((sum, pid) => sum + cpuMicros(pid), 0) + (o.databasePid ? cpuMicros(o.databasePid) : 0);
+    const ours = () => [o.service.pid, running.pid].reduce((sum, pid) => sum + cpuMicros(pid), 0) + (o.databasePid ? cpuMicros(o.databasePid) : 0);
     const self = () => process.cpuUsage().user + process.cpuUsage().system;
-    const before = { machine: machineBusyMicros(), ours: ours(), self: self(), at: performance.now(), dispatcher: cpuMicros(dispatcher.pid), service: cpuMicros(o.service.pid) };
+    const before = { machine: machineBusyMicros(), ours: ours(), self: self(), at: performance.now(), dispatcher: cpuMicros(running.pid), service: cpuMicros(o.service.pid) };
     const drive = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
     await wait(o.seconds * 1000);
     await drive.stop();
     const wall = (performance.now() - before.at) * 1000;
     const otherCores = Math.max(0, (machineBusyMicros() - before.machine - (ours() - before.ours) - (self() - before.self)) / wall);
-    const dispatcherCores = (cpuMicros(dispatcher.pid) - before.dispatcher) / wall;
+    const dispatcherCores = (cpuMicros(running.pid) - before.dispatcher) / wall;
     const serviceCores = (cpuMicros(o.service.pid) - before.service) / wall;
     const loadAverage = os.loadavg().map((l) => l.toFixed(2)).join(' ');
     // A dispatcher that fell behind gets time to finish: late deliveries count at their lateness.
@@ -265,7 +266,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
     // for the service's cold get-by-id path, and it is always one with the dispatcher running.
     if (o.warmup > 0) {
       const creates = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
-      await measure({ target: 'service', server: o.service, chain: [o.service, dispatcher!] }, { ...o.load(0), seconds: o.warmup }).catch(() => undefined);
+      await measure({ target: 'service', server: o.service, chain: [o.service, running] }, { ...o.load(0), seconds: o.warmup }).catch(() => undefined);
       await creates.stop();
       await drained(receivers, [creates.committed], 30_000);
     }
@@ -277,18 +278,17 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
       for (const on of round % 2 === 1 ? [true, false] : [false, true]) {
         // Paused, not restarted: a dispatcher runs for days, so its windows price a warm process, not a fresh one's compiling.
         if (on === paused) {
-          process.kill(dispatcher.pid, on ? 'SIGCONT' : 'SIGSTOP');
+          process.kill(running.pid, on ? 'SIGCONT' : 'SIGSTOP');
           paused = !on;
         }
         const creates = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
         if (!on) backlog = creates.committed;
-        // A resumed dispatcher first catches up on what the paused window left (not timed): the cost measured is its steady state.
+        // A resumed dispatcher first catches up (not timed) until everything committed over a second ago has arrived: its steady state is priced, not a backlog.
         if (on) {
-          // Caught up: everything committed over a second ago has arrived, the creates during the catch-up included.
           await wait(1000);
           await drained(receivers, [backlog, creates.committed], 60_000, 1000);
         }
-        const endpoint: Endpoint = { target: 'service', server: o.service, chain: on ? [o.service, dispatcher] : [o.service] };
+        const endpoint: Endpoint = { target: 'service', server: o.service, chain: on ? [o.service, running] : [o.service] };
         try {
           const selfBefore = self();
           const from = performance.now();
