@@ -16,8 +16,9 @@ export interface LeasedSubscription {
 
 const interval = (ms: number) => sql`${utcNow} + interval ${Math.round(ms) * 1000} microsecond`;
 const leaseFree = or(isNull(subs.leaseExpiresAt), lt(subs.leaseExpiresAt, utcNow));
-// A public feed entry after the subscription's position: the (ever_public, seq) index answers it.
-const hasEventsWaiting = sql`exists (select 1 from ${jobChanges} where ${jobChanges.everPublic} and ${jobChanges.seq} > ${subs.position})`;
+// A public feed entry after the subscription's position. Uncorrelated: read once from the end of the
+// (ever_public, seq) index; a subquery per subscription would scan the index, as MariaDB has no range for it.
+const hasEventsWaiting = sql`${subs.position} < (select max(${jobChanges.seq}) from ${jobChanges} where ${jobChanges.everPublic} = true)`;
 const heldBy = (id: string, owner: string) => and(eq(subs.id, id), eq(subs.leaseOwner, owner), gt(subs.leaseExpiresAt, utcNow));
 
 /** Leases up to `max` due subscriptions with events waiting in one UPDATE, so no subscription is ever held twice; `walking` are never claimed. */
@@ -150,7 +151,17 @@ export interface SubscriptionLag {
 
 /** Every subscription's position and its oldest undelivered event, for metrics. */
 export async function subscriptionLags(db: Database): Promise<SubscriptionLag[]> {
-  const oldest = sql<string | null>`(select ${jobChanges.changedAt} from ${jobChanges} where ${jobChanges.everPublic} and ${jobChanges.seq} > ${subs.position} order by ${jobChanges.seq} limit 1)`;
-  const rows = await db.select({ id: subs.id, consumerId: subs.consumerId, status: subs.status, position: subs.position, attempts: subs.attempts, oldest }).from(subs);
-  return rows.map(({ oldest: at, ...rest }) => ({ ...rest, oldestUndelivered: at === null ? null : new Date(`${String(at).replace(' ', 'T')}Z`) }));
+  const rows = await db.select({ id: subs.id, consumerId: subs.consumerId, status: subs.status, position: subs.position, attempts: subs.attempts }).from(subs);
+  // One indexed read per distinct position (caught-up subscriptions share one), with the position as a constant: correlated, it would be a scan.
+  const oldest = new Map<number, Date | null>();
+  for (const position of new Set(rows.map((row) => row.position))) {
+    const [next] = await db
+      .select({ at: jobChanges.changedAt })
+      .from(jobChanges)
+      .where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, position)))
+      .orderBy(asc(jobChanges.seq))
+      .limit(1);
+    oldest.set(position, next?.at ?? null);
+  }
+  return rows.map((row) => ({ ...row, oldestUndelivered: oldest.get(row.position) ?? null }));
 }

@@ -2,7 +2,12 @@
  * Query plans on 100,000 jobs: a cursor page and a change-feed page are index range reads in
  * their own order (no filesort), and one deep in the walk reads as few rows as the first.
  */
+import { drizzle } from 'drizzle-orm/mysql2';
 import type { RowDataPacket } from 'mysql2';
+import { createPool } from 'mysql2/promise';
+import type { Database } from '../../../db/client';
+import * as schema from '../../../db/schema';
+import { claimDue, subscriptionLags } from '../../../db/webhooks/delivery';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { readChanges } from '../../../db/jobs/change-feed';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
@@ -135,5 +140,41 @@ describe('a change-feed page', () => {
     const page = await readChanges(database.db, 90_000, 100);
     expect(page.entries).toHaveLength(100);
     expect(page.lastSeq).toBeGreaterThan(90_100);
+  });
+});
+
+describe("the dispatchers' claim and the lag metrics", () => {
+  /** Runs `work` on a connection of its own and counts the rows the engine read for it. */
+  async function readsOf<T>(work: (db: Database) => Promise<T>): Promise<{ result: T; rows: number }> {
+    const pool = createPool({ uri: database.url, connectionLimit: 1, timezone: 'Z' });
+    try {
+      await pool.query('FLUSH STATUS');
+      const result = await work(drizzle(pool, { schema, mode: 'default' }));
+      const [status] = await pool.query<RowDataPacket[]>("SHOW SESSION STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd_next')");
+      return { result, rows: status.reduce((sum, row) => sum + Number(row.Value), 0) };
+    } finally {
+      await pool.end();
+    }
+  }
+
+  test('read a few rows of the feed, not the feed: one subscription far behind, one caught up', async () => {
+    const subscription = (n: number, position: number) =>
+      database.query(
+        `INSERT INTO webhook_subscriptions (id, consumer_id, url, secret, position, next_attempt_at, created_at)
+         VALUES (UNHEX(CONCAT('0190000000007000800000000000000', ?)), 'partner', 'https://example.com/hook', X'00', ?, '2020-01-01', '2020-01-01')`,
+        [String(n), position],
+      );
+    await subscription(1, 50_000);
+    await subscription(2, ROWS);
+    const claim = await readsOf((db) => claimDue(db, 'a-dispatcher', 60_000, 10));
+    expect(claim.result.map((one) => one.position)).toEqual([50_000]);
+    expect(claim.rows).toBeLessThan(50);
+    const lags = await readsOf((db) => subscriptionLags(db));
+    // The behind one waits for job n = 50,001 (n = 50,000 is a draft, never public), created 50,001 minutes after 2020-01-01 UTC.
+    expect(Object.fromEntries(lags.result.map((lag) => [lag.position, lag.oldestUndelivered?.toISOString() ?? null]))).toEqual({
+      50000: new Date(Date.UTC(2020, 0, 1) + 50_001 * 60_000).toISOString(),
+      [ROWS]: null,
+    });
+    expect(lags.rows).toBeLessThan(50);
   });
 });
