@@ -40,11 +40,15 @@ export function serviceNodeFlags(dockerfile = readFileSync(path.join(ROOT, 'Dock
   return argv.slice(1, -1);
 }
 
-/** The node flags compose runs the webhook dispatcher with (its `command`), so the benchmark prices the deployed process. */
-export function dispatcherNodeFlags(compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')): string[] {
+/**
+ * How compose runs the webhook dispatcher (its `command`): what runs node (`chrt --idle 0`, or
+ * nothing) and node's flags, so the benchmark prices the deployed process.
+ */
+export function dispatcherCommand(compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')): { launcher: string[]; nodeFlags: string[] } {
   const argv = (parse(compose) as { services?: Record<string, { command?: string[] }> }).services?.['webhook-dispatcher']?.command ?? [];
-  if (argv[0] !== 'node' || argv.at(-1) !== 'dist/service/webhooks/main.js') throw new Error('docker-compose.yml: webhook-dispatcher command is not ["node", ..., "dist/service/webhooks/main.js"]');
-  return argv.slice(1, -1);
+  const node = argv.indexOf('node');
+  if (node < 0 || argv.at(-1) !== 'dist/service/webhooks/main.js') throw new Error('docker-compose.yml: webhook-dispatcher command is not [..., "node", ..., "dist/service/webhooks/main.js"]');
+  return { launcher: argv.slice(0, node), nodeFlags: argv.slice(node + 1, -1) };
 }
 
 /** Starts `node <script>` and waits until `probe` answers 200 (start-up migrations included). */
@@ -56,8 +60,11 @@ async function startNode(
   url: string,
   probe: { path: string; headers?: Record<string, string> },
   nodeFlags: string[] = [],
+  launcher: string[] = [],
 ): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, path.join(ROOT, script), ...args], {
+  // A launcher (chrt) execs node in its own process: the pid is node's either way.
+  const argv = [...launcher, process.execPath, ...nodeFlags, path.join(ROOT, script), ...args];
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     // The service logs to stdout as in production; nothing reads it here.
@@ -134,6 +141,7 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
 /** One webhook dispatcher (dist/service/webhooks/main.js) on the service's database, ready once its metrics answer. */
 export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.ProcessEnv): Promise<Server> {
   const port = await freePort();
+  const { launcher, nodeFlags } = dispatcherCommand();
   return startNode(
     'dispatcher',
     'dist/service/webhooks/main.js',
@@ -141,7 +149,8 @@ export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.Pr
     { NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: String(port), ...env },
     `http://127.0.0.1:${port}`,
     { path: '/metrics' },
-    dispatcherNodeFlags(),
+    nodeFlags,
+    launcher,
   );
 }
 

@@ -1,12 +1,13 @@
 /**
- * W's receivers, in a worker thread of the bench at the lowest CPU priority: a partner's receiver
- * runs on the partner's machine, so here it takes only what our processes leave and does not
- * preempt them. node:http on loopback, 204 to everything; each event's arrival is recorded as
- * { receiver, job, at } (at: milliseconds since the epoch, high resolution) and posted to the bench
- * in batches, so the bench's own thread is not woken for every delivery.
+ * W's receivers, in a worker thread of the bench under SCHED_IDLE: a partner's receiver runs on
+ * the partner's machine, so here it takes only CPU our processes leave idle and never preempts
+ * them. node:http on loopback, 204 to everything; each event's arrival is recorded as { receiver,
+ * job, at } (at: milliseconds since the epoch, high resolution) and posted to the bench in batches,
+ * so the bench's own thread is not woken for every delivery.
  */
+import { execFileSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -27,8 +28,8 @@ if (parentPort) {
     port.postMessage({ arrivals: batch });
     batch = [];
   }, BATCH_MS);
-  // Without a pid, libuv's setpriority applies to the calling thread only (Linux: nice is per thread).
-  os.setPriority(19);
+  // SCHED_IDLE for this thread alone (Linux schedules threads): the partner's machine costs ours only idle CPU.
+  execFileSync('chrt', ['--idle', '--pid', '0', readlinkSync('/proc/thread-self').split('/').pop()!]);
   const servers = Array.from({ length: (workerData as { count: number }).count }, (_, receiver) => {
     const server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];

@@ -1,6 +1,6 @@
 /**
  * W: webhook delivery. Ten healthy receivers (bench/webhook-receivers.ts: node:http on loopback,
- * 204 to everything, in a thread at the lowest CPU priority) subscribed through the service's API, one dispatcher process, and creates through the API at a fixed rate.
+ * 204 to everything, in a thread under SCHED_IDLE) subscribed through the service's API, one dispatcher process, and creates through the API at a fixed rate.
  * Latency: from the moment a create's answer arrived (its statement committed) to the moment each
  * receiver got the event for that job, per delivery. Cost: get by id (D's request mix) against the
  * service with the dispatcher running against the same with it paused (SIGSTOP), under the same
