@@ -2,11 +2,7 @@
  * Query plans on 100,000 jobs: a cursor page and a change-feed page are index range reads in
  * their own order (no filesort), and one deep in the walk reads as few rows as the first.
  */
-import { drizzle } from 'drizzle-orm/mysql2';
 import type { RowDataPacket } from 'mysql2';
-import { createPool } from 'mysql2/promise';
-import type { Database } from '../../../db/client';
-import * as schema from '../../../db/schema';
 import { claimDue, subscriptionLags } from '../../../db/webhooks/delivery';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { readChanges } from '../../../db/jobs/change-feed';
@@ -16,7 +12,7 @@ import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/lis
 import { readRows, type Statement } from '../../../db/sql';
 import { rowToJob } from '../../../db/jobs/job-columns';
 import { pageStatement, planList } from '../../../db/jobs/listing';
-import { pageRead, recordingDatabase, rowsRead as engineRowsRead } from '../../helpers/statements';
+import { pageRead, recordingDatabase, rowsRead as engineRowsRead, rowsReadBy } from '../../helpers/statements';
 
 const parseListQuery = queryReader(LIST_QUERY);
 
@@ -144,19 +140,6 @@ describe('a change-feed page', () => {
 });
 
 describe("the dispatchers' claim and the lag metrics", () => {
-  /** Runs `work` on a connection of its own and counts the rows the engine read for it. */
-  async function readsOf<T>(work: (db: Database) => Promise<T>): Promise<{ result: T; rows: number }> {
-    const pool = createPool({ uri: database.url, connectionLimit: 1, timezone: 'Z' });
-    try {
-      await pool.query('FLUSH STATUS');
-      const result = await work(drizzle(pool, { schema, mode: 'default' }));
-      const [status] = await pool.query<RowDataPacket[]>("SHOW SESSION STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd_next')");
-      return { result, rows: status.reduce((sum, row) => sum + Number(row.Value), 0) };
-    } finally {
-      await pool.end();
-    }
-  }
-
   test('read a few rows of the feed, not the feed: one subscription far behind, one caught up', async () => {
     const subscription = (n: number, position: number) =>
       database.query(
@@ -166,10 +149,10 @@ describe("the dispatchers' claim and the lag metrics", () => {
       );
     await subscription(1, 50_000);
     await subscription(2, ROWS);
-    const claim = await readsOf((db) => claimDue(db, 'a-dispatcher', 60_000, 10));
+    const claim = await rowsReadBy(database.pool, (db) => claimDue(db, 'a-dispatcher', 60_000, 10));
     expect(claim.result.map((one) => one.position)).toEqual([50_000]);
     expect(claim.rows).toBeLessThan(50);
-    const lags = await readsOf((db) => subscriptionLags(db));
+    const lags = await rowsReadBy(database.pool, (db) => subscriptionLags(db));
     // The behind one waits for job n = 50,001 (n = 50,000 is a draft, never public), created 50,001 minutes after 2020-01-01 UTC.
     expect(Object.fromEntries(lags.result.map((lag) => [lag.position, lag.oldestUndelivered?.toISOString() ?? null]))).toEqual({
       50000: new Date(Date.UTC(2020, 0, 1) + 50_001 * 60_000).toISOString(),
