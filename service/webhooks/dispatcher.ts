@@ -100,6 +100,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
         const retryInMs = retryDelay(attempts, settings.retry);
         const result = await recordFailure(db, id, owner, { error: outcome.error, retryInMs, giveUpAfterMs: settings.retry.giveUpAfterMs });
         if (result === 'disabled') log.warn({ event: eventId, error: outcome.error, attempts }, 'webhook subscription disabled: deliveries failed for the whole retry period');
+        else if (result === 'lost') log.info({ event: eventId, error: outcome.error }, 'webhook delivery failed after the lease was lost: the subscription changed or another dispatcher took it');
         else log.info({ event: eventId, error: outcome.error, attempts, retryInMs }, 'webhook delivery failed; retrying later');
         return;
       }

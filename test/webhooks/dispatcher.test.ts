@@ -7,13 +7,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../../db/client';
 import { readChangeEvents, readChanges } from '../../db/jobs/change-feed';
 import { sequencePendingChanges } from '../../db/jobs/change-numbering';
 import { storeJob } from '../../db/jobs/job-store';
 import { claimDue, recordHolds } from '../../db/webhooks/delivery';
-import { createSubscription, findSubscription, replayFrom, rotateSecret } from '../../db/webhooks/subscriptions';
+import { createSubscription, disableSubscription, findSubscription, replayFrom, rotateSecret } from '../../db/webhooks/subscriptions';
+import { webhookSubscriptions } from '../../db/webhooks/schema';
 import { signingKey } from '../../db/signing-key';
 import { decodeSince } from '../../service/jobs/http/tokens';
 import { createLogger } from '../../service/logger';
@@ -304,6 +306,20 @@ inNamespaces('an answer that never comes is a failure after the timeout; a huge 
   expect(timedOut!.lastError).toBe('no answer within 0.5 s');
   const delivered = await until(() => findSubscription(database.db, 'partner-a', big.id), (row) => row?.lastDeliveredAt != null);
   expect(delivered!.lastError).toBeNull();
+});
+
+inNamespaces('a delivery that fails after an operator disabled its subscription leaves the operator\'s reason, and its log line says the lease was lost, not that it will be retried', async () => {
+  const hanging = await receiver('hang');
+  const { id } = await subscribe(hanging.url);
+  await job('stopped');
+  dispatch({ ...settingsFor(hanging), timeoutMs: 1000 });
+  // Claimed: a walk sends its first event without looking at the lease again, so the disable lands before the failure either way.
+  await until(() => database.db.select({ owner: webhookSubscriptions.leaseOwner }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, id)), ([row]) => row?.owner != null);
+  expect(await disableSubscription(database.db, id, 'stopped by an operator')).toBe(true);
+  await until(async () => logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line)), (lines) => lines.length > 0);
+  const failed = logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line));
+  expect(failed).toEqual([expect.stringContaining('after the lease was lost')]);
+  expect(await findSubscription(database.db, 'partner-a', id)).toMatchObject({ status: 'disabled', disabledReason: 'stopped by an operator', lastError: null, failingSince: null });
 });
 
 inNamespaces('log lines name the subscription and never a secret; metrics count outcomes and show each subscription\'s lag', async () => {
