@@ -316,8 +316,7 @@ inNamespaces('a delivery that fails after an operator disabled its subscription 
   // Claimed: a walk sends its first event without looking at the lease again, so the disable lands before the failure either way.
   await until(() => database.db.select({ owner: webhookSubscriptions.leaseOwner }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, id)), ([row]) => row?.owner != null);
   expect(await disableSubscription(database.db, id, 'stopped by an operator')).toBe(true);
-  await until(async () => logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line)), (lines) => lines.length > 0);
-  const failed = logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line));
+  const failed = await until(async () => logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line)), (lines) => lines.length > 0);
   expect(failed).toEqual([expect.stringContaining('after the lease was lost')]);
   expect(await findSubscription(database.db, 'partner-a', id)).toMatchObject({ status: 'disabled', disabledReason: 'stopped by an operator', lastError: null, failingSince: null });
 });
