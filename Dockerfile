@@ -23,7 +23,7 @@ COPY --from=build /app/dist/domain ./dist/domain
 COPY --from=build /app/dist/service ./dist/service
 COPY --from=build /app/dist/db ./dist/db
 COPY --from=build /app/db/migrations ./db/migrations
-# The guides the OpenAPI document's description is read from at start-up (service/jobs/http/guides.ts).
+# The guides the OpenAPI document's description is read from at start-up (service/api/guides.ts).
 COPY docs/guides ./docs/guides
 USER node
 EXPOSE 3000

@@ -19,8 +19,8 @@ import { formatUuid, uuidToBuffer, uuidv7 } from '../domain/uuid';
 import { offsetWindow } from '../db/jobs/listing';
 import { countStatement, pageStatement, planList } from '../db/jobs/listing';
 import type { ListQuery } from '../service/jobs/contract/queries';
-import { canonicalFilter } from '../service/jobs/http/list-jobs';
-import { decodeCursor, encodeCursor, filterDigest } from '../service/jobs/http/tokens';
+import { canonicalFilter } from '../service/jobs/routes/list-jobs';
+import { decodeCursor, encodeCursor, filterDigest } from '../service/http/tokens';
 import * as SQL from './baseline-sql';
 
 type Row = unknown[];

@@ -11,8 +11,8 @@ import * as schema from '../db/schema';
 import { findJob } from '../db/jobs/job-store';
 import { signingKey } from '../db/signing-key';
 import { LIST_QUERY } from '../service/jobs/contract/queries';
-import { queryReader } from '../service/jobs/http/validate';
-import { listPage } from '../service/jobs/http/list-jobs';
+import { queryReader } from '../service/http/validate';
+import { listPage } from '../service/jobs/routes/list-jobs';
 import { headersFor, samplePath, type Scenario } from './scenarios';
 import type { Server } from './servers';
 

@@ -1,6 +1,6 @@
 /**
  * Real Kong in front of the bench's service, three ways, each a Kong of its own started by
- * test/helpers/real-kong.ts as the image starts it (one nginx worker, so it compares with one node
+ * harness/real-kong.ts as the image starts it (one nginx worker, so it compares with one node
  * process): no plugin at all (the proxy floor: the client sends the identity headers itself),
  * Kong's own key-auth + acl (the standard way: the client sends the gateway secret, which nothing
  * standard adds), and our configuration, kong.yaml + demo.yaml with rate limits in a Redis of its
@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { formatUuid } from '../domain/uuid';
-import { findKong, startRealKong, type DeclarativeConfig, type RealKong } from '../test/helpers/real-kong';
+import { findKong, startRealKong, type DeclarativeConfig, type RealKong } from '../harness/real-kong';
 import { runLoad } from './generator';
 import { cpuMicros } from './proc';
 import { DEMO_READER_KEY, type Target } from './scenarios';

@@ -7,7 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import readline from 'node:readline';
 import path from 'node:path';
-import { ip, openVethNamespace, type VethNamespace } from '../test/helpers/netns';
+import { ip, openVethNamespace, type VethNamespace } from '../harness/netns';
 import type { SyncComparison, SyncRun } from './sync';
 
 export interface Link {

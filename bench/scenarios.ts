@@ -6,7 +6,7 @@
 import mysql from 'mysql2/promise';
 import type { z } from 'zod';
 import { formatUuid } from '../domain/uuid';
-import { JOB_EXAMPLE } from '../service/jobs/contract/responses';
+import { JOB_EXAMPLE } from '../domain/job';
 import type { CreateJobBody } from '../service/jobs/contract/create-body';
 
 export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W'] as const;

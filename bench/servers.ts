@@ -47,7 +47,7 @@ export function serviceNodeFlags(dockerfile = readFileSync(path.join(ROOT, 'Dock
 export function dispatcherCommand(compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')): { launcher: string[]; nodeFlags: string[] } {
   const argv = (parse(compose) as { services?: Record<string, { command?: string[] }> }).services?.['webhook-dispatcher']?.command ?? [];
   const node = argv.indexOf('node');
-  if (node < 0 || argv.at(-1) !== 'dist/service/webhooks/main.js') throw new Error('docker-compose.yml: webhook-dispatcher command is not [..., "node", ..., "dist/service/webhooks/main.js"]');
+  if (node < 0 || argv.at(-1) !== 'dist/service/webhooks/dispatcher/main.js') throw new Error('docker-compose.yml: webhook-dispatcher command is not [..., "node", ..., "dist/service/webhooks/dispatcher/main.js"]');
   return { launcher: argv.slice(0, node), nodeFlags: argv.slice(node + 1, -1) };
 }
 
@@ -138,13 +138,13 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
   );
 }
 
-/** One webhook dispatcher (dist/service/webhooks/main.js) on the service's database, ready once its metrics answer. */
+/** One webhook dispatcher (dist/service/webhooks/dispatcher/main.js) on the service's database, ready once its metrics answer. */
 export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.ProcessEnv): Promise<Server> {
   const port = await freePort();
   const { launcher, nodeFlags } = dispatcherCommand();
   return startNode(
     'dispatcher',
-    'dist/service/webhooks/main.js',
+    'dist/service/webhooks/dispatcher/main.js',
     [],
     { NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: String(port), ...env },
     `http://127.0.0.1:${port}`,

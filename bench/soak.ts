@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
-import { freePort } from '../test/helpers/real-kong';
+import { freePort } from '../harness/real-kong';
 
 // Runs from dist/bench/ (npm run soak) or from bench/.
 const ROOT = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');

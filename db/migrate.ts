@@ -34,16 +34,6 @@ function serverConnection(url: string): Promise<mysql.Connection> {
   return mysql.createConnection(serverOptions);
 }
 
-/** Creates the database named in the URL when it does not exist yet. */
-export async function ensureDatabase(url: string): Promise<void> {
-  const connection = await serverConnection(url);
-  try {
-    await createDatabaseIfMissing(connection, databaseName(url));
-  } finally {
-    await connection.end();
-  }
-}
-
 async function createDatabaseIfMissing(connection: mysql.Connection, name: string): Promise<void> {
   await connection.query(`CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
 }

@@ -48,7 +48,7 @@ const FILTER_SETS = [
 ] as const;
 
 /** Timestamps are UTC with milliseconds; the pool runs every session in UTC (db/client.ts). */
-const timestamp = (name: string) => datetime(name, { mode: 'date', fsp: 3 });
+export const timestamp = (name: string) => datetime(name, { mode: 'date', fsp: 3 });
 const money = (name: string) => decimal(name, { precision: 12, scale: 2, mode: 'number' });
 
 export const jobs = mysqlTable(

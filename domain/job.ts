@@ -11,13 +11,20 @@ export const DEFAULT_STATUSES = ['active', 'open'] as const;
 /** The longest text each settable field may hold, in characters: the columns are this wide (db/schema.ts). */
 export const TEXT_LIMITS = { postingId: 64, title: 200, department: 100, location: 200 } as const;
 
-/** What a listing is filtered on; each list holds distinct values (the query parser sees to that). */
+/** What a listing is filtered on, named once: the query's parameters, a cursor's filter, the next link and the SQL derive from it. */
+export const LIST_FILTERS = ['status', 'type', 'workplace', 'department'] as const;
+
+/** A listing's filter; each list holds distinct values (the query parser sees to that). */
 export interface ListFilter {
   status?: ReadonlyArray<(typeof LISTED_STATUSES)[number]>;
   type?: ReadonlyArray<(typeof JOB_TYPES)[number]>;
   workplace?: ReadonlyArray<(typeof WORKPLACES)[number]>;
   department?: string;
 }
+// Each named filter is a field of ListFilter and no other: the two cannot drift apart.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _filtersNamed: Same<(typeof LIST_FILTERS)[number], keyof ListFilter> = true;
+void _filtersNamed;
 
 /** The public Job, defined once: the spec's 19 fields in the spec's order. */
 export const Currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code', examples: ['USD'] });
@@ -32,7 +39,7 @@ export const Salary = z
 export type Salary = z.infer<typeof Salary>;
 
 // ISO 8601 in UTC with milliseconds, as every timestamp is written (decisions.md).
-const timestamp = z.iso.datetime({ precision: 3 });
+export const timestamp = z.iso.datetime({ precision: 3 });
 
 export const Job = z.strictObject({
   id: z.uuid(),
@@ -63,3 +70,26 @@ export const Tombstone = z.strictObject({
   removed: z.literal(true),
 });
 export type Tombstone = z.infer<typeof Tombstone>;
+
+/** One Job as a partner sees it: the example the OpenAPI document and the webhook events show. */
+export const JOB_EXAMPLE: Job = {
+  id: '019a8f4e-7c21-7d3a-9b65-2f0c1e4d8a10',
+  postingId: 'ENG-2026-041',
+  title: 'Senior Backend Engineer',
+  department: 'Engineering',
+  location: 'Austin, TX',
+  workplace: 'hybrid',
+  state: 'TX',
+  type: 'full-time',
+  description: 'Build and run the services behind our job platform integrations.',
+  requirements: ['5+ years of backend development', 'Experience with MySQL'],
+  responsibilities: ['Design and ship API features', 'Keep the service fast and observable'],
+  salary: { min: 140000, max: 170000, currency: 'USD' },
+  status: 'active',
+  submissionDueDate: '2026-12-31T00:00:00.000Z',
+  clientName: null,
+  vendorName: null,
+  postedByName: 'Dana Smith',
+  createdAt: '2026-11-20T14:03:11.482Z',
+  updatedAt: null,
+};

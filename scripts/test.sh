@@ -4,7 +4,7 @@
 # prints one closing line: `tests: N passed, M failed` (jest's and busted's counts added).
 #
 # The real-Kong tier (test/kong/ and the e2e suites' "through the real Kong" half) runs when a
-# Kong 3.9 is found (test/helpers/real-kong.ts findKong: KONG_HOME, `kong` on PATH, ../shared/kong);
+# Kong 3.9 is found (harness/real-kong.ts findKong: KONG_HOME, `kong` on PATH, ../shared/kong);
 # one line says which Kong it used and how many of its tests ran, or why it was skipped.
 # REQUIRE_REAL_KONG=1 (.ci/run) makes a skipped or empty tier a failure.
 set -u

@@ -3,8 +3,9 @@ import type { Database } from '../db/client';
 import { Config } from './config';
 import { docsPage } from './docs-page';
 import { healthRouter } from './health';
-import { apiRouters, mount } from './jobs/http/router';
-import { apiDocument, ROUTES } from './jobs/http/routes';
+import { apiRouters, mount } from './http/router';
+import { apiDocument, ROUTES } from './api/routes';
+import type { ApiSettings } from './api/settings';
 import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
 import { createAdmission } from './middleware/admission';
@@ -12,13 +13,6 @@ import { readBodyFirst } from './middleware/read-body';
 import { headerCount, singleHost, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
 import { loadWebhookSettings, type WebhookSettings } from './webhooks/settings';
-
-declare module 'koa' {
-  interface DefaultContext {
-    /** The gateway's public address (PUBLIC_URL), for the OpenAPI document's servers. */
-    publicUrl?: string;
-  }
-}
 
 export interface AppDependencies {
   db: Database;
@@ -40,7 +34,6 @@ function underDocs(docs: Koa.Middleware): Koa.Middleware {
 /** Builds the Koa app; server.ts listens, tests drive app.callback() in-process. */
 export function createApp({ db, config, logger, metrics, webhooks }: AppDependencies): Koa {
   const app = new Koa();
-  app.context.webhooks = webhooks ?? loadWebhookSettings({});
   app.silent = true; // the error middleware logs failures, without their messages
 
   const defaults = Config.parse({});
@@ -52,7 +45,8 @@ export function createApp({ db, config, logger, metrics, webhooks }: AppDependen
     queueTimeoutMs: config.dbQueryTimeoutMs ?? defaults.dbQueryTimeoutMs,
   });
   const health = healthRouter(db, config.readyTimeoutMs ?? defaults.readyTimeoutMs, admission);
-  const api = apiRouters(ROUTES, db);
+  const settings: ApiSettings = { webhooks: webhooks ?? loadWebhookSettings({}), publicUrl: config.publicUrl };
+  const api = apiRouters(ROUTES, { db, settings });
 
   if (metrics) metrics.watchAdmission(admission.stats);
   app.use(requestOutcome(logger, metrics));
@@ -60,9 +54,8 @@ export function createApp({ db, config, logger, metrics, webhooks }: AppDependen
   app.use(singleHost());
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(mount(health));
-  // Read when the document is first asked for; both document paths list this address in servers.
-  app.context.publicUrl = config.publicUrl;
-  app.use(underDocs(docsPage(() => apiDocument(config.publicUrl)))); // public, keyless: before the gateway-secret check
+  // Built when the document is first asked for; both document paths list the public address in servers.
+  app.use(underDocs(docsPage(() => apiDocument(settings)))); // public, keyless: before the gateway-secret check
   app.use(trustGateway(config.gatewaySecret));
   // The OpenAPI document needs no database turn.
   app.use(mount(api.open));

@@ -54,14 +54,14 @@ export const MESSAGES = {
   sinceInvalid: 'since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning',
   sinceAhead: 'since is ahead of this feed (the data was restored from a backup?): read the feed again from the beginning, without since',
   webhookNotFound: 'Webhook not found',
-  webhookLimit: 'A key may hold at most 5 webhook subscriptions: delete one first',
   positionInvalid: 'position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position, exactly as it was given',
   positionAhead: 'position is ahead of this feed (the data was restored from a backup?): read the feed again and use its nextSince',
   webhooksUnavailable: 'Webhooks are not available on this server right now',
 } as const;
 
 const CLOSE = { Connection: 'close' };
-const clip = (text: string, length: number) => (text.length > length ? `${text.slice(0, length)}…` : text);
+/** A client's text, cut to `length` characters before it is echoed in an answer. */
+export const clip = (text: string, length: number) => (text.length > length ? `${text.slice(0, length)}…` : text);
 
 export const badRequest = (message: string) => new HttpError(400, message);
 export const validationFailed = (details: FieldProblem[]) => new HttpError(400, MESSAGES.validationFailed, { details });
@@ -103,6 +103,8 @@ export const keyReused = () => new HttpError(422, MESSAGES.keyReused);
 
 // Webhook subscriptions.
 export const webhookNotFound = () => notFound(MESSAGES.webhookNotFound);
-export const webhookLimit = () => new HttpError(409, MESSAGES.webhookLimit);
+/** The limit is a setting (WEBHOOK_SUBSCRIPTION_LIMIT): the message states the one in force. */
+export const webhookLimitMessage = (limit: number) => `A key may hold at most ${limit} webhook subscriptions: delete one first`;
+export const webhookLimit = (limit: number) => new HttpError(409, webhookLimitMessage(limit));
 /** The server has no WEBHOOK_SECRETS_KEY: it cannot seal a secret, so it stores nothing. */
 export const webhooksUnavailable = () => new HttpError(503, MESSAGES.webhooksUnavailable, {}, { 'Retry-After': '60' });

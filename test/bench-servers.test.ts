@@ -21,7 +21,7 @@ describe('bench: the service runs as the Dockerfile runs it', () => {
 describe('bench: the webhook dispatcher runs as compose runs it', () => {
   test("the launcher and node flags are those of compose's webhook-dispatcher command", () => {
     expect(dispatcherCommand(readFileSync(path.join(__dirname, '..', 'docker-compose.yml'), 'utf8'))).toEqual({ launcher: ['chrt', '--idle', '0'], nodeFlags: [] });
-    expect(dispatcherCommand('services:\n  webhook-dispatcher:\n    command: ["node", "--x=1", "dist/service/webhooks/main.js"]\n')).toEqual({ launcher: [], nodeFlags: ['--x=1'] });
+    expect(dispatcherCommand('services:\n  webhook-dispatcher:\n    command: ["node", "--x=1", "dist/service/webhooks/dispatcher/main.js"]\n')).toEqual({ launcher: [], nodeFlags: ['--x=1'] });
   });
 
   test('a command that does not start the dispatcher is refused', () => {

@@ -323,7 +323,7 @@ const invariants: Invariants<Deploy> = {
     }
     const dispatcher = compose.services['webhook-dispatcher'];
     if (dispatcher?.image !== compose.services['jobs-service']?.image) problems.push('the dispatcher runs another image');
-    if (JSON.stringify(dispatcher?.command) !== JSON.stringify(['chrt', '--idle', '0', 'node', 'dist/service/webhooks/main.js'])) problems.push(`the dispatcher runs ${JSON.stringify(dispatcher?.command)}`);
+    if (JSON.stringify(dispatcher?.command) !== JSON.stringify(['chrt', '--idle', '0', 'node', 'dist/service/webhooks/dispatcher/main.js'])) problems.push(`the dispatcher runs ${JSON.stringify(dispatcher?.command)}`);
     if (dispatcher?.ports) problems.push('the dispatcher publishes a port');
     return problems;
   },

@@ -9,9 +9,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { GUIDES, GUIDES_DIR } from '../service/jobs/http/guides';
-import { openApiDocument } from '../service/jobs/http/openapi';
-import { ROUTES } from '../service/jobs/http/routes';
+import { GUIDES, GUIDES_DIR } from '../service/api/guides';
+import { openApiDocument } from '../service/api/openapi';
+import { ROUTES } from '../service/api/routes';
+import { loadWebhookSettings } from '../service/webhooks/settings';
 import { startStack, type Stack } from './e2e/support';
 
 const ROOT = path.join(__dirname, '..');
@@ -22,13 +23,14 @@ const committed = JSON.parse(read('docs/openapi.json'));
 const HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Webhooks: changes pushed to you', 'Idempotent creates', 'Compression', 'Versioning'];
 
 describe('one source', () => {
-  test('the document\'s description is the guide files, whole and in order, after one paragraph', () => {
+  test('the document\'s description is the guide files, whole and in order, after one paragraph (their facts at the default settings)', () => {
     expect(GUIDES.map((g) => g.title)).toEqual(HEADINGS);
     const description: string = committed.info.description;
     const parts = description.split('\n\n## ');
     expect(parts).toHaveLength(HEADINGS.length + 1);
     expect(parts[0]).toContain('`X-API-Key`');
-    expect(description.slice(parts[0]!.length + 2)).toBe(GUIDES.map((g) => readFileSync(path.join(GUIDES_DIR, g.file), 'utf8').trimEnd()).join('\n\n'));
+    const files = GUIDES.map((g) => readFileSync(path.join(GUIDES_DIR, g.file), 'utf8').trimEnd()).join('\n\n');
+    expect(description.slice(parts[0]!.length + 2)).toBe(files.replace(/<!--fact:\w+-->(.*?)<!--\/fact-->/g, '$1'));
   });
 
   test('docs/partners.md links every guide and repeats none of their lines', () => {
@@ -40,7 +42,7 @@ describe('one source', () => {
   });
 
   test('production\'s served document lists the configured public address first', () => {
-    const servers = openApiDocument(ROUTES, { publicUrl: 'https://jobs-api.example.org' }).servers;
+    const servers = openApiDocument(ROUTES, { webhooks: loadWebhookSettings({}), publicUrl: 'https://jobs-api.example.org' }).servers;
     expect(servers.map((s) => s.url)).toEqual(['https://jobs-api.example.org', 'http://127.0.0.1:8000']);
     expect(committed.servers.map((s: { url: string }) => s.url)).toEqual(['http://127.0.0.1:8000']);
   });

@@ -5,7 +5,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { parse } from 'yaml';
-import { ROUTES } from '../service/jobs/http/routes';
+import { ROUTES } from '../service/api/routes';
 import { invariantsHold, mutationsCaught, type Invariants, type Mutation } from './helpers/invariants';
 
 type Plugin = { name: string; config?: Record<string, unknown> };

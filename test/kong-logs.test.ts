@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './helpers/real-kong';
+import { freePort } from '../harness/real-kong';
 import { rawText } from './helpers/raw-text';
 
 const ROOT = path.resolve(__dirname, '..');

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..');
-const CODE = ['domain', 'db', 'service', 'gateway/local', 'scripts', 'tools', 'bench', 'examples'];
+const CODE = ['domain', 'db', 'service', 'gateway/local', 'scripts', 'tools', 'bench', 'harness', 'examples'];
 
 function files(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -32,7 +32,8 @@ const GRAPH = new Map(CODE.flatMap(files).map((file) => [file, importsOf(file)])
 const layer = (file: string) => CODE.find((dir) => file.startsWith(`${dir}/`)) ?? file.split('/')[0]!;
 
 test('the graph is read', () => {
-  expect(GRAPH.get('service/app.ts')).toEqual(expect.arrayContaining(['service/jobs/http/router.ts', 'db/client.ts']));
+  expect(GRAPH.get('service/app.ts')).toEqual(expect.arrayContaining(['service/http/router.ts', 'db/client.ts']));
+  expect(GRAPH.get('service/webhooks/routes/create-webhook.ts')).toEqual(expect.arrayContaining(['service/http/route.ts', 'service/webhooks/contract.ts']));
 });
 
 test.each([
@@ -61,4 +62,41 @@ test('no import circle', () => {
   };
   for (const file of GRAPH.keys()) visit(file, []);
   expect(circles).toEqual([]);
+});
+
+// Inside service/: the features are siblings over one HTTP core; what assembles the API (api/, app, server) sits above both.
+const FEATURES = ['service/jobs/', 'service/webhooks/'];
+// What lies below both features: the HTTP core and the service's leaf modules.
+const BELOW_FEATURES = ['service/http/', 'service/errors.ts', 'service/logger.ts', 'service/config.ts', 'service/metrics-server.ts'];
+const below = (target: string) => ['domain', 'db'].includes(layer(target)) || BELOW_FEATURES.some((place) => target.startsWith(place));
+
+test.each(FEATURES)('%s imports only its own files, the HTTP core, the leaf modules, db/ and domain/: never the other feature, never what assembles the API', (feature) => {
+  const wrong = [...GRAPH]
+    .filter(([file]) => file.startsWith(feature))
+    .flatMap(([file, imports]) => imports.filter((target) => !target.startsWith(feature) && !below(target)).map((target) => `${file} -> ${target}`));
+  expect(wrong).toEqual([]);
+});
+
+test('service/http/ (the HTTP core) imports neither feature nor what assembles the API', () => {
+  const wrong = [...GRAPH]
+    .filter(([file]) => file.startsWith('service/http/'))
+    .flatMap(([file, imports]) =>
+      imports.filter((target) => layer(target) === 'service' && (FEATURES.some((feature) => target.startsWith(feature)) || target.startsWith('service/api/') || ['service/app.ts', 'service/server.ts'].includes(target))).map((target) => `${file} -> ${target}`),
+    );
+  expect(wrong).toEqual([]);
+});
+
+test('the dispatcher has a folder of its own that the routes never import', () => {
+  const wrong = [...GRAPH]
+    .filter(([file]) => file.startsWith('service/webhooks/') && !file.startsWith('service/webhooks/dispatcher/'))
+    .flatMap(([file, imports]) => imports.filter((target) => target.startsWith('service/webhooks/dispatcher/')).map((target) => `${file} -> ${target}`));
+  expect(wrong).toEqual([]);
+});
+
+test('bench/ imports nothing from test/', () => {
+  const wrong = [...GRAPH].filter(([file]) => file.startsWith('bench/')).flatMap(([file]) => {
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    return [...text.matchAll(IMPORT)].filter((match) => path.posix.normalize(path.posix.join(path.posix.dirname(file), match[1]!)).startsWith('test/')).map((match) => `${file} -> ${match[1]}`);
+  });
+  expect(wrong).toEqual([]);
 });

@@ -84,4 +84,5 @@ export function rowToJob(values: unknown[]): Job {
 
 // Compile-time proof that the selected row is exactly the Job's row shape, field for field.
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-export const ROW_IS_JOB_ROW: Same<SelectResultFields<typeof publicColumns>, PublicRow> = true;
+const rowIsJobRow: Same<SelectResultFields<typeof publicColumns>, PublicRow> = true;
+void rowIsJobRow;

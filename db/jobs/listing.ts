@@ -1,6 +1,6 @@
 import { getTableName } from 'drizzle-orm';
 import { getTableConfig, type MySqlColumn } from 'drizzle-orm/mysql-core';
-import { DEFAULT_STATUSES, JOB_TYPES, type Job, type ListFilter } from '../../domain/job';
+import { DEFAULT_STATUSES, JOB_TYPES, LIST_FILTERS, type Job, type ListFilter } from '../../domain/job';
 import type { Database } from '../client';
 import { jobCounts, jobDayCounts, jobs } from '../schema';
 import { primaryOf, quote, readerOf, readRows, type Statement } from '../sql';
@@ -100,8 +100,8 @@ export async function startAtDay(read: ReadRows, statuses: readonly string[], wi
 
 /** The leading column: `listed` (active or open, not deleted) for the default statuses, else `visible_status`. */
 type Prefix = 'listed' | 'status';
-/** Filters matched by equality after the prefix, in the order index names spell them. */
-const DIMENSIONS = ['department', 'type', 'workplace'] as const;
+/** Filters matched by equality after the prefix, in the order index names spell them (alphabetical). */
+const DIMENSIONS = LIST_FILTERS.filter((name): name is Exclude<typeof name, 'status'> => name !== 'status').sort();
 type Dimension = (typeof DIMENSIONS)[number];
 
 const COLUMNS: Record<Prefix | Dimension, MySqlColumn> = {

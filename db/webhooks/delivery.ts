@@ -99,6 +99,8 @@ export interface Failure {
   retryInMs: number;
   /** Failing this long (since the first failed attempt at the same event) disables the subscription. */
   giveUpAfterMs: number;
+  /** The disabledReason its owner then reads. */
+  giveUpReason: string;
 }
 
 /** A failed attempt: counted and rescheduled, or the subscription disabled once failing for giveUpAfterMs. */
@@ -109,7 +111,7 @@ export async function recordFailure(db: Database, id: string, owner: string, fai
       .update(subs)
       .set({
         // MySQL assigns left to right in column order: status and reason (before failing_since) read its old value.
-        disabledReason: sql`if(${givenUp}, 'deliveries failed for 3 days', ${subs.disabledReason})`,
+        disabledReason: sql`if(${givenUp}, ${failure.giveUpReason}, ${subs.disabledReason})`,
         status: sql`if(${givenUp}, 'disabled', ${subs.status})`,
         attempts: sql`${subs.attempts} + 1`,
         failingSince: sql`coalesce(${subs.failingSince}, ${utcNow})`,

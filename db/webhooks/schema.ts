@@ -1,14 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { bigint, customType, datetime, index, int, mysqlEnum, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
-import { uuidBinary } from '../schema';
+import { bigint, customType, index, int, mysqlEnum, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
+import { timestamp, uuidBinary } from '../schema';
 
 /** A subscription is delivering, or was disabled for failing (or by an operator) until enabled again. */
 export const SUBSCRIPTION_STATUSES = ['active', 'disabled'] as const;
 
 /** An encrypted secret: iv, tag and ciphertext, as bytes. */
 const sealed = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'varbinary(128)' });
-
-const timestamp = (name: string) => datetime(name, { mode: 'date', fsp: 3 });
 
 /** A partner's subscription and its delivery state: position, failing attempts, lease; secrets sealed (docs/decisions.md, Webhooks). */
 export const webhookSubscriptions = mysqlTable(
@@ -47,8 +45,6 @@ export const webhookSubscriptions = mysqlTable(
     index('webhook_subscriptions_consumer_name_idx').on(t.consumerName),
   ],
 );
-
-export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 
 /** The database's clock in UTC, shared by every dispatcher (leases and schedules never use a node's clock). */
 export const utcNow = sql`utc_timestamp(3)`;

@@ -1,9 +1,12 @@
 import { and, asc, count, eq, or, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { errorCode } from '../errors';
+import { primaryOf } from '../sql';
 import { lastSequenced, sequencePendingChanges } from '../jobs/change-numbering';
 import { uuidv7 } from '../../domain/uuid';
 import { utcNow, webhookSubscriptions as subs } from './schema';
+
+// Subscriptions are read and written on the primary: an owner sees at once what it just changed.
 
 /** What a subscription's owner (and an operator) may see of it: never a secret, never the lease. */
 export const subscriptionColumns = {
@@ -56,7 +59,8 @@ async function feedHead(db: Database): Promise<number> {
 }
 
 /** Stores a subscription unless its consumer holds `limit`, counted under lock so concurrent creates cannot both pass. */
-export async function createSubscription(db: Database, input: NewSubscription, limit: number): Promise<SubscriptionView | Refusal> {
+export async function createSubscription(database: Database, input: NewSubscription, limit: number): Promise<SubscriptionView | Refusal> {
+  const db = primaryOf(database);
   const head = await feedHead(db);
   if (input.position !== undefined && input.position > head) return 'ahead';
   return retryDeadlock(() =>
@@ -81,17 +85,20 @@ export async function createSubscription(db: Database, input: NewSubscription, l
   );
 }
 
-export async function listSubscriptions(db: Database, consumerId: string): Promise<SubscriptionView[]> {
+export async function listSubscriptions(database: Database, consumerId: string): Promise<SubscriptionView[]> {
+  const db = primaryOf(database);
   return db.select(subscriptionColumns).from(subs).where(eq(subs.consumerId, consumerId)).orderBy(asc(subs.createdAt), asc(subs.id));
 }
 
 /** The subscription when `consumerId` owns it; another consumer's is not found, exactly like an unknown id. */
-export async function findSubscription(db: Database, consumerId: string, id: string): Promise<SubscriptionView | undefined> {
+export async function findSubscription(database: Database, consumerId: string, id: string): Promise<SubscriptionView | undefined> {
+  const db = primaryOf(database);
   const [row] = await db.select(subscriptionColumns).from(subs).where(ownedBy(consumerId, id));
   return row;
 }
 
-export async function deleteSubscription(db: Database, consumerId: string, id: string): Promise<boolean> {
+export async function deleteSubscription(database: Database, consumerId: string, id: string): Promise<boolean> {
+  const db = primaryOf(database);
   const [result] = await db.delete(subs).where(ownedBy(consumerId, id));
   return result.affectedRows === 1;
 }
@@ -102,7 +109,8 @@ const releaseLease = { leaseOwner: null, leaseExpiresAt: null } as const;
 const freshStart = { attempts: 0, failingSince: null, nextAttemptAt: sql`${utcNow}` } as const;
 
 /** The new secret signs from now on; the current one goes on signing beside it for `overlapMs`. */
-export async function rotateSecret(db: Database, consumerId: string, id: string, secret: Buffer, overlapMs: number): Promise<boolean> {
+export async function rotateSecret(database: Database, consumerId: string, id: string, secret: Buffer, overlapMs: number): Promise<boolean> {
+  const db = primaryOf(database);
   // Read under lock and written back in two values: drizzle orders SET by column, so `previous_secret = secret` would see the new one.
   return db.transaction(async (tx) => {
     const [current] = await tx.select({ secret: subs.secret }).from(subs).where(ownedBy(consumerId, id)).for('update');
@@ -116,14 +124,16 @@ export async function rotateSecret(db: Database, consumerId: string, id: string,
 }
 
 /** Delivers again from after `position`; refused when the position is past the feed's head. */
-export async function replayFrom(db: Database, consumerId: string, id: string, position: number): Promise<SubscriptionView | Refusal | undefined> {
+export async function replayFrom(database: Database, consumerId: string, id: string, position: number): Promise<SubscriptionView | Refusal | undefined> {
+  const db = primaryOf(database);
   if (position > (await feedHead(db))) return 'ahead';
   const [result] = await db.update(subs).set({ position, ...freshStart, lastError: null, ...releaseLease }).where(ownedBy(consumerId, id));
   return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
 }
 
 /** Active again, retrying the event it failed on at once. */
-export async function enableSubscription(db: Database, consumerId: string, id: string): Promise<SubscriptionView | undefined> {
+export async function enableSubscription(database: Database, consumerId: string, id: string): Promise<SubscriptionView | undefined> {
+  const db = primaryOf(database);
   const [result] = await db
     .update(subs)
     .set({ status: 'active', disabledReason: null, ...freshStart, ...releaseLease })
@@ -132,7 +142,8 @@ export async function enableSubscription(db: Database, consumerId: string, id: s
 }
 
 /** Operators: a partner's subscriptions, by its consumer id or username. */
-export async function subscriptionsOf(db: Database, partner: string): Promise<SubscriptionView[]> {
+export async function subscriptionsOf(database: Database, partner: string): Promise<SubscriptionView[]> {
+  const db = primaryOf(database);
   return db
     .select(subscriptionColumns)
     .from(subs)
@@ -141,7 +152,8 @@ export async function subscriptionsOf(db: Database, partner: string): Promise<Su
 }
 
 /** Operators: stops deliveries to one subscription until its owner enables it again. */
-export async function disableSubscription(db: Database, id: string, reason: string): Promise<boolean> {
+export async function disableSubscription(database: Database, id: string, reason: string): Promise<boolean> {
+  const db = primaryOf(database);
   const [result] = await db.update(subs).set({ status: 'disabled', disabledReason: reason, ...releaseLease }).where(eq(subs.id, id));
   return result.affectedRows === 1;
 }

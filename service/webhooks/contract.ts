@@ -1,15 +1,13 @@
 import { z } from 'zod';
-import { Job, Tombstone } from '../../domain/job';
+import { Job, JOB_EXAMPLE, timestamp, Tombstone } from '../../domain/job';
 import { isUuid } from '../../domain/uuid';
 import { MESSAGES } from '../errors';
-import { text } from '../jobs/contract/create-body';
-import type { RequestBody } from '../jobs/contract/input';
-import { JOB_EXAMPLE } from '../jobs/contract/responses';
+import { text } from '../http/text';
+import type { RequestBody } from '../http/input';
+
 
 /** The webhook API's bodies and events, defined once: routes, handlers and the OpenAPI document derive from them. */
 
-/** Subscriptions a consumer may hold at once. */
-export const SUBSCRIPTION_LIMIT = 5;
 /** How long the secret a rotation replaced goes on signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
@@ -21,7 +19,6 @@ const CreateWebhookFields = z.object({
   description: text('description', 500).nullable().optional(),
   position: z.string({ error: 'position must be a string' }).max(200, MESSAGES.positionInvalid).optional().meta({ description: 'Deliver the changes after this feed position (meta.nextSince of your full sync). Absent: from now on.' }),
 });
-export type CreateWebhookBody = z.infer<typeof CreateWebhookFields>;
 
 /** POST /api/v1/webhooks's body: nothing of the organisation's can be set here, so every unknown field is just unknown. */
 export const CREATE_WEBHOOK_BODY: RequestBody<typeof CreateWebhookFields> = {
@@ -45,8 +42,6 @@ export const REPLAY_BODY: RequestBody<typeof ReplayFields> = {
 export const WebhookIdParams = z.object({
   id: z.string().refine(isUuid, MESSAGES.webhookNotFound).meta({ description: 'The subscription\'s id', examples: ['019a9e10-2b44-7c11-8f3e-5d2a7b9c0e11'] }),
 });
-
-const timestamp = z.iso.datetime({ precision: 3 });
 
 export const Webhook = z
   .strictObject({

@@ -35,6 +35,10 @@ export const WebhookEnv = z.object({
   WEBHOOK_LEASE_MS: ms(1000, 600_000).default(30_000),
   WEBHOOK_POLL_MS: ms(10, 60_000).default(200),
   WEBHOOK_TIMEOUT_MS: ms(100, 10_000).default(10_000),
+  WEBHOOK_SUBSCRIPTION_LIMIT: z
+    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: 'must be a whole number from 1 to 100' })
+    .pipe(z.number().int().min(1, 'must be at least 1').max(100, 'must be at most 100'))
+    .default(5),
 });
 
 export interface WebhookSettings {
@@ -45,6 +49,13 @@ export interface WebhookSettings {
   leaseMs: number;
   pollMs: number;
   timeoutMs: number;
+  /** Subscriptions one consumer may hold at once. */
+  subscriptionLimit: number;
+}
+
+/** What the webhook routes are given besides the database. */
+export interface WebhookRouteSettings {
+  webhooks: WebhookSettings;
 }
 
 /** Reads the webhook variables; throws one Error naming every bad one. */
@@ -62,6 +73,7 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): Webho
     leaseMs: e.WEBHOOK_LEASE_MS,
     pollMs: e.WEBHOOK_POLL_MS,
     timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    subscriptionLimit: e.WEBHOOK_SUBSCRIPTION_LIMIT,
   };
 }
 
@@ -71,9 +83,9 @@ export function retryDelay(attempt: number, retry: WebhookSettings['retry'], ran
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-declare module 'koa' {
-  interface DefaultContext {
-    /** The webhook settings the app was created with (service/app.ts). */
-    webhooks: WebhookSettings;
-  }
+/** A span of milliseconds as a partner reads it: "3 days", "36 hours", "90 minutes", "10 s". */
+export function spoken(ms: number): string {
+  const units: Array<[number, string]> = [[86_400_000, 'day'], [3_600_000, 'hour'], [60_000, 'minute']];
+  for (const [size, name] of units) if (ms >= size && ms % size === 0) return `${ms / size} ${name}${ms === size ? '' : 's'}`;
+  return `${Number((ms / 1000).toFixed(1))} s`;
 }

@@ -1,11 +1,11 @@
 /**
  * The real service on its own MariaDB database, behind a gateway serving a temp copy of kong.yaml
- * pointed at it plus demo.yaml: the local gateway, or a real Kong (test/helpers/real-kong.ts) run as
+ * pointed at it plus demo.yaml: the local gateway, or a real Kong (harness/real-kong.ts) run as
  * the image runs it. The suites run once per gateway in gatewayKinds(): the same requests and the
  * same assertions through both. Tests talk HTTP to the gateway only.
  */
 import type { WebhookSettings } from '../../service/webhooks/settings';
-import { findKong, startRealKong, type RealKong } from '../helpers/real-kong';
+import { findKong, startRealKong, type RealKong } from '../../harness/real-kong';
 import { startTestService, type TestService } from '../helpers/service';
 import { configFile, gatewayEnv, startGateway, type ConfigFile, type KongState, type TestGateway } from '../local-gateway/support';
 

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type * as _typeChecked from '../../examples/webhook-receiver'; // npm run lint type-checks the example
 import { readChanges } from '../../db/jobs/change-feed';
 import { createLogger } from '../../service/logger';
-import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher';
+import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher/dispatcher';
 import type { WebhookSettings } from '../../service/webhooks/settings';
 import { DEMO, startStack, type Stack } from '../e2e/support';
 import { memoryLog } from '../helpers/service';
@@ -26,6 +26,7 @@ const settings: WebhookSettings & { secretsKey: Buffer } = {
   leaseMs: 4000,
   pollMs: 100,
   timeoutMs: 2000,
+  subscriptionLimit: 5,
 };
 
 let stack: Stack;

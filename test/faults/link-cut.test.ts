@@ -7,7 +7,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/database';
 import { serve, type Served } from '../helpers/http';
 import { testServerAddress } from '../helpers/server';
 import { memoryLog } from '../helpers/service';
-import { startRealKong } from '../helpers/real-kong';
+import { startRealKong } from '../../harness/real-kong';
 import { gatewayKinds } from '../e2e/support';
 import { configFile, DEMO, gatewayEnv, startGateway, type ConfigFile } from '../local-gateway/support';
 import { startRelay, type Relay } from './relay';

@@ -2,7 +2,7 @@
  * For scripts/test.sh: which Kong the real-Kong tier runs, or why it is skipped. Prints two lines:
  * the KONG_HOME to export (or "-"), then the sentence for the tier's line.
  */
-import { findKong } from './real-kong';
+import { findKong } from '../../harness/real-kong';
 
 if (process.env.REAL_KONG === 'off') {
   console.log('-');

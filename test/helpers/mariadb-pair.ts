@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
-import { freePort } from './real-kong';
+import { freePort } from '../../harness/real-kong';
 
 const run = promisify(execFile);
 

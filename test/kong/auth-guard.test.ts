@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startRealKong, type RealKong } from '../helpers/real-kong';
+import { startRealKong, type RealKong } from '../../harness/real-kong';
 import { DEMO, ROOT, send, stubUpstream, type StubUpstream } from '../local-gateway/support';
 
 const SECRET = 'auth-guard-kong-secret-0123456789';

@@ -1,11 +1,11 @@
 /**
  * The real service on its own database with both gateways in front of it: the local gateway and a
- * real Kong 3.9 (test/helpers/real-kong.ts), each on the repository's state files and kong.conf. Tests
+ * real Kong 3.9 (harness/real-kong.ts), each on the repository's state files and kong.conf. Tests
  * run the same requests through each, as raw bytes where framing matters.
  */
 import http from 'node:http';
 import net from 'node:net';
-import { startRealKong, type RealKong } from '../helpers/real-kong';
+import { startRealKong, type RealKong } from '../../harness/real-kong';
 import { startTestService, type TestService } from '../helpers/service';
 import { configFile, gatewayEnv, startGateway, type ConfigFile, type TestGateway } from '../local-gateway/support';
 

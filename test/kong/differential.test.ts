@@ -7,7 +7,7 @@
  * ignored by name only (IGNORED_*). Compressed bodies are compared decompressed (gzip level and
  * window may pick other bytes for the same text); Content-Encoding, Vary, Transfer-Encoding and
  * whether an ETag is weak are compared as sent. Real Kong is the judge: a difference fails the test naming
- * the request. Runs when a Kong 3.9 is found (test/helpers/real-kong.ts), otherwise says why it skips.
+ * the request. Runs when a Kong 3.9 is found (harness/real-kong.ts), otherwise says why it skips.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ import { eq } from 'drizzle-orm';
 import { serviceSecrets } from '../../db/schema';
 import { insertInBatches } from '../../db/seed';
 import { demoJobs } from '../../db/seed-data';
-import { findKong, startRealKong, type RealKong } from '../helpers/real-kong';
+import { findKong, startRealKong, type RealKong } from '../../harness/real-kong';
 import { createApp } from '../../service/app';
 import { createLogger } from '../../service/logger';
 import { freshDatabase, type TestDatabase } from '../helpers/database';
@@ -568,7 +568,7 @@ interface Side {
 async function serviceSide(name: Side['name'], rows: ReturnType<typeof demoJobs>, dbName: string): Promise<Omit<Side, 'port'>> {
   const database = await freshDatabase(dbName);
   await insertInBatches(database.db, rows);
-  const webhooks = { secretsKey: randomBytes(32), policy: { allowHttp: false, allowed: [] }, retry: { firstMs: 5000, maxMs: 36_000_000, giveUpAfterMs: 259_200_000 }, leaseMs: 30_000, pollMs: 200, timeoutMs: 10_000 };
+  const webhooks = { secretsKey: randomBytes(32), policy: { allowHttp: false, allowed: [] }, retry: { firstMs: 5000, maxMs: 36_000_000, giveUpAfterMs: 259_200_000 }, leaseMs: 30_000, pollMs: 200, timeoutMs: 10_000, subscriptionLimit: 5 };
   const app = createApp({ db: database.db, config: { gatewaySecret: SECRET }, logger: createLogger('info', memoryLog([])), webhooks });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

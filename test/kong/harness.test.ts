@@ -1,8 +1,8 @@
 /**
- * test/helpers/real-kong.ts: a real Kong 3.9 started as the image starts it, DB-less on the rendered
+ * harness/real-kong.ts: a real Kong 3.9 started as the image starts it, DB-less on the rendered
  * state files, in front of the real service.
  */
-import { findKong, renderState, startRealKong, type RealKong } from '../helpers/real-kong';
+import { findKong, renderState, startRealKong, type RealKong } from '../../harness/real-kong';
 import { startTestService, type TestService } from '../helpers/service';
 import { DEMO } from '../local-gateway/support';
 

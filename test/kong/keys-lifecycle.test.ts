@@ -1,5 +1,5 @@
 /**
- * The keys tool against a real Kong 3.9 with PostgreSQL (test/helpers/real-kong.ts: a database of its
+ * The keys tool against a real Kong 3.9 with PostgreSQL (harness/real-kong.ts: a database of its
  * own, `kong migrations bootstrap`), as production runs it: decK syncs kong.yaml, then
  * partners.yaml, each on its own with the select tags the files define; then every --apply
  * command of the tool against the real Admin API, each checked by requests through Kong's proxy
@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, startRealKong, type RealKong } from '../helpers/real-kong';
+import { ROOT, startRealKong, type RealKong } from '../../harness/real-kong';
 import { run } from '../../tools/keys/run';
 import { startTestService, type TestService } from '../helpers/service';
 

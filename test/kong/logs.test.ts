@@ -1,10 +1,10 @@
 /**
  * No API key in any line a real Kong writes, through the image's entrypoint and its redaction
- * filter (test/helpers/real-kong.ts runs Kong exactly so): canary keys in every place a client can put
+ * filter (harness/real-kong.ts runs Kong exactly so): canary keys in every place a client can put
  * one, sent to a Kong whose service is down, so that nginx's error log quotes each request line.
  * test/kong-logs.test.ts shows, on plain nginx, the raw lines the filter has to clean.
  */
-import { freePort, startRealKong, type RealKong } from '../helpers/real-kong';
+import { freePort, startRealKong, type RealKong } from '../../harness/real-kong';
 import { DEMO } from '../local-gateway/support';
 import { rawText } from '../helpers/raw-text';
 

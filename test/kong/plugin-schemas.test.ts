@@ -4,7 +4,7 @@
  * /schemas/plugins/validate (Kong's own validator, defaults filled in). kong.yaml's configurations
  * of them are accepted: every real-Kong test starts on them.
  */
-import { startRealKong, type RealKong } from '../helpers/real-kong';
+import { startRealKong, type RealKong } from '../../harness/real-kong';
 
 let kong: RealKong;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
  * auth-guard's counting and blocking are in auth-guard.test.ts. Every test uses client addresses
  * of its own (127.5.y.z), so auth-guard's per-IP counters never block one test for another's 401s.
  */
-import { startRealKong, type DeclarativeConfig, type RealKong } from '../helpers/real-kong';
+import { startRealKong, type DeclarativeConfig, type RealKong } from '../../harness/real-kong';
 import { DEMO, send, stubUpstream, type StubUpstream } from '../local-gateway/support';
 
 const SECRET = 'plugins-secret-0123456789';

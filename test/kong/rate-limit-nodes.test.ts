@@ -8,7 +8,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
-import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../helpers/real-kong';
+import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../../harness/real-kong';
 import { DEMO, send as raw, stubUpstream, type StubUpstream } from '../local-gateway/support';
 
 const READS_PER_MINUTE = 6;

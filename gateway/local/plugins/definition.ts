@@ -35,9 +35,3 @@ export function parseWith<S extends z.ZodType>(schema: S): (raw: Record<string, 
   };
 }
 
-export function optNumber(raw: Record<string, unknown>, field: string, fallback: number | null): number | null {
-  const v = raw[field];
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${field}: expected a number`);
-  return v;
-}

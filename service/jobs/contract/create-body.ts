@@ -2,31 +2,8 @@ import { z } from 'zod';
 import { CURRENCIES } from '../../../domain/currencies';
 import { JOB_STATUSES, JOB_TYPES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
 import { dueDate } from './due-date';
-import type { RequestBody } from './input';
-
-// C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph separators.
-const SINGLE_LINE_FORBIDDEN = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
-const MULTI_LINE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
-// A lone UTF-16 surrogate ("\ud800" in JSON) cannot be stored as UTF-8; it would come back as U+FFFD.
-const wellFormed = (value: string) => (value as string & { isWellFormed(): boolean }).isWellFormed();
-
-const plainText = (field: string, multiLine = false) =>
-  z
-    .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
-    // Trimmed first: a trailing newline pasted into a title is whitespace, not content.
-    .trim()
-    .refine(wellFormed, `${field} must be valid Unicode text (it holds a lone surrogate)`)
-    .refine(
-      (value) => !(multiLine ? MULTI_LINE_FORBIDDEN : SINGLE_LINE_FORBIDDEN).test(value),
-      multiLine
-        ? `${field} must not contain control characters other than tab and line breaks`
-        : `${field} must not contain control characters or line breaks`,
-    );
-
-export const text = (field: string, max: number, multiLine = false) =>
-  plainText(field, multiLine)
-    .min(1, `${field} must not be empty`)
-    .max(max, `${field} must be at most ${max} characters`);
+import { plainText, text } from '../../http/text';
+import type { RequestBody } from '../../http/input';
 
 const bulletList = (field: string) =>
   z

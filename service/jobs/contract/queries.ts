@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { isUuid } from '../../../domain/uuid';
-import { JOB_TYPES, LISTED_STATUSES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
-import { MESSAGES } from '../../errors';
-import type { QueryString } from './input';
-import { CHANGES_LIMIT, JOB_EXAMPLE } from './responses';
+import { JOB_EXAMPLE, JOB_TYPES, LIST_FILTERS, LISTED_STATUSES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
+import { clip, MESSAGES } from '../../errors';
+import type { QueryString } from '../../http/input';
+import { CHANGES_LIMIT } from './responses';
 
-const clip = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
 
 /** A comma list of allowed values, e.g. `status=active,paused`. */
 function commaList<T extends string>(name: string, allowed: readonly T[], explain?: (value: string) => string | undefined) {
@@ -17,7 +16,7 @@ function commaList<T extends string>(name: string, allowed: readonly T[], explai
           code: 'custom',
           message:
             explain?.(value) ??
-            `${name} must be one of ${allowed.join(', ')} (or a comma-separated list of them); got "${clip(value)}"`,
+            `${name} must be one of ${allowed.join(', ')} (or a comma-separated list of them); got "${clip(value, 40)}"`,
         });
         return z.NEVER;
       }
@@ -38,8 +37,8 @@ function boundedInteger(min: number, max: number, fallback: number, message: str
 
 export const LIST_LIMIT_MESSAGE = 'limit must be an integer from 1 to 100';
 
-/** GET /api/v1/jobs's query: each parameter's rules, messages and documentation. */
-export const ListQuery = z.object({
+/** The list filters' rules, messages and documentation: one for each of LIST_FILTERS, as the type demands. */
+const FILTERS = {
   status: commaList('status', LISTED_STATUSES, (value) =>
     value === 'draft'
       ? 'status=draft is not available: drafts are never listed (fetch your own draft by id)'
@@ -63,6 +62,11 @@ export const ListQuery = z.object({
       description: 'Exact department name, case-insensitive, surrounding spaces ignored (+ and %20 are spaces). 1 to 100 characters.',
       examples: ['Engineering'],
     }),
+} satisfies Record<(typeof LIST_FILTERS)[number], z.ZodType>;
+
+/** GET /api/v1/jobs's query: the filters, then how to page. */
+export const ListQuery = z.object({
+  ...FILTERS,
   page: boundedInteger(1, Number.MAX_SAFE_INTEGER, 1, 'page must be a whole number, 1 or more', `page must be at most ${Number.MAX_SAFE_INTEGER}`).meta({
     description: 'Offset page, from 1 (default 1). A page past the end is empty with true meta. Not with cursor (400).',
   }),
@@ -80,9 +84,6 @@ export const ListQuery = z.object({
   }),
 });
 export type ListQuery = z.infer<typeof ListQuery>;
-
-/** The parameters that choose which jobs are listed: a cursor belongs to exactly these. */
-export const FILTER_PARAMETERS = ['status', 'type', 'workplace', 'department'] as const;
 
 /** GET /api/v1/jobs's query string: page and cursor choose the mode, so they never come together. */
 export const LIST_QUERY: QueryString<typeof ListQuery> = {

@@ -16,7 +16,7 @@ import { createDatabase } from '../../../db/client';
 import { migrateDatabase, MIGRATIONS_FOLDER } from '../../../db/migrate';
 import { foldJobCounts } from '../../../db/jobs/counters';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
-import { queryReader } from '../../../service/jobs/http/validate';
+import { queryReader } from '../../../service/http/validate';
 import { countJobs, listJobs } from '../../../db/jobs/listing';
 import { freshDatabase, runDatabasePrefix, type TestDatabase } from '../../helpers/database';
 import { testServerOptions, testServerUrl } from '../../helpers/server';

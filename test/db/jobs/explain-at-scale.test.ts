@@ -7,7 +7,7 @@ import { claimDue, subscriptionLags } from '../../../db/webhooks/delivery';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { readChanges } from '../../../db/jobs/change-feed';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
-import { queryReader } from '../../../service/jobs/http/validate';
+import { queryReader } from '../../../service/http/validate';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
 import { readRows, type Statement } from '../../../db/sql';
 import { rowToJob } from '../../../db/jobs/job-columns';

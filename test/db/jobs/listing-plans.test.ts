@@ -23,7 +23,7 @@ import type { RowDataPacket } from 'mysql2';
 import { JOB_TYPES } from '../../../domain/job';
 import { dayCountsStatement, pageStatement, planList } from '../../../db/jobs/listing';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
-import { queryReader } from '../../../service/jobs/http/validate';
+import { queryReader } from '../../../service/http/validate';
 import { readRows, type Statement } from '../../../db/sql';
 import { countJobs, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';
 import { pageRead, recordingDatabase, rowsRead as engineRowsRead, totalRead } from '../../helpers/statements';

@@ -9,7 +9,7 @@ import type { RowDataPacket } from 'mysql2/promise';
 import { insertInBatches } from '../../../db/seed';
 import { generateJobs } from '../../../db/seed-data';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
-import { queryReader } from '../../../service/jobs/http/validate';
+import { queryReader } from '../../../service/http/validate';
 import { listJobs, planList } from '../../../db/jobs/listing';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { DEFAULT_STATUSES, JOB_TYPES, type ListFilter } from '../../../domain/job';

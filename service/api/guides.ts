@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { spoken, type WebhookSettings } from '../webhooks/settings';
+
+/**
+ * The guides partners read before the operations: docs/guides/*.md, in this order, read once at
+ * start-up into the OpenAPI description (openapi.ts). The files are the only copy: the repository,
+ * the reference page and docs/openapi.json show the same text.
+ */
+export const GUIDE_FILES = [
+  'authentication.md',
+  'scopes.md',
+  'errors.md',
+  'rate-limits.md',
+  'pagination.md',
+  'keeping-a-mirror.md',
+  'webhooks.md',
+  'idempotent-creates.md',
+  'compression.md',
+  'versioning.md',
+] as const;
+
+/** docs/guides/ from service/api/ (ts-jest) and from dist/service/api/ (compiled; the image copies docs/guides beside dist/). */
+export const GUIDES_DIR = path.resolve(__dirname, __dirname.split(path.sep).includes('dist') ? '../../../docs/guides' : '../../docs/guides');
+
+export interface Guide {
+  file: string;
+  /** The `## ` heading the file starts with. */
+  title: string;
+  text: string;
+}
+
+function readGuide(file: string): Guide {
+  const text = readFileSync(path.join(GUIDES_DIR, file), 'utf8').trimEnd();
+  const title = /^## (.+)\n/.exec(text)?.[1];
+  // A guide without its heading would run into the one before it on the page.
+  if (!title) throw new Error(`docs/guides/${file} must start with a "## " heading`);
+  return { file, title, text };
+}
+
+export const GUIDES: readonly Guide[] = GUIDE_FILES.map(readGuide);
+
+const FACT = /<!--fact:(\w+)-->(.*?)<!--\/fact-->/g;
+
+/** A guide's text with each `<!--fact:name-->default<!--/fact-->` stated as the settings have it (the file shows the default). */
+export function withFacts(text: string, webhooks: WebhookSettings): string {
+  const facts: Record<string, string> = {
+    subscriptionLimit: String(webhooks.subscriptionLimit),
+    deliveryTimeout: spoken(webhooks.timeoutMs),
+    giveUpAfter: spoken(webhooks.retry.giveUpAfterMs),
+  };
+  return text.replace(FACT, (_marked, name: string) => {
+    const fact = facts[name];
+    if (fact === undefined) throw new Error(`docs/guides: unknown fact "${name}"`);
+    return fact;
+  });
+}

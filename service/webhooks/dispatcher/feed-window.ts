@@ -1,0 +1,97 @@
+import type { Database } from '../../../db/client';
+import { readChangeEvents, type ChangeEvent } from '../../../db/jobs/change-feed';
+import { lastSequenced } from '../../../db/jobs/change-numbering';
+import { eventBody } from './events';
+
+/** A feed entry with its delivery body, made once for every subscription that is sent it. */
+export interface WindowEvent {
+  seq: number;
+  jobId: string;
+  body: string;
+}
+
+/** Entries read per query, and how many of the newest ones the window keeps. */
+const READ = 500;
+const KEEP = 5_000;
+
+export interface FeedWindow {
+  /** Reads what the feed gained since the last refresh, once for every walk; wakes the walks waiting for it. */
+  refresh(): Promise<void>;
+  /** Up to `limit` entries after `position`: from the window when it covers them, else from the database. */
+  after(position: number, limit: number): Promise<WindowEvent[]>;
+  /** Resolves at the next refresh that brought entries, or after `ms`, or at close. */
+  more(ms: number): Promise<void>;
+  close(): void;
+}
+
+/** The newest feed entries, shared by a dispatcher's walks: one read a tick instead of one per subscription (docs/decisions.md, Webhooks). */
+export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedWindow {
+  // Every public entry with from < seq <= to is in `events`, in order.
+  let from: number | undefined;
+  let to = 0;
+  let events: WindowEvent[] = [];
+  let waiting = new Set<() => void>();
+  const wakeAll = () => {
+    const woken = waiting;
+    waiting = new Set();
+    for (const wake of woken) wake();
+  };
+  const withBodies = async (read: ChangeEvent[]) => {
+    const key = await tokenKey();
+    return read.map((event) => ({ seq: event.seq, jobId: event.entry.id, body: eventBody(key, event) }));
+  };
+
+  return {
+    async refresh() {
+      if (from === undefined) {
+        to = await lastSequenced(db);
+        from = to;
+        return;
+      }
+      let added = 0;
+      for (;;) {
+        const read = await withBodies(await readChangeEvents(db, to, READ));
+        if (read.length === 0) break;
+        // A job's newer entry replaces its older one, as in the feed: the window stays what the feed is now.
+        const moved = new Set(read.map((event) => event.jobId));
+        events = events.filter((event) => !moved.has(event.jobId));
+        events.push(...read);
+        to = read[read.length - 1]!.seq;
+        added += read.length;
+        if (read.length < READ) break;
+      }
+      if (events.length > KEEP) {
+        const dropped = events.length - KEEP;
+        from = events[dropped - 1]!.seq;
+        events = events.slice(dropped);
+      }
+      if (added > 0) wakeAll();
+    },
+    async after(position, limit) {
+      if (from === undefined || position < from) return withBodies(await readChangeEvents(db, position, limit));
+      // First entry past `position`: binary search, the window is ordered by seq.
+      let low = 0;
+      let high = events.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (events[middle]!.seq <= position) low = middle + 1;
+        else high = middle;
+      }
+      return events.slice(low, low + limit);
+    },
+    more(ms) {
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          waiting.delete(done);
+          resolve();
+        }, ms);
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        waiting.add(done);
+      });
+    },
+    close: wakeAll,
+  };
+}

@@ -1,0 +1,68 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { SubscriptionLag } from '../../../db/webhooks/delivery';
+
+export type DeliveryOutcome = 'delivered' | 'failed' | 'refused' | 'disabled';
+
+export interface DispatcherMetrics {
+  registry: Registry;
+  observeDelivery(outcome: DeliveryOutcome, seconds: number): void;
+  /** Read at each scrape: every subscription's position, head of the feed and oldest undelivered event. */
+  watchLag(read: () => Promise<{ head: number; subscriptions: SubscriptionLag[] }>): void;
+}
+
+/** The dispatcher's Prometheus metrics (WEBHOOK_METRICS_PORT), one series per subscription id, never per partner name. */
+export function createDispatcherMetrics(): DispatcherMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const attempts = new Counter({ name: 'webhook_delivery_attempts_total', help: 'Delivery attempts, by outcome', labelNames: ['outcome'] as const, registers: [registry] });
+  const duration = new Histogram({
+    name: 'webhook_delivery_duration_seconds',
+    help: 'Time from sending an event to its answer, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  let read: Parameters<DispatcherMetrics['watchLag']>[0] | undefined;
+  let last: Promise<{ head: number; subscriptions: SubscriptionLag[] }> | undefined;
+  // One query per scrape however many gauges read it.
+  const snapshot = () => (last ??= read!().finally(() => setTimeout(() => (last = undefined), 100)));
+  const perSubscription = (name: string, help: string, value: (lag: SubscriptionLag, head: number) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['subscription', 'status'] as const,
+      registers: [registry],
+      async collect() {
+        if (!read) return;
+        this.reset();
+        const { head, subscriptions } = await snapshot();
+        for (const lag of subscriptions) this.set({ subscription: lag.id, status: lag.status }, value(lag, head));
+      },
+    });
+  perSubscription('webhook_subscription_lag_seconds', 'Age of the oldest event not yet delivered to the subscription (0 when caught up)', (lag) =>
+    lag.oldestUndelivered ? Math.max(0, (Date.now() - lag.oldestUndelivered.getTime()) / 1000) : 0,
+  );
+  perSubscription('webhook_subscription_oldest_undelivered_timestamp_seconds', 'When the oldest event not yet delivered happened (0 when caught up)', (lag) =>
+    lag.oldestUndelivered ? lag.oldestUndelivered.getTime() / 1000 : 0,
+  );
+  perSubscription('webhook_subscription_position', 'Feed position (sequence number) the subscription has been delivered up to', (lag) => lag.position);
+  perSubscription('webhook_subscription_failed_attempts', 'Failed attempts at the event the subscription is stuck on', (lag) => lag.attempts);
+  new Gauge({
+    name: 'webhook_feed_head_position',
+    help: 'The change feed\'s last sequence number',
+    registers: [registry],
+    async collect() {
+      if (read) this.set((await snapshot()).head);
+    },
+  });
+  return {
+    registry,
+    observeDelivery(outcome, seconds) {
+      attempts.inc({ outcome });
+      duration.observe({ outcome }, seconds);
+    },
+    watchLag(reader) {
+      read = reader;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import { signingKey } from '../../../db/signing-key';
+import { createSubscription } from '../../../db/webhooks/subscriptions';
+import { badRequest, MESSAGES, webhookLimit, webhookLimitMessage } from '../../errors';
+import { errorResponse } from '../../http/responses';
+import { defineRoute, type RouteDependencies } from '../../http/route';
+import { CREATE_WEBHOOK_BODY, CreatedWebhook, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from '../contract';
+import { encryptSecret, newSecret } from '../secrets';
+import type { WebhookRouteSettings } from '../settings';
+import { checkUrl, UrlRefused } from '../url-guard';
+import { positionOf, sealingKey, toWebhook } from '../view';
+import { invalid, notJson } from './answers';
+
+export const createWebhookRoute = defineRoute({
+  operationId: 'createWebhook',
+  method: 'post',
+  path: '/api/v1/webhooks',
+  scope: 'jobs:read',
+  tag: 'webhooks',
+  summary: ({ webhooks }: WebhookRouteSettings) => `Subscribe a URL to job changes (at most ${webhooks.subscriptionLimit} per key); the secret is shown in this answer only`,
+  description:
+    'Events are the change feed\'s entries (job.updated, job.removed), POSTed in feed order with Standard Webhooks headers. ' +
+    'Without position, delivery starts at the feed\'s head now; with the nextSince your full sync reached, nothing between is missed.',
+  body: CREATE_WEBHOOK_BODY,
+  consumer: 'required',
+  database: true,
+  responses: {
+    '201': { description: 'Subscribed', body: CreatedWebhook, example: { data: { ...WEBHOOK_EXAMPLE, secret: SECRET_EXAMPLE } }, headers: { Location: '/api/v1/webhooks/{id}' } },
+    '400': invalid('A field is missing or wrong, the url is not https or does not reach a public address (the message says which), or position is not valid'),
+    '409': {
+      ...errorResponse('', ''),
+      description: ({ webhooks }: WebhookRouteSettings) => `The key already holds ${webhooks.subscriptionLimit} subscriptions`,
+      example: ({ webhooks }: WebhookRouteSettings) => ({ error: webhookLimitMessage(webhooks.subscriptionLimit) }),
+    },
+    '413': errorResponse('Body over 16 KB ("Request size limit exceeded" from the gateway)', 'Request size limit exceeded'),
+    '415': notJson,
+  },
+  handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { body }) => {
+    const sealKey = sealingKey(webhooks);
+    try {
+      await checkUrl(body.url, webhooks.policy);
+    } catch (error) {
+      if (error instanceof UrlRefused) throw badRequest(error.message);
+      throw error;
+    }
+    const key = await signingKey(db);
+    const position = body.position === undefined ? undefined : positionOf(key, body.position);
+    const secret = newSecret();
+    const consumer = ctx.state.consumer!;
+    const created = await createSubscription(
+      db,
+      { consumerId: consumer.id, consumerName: consumer.username ?? null, url: body.url, description: body.description ?? null, secret: encryptSecret(sealKey, secret), position },
+      webhooks.subscriptionLimit,
+    );
+    if (created === 'limit') throw webhookLimit(webhooks.subscriptionLimit);
+    if (created === 'ahead') throw badRequest(MESSAGES.positionAhead);
+    ctx.status = 201;
+    ctx.set('Location', `/api/v1/webhooks/${created.id}`);
+    ctx.body = { data: { ...toWebhook(key, created), secret } };
+  },
+});

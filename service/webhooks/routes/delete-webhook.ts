@@ -1,0 +1,22 @@
+import { deleteSubscription } from '../../../db/webhooks/subscriptions';
+import { webhookNotFound } from '../../errors';
+import { defineRoute } from '../../http/route';
+import { WebhookIdParams } from '../contract';
+import { notFound } from './answers';
+
+export const deleteWebhookRoute = defineRoute({
+  operationId: 'deleteWebhook',
+  method: 'delete',
+  path: '/api/v1/webhooks/:id',
+  scope: 'jobs:read',
+  tag: 'webhooks',
+  summary: 'Unsubscribe: no more deliveries',
+  params: WebhookIdParams,
+  consumer: 'required',
+  database: true,
+  responses: { '204': { description: 'Deleted' }, '404': notFound },
+  handler: ({ db }) => async (ctx, { params: { id } }) => {
+    if (!(await deleteSubscription(db, ctx.state.consumer!.id, id))) throw webhookNotFound();
+    ctx.status = 204;
+  },
+});

@@ -1,0 +1,33 @@
+import { signingKey } from '../../../db/signing-key';
+import { replayFrom } from '../../../db/webhooks/subscriptions';
+import { badRequest, MESSAGES, webhookNotFound } from '../../errors';
+import { defineRoute } from '../../http/route';
+import { REPLAY_BODY, WEBHOOK_EXAMPLE, WebhookEnvelope, WebhookIdParams } from '../contract';
+import { positionOf, toWebhook } from '../view';
+import { invalid, notFound, notJson } from './answers';
+
+export const replayWebhookRoute = defineRoute({
+  operationId: 'replayWebhook',
+  method: 'post',
+  path: '/api/v1/webhooks/:id/replay',
+  scope: 'jobs:read',
+  tag: 'webhooks',
+  summary: 'Deliver again every change after a feed position (event ids repeat: drop the ones you applied)',
+  params: WebhookIdParams,
+  body: REPLAY_BODY,
+  consumer: 'required',
+  database: true,
+  responses: {
+    '200': { description: 'Delivery resumes after position', body: WebhookEnvelope, example: { data: WEBHOOK_EXAMPLE } },
+    '400': invalid('position is missing, not valid, or ahead of the feed'),
+    '404': notFound,
+    '415': notJson,
+  },
+  handler: ({ db }) => async (ctx, { params: { id }, body }) => {
+    const key = await signingKey(db);
+    const result = await replayFrom(db, ctx.state.consumer!.id, id, positionOf(key, body.position));
+    if (result === undefined) throw webhookNotFound();
+    if (typeof result === 'string') throw badRequest(MESSAGES.positionAhead);
+    ctx.body = { data: toWebhook(key, result) };
+  },
+});

@@ -1,0 +1,168 @@
+/**
+ * The OpenAPI document: generated from the service's own zod schemas, committed, served, and
+ * used to check every response the suites receive (test/helpers/openapi.ts).
+ */
+import { readFileSync } from 'node:fs';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { OPENAPI_PATH, renderOpenApi } from '../../../scripts/openapi';
+import { ChangesQuery } from '../../../service/jobs/contract/queries';
+import { ListQuery } from '../../../service/jobs/contract/queries';
+import { reader } from '../../helpers/consumers';
+import { call } from '../../helpers/http';
+import { validateResponse } from '../../helpers/openapi';
+import { sharedTestService } from '../../helpers/service';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
+
+describe('docs/openapi.json', () => {
+  test('is what the schemas generate today (else: npm run openapi)', () => {
+    const current = readFileSync(OPENAPI_PATH, 'utf8') === renderOpenApi();
+    if (!current) throw new Error('docs/openapi.json is stale: run `npm run openapi` and commit the result');
+  });
+
+  test('is OpenAPI 3.1 whose schemas are valid JSON Schema 2020-12', () => {
+    expect(committed.openapi).toMatch(/^3\.1\./);
+    const ajv = new Ajv2020({ strict: true, strictTypes: false });
+    addFormats(ajv);
+    ajv.addKeyword('components'); // the container the component schemas live in
+    ajv.addSchema({ $id: 'components', components: committed.components });
+    for (const name of Object.keys(committed.components.schemas)) {
+      expect(() => ajv.getSchema(`components#/components/schemas/${name}`)).not.toThrow();
+    }
+  });
+
+  test('describes the four operations with every parameter of the query schemas', () => {
+    const paths = committed.paths;
+    const names = (op: any) => op.parameters.map((p: any) => p.name);
+    expect(names(paths['/api/v1/jobs'].get)).toEqual([...Object.keys(ListQuery.shape), 'If-None-Match']);
+    expect(names(paths['/api/v1/jobs/changes'].get)).toEqual([...Object.keys(ChangesQuery.shape), 'If-None-Match']);
+    expect(paths['/api/v1/jobs/{id}'].parameters[0]).toMatchObject({ name: 'id', in: 'path', required: true });
+    expect(paths['/api/v1/jobs'].post.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      required: ['title', 'department', 'type', 'description'],
+    });
+    expect(paths['/api/v1/jobs'].get.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+  });
+
+  test('one key scheme, the X-API-Key header (entered once on the page), and the scope each operation needs', () => {
+    expect(committed.components.securitySchemes).toEqual({
+      apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: expect.stringContaining('api_key') }),
+    });
+    expect(committed.security).toEqual([{ apiKey: ['jobs:read'] }]);
+    expect(committed.paths['/api/v1/jobs'].post.security).toEqual([{ apiKey: ['jobs:read', 'jobs:write'] }]);
+  });
+
+  test('lists only the operations the API serves: the 405 rule is said once, in the Errors guide', () => {
+    const operations = Object.entries<any>(committed.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => m !== 'parameters').map((m) => `${m} ${path}`));
+    expect(operations.sort()).toEqual([
+      'delete /api/v1/webhooks/{id}',
+      'get /api/v1/jobs',
+      'get /api/v1/jobs/changes',
+      'get /api/v1/jobs/{id}',
+      'get /api/v1/openapi.json',
+      'get /api/v1/webhooks',
+      'get /api/v1/webhooks/{id}',
+      'post /api/v1/jobs',
+      'post /api/v1/webhooks',
+      'post /api/v1/webhooks/{id}/enable',
+      'post /api/v1/webhooks/{id}/replay',
+      'post /api/v1/webhooks/{id}/rotate-secret',
+    ]);
+    expect(committed.tags.map((t: any) => t.name)).toEqual(['jobs', 'webhooks', 'meta']);
+    expect(committed.info.description).toContain('`405 {"error":"Method not allowed"}` with an `Allow` header');
+  });
+
+  test('gives every answer with a body, and the create body, an example that its own schema accepts', () => {
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'doc', components: committed.components });
+    const resolve = (schema: any) => (schema.$ref ? { $ref: `doc${schema.$ref}` } : schema);
+    const checked: string[] = [];
+    for (const [path, item] of Object.entries<any>(committed.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        if (method === 'parameters') continue;
+        const bodies = Object.entries<any>(operation.responses).map(([status, answer]) => {
+          const response = answer.$ref ? committed.components.responses[answer.$ref.split('/').pop()] : answer;
+          return [`${method} ${path} ${status}`, response.content?.['application/json']] as const;
+        });
+        if (operation.requestBody) bodies.push([`${method} ${path} request`, operation.requestBody.content['application/json']]);
+        for (const [where, content] of bodies) {
+          if (!content) continue;
+          expect([where, content.example]).not.toEqual([where, undefined]);
+          const valid = ajv.compile(resolve(content.schema));
+          expect([where, valid(content.example), valid.errors]).toEqual([where, true, null]);
+          checked.push(where);
+        }
+      }
+    }
+    // The error bodies of the gateway and the guards on every operation, and each route's own.
+    expect(checked).toEqual(expect.arrayContaining(['get /api/v1/jobs 200', 'get /api/v1/jobs/{id} 404', 'post /api/v1/jobs request', 'post /api/v1/jobs 422', 'get /api/v1/jobs/changes 429']));
+  });
+
+  test('documents every error of decisions.md where it can happen', () => {
+    const statuses = (path: string, method: string) => Object.keys(committed.paths[path][method].responses);
+    for (const [path, method] of [['/api/v1/jobs', 'get'], ['/api/v1/jobs', 'post'], ['/api/v1/jobs/{id}', 'get'], ['/api/v1/jobs/changes', 'get']]) {
+      expect(statuses(path!, method!)).toEqual(expect.arrayContaining(['401', '403', '429', '503', 'default']));
+    }
+    expect(statuses('/api/v1/jobs', 'post')).toEqual(expect.arrayContaining(['201', '400', '413', '415']));
+    expect(statuses('/api/v1/jobs/{id}', 'get')).toEqual(expect.arrayContaining(['200', '304', '404']));
+    const responses = committed.components.responses;
+    expect(Object.keys(responses.TooManyRequests.headers)).toEqual(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    expect(Object.keys(responses.Unavailable.headers)).toEqual(['Retry-After']);
+    expect(committed.components.schemas.ScopeError.properties.requiredScope.enum).toEqual(['jobs:read', 'jobs:write']);
+  });
+});
+
+describe('GET /api/v1/openapi.json', () => {
+  const service = sharedTestService({ name: 'openapi' });
+
+  test('serves the committed document', async () => {
+    const res = await call(`${service.url}/api/v1/openapi.json`, { headers: reader });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.body).toEqual(committed);
+  });
+
+  test('other methods are a 405 with Allow', async () => {
+    const res = await call(`${service.url}/api/v1/openapi.json`, { method: 'POST', headers: reader });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('HEAD, GET');
+  });
+});
+
+describe('the response check every suite runs', () => {
+  const job = {
+    id: '0190f5d8-0000-7000-8000-000000000000', postingId: null, title: 't', department: 'd', location: '', state: null,
+    type: 'contract', description: 'x', requirements: [], responsibilities: [], salary: null, status: 'active',
+    submissionDueDate: null, clientName: null, vendorName: null, postedByName: null, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: null,
+  };
+  const list = (body: unknown, status = 200, method = 'GET', url = '/api/v1/jobs') => () =>
+    validateResponse({ method, url, status, contentType: 'application/json; charset=utf-8', body, text: JSON.stringify(body) });
+  const meta = { total: 1, page: 1, limit: 20, totalPages: 1 };
+
+  test('accepts what the service answers', () => {
+    expect(list({ data: [job], meta })).not.toThrow();
+    expect(list({ data: [{ id: job.id, removed: true }], meta: { nextSince: 'x', hasMore: false, limit: 100 } }, 200, 'GET', '/api/v1/jobs/changes')).not.toThrow();
+    expect(list({ error: 'Rate limit exceeded', request_id: 'abc' }, 429)).not.toThrow();
+  });
+
+  test.each([
+    ['an internal field in a job', { data: [{ ...job, payRate: 50 }], meta }, 200],
+    ['a field missing', { data: [{ ...job, title: undefined }], meta }, 200],
+    ['a timestamp without milliseconds', { data: [{ ...job, createdAt: '2026-01-01T00:00:00Z' }], meta }, 200],
+    ['workplace null instead of absent', { data: [{ ...job, workplace: null }], meta }, 200],
+    ['meta without total', { data: [], meta: { page: 1, limit: 20, totalPages: 0 } }, 200],
+    ['an error without error', { message: 'nope' }, 400],
+    ['an undocumented success status', { data: [], meta }, 202],
+  ])('refuses %s', (_label, body, status) => {
+    expect(list(body, status)).toThrow(/docs\/openapi.json/);
+  });
+
+  test('refuses a 304 with a body and a success on an unknown path', () => {
+    expect(() => validateResponse({ method: 'GET', url: '/api/v1/jobs', status: 304, contentType: null, body: undefined, text: 'x' })).toThrow();
+    expect(list({ ok: true }, 200, 'GET', '/api/v1/candidates')).toThrow(/no operation/);
+  });
+});

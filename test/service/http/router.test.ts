@@ -1,0 +1,126 @@
+/**
+ * The router applies what each route declares: a query, path or body its schemas refuse is the
+ * route's declared 400 (404 for a path) before its handler runs, and the handler receives the
+ * parsed input. Every route of ROUTES is mounted with its handler replaced by a recorder.
+ */
+import Koa from 'koa';
+import type { Database } from '../../../db/client';
+import { MESSAGES } from '../../../service/errors';
+import { createLogger } from '../../../service/logger';
+import { trustGateway } from '../../../service/middleware/gateway-trust';
+import { requestOutcome } from '../../../service/middleware/request-outcome';
+import { mount, routerOf } from '../../../service/http/router';
+import { ROUTES } from '../../../service/api/routes';
+import type { ApiRoute, ApiSettings } from '../../../service/api/settings';
+import type { RouteInput } from '../../../service/http/route';
+import { json, writer } from '../../helpers/consumers';
+import { call, serve, type Served } from '../../helpers/http';
+
+const received: Array<{ operationId: string; input: RouteInput }> = [];
+
+// Handlers only record what reached them; none touches a database.
+const recorded: ApiRoute[] = ROUTES.map((route) => ({
+  ...route,
+  handler: () => (ctx, input) => {
+    received.push({ operationId: route.operationId, input });
+    ctx.status = 204;
+  },
+}));
+
+let served: Served;
+beforeAll(async () => {
+  const app = new Koa();
+  app.use(requestOutcome(createLogger('silent')));
+  app.use(trustGateway(undefined));
+  app.use(mount(routerOf(recorded, { db: {} as Database, settings: {} as ApiSettings })));
+  served = await serve(app.callback());
+});
+afterAll(() => served.close());
+beforeEach(() => {
+  received.length = 0;
+});
+
+const JOB_ID = '019A8F4E-7C21-7D3A-9B65-2F0C1E4D8A10';
+const pathOf = (route: ApiRoute, id = JOB_ID) => route.path.replace(':id', id);
+const request = (route: ApiRoute, query: string, id?: string, body?: string): [string, RequestInit] => [
+  `${served.url}${pathOf(route, id)}${query}`,
+  { method: route.method.toUpperCase(), headers: { ...writer, ...(body === undefined ? {} : json) }, ...(body === undefined ? {} : { body }) },
+];
+// Refusals are the API's own answers, checked against the document; the recorder's 204 is not one.
+const send = (...args: Parameters<typeof request>) => call(...request(...args));
+const reach = async (...args: Parameters<typeof request>) => expect((await fetch(...request(...args))).status).toBe(204);
+const validBody = JSON.stringify({ title: 'Router', department: 'Ops', type: 'contract', description: 'Checked once.' });
+const bodyFor = (route: ApiRoute) => (route.body ? validBody : undefined);
+
+describe.each(ROUTES.filter((route) => route.query).map((route) => [route.operationId, route] as const))('%s: its query', (_id, route) => {
+  test.each([
+    ['an unknown parameter', '?no_such_parameter=1', /^Unknown query parameter "no_such_parameter"\. Allowed: /],
+    ['a repeated parameter', '?limit=1&limit=2', /^Query parameter "limit" was given more than once; send one value/],
+    ['a value its schema refuses', '?limit=0', /^limit must be/],
+  ])('%s is the declared 400, and the handler never runs', async (_label, query, message) => {
+    expect(route.responses['400']).toBeDefined();
+    const res = await send(route, query, undefined, bodyFor(route));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(message);
+    expect(received).toEqual([]);
+  });
+});
+
+describe.each(ROUTES.filter((route) => route.params).map((route) => [route.operationId, route] as const))('%s: its path', (_id, route) => {
+  test('a parameter its schema refuses is the declared 404, and the handler never runs', async () => {
+    expect(route.responses['404']).toBeDefined();
+    const res = await send(route, '', 'not-a-uuid', bodyFor(route));
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual(route.responses['404']!.example);
+    expect(received).toEqual([]);
+  });
+});
+
+describe.each(ROUTES.filter((route) => route.body).map((route) => [route.operationId, route] as const))('%s: its body', (_id, route) => {
+  test('an unknown field is the declared 400 naming it, and the handler never runs', async () => {
+    const res = await send(route, '', undefined, JSON.stringify({ no_such_field: 1 }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe(MESSAGES.validationFailed);
+    expect(res.body.details).toEqual(expect.arrayContaining([{ field: 'no_such_field', message: 'no_such_field is not a known field' }]));
+    expect(received).toEqual([]);
+  });
+});
+
+describe.each(ROUTES.filter((route) => route.body && route.tag === 'jobs').map((route) => [route.operationId, route] as const))('%s: its body', (_id, route) => {
+  test('a body its schema refuses is the declared 400 with every problem, and the handler never runs', async () => {
+    expect(route.responses['400']).toBeDefined();
+    const res = await send(route, '', undefined, JSON.stringify({ title: '', payRate: 10 }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe(MESSAGES.validationFailed);
+    expect(res.body.details).toEqual(
+      expect.arrayContaining([
+        { field: 'payRate', message: 'payRate cannot be set through the API' },
+        { field: 'title', message: 'title must not be empty' },
+        { field: 'type', message: 'type is required' },
+      ]),
+    );
+    expect(received).toEqual([]);
+  });
+});
+
+test('each handler receives its input as its schemas parsed it', async () => {
+  const byId = Object.fromEntries(ROUTES.map((route) => [route.operationId, route]));
+  await reach(byId.listJobs!, '?limit=5&status=open,active&api_key=ignored');
+  await reach(byId.listJobChanges!, '');
+  await reach(byId.getJob!, '');
+  await reach(byId.createJob!, '', undefined, validBody);
+  expect(received.map(({ operationId }) => operationId)).toEqual(['listJobs', 'listJobChanges', 'getJob', 'createJob']);
+  const [list, changes, get, create] = received.map(({ input }) => input);
+  expect(list!.query).toEqual({ limit: 5, page: 1, status: ['open', 'active'] });
+  expect(changes!.query).toEqual({ limit: 100 });
+  expect(get!.params).toEqual({ id: JOB_ID });
+  expect(create!.body).toMatchObject({ title: 'Router', status: 'draft', requirements: [], location: '' });
+});
+
+test('a method no route serves on a path is one 405 naming the methods that are', async () => {
+  const res = await call(`${served.url}/api/v1/jobs/changes`, { method: 'DELETE', headers: writer });
+  expect(res.status).toBe(405);
+  expect(res.headers.get('allow')).toBe('HEAD, GET');
+  expect(res.body).toEqual({ error: MESSAGES.methodNotAllowed });
+  expect(received).toEqual([]);
+});

@@ -1,0 +1,33 @@
+/** The WEBHOOK_* settings: production-safe when unset, and every bad value named at start-up. */
+import { randomBytes } from 'node:crypto';
+import { loadWebhookSettings } from '../../../service/webhooks/settings';
+
+test('unset: https only, no extra address, no key (creating a subscription is then a 503), the issue\'s timings', () => {
+  expect(loadWebhookSettings({})).toEqual({
+    secretsKey: undefined,
+    policy: { allowHttp: false, allowed: [] },
+    retry: { firstMs: 5000, maxMs: 36_000_000, giveUpAfterMs: 259_200_000 },
+    leaseMs: 30_000,
+    pollMs: 200,
+    timeoutMs: 10_000,
+    subscriptionLimit: 5,
+  });
+});
+
+test('development settings as npm start sets them', () => {
+  const key = randomBytes(32);
+  const settings = loadWebhookSettings({ WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.0/8, ::1/128', WEBHOOK_SECRETS_KEY: key.toString('base64') });
+  expect(settings.policy).toEqual({ allowHttp: true, allowed: ['127.0.0.0/8', '::1/128'] });
+  expect(settings.secretsKey).toEqual(key);
+});
+
+test.each([
+  [{ WEBHOOK_ALLOW_HTTP: 'yes' }, 'WEBHOOK_ALLOW_HTTP must be true or false'],
+  [{ WEBHOOK_ALLOWED_ADDRESSES: 'localhost' }, 'WEBHOOK_ALLOWED_ADDRESSES must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1'],
+  [{ WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/33' }, 'WEBHOOK_ALLOWED_ADDRESSES must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1'],
+  [{ WEBHOOK_TIMEOUT_MS: '20000' }, 'WEBHOOK_TIMEOUT_MS must be at most 10000'],
+  [{ WEBHOOK_LEASE_MS: '5000' }, 'WEBHOOK_LEASE_MS must be at least twice WEBHOOK_TIMEOUT_MS'],
+  [{ WEBHOOK_SECRETS_KEY: 'too-short' }, 'WEBHOOK_SECRETS_KEY must be 32 random bytes in base64 or hex'],
+])('%j is refused: %s', (env, message) => {
+  expect(() => loadWebhookSettings(env)).toThrow(message);
+});
