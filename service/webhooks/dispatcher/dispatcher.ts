@@ -8,10 +8,10 @@ import { eventId as eventIdOf } from './events';
 import { feedWindow } from './feed-window';
 import { holdWriter } from './hold-writer';
 import type { DispatcherMetrics } from './metrics';
-import { deliveryAgent, deliveryTarget, postEvent } from './post';
+import { deliveryAgent, deliveryTarget, postEvent } from '../post';
 import { decryptSecret } from '../secrets';
 import { retryDelay, spoken, type WebhookSettings } from '../settings';
-import { signer } from './signing';
+import { signer } from '../signing';
 
 /** Events read from the feed per query, and subscriptions delivered at once by one dispatcher. */
 const BATCH = 50;

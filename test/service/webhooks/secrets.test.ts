@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { decryptSecret, encryptSecret, newSecret, parseSecretsKey } from '../../../service/webhooks/secrets';
 import { retryDelay } from '../../../service/webhooks/settings';
-import { signer } from '../../../service/webhooks/dispatcher/signing';
+import { signer } from '../../../service/webhooks/signing';
 
 test('a new secret is whsec_ and 32 random bytes in base64, different each time', () => {
   const [a, b] = [newSecret(), newSecret()];

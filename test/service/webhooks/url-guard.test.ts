@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { deliveryAgent, postEvent } from '../../../service/webhooks/dispatcher/post';
+import { deliveryAgent, postEvent } from '../../../service/webhooks/post';
 import { addressProblem, checkUrl, PRODUCTION_POLICY, UrlRefused, type Lookup, type UrlPolicy } from '../../../service/webhooks/url-guard';
 
 const DEV: UrlPolicy = { allowHttp: true, allowed: ['127.0.0.0/8', '::1/128'] };

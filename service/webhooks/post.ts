@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
-import { checkUrlForm, guardedLookup, UrlRefused, type Lookup, type UrlPolicy } from '../url-guard';
+import { checkUrlForm, guardedLookup, UrlRefused, type Lookup, type UrlPolicy } from './url-guard';
 
 /** A delivery's limits (docs/decisions.md, Webhooks). */
 export const DELIVERY_TIMEOUT_MS = 10_000;

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { SECRET_PREFIX } from '../secrets';
+import { SECRET_PREFIX } from './secrets';
 
 /** The Standard Webhooks headers of one delivery attempt. */
 export type SignedHeaders = {

@@ -1,0 +1,59 @@
+import { and, desc, eq, lt, sql } from 'drizzle-orm';
+import type { Database } from '../client';
+import { primaryOf } from '../sql';
+import { utcNow, webhookAttempts as attempts, webhookSubscriptions as subs } from './schema';
+
+/** Attempts kept per subscription: what its owner can read back. */
+export const ATTEMPTS_KEPT = 100;
+
+/** One delivery attempt as recorded: never the receiver's answer body. */
+export interface AttemptRecord {
+  subscriptionId: string;
+  eventId: string;
+  /** The event's feed position; null for a test event. */
+  position: number | null;
+  /** HTTP status the receiver answered, or null when none came back. */
+  status: number | null;
+  /** The failure's class from the fixed vocabulary; null on a 2xx. */
+  error: string | null;
+  latencyMs: number;
+}
+
+/** Records attempts in one statement (timed by the database's clock), then trims each subscription to its last ATTEMPTS_KEPT. */
+export async function recordAttempts(database: Database, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const db = primaryOf(database);
+  await db.insert(attempts).values(records.map((record) => ({ ...record, latencyMs: Math.max(0, Math.round(record.latencyMs)), attemptedAt: sql`${utcNow}` })));
+  for (const subscriptionId of new Set(records.map((record) => record.subscriptionId))) {
+    const [edge] = await db
+      .select({ id: attempts.id })
+      .from(attempts)
+      .where(eq(attempts.subscriptionId, subscriptionId))
+      .orderBy(desc(attempts.id))
+      .limit(1)
+      .offset(ATTEMPTS_KEPT - 1);
+    if (edge) await db.delete(attempts).where(and(eq(attempts.subscriptionId, subscriptionId), lt(attempts.id, edge.id)));
+  }
+}
+
+export interface AttemptView {
+  eventId: string;
+  position: number | null;
+  attemptedAt: Date;
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
+}
+
+/** A subscription's last attempts, newest first, when `consumerId` owns it; undefined for another's or an unknown id. */
+export async function listAttempts(database: Database, consumerId: string, id: string, limit = ATTEMPTS_KEPT): Promise<AttemptView[] | undefined> {
+  const db = primaryOf(database);
+  const [owned] = await db.select({ id: subs.id }).from(subs).where(and(eq(subs.id, id), eq(subs.consumerId, consumerId)));
+  if (!owned) return undefined;
+  return db
+    .select({ eventId: attempts.eventId, position: attempts.position, attemptedAt: attempts.attemptedAt, status: attempts.status, error: attempts.error, latencyMs: attempts.latencyMs })
+    .from(attempts)
+    .where(eq(attempts.subscriptionId, id))
+    .orderBy(desc(attempts.id))
+    .limit(limit);
+}
