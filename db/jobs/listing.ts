@@ -52,7 +52,6 @@ export async function listJobs(db: Database, query: ListFilter & { limit: number
   // Later pages: the total first, then the page, from the same database (one replica).
   const reader = readerOf(db);
   const total = await counted(reader);
-  // Stryker disable next-line EqualityOperator,BooleanLiteral: equivalent, at offset = total the window takes 0 rows (docs/decisions.md)
   if (offset >= total) return { rows: [], total, hasMore: false };
   const window = await offsetWindow((statement) => readRows(reader, statement), plan, offset, query.limit, total);
   const rows = await page(reader, window);

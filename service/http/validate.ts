@@ -18,8 +18,8 @@ export function queryReader<T extends z.ZodObject>(spec: QueryString<T>): (raw: 
       if (name === TOLERATED) continue;
       if (!names.includes(name)) throw unknownParameter(name, allowed);
       if (Array.isArray(value)) throw repeatedParameter(name, spec.commaLists === true);
-      // Stryker disable next-line StringLiteral: equivalent, Node's querystring never yields undefined
-      input[name] = value ?? '';
+      // Node's querystring yields a string or an array of them, never undefined.
+      input[name] = value!;
     }
     if (apart && apart.first in input && apart.second in input) throw badRequest(apart.message);
     const parsed = spec.parameters.safeParse(input);

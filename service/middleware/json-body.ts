@@ -97,8 +97,8 @@ export function firstDuplicateKey(text: string): string | undefined {
       }
       i = end;
     } else if (char === OPEN_BRACE) {
-      // Stryker disable next-line StringLiteral: replaced by the first key before any child path is built
-      stack.push({ path: childPath(), keys: new Set(), current: '', expectingKey: true });
+      // `current` is set by the first key before any child path is built.
+      stack.push({ path: childPath(), keys: new Set(), current: Number.NaN, expectingKey: true });
     } else if (char === OPEN_BRACKET) {
       stack.push({ path: childPath(), current: 0 });
     } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) {

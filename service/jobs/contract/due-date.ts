@@ -32,17 +32,21 @@ const daysIn = (year: number, month: number) => (month === 2 && isLeap(year) ? 2
 export function parseDueDate(value: string): DueDate {
   const match = DATE.exec(value) ?? DATE_TIME.exec(value);
   if (!match) return { problem: 'format' };
-  // Stryker disable next-line StringLiteral: Number('') is 0 too; the defaults only keep NaN out
-  const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', sign, offsetH = '0', offsetM = '0'] = match;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
+  const [, y, mo, d, h, mi, s, fraction = '', sign, offsetH, offsetM] = match;
+  // A date alone has no time or offset: those parts are 0.
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutesPart] = [y, mo, d, h, mi, s, offsetH, offsetM].map((part) => Number(part ?? 0)) as [
+    number, number, number, number, number, number, number, number,
+  ];
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return { problem: 'calendar' };
-  if (hour > 23 || minute > 59 || second > 59 || Number(offsetH) > 23 || Number(offsetM) > 59) return { problem: 'calendar' };
+  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutesPart > 59) return { problem: 'calendar' };
   // Milliseconds are what is stored; further digits are cut, never rounded up into the next second.
   const ms = Number(fraction.padEnd(3, '0').slice(0, 3));
-  const offsetMinutes = (sign === '-' ? -1 : 1) * (Number(offsetH) * 60 + Number(offsetM));
-  const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMinutes * 60_000;
-  // Date.UTC maps years 0-99 to 1900-1999; those are out of range either way, so say so.
-  // Stryker disable next-line EqualityOperator: the year 1000 is before 1970 as well
-  if (year < 1000 || utc < EARLIEST_DUE_DATE.getTime() || utc > LATEST_DUE_DATE.getTime()) return { problem: 'range' };
+  const offsetMinutes = (sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutesPart);
+  // setUTCFullYear, unlike Date.UTC, takes years 0-99 as they are (Date.UTC maps them to 1900-1999).
+  const at = new Date(0);
+  at.setUTCFullYear(year, month - 1, day);
+  at.setUTCHours(hour, minute, second, ms);
+  const utc = at.getTime() - offsetMinutes * 60_000;
+  if (utc < EARLIEST_DUE_DATE.getTime() || utc > LATEST_DUE_DATE.getTime()) return { problem: 'range' };
   return { date: new Date(utc) };
 }

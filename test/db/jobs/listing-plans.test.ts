@@ -239,3 +239,18 @@ test('a deep offset page of one index reads offset + limit entries of it, and no
   expect(shallow).toBeLessThanOrEqual(3 * 20 + 10);
   expect(deep).toBeLessThanOrEqual(199 * 20 + 3 * 20 + 10);
 });
+
+test('a page that starts exactly at the end reads the total and nothing else', async () => {
+  const query = parse('', 'limit=20');
+  const recording = recordingDatabase(database.pool);
+  const { total } = await countJobs(recording.db, query);
+  recording.take();
+  const page = Math.floor(total / 20) + 1;
+  // Only a page whose offset equals the total exercises the boundary; the fixture's size says whether this one does.
+  expect(total % 20).toBe(0);
+  const served = await listJobs(recording.db, query, { page });
+  expect(served).toEqual({ rows: [], total, hasMore: false });
+  const statements = recording.take();
+  expect(pageRead(statements)).toBeUndefined();
+  expect(statements.filter((one) => !one.sql.includes('from `job_counts`'))).toEqual([]);
+});
