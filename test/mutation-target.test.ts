@@ -60,9 +60,9 @@ test('a run over chosen suites says its scores are lower bounds', () => {
 });
 
 test('a run that starts the suites whole for each mutant says so', () => {
-  const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), { suites: 'test/drain.test.ts', childProcess: true });
+  const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), { suites: 'test/service/shutdown.test.ts', childProcess: true });
   expect(lines[0]).toBe(
-    'Mutation score per file, target 85% (only the suites test/drain.test.ts (STRYKER_TESTS): scores are lower bounds; each mutant ran those suites whole, child processes included (STRYKER_CHILD_PROCESS)):',
+    'Mutation score per file, target 85% (only the suites test/service/shutdown.test.ts (STRYKER_TESTS): scores are lower bounds; each mutant ran those suites whole, child processes included (STRYKER_CHILD_PROCESS)):',
   );
 });
 

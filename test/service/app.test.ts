@@ -3,9 +3,9 @@
  * Koa prints every error it is told about to stderr (application.js onerror), message and stack,
  * and a driver's message quotes SQL and bound values; the error middleware logs name and code only.
  */
-import { createApp } from '../service/app';
-import { createLogger } from '../service/logger';
-import { freshDatabase, type TestDatabase } from './helpers/database';
+import { createApp } from '../../service/app';
+import { createLogger } from '../../service/logger';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
 
 let database: TestDatabase;
 beforeAll(async () => {

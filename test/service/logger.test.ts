@@ -1,12 +1,12 @@
 /**
  * The service's logger (service/logger.ts) in-process: what a line carries, what it never
- * carries, and when it reaches its file. Lines lost at exit or crash: test/logging.test.ts.
+ * carries, and when it reaches its file. Lines lost at exit or crash: test/service/logging.test.ts.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { batched, createLogger, flushNow } from '../service/logger';
-import { memoryLog } from './helpers/service';
+import { batched, createLogger, flushNow } from '../../service/logger';
+import { memoryLog } from '../helpers/service';
 
 test('a line names the service, and keys and gateway secrets logged as fields are redacted wherever they sit', () => {
   const lines: string[] = [];

@@ -9,13 +9,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { GUIDES, GUIDES_DIR } from '../service/api/guides';
-import { openApiDocument } from '../service/api/openapi';
-import { ROUTES } from '../service/api/routes';
-import { loadWebhookSettings } from '../service/webhooks/settings';
-import { startStack, type Stack } from './e2e/support';
+import { GUIDES, GUIDES_DIR } from '../../../service/api/guides';
+import { openApiDocument } from '../../../service/api/openapi';
+import { ROUTES } from '../../../service/api/routes';
+import { loadWebhookSettings } from '../../../service/webhooks/settings';
+import { startStack, type Stack } from '../../e2e/support';
 
-const ROOT = path.join(__dirname, '..');
+const ROOT = path.join(__dirname, '..', '..', '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const committed = JSON.parse(read('docs/openapi.json'));
 

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiDocument } from '../service/api/routes';
-import { loadWebhookSettings } from '../service/webhooks/settings';
-import { DEMO, startStack, type Stack } from './e2e/support';
-import { send } from './local-gateway/support';
+import { apiDocument } from '../../../service/api/routes';
+import { loadWebhookSettings } from '../../../service/webhooks/settings';
+import { DEMO, startStack, type Stack } from '../../e2e/support';
+import { send } from '../../local-gateway/support';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -2,8 +2,8 @@
  * npm run bench's load generator (bench/generator.ts, wrk with bench/wrk.lua) against a real
  * HTTP server: what it sends, what it counts, and what it says about its own cost.
  */
-import { generatorBusy, runLoad, saturated } from '../bench/generator';
-import { serve, type Served } from './helpers/http';
+import { generatorBusy, runLoad, saturated } from '../../bench/generator';
+import { serve, type Served } from '../helpers/http';
 
 let server: Served;
 const seen: Array<{ method: string; url: string; headers: Record<string, unknown>; body: string }> = [];

@@ -8,10 +8,10 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { launchChromium, type Browser } from './docs-page-browser';
-import { DEMO, gatewayKinds, startStackOn, type Stack } from './e2e/support';
+import { launchChromium, type Browser } from './browser';
+import { DEMO, gatewayKinds, startStackOn, type Stack } from '../../e2e/support';
 
-const ARTIFACTS = path.join(__dirname, '..', 'test-artifacts');
+const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts');
 const GUIDE_HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Webhooks: changes pushed to you', 'Idempotent creates', 'Compression', 'Versioning'];
 const WEBHOOK_OPERATIONS = ['createWebhook', 'listWebhooks', 'getWebhook', 'deleteWebhook', 'rotateWebhookSecret', 'replayWebhook', 'enableWebhook', 'jobUpdatedEvent', 'jobRemovedEvent'];
 const OPERATIONS = [

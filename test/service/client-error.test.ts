@@ -1,8 +1,8 @@
 import net from 'node:net';
-import { runService, type RunningService } from '../service/server';
-import { json, writer } from './helpers/consumers';
-import { freshDatabase, jobRowCount, type TestDatabase } from './helpers/database';
-import { head, rawExchange } from './faults/raw-client';
+import { runService, type RunningService } from '../../service/server';
+import { json, writer } from '../helpers/consumers';
+import { freshDatabase, jobRowCount, type TestDatabase } from '../helpers/database';
+import { head, rawExchange } from '../faults/raw-client';
 
 // Requests Node's HTTP parser refuses never reach Koa; service/client-error.ts answers them on
 // the real server that runService starts. Before it, Node wrote an empty 400/431.

@@ -4,8 +4,8 @@
  * and gzip are compared after a warm-up pass each way, in ABBA order, by their median pass.
  */
 import { gzipSync } from 'node:zlib';
-import { compareSyncs, fullSync, syncRatios, type SyncRun } from '../bench/sync';
-import { serve, type Served } from './helpers/http';
+import { compareSyncs, fullSync, syncRatios, type SyncRun } from '../../bench/sync';
+import { serve, type Served } from '../helpers/http';
 
 const PAGES = [
   { data: Array.from({ length: 500 }, (_, i) => ({ id: `a${i}`, title: 'Platform Engineer '.repeat(5) })), meta: { nextSince: 's1', hasMore: true } },

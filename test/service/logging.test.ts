@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freshDatabase, type TestDatabase } from './helpers/database';
-import { startServiceProcess, type ServiceProcess } from './helpers/processes';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 
-const REGISTER_TS = path.join(__dirname, 'helpers/register-ts.js');
+const REGISTER_TS = path.join(__dirname, '..', 'helpers/register-ts.js');
 const LINES = 20_000;
 
 /** Runs test/fixtures/log-and-exit.ts; resolves with its exit code and its stdout as lines. */
 function logAndExit(how: 'exit' | 'crash'): Promise<{ code: number | null; lines: string[] }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(__dirname, 'fixtures/log-and-exit.ts'), how, String(LINES)], {
+    const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(__dirname, '..', 'fixtures/log-and-exit.ts'), how, String(LINES)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

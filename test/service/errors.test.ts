@@ -1,13 +1,13 @@
-import { createDatabase } from '../db/client';
-import { createApp } from '../service/app';
-import { createLogger } from '../service/logger';
-import { call, expectJsonError, serve, type Served } from './helpers/http';
-import { reader } from './helpers/consumers';
-import { freshDatabase, type TestDatabase } from './helpers/database';
-import { testServerAddress } from './helpers/server';
-import { pendingTimers } from './helpers/timers';
-import { memoryLog, sharedTestService } from './helpers/service';
-import { startRelay, type Relay } from './faults/relay';
+import { createDatabase } from '../../db/client';
+import { createApp } from '../../service/app';
+import { createLogger } from '../../service/logger';
+import { call, expectJsonError, serve, type Served } from '../helpers/http';
+import { reader } from '../helpers/consumers';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { testServerAddress } from '../helpers/server';
+import { pendingTimers } from '../helpers/timers';
+import { memoryLog, sharedTestService } from '../helpers/service';
+import { startRelay, type Relay } from '../faults/relay';
 
 describe('paths and methods', () => {
   const service = sharedTestService({ name: 'errors_paths' });

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { gzipSync } from 'node:zlib';
-import { linkUnavailable, openLink, type Link } from '../bench/link';
+import { linkUnavailable, openLink, type Link } from '../../bench/link';
 
 const why = linkUnavailable();
 const onLink = why ? test.skip : test;

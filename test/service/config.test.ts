@@ -3,7 +3,7 @@
  * DATABASE_READ_URLS and the numbers a deployer is likely to get wrong. Defaults and the combined error:
  * test/startup.test.ts; SEED_DEMO_DATA: test/db/seed-demo-data.test.ts.
  */
-import { ConfigError, loadConfig } from '../service/config';
+import { ConfigError, loadConfig } from '../../service/config';
 
 const URL_SHAPE = 'DATABASE_URL must look like mysql://user:password@host:3306/database';
 

@@ -4,10 +4,10 @@
  * every process it runs.
  */
 import { readFileSync } from 'node:fs';
-import { startKong, type KongTarget } from '../bench/kong';
-import { DEMO_READER, DEMO_READER_KEY, headersForTarget } from '../bench/scenarios';
-import type { Server } from '../bench/servers';
-import { serve, type Served } from './helpers/http';
+import { startKong, type KongTarget } from '../../bench/kong';
+import { DEMO_READER, DEMO_READER_KEY, headersForTarget } from '../../bench/scenarios';
+import type { Server } from '../../bench/servers';
+import { serve, type Served } from '../helpers/http';
 
 const SECRET = 'bench-kong-test-secret-0123456789';
 let upstream: Served;

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { drainOnStop } from '../service/shutdown';
+import { drainOnStop } from '../../service/shutdown';
 
 interface Connection {
   /** Everything the server sent on it. */

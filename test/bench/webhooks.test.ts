@@ -3,11 +3,11 @@
  * (bench/report.ts): each delivery against the commit of its change, repeats and strays left out,
  * and a busy machine or too few rounds leaves a target undecided.
  */
-import type { Measurement } from '../bench/measure';
-import { targets, type RunResult } from '../bench/report';
+import type { Measurement } from '../../bench/measure';
+import { targets, type RunResult } from '../../bench/report';
 import { performance } from 'node:perf_hooks';
-import { deliveriesIn, dispatcherRatio, drained, matchDeliveries, percentile, type WebhookResult } from '../bench/webhooks';
-import { benchRun } from './helpers/bench-run';
+import { deliveriesIn, dispatcherRatio, drained, matchDeliveries, percentile, type WebhookResult } from '../../bench/webhooks';
+import { benchRun } from '../helpers/bench-run';
 
 test('percentiles are nearest-rank over the sorted values', () => {
   const values = Array.from({ length: 100 }, (_, i) => i + 1);

@@ -6,11 +6,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Measurement } from '../bench/measure';
-import { parseOptions } from '../bench/options';
-import { markdownTable, roundRatios, settled, targets, writeLatest, type RunResult, type ScenarioResult } from '../bench/report';
-import type { Target } from '../bench/scenarios';
-import { benchRun } from './helpers/bench-run';
+import type { Measurement } from '../../bench/measure';
+import { parseOptions } from '../../bench/options';
+import { markdownTable, roundRatios, settled, targets, writeLatest, type RunResult, type ScenarioResult } from '../../bench/report';
+import type { Target } from '../../bench/scenarios';
+import { benchRun } from '../helpers/bench-run';
 
 function window(target: Target, round: number, reqPerSec: number, cpu: number, extra: Partial<Measurement> = {}): Measurement {
   const requests = reqPerSec * 5;

@@ -3,10 +3,10 @@
  * API's, with requests by route and status, admission, the pool and the change feed's backlog.
  */
 import net from 'node:net';
-import { runService, type RunningService } from '../service/server';
-import { json, reader, writer } from './helpers/consumers';
-import { freshDatabase, type TestDatabase } from './helpers/database';
-import { rawExchange } from './faults/raw-client';
+import { runService, type RunningService } from '../../service/server';
+import { json, reader, writer } from '../helpers/consumers';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { rawExchange } from '../faults/raw-client';
 
 let database: TestDatabase;
 let service: RunningService;
