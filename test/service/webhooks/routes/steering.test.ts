@@ -107,7 +107,7 @@ const leaseIt = (id: string) => database.query('update webhook_subscriptions set
 describe('attempts and the test event', () => {
   test('a test event is signed with the subscription\'s secret at the database\'s time, carries no position or sequence, and the answer says what the receiver said', async () => {
     const mine = await create({ url: ok.url });
-    const [{ now }] = await database.query<Array<{ now: string }>>("select date_format(utc_timestamp(3), '%Y-%m-%dT%H:%i:%s.%fZ') as now");
+    const { now } = (await database.query<Array<{ now: string }>>("select date_format(utc_timestamp(3), '%Y-%m-%dT%H:%i:%s.%fZ') as now"))[0]!;
     const res = await send('POST', `/api/v1/webhooks/${mine.id}/test`);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ delivered: true, status: 204, error: null });
@@ -151,7 +151,7 @@ describe('attempts and the test event', () => {
 
   test('attempts of feed events show their position as a feed token, like Webhook.position', async () => {
     const mine = await create({ url: ok.url });
-    const [{ position }] = await database.query<Array<{ position: number }>>('select position from webhook_subscriptions');
+    const { position } = (await database.query<Array<{ position: number }>>('select position from webhook_subscriptions'))[0]!;
     await database.query('insert into webhook_attempts (subscription_id, event_id, position, attempted_at, status, error, latency_ms) values (unhex(replace(?, "-", "")), ?, ?, utc_timestamp(3), 204, null, 12)', [mine.id, `evt_${position}`, position]);
     const listed = await send('GET', `/api/v1/webhooks/${mine.id}/attempts`);
     expect(listed.body.data).toEqual([{ eventId: `evt_${position}`, position: mine.position, attemptedAt: expect.any(String), status: 204, error: null, latencyMs: 12 }]);
