@@ -137,7 +137,7 @@ export const TestOutcome = z.strictObject({
 });
 
 const eventFields = {
-  id: z.string().regex(/^evt_\d+$/).meta({ description: 'The same on every retry and replay (also the webhook-id header): drop repeats by it' }),
+  id: z.string().regex(/^evt_\d+$/).meta({ description: 'The same on every retry and replay (also the webhook-id header)' }),
   timestamp: timestamp.meta({ description: 'When the change happened' }),
   position: position.meta({ description: 'This event\'s feed position: GET /api/v1/jobs/changes?since= continues after it' }),
   sequence: z.int().min(1).meta({ description: 'The n of evt_<n>: a later change has a higher one. Drop an event at or below the last sequence you applied' }),
