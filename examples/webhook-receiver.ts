@@ -1,8 +1,9 @@
 /**
  * Receiving the job listings' webhooks (docs/guides/webhooks.md): each POST is verified with
  * the Standard Webhooks library, then applied to the same mirror file as examples/sync-client.ts
- * (job.updated upserts, job.removed deletes), its event id remembered so a repeat is dropped, and
- * its position saved as the mirror's nextSince. On start, it first catches up through the change
+ * (job.updated upserts, job.removed deletes) unless its sequence is at or below the last one applied
+ * (a retry, a replay, or an older state overtaken), and its position saved as the mirror's nextSince.
+ * A webhook.test event is answered and applies nothing. On start, it first catches up through the change
  * feed from that position (whatever it missed while down), answering 503 meanwhile so the
  * dispatcher tries again later.
  *
@@ -20,21 +21,17 @@ interface Mirror {
   nextSince: string | null;
   etag: string | null;
   jobs: Record<string, Job>;
-  /** Event ids applied lately, oldest first: a repeat is dropped. */
-  seen?: string[];
+  /** The sequence of the last event applied: one at or below it is a repeat or older, and dropped. */
+  lastSequence?: number;
 }
-interface JobEvent {
-  id: string;
-  type: 'job.updated' | 'job.removed';
-  position: string;
-  data: Job;
-}
+type JobEvent =
+  | { id: string; type: 'job.updated' | 'job.removed'; position: string; sequence: number; data: Job }
+  | { id: string; type: 'webhook.test' };
 
 const API = (process.env.JOBS_API_URL ?? 'http://127.0.0.1:8000').replace(/\/$/, '');
 const KEY = process.env.JOBS_API_KEY ?? '';
 const FILE = process.env.MIRROR_FILE ?? 'mirror.json';
 const PORT = Number(process.env.PORT ?? 9000);
-const SEEN_KEPT = 10_000;
 const verifier = new Webhook(process.env.WEBHOOK_SECRET ?? '');
 
 async function load(): Promise<Mirror> {
@@ -91,12 +88,10 @@ async function main(): Promise<void> {
           if (!(err instanceof WebhookVerificationError)) throw err;
           return void res.writeHead(401).end();
         }
-        const seen = (mirror.seen ??= []);
-        if (!seen.includes(event.id)) {
+        if (event.type !== 'webhook.test' && event.sequence > (mirror.lastSequence ?? 0)) {
           apply(mirror, event.data.id, event.data, event.type === 'job.removed');
           mirror.nextSince = event.position;
-          seen.push(event.id);
-          if (seen.length > SEEN_KEPT) seen.splice(0, seen.length - SEEN_KEPT);
+          mirror.lastSequence = event.sequence;
           await save(mirror);
         }
         res.writeHead(204).end();

@@ -57,6 +57,8 @@ export const MESSAGES = {
   positionInvalid: 'position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position, exactly as it was given',
   positionAhead: 'position is ahead of this feed (the data was restored from a backup?): read the feed again and use its nextSince',
   webhooksUnavailable: 'Webhooks are not available on this server right now',
+  nothingToChange: 'Send at least one of url, description, eventTypes',
+  testDisabled: 'status is disabled: enable the subscription (POST /api/v1/webhooks/{id}/enable) before testing it',
 } as const;
 
 const CLOSE = { Connection: 'close' };
@@ -106,5 +108,9 @@ export const webhookNotFound = () => notFound(MESSAGES.webhookNotFound);
 /** The limit is a setting (WEBHOOK_SUBSCRIPTION_LIMIT): the message states the one in force. */
 export const webhookLimitMessage = (limit: number) => `A key may hold at most ${limit} webhook subscriptions: delete one first`;
 export const webhookLimit = (limit: number) => new HttpError(409, webhookLimitMessage(limit));
+/** A rotation that would drop a replaced secret still signing: the message says when rotating is possible again. */
+export const rotationRefusedMessage = (until: string) =>
+  `Two replaced secrets still sign until ${until}: rotate again after then, or send {"expirePrevious": true} to end every replaced secret now`;
+export const rotationRefused = (until: string) => new HttpError(409, rotationRefusedMessage(until));
 /** The server has no WEBHOOK_SECRETS_KEY: it cannot seal a secret, so it stores nothing. */
 export const webhooksUnavailable = () => new HttpError(503, MESSAGES.webhooksUnavailable, {}, { 'Retry-After': '60' });

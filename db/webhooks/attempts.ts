@@ -5,6 +5,7 @@ import { utcNow, webhookAttempts as attempts, webhookSubscriptions as subs } fro
 
 /** Attempts kept per subscription: what its owner can read back. */
 export const ATTEMPTS_KEPT = 100;
+const ERROR_WIDTH = 40;
 
 /** One delivery attempt as recorded: never the receiver's answer body. */
 export interface AttemptRecord {
@@ -23,7 +24,8 @@ export interface AttemptRecord {
 export async function recordAttempts(database: Database, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
   const db = primaryOf(database);
-  await db.insert(attempts).values(records.map((record) => ({ ...record, latencyMs: Math.max(0, Math.round(record.latencyMs)), attemptedAt: sql`${utcNow}` })));
+  // The error column holds a class, not a story: anything longer is cut to its width.
+  await db.insert(attempts).values(records.map((record) => ({ ...record, error: record.error?.slice(0, ERROR_WIDTH) ?? null, latencyMs: Math.max(0, Math.round(record.latencyMs)), attemptedAt: sql`${utcNow}` })));
   for (const subscriptionId of new Set(records.map((record) => record.subscriptionId))) {
     const [edge] = await db
       .select({ id: attempts.id })

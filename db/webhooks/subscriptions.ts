@@ -4,7 +4,7 @@ import { errorCode } from '../errors';
 import { primaryOf } from '../sql';
 import { lastSequenced, sequencePendingChanges } from '../jobs/change-numbering';
 import { uuidv7 } from '../../domain/uuid';
-import { utcNow, webhookSubscriptions as subs } from './schema';
+import { EVENT_TYPES, utcNow, webhookAttempts, webhookSubscriptions as subs } from './schema';
 
 // Subscriptions are read and written on the primary: an owner sees at once what it just changed.
 
@@ -16,6 +16,7 @@ export const subscriptionColumns = {
   url: subs.url,
   description: subs.description,
   status: subs.status,
+  eventTypes: subs.eventTypes,
   position: subs.position,
   disabledReason: subs.disabledReason,
   lastError: subs.lastError,
@@ -26,11 +27,19 @@ export const subscriptionColumns = {
 };
 export type SubscriptionView = { [K in keyof typeof subscriptionColumns]: (typeof subs.$inferSelect)[K] };
 
+export type EventType = (typeof EVENT_TYPES)[number];
+/** The stored form of a choice of event types: a comma list in EVENT_TYPES' order, null for all of them. */
+export const storedEventTypes = (types: readonly EventType[] | null): string | null =>
+  types === null || EVENT_TYPES.every((type) => types.includes(type)) ? null : EVENT_TYPES.filter((type) => types.includes(type)).join(',');
+export const eventTypesOf = (stored: string | null): EventType[] | null => (stored === null ? null : (stored.split(',') as EventType[]));
+
 export interface NewSubscription {
   consumerId: string;
   consumerName?: string | null;
   url: string;
   description: string | null;
+  /** storedEventTypes' form: null for every type. */
+  eventTypes?: string | null;
   /** The encrypted secret (service/webhooks/secrets.ts). */
   secret: Buffer;
   /** Feed position to deliver after; absent: the feed's head now. */
@@ -74,6 +83,7 @@ export async function createSubscription(database: Database, input: NewSubscript
         consumerName: input.consumerName ?? null,
         url: input.url,
         description: input.description,
+        eventTypes: input.eventTypes ?? null,
         secret: input.secret,
         position: input.position ?? head,
         nextAttemptAt: sql`${utcNow}`,
@@ -97,37 +107,99 @@ export async function findSubscription(database: Database, consumerId: string, i
   return row;
 }
 
+/** Removes the subscription and the attempts kept for it: a dispatcher's walk finds no row to write. */
 export async function deleteSubscription(database: Database, consumerId: string, id: string): Promise<boolean> {
   const db = primaryOf(database);
-  const [result] = await db.delete(subs).where(ownedBy(consumerId, id));
-  return result.affectedRows === 1;
-}
-
-// Clearing the lease fences off a dispatcher mid-walk: its next write for the lease matches no row, so it
-// stops and the next claim starts over from what was just set (position, secrets, status).
-const releaseLease = { leaseOwner: null, leaseExpiresAt: null } as const;
-const freshStart = { attempts: 0, failingSince: null, nextAttemptAt: sql`${utcNow}` } as const;
-
-/** The new secret signs from now on; the current one goes on signing beside it for `overlapMs`. */
-export async function rotateSecret(database: Database, consumerId: string, id: string, secret: Buffer, overlapMs: number): Promise<boolean> {
-  const db = primaryOf(database);
-  // Read under lock and written back in two values: drizzle orders SET by column, so `previous_secret = secret` would see the new one.
   return db.transaction(async (tx) => {
-    const [current] = await tx.select({ secret: subs.secret }).from(subs).where(ownedBy(consumerId, id)).for('update');
-    if (!current) return false;
-    await tx
-      .update(subs)
-      .set({ secret, previousSecret: current.secret, previousSecretExpiresAt: sql`${utcNow} + interval ${overlapMs * 1000} microsecond`, ...releaseLease })
-      .where(eq(subs.id, id));
+    const [result] = await tx.delete(subs).where(ownedBy(consumerId, id));
+    if (result.affectedRows !== 1) return false;
+    await tx.delete(webhookAttempts).where(eq(webhookAttempts.subscriptionId, id));
     return true;
   });
+}
+
+// Every owner's or operator's change fences off a dispatcher mid-walk: the generation is raised and the
+// lease cleared, so its next write matches no row; the next claim starts from what was just set.
+const fence = { leaseOwner: null, leaseExpiresAt: null, leaseGeneration: sql`${subs.leaseGeneration} + 1` } as const;
+const freshStart = { attempts: 0, failingSince: null, nextAttemptAt: sql`${utcNow}` } as const;
+
+export interface SubscriptionChanges {
+  url?: string;
+  description?: string | null;
+  /** storedEventTypes' form. */
+  eventTypes?: string | null;
+}
+
+/** The owner's choices changed; the position, secrets and delivery state stay. */
+export async function updateSubscription(database: Database, consumerId: string, id: string, changes: SubscriptionChanges): Promise<SubscriptionView | undefined> {
+  const db = primaryOf(database);
+  const [result] = await db.update(subs).set({ ...changes, ...fence }).where(ownedBy(consumerId, id));
+  return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
+}
+
+const stillValid = (column: typeof subs.previousSecretExpiresAt) => sql<number>`coalesce(${column} > ${utcNow}, 0)`.mapWith(Boolean);
+const databaseNow = sql<Date>`${utcNow}`.mapWith(subs.createdAt);
+
+/** A rotation done, with until when the replaced secrets sign; or refused until the older one expires. */
+export type Rotation = { previousExpiresAt: Date; olderExpiresAt: Date | null } | { refusedUntil: Date };
+
+/**
+ * The new secret signs from now on; the current one goes on signing beside it for `overlapMs`, and the
+ * previous one, if still valid, until its own expiry. A still valid third one would be dropped: refused.
+ * `expirePrevious` drops every replaced secret now.
+ */
+export async function rotateSecret(database: Database, consumerId: string, id: string, secret: Buffer, overlapMs: number, expirePrevious = false): Promise<Rotation | undefined> {
+  const db = primaryOf(database);
+  // Read under lock and written back as values: drizzle orders SET by column, so `previous_secret = secret` would see the new one.
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({ secret: subs.secret, previous: subs.previousSecret, previousExpiresAt: subs.previousSecretExpiresAt, previousValid: stillValid(subs.previousSecretExpiresAt), olderExpiresAt: subs.olderSecretExpiresAt, olderValid: stillValid(subs.olderSecretExpiresAt), now: databaseNow })
+      .from(subs)
+      .where(ownedBy(consumerId, id))
+      .for('update');
+    if (!row) return undefined;
+    if (!expirePrevious && row.olderValid) return { refusedUntil: row.olderExpiresAt! };
+    const keepPrevious = !expirePrevious && row.previousValid && row.previous !== null;
+    const rotation = { previousExpiresAt: expirePrevious ? row.now : new Date(row.now.getTime() + overlapMs), olderExpiresAt: keepPrevious ? row.previousExpiresAt : null };
+    await tx
+      .update(subs)
+      .set({
+        secret,
+        previousSecret: expirePrevious ? null : row.secret,
+        previousSecretExpiresAt: expirePrevious ? null : rotation.previousExpiresAt,
+        olderSecret: keepPrevious ? row.previous : null,
+        olderSecretExpiresAt: rotation.olderExpiresAt,
+        ...fence,
+      })
+      .where(eq(subs.id, id));
+    return rotation;
+  });
+}
+
+/** What sending a test event needs: the URL, whether it is active, every secret still signing (sealed) and the database's time. */
+export interface TestTarget {
+  url: string;
+  status: SubscriptionView['status'];
+  secrets: Buffer[];
+  now: Date;
+}
+
+export async function testTarget(database: Database, consumerId: string, id: string): Promise<TestTarget | undefined> {
+  const db = primaryOf(database);
+  const [row] = await db
+    .select({ url: subs.url, status: subs.status, secret: subs.secret, previous: subs.previousSecret, previousValid: stillValid(subs.previousSecretExpiresAt), older: subs.olderSecret, olderValid: stillValid(subs.olderSecretExpiresAt), now: databaseNow })
+    .from(subs)
+    .where(ownedBy(consumerId, id));
+  if (!row) return undefined;
+  const secrets = [row.secret, ...(row.previousValid && row.previous ? [row.previous] : []), ...(row.olderValid && row.older ? [row.older] : [])];
+  return { url: row.url, status: row.status, secrets, now: row.now };
 }
 
 /** Delivers again from after `position`; refused when the position is past the feed's head. */
 export async function replayFrom(database: Database, consumerId: string, id: string, position: number): Promise<SubscriptionView | Refusal | undefined> {
   const db = primaryOf(database);
   if (position > (await feedHead(db))) return 'ahead';
-  const [result] = await db.update(subs).set({ position, ...freshStart, lastError: null, ...releaseLease }).where(ownedBy(consumerId, id));
+  const [result] = await db.update(subs).set({ position, ...freshStart, lastError: null, ...fence }).where(ownedBy(consumerId, id));
   return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
 }
 
@@ -136,7 +208,7 @@ export async function enableSubscription(database: Database, consumerId: string,
   const db = primaryOf(database);
   const [result] = await db
     .update(subs)
-    .set({ status: 'active', disabledReason: null, ...freshStart, ...releaseLease })
+    .set({ status: 'active', disabledReason: null, ...freshStart, ...fence })
     .where(ownedBy(consumerId, id));
   return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
 }
@@ -154,6 +226,6 @@ export async function subscriptionsOf(database: Database, partner: string): Prom
 /** Operators: stops deliveries to one subscription until its owner enables it again. */
 export async function disableSubscription(database: Database, id: string, reason: string): Promise<boolean> {
   const db = primaryOf(database);
-  const [result] = await db.update(subs).set({ status: 'disabled', disabledReason: reason, ...releaseLease }).where(eq(subs.id, id));
+  const [result] = await db.update(subs).set({ status: 'disabled', disabledReason: reason, ...fence }).where(eq(subs.id, id));
   return result.affectedRows === 1;
 }

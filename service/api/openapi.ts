@@ -5,7 +5,7 @@ import { GUIDES, withFacts } from './guides';
 import { ChangeList, JobEnvelope, JobList } from '../jobs/contract/responses';
 import { ErrorBody, ScopeErrorBody, ValidationErrorBody } from '../http/responses';
 import { say, type ResponseSpec, type Route } from '../http/route';
-import { EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, Webhook } from '../webhooks/contract';
+import { EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, TEST_EVENT_EXAMPLE, TEST_EVENT_TYPE, Webhook, WebhookTestEvent } from '../webhooks/contract';
 import { spoken } from '../webhooks/settings';
 import type { ApiRoute, ApiSettings } from './settings';
 
@@ -14,7 +14,7 @@ import type { ApiRoute, ApiSettings } from './settings';
 type JsonSchema = Record<string, unknown>;
 
 // Named schemas become components; a route's schema that is (or holds) one of them gets a $ref.
-const NAMED = { Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody, Webhook, JobUpdatedEvent, JobRemovedEvent };
+const NAMED = { Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody, Webhook, JobUpdatedEvent, JobRemovedEvent, WebhookTestEvent };
 const components = z.registry<{ id: string }>();
 for (const [id, schema] of Object.entries(NAMED)) components.add(schema, { id });
 const idOf = new Map<z.ZodType, string>(Object.entries(NAMED).map(([id, schema]) => [schema as z.ZodType, id]));
@@ -136,7 +136,7 @@ function operation(route: ApiRoute, settings: ApiSettings) {
     ...(route.body
       ? {
           requestBody: {
-            required: true,
+            required: route.body.optional !== true,
             description: route.body.description,
             // Unknown fields are refused (400 naming them); zod's input schema would not say so.
             content: { 'application/json': { schema: { ...jsonSchema(route.body.schema, 'input'), additionalProperties: false }, example: route.body.example } },
@@ -168,11 +168,11 @@ function webhookEvents({ webhooks }: ApiSettings) {
   const headers = {
     'webhook-id': header('The event id (also in the body): the same on every retry and replay'),
     'webhook-timestamp': header('Unix seconds when this attempt was signed'),
-    'webhook-signature': header('Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per valid secret (two for 24 h after a rotation)'),
+    'webhook-signature': header('Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per valid secret (the current one and up to two replaced within 24 h)'),
   };
-  const event = (name: 'JobUpdatedEvent' | 'JobRemovedEvent', summary: string, example: unknown) => ({
+  const event = (name: 'JobUpdatedEvent' | 'JobRemovedEvent' | 'WebhookTestEvent', summary: string, example: unknown) => ({
     post: {
-      operationId: name.replace(/^J/, 'j'),
+      operationId: name.replace(/^\w/, (first) => first.toLowerCase()),
       summary,
       description: `Verify the signature with a Standard Webhooks library (e.g. the standardwebhooks npm package), answer 2xx within ${spoken(webhooks.timeoutMs)}, and drop event ids you already applied. Anything else is retried with backoff for up to ${spoken(webhooks.retry.giveUpAfterMs)}.`,
       parameters: Object.entries(headers).map(([name, spec]) => ({ name, in: 'header', required: true, ...spec })),
@@ -183,6 +183,7 @@ function webhookEvents({ webhooks }: ApiSettings) {
   return {
     'job.updated': event('JobUpdatedEvent', 'A job is listable as it is now: upsert it', EVENT_EXAMPLE),
     'job.removed': event('JobRemovedEvent', 'A job is no longer listable: remove it', { ...EVENT_EXAMPLE, type: 'job.removed', data: { id: EVENT_EXAMPLE.data.id } }),
+    [TEST_EVENT_TYPE]: event('WebhookTestEvent', 'The test you asked for (POST /api/v1/webhooks/{id}/test): answer 2xx, apply nothing', TEST_EVENT_EXAMPLE),
   };
 }
 

@@ -8,9 +8,12 @@ import { createWebhookRoute } from '../webhooks/routes/create-webhook';
 import { deleteWebhookRoute } from '../webhooks/routes/delete-webhook';
 import { enableWebhookRoute } from '../webhooks/routes/enable-webhook';
 import { getWebhookRoute } from '../webhooks/routes/get-webhook';
+import { listAttemptsRoute } from '../webhooks/routes/list-attempts';
 import { listWebhooksRoute } from '../webhooks/routes/list-webhooks';
 import { replayWebhookRoute } from '../webhooks/routes/replay-webhook';
 import { rotateWebhookSecretRoute } from '../webhooks/routes/rotate-secret';
+import { testWebhookRoute } from '../webhooks/routes/test-webhook';
+import { updateWebhookRoute } from '../webhooks/routes/update-webhook';
 import { openApiDocument } from './openapi';
 import type { ApiRoute, ApiSettings } from './settings';
 
@@ -56,8 +59,11 @@ export const ROUTES: readonly ApiRoute[] = [
   listWebhooksRoute,
   createWebhookRoute,
   getWebhookRoute,
+  updateWebhookRoute,
   deleteWebhookRoute,
   rotateWebhookSecretRoute,
   replayWebhookRoute,
   enableWebhookRoute,
+  listAttemptsRoute,
+  testWebhookRoute,
 ];

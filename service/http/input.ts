@@ -16,4 +16,6 @@ export interface RequestBody<T extends z.ZodObject = z.ZodObject> {
   example: unknown;
   /** A field the organisation keeps to itself (its name or a likeness of it): refused as not settable. */
   internal(field: string): boolean;
+  /** The body may be left out altogether (no Content-Length, no Transfer-Encoding): read as `{}`. */
+  optional?: boolean;
 }

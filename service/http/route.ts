@@ -43,7 +43,7 @@ export const say = <S>(said: Said<S>, settings: S): string => (typeof said === '
 /** One route, declared once: the router mounts it and applies its schemas. */
 export interface Route<P extends z.ZodObject = z.ZodObject, Q extends z.ZodObject = z.ZodObject, B extends z.ZodObject = z.ZodObject, S = unknown> {
   operationId: string;
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** Koa's form: `:id` for a path parameter. */
   path: string;
   /** The scope the gateway requires of the key (kong.yaml's job-scopes plugin). */
@@ -62,7 +62,7 @@ export interface Route<P extends z.ZodObject = z.ZodObject, Q extends z.ZodObjec
   consumer?: 'required';
   /** Answers with an ETag and honours If-None-Match (conditional.ts). */
   conditional?: boolean;
-  /** False for a route that reads no database: it is served before admission, without a turn. */
+  /** False for a route served before admission, without a turn: it reads no database, or waits on something far slower than its few statements. */
   database: boolean;
   /** This route's own answers; those of the gateway and the service's guards are added to every route. */
   responses: Record<string, ResponseSpec<S>>;

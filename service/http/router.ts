@@ -19,7 +19,7 @@ function steps<S>(route: Route<z.ZodObject, z.ZodObject, z.ZodObject, S>, depend
   return [
     ...(route.conditional ? [conditional] : []),
     ...(route.consumer ? [requireConsumer] : []),
-    ...(route.body ? [jsonBody()] : []),
+    ...(route.body ? [jsonBody(route.body.optional)] : []),
     answer,
   ];
 }

@@ -3,7 +3,7 @@ import { gunzip } from 'node:zlib';
 import type { Middleware } from 'koa';
 import { badRequest, bodyTooLarge, duplicateField, HttpError, MESSAGES, notJson, unsupportedEncoding } from '../errors';
 import { Config } from '../config';
-import { BODY_LIMIT_BYTES, readBody } from './read-body';
+import { BODY_LIMIT_BYTES, declaresBody, readBody } from './read-body';
 
 declare module 'koa' {
   interface Request {
@@ -135,9 +135,13 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Reads a JSON request body into ctx.request.body. */
-export function jsonBody(): Middleware {
+/** Reads a JSON request body into ctx.request.body; an `optional` one left out reads as `{}`. */
+export function jsonBody(optional = false): Middleware {
   return async (ctx, next) => {
+    if (optional && !declaresBody(ctx.req)) {
+      ctx.request.body = {};
+      return next();
+    }
     // JSON only; anything else is refused before the body is read.
     if (!ctx.is('application/json')) {
       // type-is sees no type when there is no body: a JSON create without one is empty, not mistyped.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EVENT_TYPES } from '../../db/webhooks/schema';
 import { Job, JOB_EXAMPLE, timestamp, Tombstone } from '../../domain/job';
 import { isUuid } from '../../domain/uuid';
 import { MESSAGES } from '../errors';
@@ -11,21 +12,57 @@ import type { RequestBody } from '../http/input';
 /** How long the secret a rotation replaced goes on signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
+/** The event a partner sends itself on demand: outside the feed's order, no position, no sequence. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+const eventType = z.enum(EVENT_TYPES, { error: `eventTypes may hold only ${EVENT_TYPES.join(', ')}` });
+/** The event types to deliver: a non-empty list, or null for every type (also what a subscription without them gets). */
+const eventTypes = z
+  .array(eventType, { error: 'eventTypes must be a list of event types, or null for all' })
+  .min(1, 'eventTypes must name at least one event type, or be null for all')
+  .nullable()
+  .meta({ description: `The event types delivered (${EVENT_TYPES.join(', ')}); null or absent: all of them` });
+
 const position = z.string().meta({ description: 'A change-feed position: meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position' });
 
+const url = z.string({ error: (issue) => (issue.input === undefined ? 'url is required' : 'url must be a string') }).max(2048, 'url must be at most 2048 characters').meta({ description: 'https URL of your receiver, reachable from the internet' });
+// The jobs' rule for one line of text: no control characters, no lone surrogates, trimmed.
+const description = text('description', 500).nullable().optional();
+
 const CreateWebhookFields = z.object({
-  url: z.string({ error: (issue) => (issue.input === undefined ? 'url is required' : 'url must be a string') }).max(2048, 'url must be at most 2048 characters').meta({ description: 'https URL of your receiver, reachable from the internet' }),
-  // The jobs' rule for one line of text: no control characters, no lone surrogates, trimmed.
-  description: text('description', 500).nullable().optional(),
+  url,
+  description,
+  eventTypes: eventTypes.optional(),
   position: z.string({ error: 'position must be a string' }).max(200, MESSAGES.positionInvalid).optional().meta({ description: 'Deliver the changes after this feed position (meta.nextSince of your full sync). Absent: from now on.' }),
 });
 
 /** POST /api/v1/webhooks's body: nothing of the organisation's can be set here, so every unknown field is just unknown. */
 export const CREATE_WEBHOOK_BODY: RequestBody<typeof CreateWebhookFields> = {
   schema: CreateWebhookFields,
-  description: 'application/json, at most 16 KB: url (https, reaching public addresses only), description, position',
-  example: { url: 'https://partner.example/hooks/jobs', description: 'Job board sync' },
+  description: 'application/json, at most 16 KB: url (https, reaching public addresses only), description, eventTypes, position',
+  example: { url: 'https://partner.example/hooks/jobs', description: 'Job board sync', eventTypes: ['job.updated', 'job.removed'] },
   internal: () => false,
+};
+
+const UpdateWebhookFields = z.object({ url: url.optional(), description, eventTypes: eventTypes.optional() });
+/** PATCH /api/v1/webhooks/{id}'s body: what the partner chose; the position and the secrets stay. */
+export const UPDATE_WEBHOOK_BODY: RequestBody<typeof UpdateWebhookFields> = {
+  schema: UpdateWebhookFields,
+  description: 'application/json: at least one of url (checked as at create), description, eventTypes; the position is kept',
+  example: { eventTypes: ['job.removed'] },
+  internal: () => false,
+};
+
+const RotateFields = z.object({
+  expirePrevious: z.boolean({ error: 'expirePrevious must be true or false' }).optional().meta({ description: 'true: the replaced secrets stop signing now (one leaked); absent or false: they sign on for 24 hours' }),
+});
+/** rotate-secret's body, which may be left out. */
+export const ROTATE_BODY: RequestBody<typeof RotateFields> = {
+  schema: RotateFields,
+  description: 'Optional, application/json: expirePrevious',
+  example: { expirePrevious: true },
+  internal: () => false,
+  optional: true,
 };
 
 const ReplayFields = z.object({
@@ -49,6 +86,7 @@ export const Webhook = z
     url: z.string(),
     description: z.string().nullable(),
     status: z.enum(['active', 'disabled']),
+    eventTypes,
     position: position.meta({ description: 'The feed position delivered up to: continue with GET /api/v1/jobs/changes?since= from here' }),
     createdAt: timestamp,
     lastDeliveredAt: timestamp.nullable(),
@@ -69,16 +107,45 @@ export const RotatedSecret = z.strictObject({
   data: z.strictObject({
     id: z.uuid(),
     secret: z.string().regex(/^whsec_/),
-    previousSecretExpiresAt: timestamp.meta({ description: 'Until then every delivery is signed with both secrets' }),
+    previousSecretExpiresAt: timestamp.meta({ description: 'Until then the secret this one replaced signs every delivery too (now, with expirePrevious)' }),
+    olderSecretExpiresAt: timestamp.nullable().meta({ description: 'Until then the secret before that signs too, when it is still valid; null otherwise' }),
+  }),
+});
+
+/** One delivery attempt as its owner reads it back: never the receiver's answer body. */
+export const Attempt = z
+  .strictObject({
+    eventId: z.string().meta({ description: 'The event\'s id (the webhook-id header)' }),
+    position: position.nullable().meta({ description: 'The event\'s feed position, as Webhook.position; null for a test event' }),
+    attemptedAt: timestamp,
+    status: z.int().nullable().meta({ description: 'The HTTP status your receiver answered; null when none came back' }),
+    error: z.string().nullable().meta({ description: 'Why it failed (timeout, connection failed, TLS failed, HTTP <status>, answer too large); null on a 2xx' }),
+    latencyMs: z.int().min(0).meta({ description: 'From sending to your answer (or to the failure), in milliseconds' }),
+  })
+  .meta({ description: 'One delivery attempt' });
+export type Attempt = z.infer<typeof Attempt>;
+export const AttemptList = z.strictObject({ data: z.array(Attempt).meta({ description: 'The last 100 attempts, newest first' }) });
+
+export const TestOutcome = z.strictObject({
+  data: z.strictObject({
+    eventId: z.string(),
+    delivered: z.boolean().meta({ description: 'Your receiver answered 2xx' }),
+    status: z.int().nullable().meta({ description: 'The HTTP status your receiver answered; null when none came back' }),
+    error: z.string().nullable().meta({ description: 'Why it failed; null on a 2xx' }),
+    latencyMs: z.int().min(0),
   }),
 });
 
 const eventFields = {
-  id: z.string().regex(/^evt_\d+$/).meta({ description: 'The same on every retry and replay (also the webhook-id header): drop repeats by it' }),
+  id: z.string().regex(/^evt_\d+$/).meta({ description: 'The same on every retry and replay (also the webhook-id header)' }),
   timestamp: timestamp.meta({ description: 'When the change happened' }),
   position: position.meta({ description: 'This event\'s feed position: GET /api/v1/jobs/changes?since= continues after it' }),
+  sequence: z.int().min(1).meta({ description: 'The n of evt_<n>: a later change has a higher one. Drop an event at or below the last sequence you applied' }),
 };
 export const JobUpdatedEvent = z.strictObject({ ...eventFields, type: z.literal('job.updated'), data: Job }).meta({ description: 'A listable job as it is now (created, changed, or listable again): exactly what GET /api/v1/jobs/{id} answers' });
+export const WebhookTestEvent = z
+  .strictObject({ id: z.string().regex(/^evt_test_/), type: z.literal(TEST_EVENT_TYPE), timestamp, data: z.strictObject({ subscriptionId: z.uuid() }) })
+  .meta({ description: 'Sent only when you ask (POST /api/v1/webhooks/{id}/test), outside the order: no position, no sequence; answer 2xx and apply nothing' });
 export const JobRemovedEvent = z.strictObject({ ...eventFields, type: z.literal('job.removed'), data: Tombstone.pick({ id: true }) }).meta({ description: 'A job that is no longer listable (deleted, soft-deleted or back to draft): remove it' });
 
 export const WEBHOOK_EXAMPLE: Webhook = {
@@ -86,6 +153,7 @@ export const WEBHOOK_EXAMPLE: Webhook = {
   url: 'https://partner.example/hooks/jobs',
   description: 'Job board sync',
   status: 'active',
+  eventTypes: null,
   position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw',
   createdAt: '2026-11-26T09:00:00.000Z',
   lastDeliveredAt: null,
@@ -95,4 +163,10 @@ export const WEBHOOK_EXAMPLE: Webhook = {
   lastError: null,
 };
 export const SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-export const EVENT_EXAMPLE = { id: 'evt_42', type: 'job.updated', timestamp: '2026-11-26T09:00:01.250Z', position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw', data: JOB_EXAMPLE };
+export const EVENT_EXAMPLE = { id: 'evt_42', type: 'job.updated', timestamp: '2026-11-26T09:00:01.250Z', position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw', sequence: 42, data: JOB_EXAMPLE };
+export const TEST_EVENT_EXAMPLE = { id: 'evt_test_019a9e11-0c3d-7a21-9b4e-2f6d8a1c3e57', type: TEST_EVENT_TYPE, timestamp: '2026-11-26T09:00:01.250Z', data: { subscriptionId: WEBHOOK_EXAMPLE.id } };
+export const ATTEMPT_EXAMPLES: Attempt[] = [
+  { eventId: 'evt_43', position: 'AgAAAAAAAAArp3Yh0s2dXvNq8y1WcI7Lfw', attemptedAt: '2026-11-26T09:00:12.004Z', status: null, error: 'timeout', latencyMs: 10_000 },
+  { eventId: 'evt_43', position: 'AgAAAAAAAAArp3Yh0s2dXvNq8y1WcI7Lfw', attemptedAt: '2026-11-26T09:00:02.001Z', status: 500, error: 'HTTP 500', latencyMs: 35 },
+  { eventId: 'evt_42', position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw', attemptedAt: '2026-11-26T09:00:01.300Z', status: 204, error: null, latencyMs: 21 },
+];

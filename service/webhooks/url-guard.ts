@@ -10,10 +10,13 @@ export interface UrlPolicy {
 
 export const PRODUCTION_POLICY: UrlPolicy = { allowHttp: false, allowed: [] };
 
-/** A URL or an address the policy refuses; the message names the reason and is safe to show the partner. */
+/** A URL or an address the policy refuses; the message is safe to show the partner (it names nothing of our network). */
 export class UrlRefused extends Error {
   override name = 'UrlRefused';
 }
+
+/** The one answer for a host we will not contact: never which address, nor whether the name exists. */
+export const NOT_PUBLIC = 'url must resolve only to public addresses';
 
 const METADATA = new BlockList();
 for (const address of ['169.254.169.254', '169.254.170.2', '100.100.100.200']) METADATA.addAddress(address, 'ipv4');
@@ -114,8 +117,7 @@ export function checkUrlForm(raw: string, policy: UrlPolicy): URL {
   if (url.hash) throw new UrlRefused('url must not contain a fragment (#)');
   const literal = hostAddress(url);
   if (literal !== undefined) {
-    const problem = addressProblem(literal, policy);
-    if (problem) throw new UrlRefused(`url must reach a public address: ${problem}`);
+    if (addressProblem(literal, policy)) throw new UrlRefused(NOT_PUBLIC);
   }
   return url;
 }
@@ -134,12 +136,8 @@ const systemLookup: Lookup = (hostname, callback) => dnsLookup(hostname, { all: 
 export function resolveChecked(hostname: string, policy: UrlPolicy, lookup: Lookup = systemLookup): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
     lookup(hostname, (error, addresses) => {
-      if (error) return reject(new UrlRefused(`url's host ${hostname} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`));
-      if (addresses.length === 0) return reject(new UrlRefused(`url's host ${hostname} does not resolve`));
-      for (const { address } of addresses) {
-        const problem = addressProblem(address, policy);
-        if (problem) return reject(new UrlRefused(`url must reach a public address: ${hostname} resolves to ${problem.replace(/^\S+ is /, '')} (${address})`));
-      }
+      // Unresolvable, empty or not public: one answer, so a refusal never maps our resolver's view of names.
+      if (error || addresses.length === 0 || addresses.some(({ address }) => addressProblem(address, policy))) return reject(new UrlRefused(NOT_PUBLIC));
       resolve(addresses);
     });
   });

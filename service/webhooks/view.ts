@@ -1,8 +1,10 @@
-import type { SubscriptionView } from '../../db/webhooks/subscriptions';
+import type { AttemptView } from '../../db/webhooks/attempts';
+import { eventTypesOf, type SubscriptionView } from '../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhooksUnavailable } from '../errors';
 import { decodeSince, encodeSince } from '../http/tokens';
-import type { Webhook } from './contract';
+import type { Attempt, Webhook } from './contract';
 import type { WebhookSettings } from './settings';
+import { checkUrl, UrlRefused, type UrlPolicy } from './url-guard';
 
 /** A subscription as its owner sees it: the position as a feed token, never the secret or the lease. */
 export function toWebhook(key: Buffer, row: SubscriptionView): Webhook {
@@ -11,6 +13,7 @@ export function toWebhook(key: Buffer, row: SubscriptionView): Webhook {
     url: row.url,
     description: row.description,
     status: row.status,
+    eventTypes: eventTypesOf(row.eventTypes),
     position: encodeSince(key, row.position),
     createdAt: row.createdAt.toISOString(),
     lastDeliveredAt: row.lastDeliveredAt?.toISOString() ?? null,
@@ -21,12 +24,27 @@ export function toWebhook(key: Buffer, row: SubscriptionView): Webhook {
   };
 }
 
+/** An attempt as its owner reads it: the position as a feed token (none for a test event). */
+export function toAttempt(key: Buffer, row: AttemptView): Attempt {
+  return { ...row, position: row.position === null ? null : encodeSince(key, row.position), attemptedAt: row.attemptedAt.toISOString() };
+}
+
 /** A position token from the partner: one this API signed, or a 400 saying what to send. */
 export function positionOf(key: Buffer, token: string): number {
   try {
     return decodeSince(key, token);
   } catch {
     throw badRequest(MESSAGES.positionInvalid);
+  }
+}
+
+/** A partner's URL checked as at create, or a 400 with the guard's message (which names nothing of our network). */
+export async function checkedUrl(raw: string, policy: UrlPolicy): Promise<void> {
+  try {
+    await checkUrl(raw, policy);
+  } catch (error) {
+    if (error instanceof UrlRefused) throw badRequest(error.message);
+    throw error;
   }
 }
 

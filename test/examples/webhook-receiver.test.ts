@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type * as _typeChecked from '../../examples/webhook-receiver'; // npm run lint type-checks the example
 import { readChanges } from '../../db/jobs/change-feed';
+import { signer } from '../../service/webhooks/signing';
 import { createLogger } from '../../service/logger';
 import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher/dispatcher';
 import type { WebhookSettings } from '../../service/webhooks/settings';
@@ -124,4 +125,28 @@ test('subscribed after its full sync, it mirrors every change; a forged delivery
   await new Promise((resolve) => setTimeout(resolve, 1500));
   await startReceiver(data.secret);
   await converges();
+});
+
+test('it drops an event at or below the last sequence it applied, and answers a test event without applying it', async () => {
+  const secret = ((await (await post({ url: `http://127.0.0.1:${port}/other` })).json()) as { data: { secret: string } }).data.secret;
+  if (receiver?.pid && receiver.exitCode === null) process.kill(-receiver.pid, 'SIGKILL');
+  await startReceiver(secret);
+  const deliver = async (event: Record<string, unknown>) => {
+    const body = JSON.stringify(event);
+    const res = await fetch(`http://127.0.0.1:${port}/hooks`, { method: 'POST', headers: { ...signer([secret])(String(event.id), new Date(), body), 'content-type': 'application/json' }, body });
+    return res.status;
+  };
+  const [id, job] = Object.entries(mirror())[0]!;
+  const ahead = 1_000_000_000;
+  const event = (sequence: number, type: string, data: unknown) => ({ id: `evt_${sequence}`, type, timestamp: new Date().toISOString(), position: 'p', sequence, data });
+  expect(await deliver(event(ahead, 'job.updated', { ...(job as object), title: 'newest' }))).toBe(204);
+  expect((mirror()[id] as { title: string }).title).toBe('newest');
+  // Older than what it applied (a late retry, a replay) and the same one again: both dropped, both answered 2xx.
+  expect(await deliver(event(ahead - 1, 'job.removed', { id }))).toBe(204);
+  expect(await deliver(event(ahead, 'job.updated', { ...(job as object), title: 'repeat' }))).toBe(204);
+  expect((mirror()[id] as { title: string }).title).toBe('newest');
+  expect(await deliver({ id: 'evt_test_1', type: 'webhook.test', timestamp: new Date().toISOString(), data: { subscriptionId: id } })).toBe(204);
+  expect((mirror()[id] as { title: string }).title).toBe('newest');
+  expect(await deliver(event(ahead + 1, 'job.removed', { id }))).toBe(204);
+  expect(mirror()[id]).toBeUndefined();
 });

@@ -387,6 +387,19 @@ function webhookRequests(): Req[] {
     { name: 'webhooks: key without groups', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.noGroups), ...json], body: body() },
     { name: 'webhooks: PUT', method: 'PUT', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: '{}' },
     { name: 'webhooks: OPTIONS', method: 'OPTIONS', target: '/api/v1/webhooks', headers: key(KEYS.reader) },
+    { name: 'webhooks: attempts of an unknown id', target: `${unknown}/attempts`, headers: key(KEYS.reader) },
+    { name: 'webhooks: attempts without a key', target: `${unknown}/attempts` },
+    { name: 'webhooks: POST on attempts', method: 'POST', target: `${unknown}/attempts`, headers: key(KEYS.reader) },
+    { name: 'webhooks: test an unknown id', method: 'POST', target: `${unknown}/test`, headers: key(KEYS.reader) },
+    { name: 'webhooks: test with a key without groups', method: 'POST', target: `${unknown}/test`, headers: key(KEYS.noGroups) },
+    { name: 'webhooks: PATCH an unknown id', method: 'PATCH', target: unknown, headers: [...key(KEYS.reader), ...json], body: JSON.stringify({ description: 'x' }) },
+    { name: 'webhooks: empty PATCH', method: 'PATCH', target: unknown, headers: [...key(KEYS.reader), ...json], body: '{}' },
+    { name: 'webhooks: PATCH to a private address', method: 'PATCH', target: unknown, headers: [...key(KEYS.reader), ...json], body: JSON.stringify({ url: 'https://10.0.0.7/hooks' }) },
+    { name: 'webhooks: PATCH over 16 KB', method: 'PATCH', target: unknown, headers: [...key(KEYS.reader), ...json], body: JSON.stringify({ description: 'x'.repeat(17 * 1024) }) },
+    { name: 'webhooks: PATCH on the list', method: 'PATCH', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: '{}' },
+    { name: 'webhooks: unknown event type', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: body({ eventTypes: ['job.created'] }) },
+    { name: 'webhooks: internal name url', method: 'POST', target: '/api/v1/webhooks', headers: [...key(KEYS.reader), ...json], body: JSON.stringify({ url: 'https://localhost/hooks' }) },
+    { name: 'webhooks: rotate with a bad expirePrevious', method: 'POST', target: `${unknown}/rotate-secret`, headers: [...key(KEYS.reader), ...json], body: JSON.stringify({ expirePrevious: 1 }) },
   ];
 }
 

@@ -1,13 +1,12 @@
 import { signingKey } from '../../../db/signing-key';
-import { createSubscription } from '../../../db/webhooks/subscriptions';
+import { createSubscription, storedEventTypes } from '../../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhookLimit, webhookLimitMessage } from '../../errors';
 import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
 import { CREATE_WEBHOOK_BODY, CreatedWebhook, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from '../contract';
 import { encryptSecret, newSecret } from '../secrets';
 import type { WebhookRouteSettings } from '../settings';
-import { checkUrl, UrlRefused } from '../url-guard';
-import { positionOf, sealingKey, toWebhook } from '../view';
+import { checkedUrl, positionOf, sealingKey, toWebhook } from '../view';
 import { invalid, notJson } from './answers';
 
 export const createWebhookRoute = defineRoute({
@@ -25,7 +24,7 @@ export const createWebhookRoute = defineRoute({
   database: true,
   responses: {
     '201': { description: 'Subscribed', body: CreatedWebhook, example: { data: { ...WEBHOOK_EXAMPLE, secret: SECRET_EXAMPLE } }, headers: { Location: '/api/v1/webhooks/{id}' } },
-    '400': invalid('A field is missing or wrong, the url is not https or does not reach a public address (the message says which), or position is not valid'),
+    '400': invalid('A field is missing or wrong (an unknown event type), the url is not https or does not resolve only to public addresses, or position is not valid'),
     '409': {
       ...errorResponse('', ''),
       description: ({ webhooks }: WebhookRouteSettings) => `The key already holds ${webhooks.subscriptionLimit} subscriptions`,
@@ -36,19 +35,14 @@ export const createWebhookRoute = defineRoute({
   },
   handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { body }) => {
     const sealKey = sealingKey(webhooks);
-    try {
-      await checkUrl(body.url, webhooks.policy);
-    } catch (error) {
-      if (error instanceof UrlRefused) throw badRequest(error.message);
-      throw error;
-    }
+    await checkedUrl(body.url, webhooks.policy);
     const key = await signingKey(db);
     const position = body.position === undefined ? undefined : positionOf(key, body.position);
     const secret = newSecret();
     const consumer = ctx.state.consumer!;
     const created = await createSubscription(
       db,
-      { consumerId: consumer.id, consumerName: consumer.username ?? null, url: body.url, description: body.description ?? null, secret: encryptSecret(sealKey, secret), position },
+      { consumerId: consumer.id, consumerName: consumer.username ?? null, url: body.url, description: body.description ?? null, eventTypes: storedEventTypes(body.eventTypes ?? null), secret: encryptSecret(sealKey, secret), position },
       webhooks.subscriptionLimit,
     );
     if (created === 'limit') throw webhookLimit(webhooks.subscriptionLimit);

@@ -65,11 +65,14 @@ describe('docs/openapi.json', () => {
       'get /api/v1/openapi.json',
       'get /api/v1/webhooks',
       'get /api/v1/webhooks/{id}',
+      'get /api/v1/webhooks/{id}/attempts',
+      'patch /api/v1/webhooks/{id}',
       'post /api/v1/jobs',
       'post /api/v1/webhooks',
       'post /api/v1/webhooks/{id}/enable',
       'post /api/v1/webhooks/{id}/replay',
       'post /api/v1/webhooks/{id}/rotate-secret',
+      'post /api/v1/webhooks/{id}/test',
     ]);
     expect(committed.tags.map((t: any) => t.name)).toEqual(['jobs', 'webhooks', 'meta']);
     expect(committed.info.description).toContain('`405 {"error":"Method not allowed"}` with an `Allow` header');

@@ -5,6 +5,7 @@
  * the repository.
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -98,7 +99,8 @@ describe('the Keeping a mirror guide\'s shell loop', () => {
   let stack: Stack;
   let dir: string;
   beforeAll(async () => {
-    stack = await startStack('docs_guides_loop');
+    // Webhooks as npm start has them: a secrets key, and http to loopback for the guide's receiver.
+    stack = await startStack('docs_guides_loop', { webhooks: { ...loadWebhookSettings({ WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_LEASE_MS: '2000' }) } });
     dir = mkdtempSync(path.join(os.tmpdir(), 'guide-loop-'));
   }, 60000);
   afterAll(async () => {
@@ -127,7 +129,7 @@ describe('the Keeping a mirror guide\'s shell loop', () => {
 
   test('every other command the guides show runs as shown, each request answered 2xx', async () => {
     const blocks = GUIDES.flatMap((g) => [...g.text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => [g.title, m[1]!] as const)).filter(([title]) => title !== 'Keeping a mirror');
-    expect(blocks.map(([title]) => title)).toEqual(['Authentication', 'Pagination', 'Idempotent creates']);
+    expect(blocks.map(([title]) => title)).toEqual(['Authentication', 'Pagination', 'Webhooks: changes pushed to you', 'Idempotent creates']);
     for (const [title, block] of blocks) {
       // curl fails on a 4xx or 5xx here, so a command that only prints an error body fails the test.
       const script = `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${block.replaceAll('http://127.0.0.1:8000', stack.url)}`;
@@ -140,8 +142,14 @@ describe('the Keeping a mirror guide\'s shell loop', () => {
         child.once('close', (status) => resolve({ status, out, err }));
       });
       expect([title, run.status, run.err]).toEqual([title, 0, '']);
-      // Each prints JSON: a job, a page or a created job.
+      // Each prints JSON: a job, a page, a created job, or the subscription as changed.
       expect([title, typeof JSON.parse(run.out.trim().split('\n').at(-1)!)]).toEqual([title, 'object']);
     }
+    // The guide's subscription: at the position given, tested (the attempt listed), its event types changed.
+    const [webhook] = ((await (await fetch(`${stack.url}/api/v1/webhooks`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } })).json()) as any).data;
+    expect(webhook).toMatchObject({ url: 'http://127.0.0.1:9000/hooks', eventTypes: ['job.removed'] });
+    expect(readFileSync(path.join(dir, 'webhook-secret.txt'), 'utf8')).toMatch(/^whsec_/);
+    const attempts = ((await (await fetch(`${stack.url}/api/v1/webhooks/${webhook.id}/attempts`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } })).json()) as any).data;
+    expect(attempts).toHaveLength(1);
   }, 90000);
 });

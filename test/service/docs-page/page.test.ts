@@ -13,7 +13,7 @@ import { DEMO, gatewayKinds, startStackOn, type Stack } from '../../e2e/support'
 
 const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts');
 const GUIDE_HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Webhooks: changes pushed to you', 'Idempotent creates', 'Compression', 'Versioning'];
-const WEBHOOK_OPERATIONS = ['createWebhook', 'listWebhooks', 'getWebhook', 'deleteWebhook', 'rotateWebhookSecret', 'replayWebhook', 'enableWebhook', 'jobUpdatedEvent', 'jobRemovedEvent'];
+const WEBHOOK_OPERATIONS = ['createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret', 'replayWebhook', 'enableWebhook', 'listWebhookAttempts', 'testWebhook', 'jobUpdatedEvent', 'jobRemovedEvent', 'webhookTestEvent'];
 const OPERATIONS = [
   { id: 'listJobs', method: 'GET', path: '/api/v1/jobs' },
   { id: 'createJob', method: 'POST', path: '/api/v1/jobs' },
