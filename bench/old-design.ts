@@ -13,7 +13,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 /** The built dispatcher of `commit`: its main.js, absolute. */
 export function oldDispatcherMain(commit = TODAY_COMMIT): string {
   const dir = path.join(os.tmpdir(), `job-listings-dispatcher-${commit}`);
-  const main = path.join(dir, 'dist', 'service', 'webhooks', 'dispatcher', 'main.js');
+  // Where that commit kept the dispatcher's entry point.
+  const main = path.join(dir, 'dist', 'service', 'webhooks', 'main.js');
   if (existsSync(main)) return main;
   if (!existsSync(dir)) execFileSync('git', ['worktree', 'add', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(path.join(dir, 'node_modules'))) symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
