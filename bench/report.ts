@@ -11,7 +11,7 @@ import type { Comparison, ScenarioKey, Target } from './scenarios';
 import { serviceNodeFlags } from './servers';
 import { DISAGREEMENT, median, settle, WINDOW, type RoundRatio, type Settled } from './stability';
 import { syncRatios, type SyncRun } from './sync';
-import { dispatcherRatio, type WebhookResult } from './webhooks';
+import type { WebhookResult } from './webhooks';
 
 export interface ScenarioResult {
   size: number;
@@ -230,16 +230,16 @@ export function markdownTable(run: RunResult): string {
 
 function webhookTable(results: WebhookResult[]): string[] {
   const lines = [
-    '| W webhook delivery | Changes (failed) | Deliveries / expected (repeats) | Commit to delivery p50 / p99 / max ms | Deliveries/s sustained | Cores: dispatcher, service, other; load average | Get by id req/s, dispatcher running ; paused (each round) | Ratio (rounds) |',
-    '|---|---|---|---|---|---|---|---|',
+    '| W webhook delivery | Design | Changes (failed) | Deliveries / expected (repeats) | Commit to delivery p50 / p99 / max ms | Worst subscription p50 / p99 ms | Arrivals in the window | CPU ms: dispatchers + MariaDB | CPU ms an event |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const w of results) {
-    const cost = dispatcherRatio(w);
-    const each = (side: 'on' | 'off') => w.rounds.map((r) => (r[side] ? `${fixed(r[side]!.reqPerSec)}${r[side]!.invalid ? ' (invalid)' : ''}` : '–')).join(', ');
-    lines.push(
-      `| ${w.rate}/s creates for ${w.seconds} s to ${w.subscriptions} loopback receivers, one dispatcher | ${w.changes} (${w.failedChanges}) | ${w.latency.delivered} / ${w.latency.expected} (${w.latency.repeats}) | ` +
-        `${fixed(w.latency.p50)} / ${fixed(w.latency.p99)} / ${fixed(w.latency.max)} | ${fixed(w.latency.perSecond)} | ${fixed(w.dispatcherCores, 2)}, ${fixed(w.serviceCores, 2)}, ${fixed(w.otherCores, 2)}; ${w.loadAverage} | ${each('on')} ; ${each('off')} | ${fixed(cost.ratio, 3)}x (${cost.rounds}) |`,
-    );
+    for (const d of w.designs) {
+      lines.push(
+        `| ${w.rate}/s creates for ${w.seconds} s to ${w.subscriptions} loopback receivers, two dispatchers | ${d.design === 'today' ? 'today (5748254)' : 'fenced, fair'} | ${d.changes} (${d.failedChanges}) | ${d.latency.delivered} / ${d.latency.expected} (${d.latency.repeats}) | ` +
+          `${fixed(d.latency.p50)} / ${fixed(d.latency.p99)} / ${fixed(d.latency.max)} | ${fixed(d.worstP50)} / ${fixed(d.worstP99)} | ${d.arrivals} | ${fixed(d.cpuMs.dispatchers)} + ${fixed(d.cpuMs.database)} | ${fixed(d.cpuPerEventMs, 3)} |`,
+      );
+    }
   }
   return lines;
 }
@@ -357,17 +357,23 @@ export function targets(run: RunResult): string[] {
     );
   }
   for (const w of run.webhooks ?? []) {
-    const cost = dispatcherRatio(w);
-    const complete = w.latency.delivered === w.latency.expected && w.latency.expected > 0;
     const busy = w.otherCores > BUSY_CORES ? `machine busy (${w.otherCores.toFixed(2)} other cores)` : undefined;
+    const fenced = (w.designs ?? []).find((d) => d.design === 'fenced');
+    const today = (w.designs ?? []).find((d) => d.design === 'today');
+    if (!fenced) continue;
+    const complete = fenced.latency.delivered === fenced.latency.expected && fenced.latency.expected > 0;
     say(
-      w.latency.expected > 0 ? complete && w.latency.p50 <= 1000 && w.latency.p99 <= 3000 : undefined,
-      `W commit to delivery p50 <= 1 s and p99 <= 3 s, every delivery made, at ${w.rate} changes/s to ${w.subscriptions} subscriptions, ${w.size}: p50 ${fixed(w.latency.p50)} ms, p99 ${fixed(w.latency.p99)} ms, ${w.latency.delivered} of ${w.latency.expected}`,
+      fenced.latency.expected > 0 ? complete && fenced.worstP50 <= 1000 && fenced.worstP99 <= 5000 : undefined,
+      `W commit to delivery p50 <= 1 s and p99 <= 5 s on every subscription, every delivery made, at ${w.rate} change/s to ${w.subscriptions} subscriptions, ${w.size}: worst p50 ${fixed(fenced.worstP50)} ms, worst p99 ${fixed(fenced.worstP99)} ms, ${fenced.latency.delivered} of ${fenced.latency.expected}`,
       busy,
     );
-    const costFlag = cost.rounds < WINDOW ? `${cost.rounds} rounds with both valid, ${WINDOW} needed` : cost.otherCores > BUSY_CORES ? `machine busy (${cost.otherCores.toFixed(2)} other cores)` : undefined;
-    say(cost.rounds ? cost.ratio >= 0.95 : undefined, `W get by id with the dispatcher running >= 0.95x without it, at ${w.size}: ${fixed(cost.ratio, 3)}x`, costFlag);
+    say(
+      today && Number.isFinite(today.cpuPerEventMs) && Number.isFinite(fenced.cpuPerEventMs) ? fenced.cpuPerEventMs <= today.cpuPerEventMs / 2 : undefined,
+      `W CPU per delivered event (dispatchers + MariaDB) at most half of today's design, ${w.size}: ${fixed(fenced.cpuPerEventMs, 3)} ms vs ${today ? fixed(today.cpuPerEventMs, 3) : '–'} ms`,
+      busy,
+    );
   }
+
   const peaks = run.scenarios.flatMap((r) => r.measurements.map((m) => m.peakRssBytes.service ?? 0));
   const peak = peaks.length ? Math.max(...peaks) : undefined;
   say(peak === undefined ? undefined : peak <= 160 * 1024 * 1024, `peak RSS of the service <= 160 MiB: ${MiB(peak)} MiB`);

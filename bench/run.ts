@@ -27,6 +27,7 @@ import { BENCH_WRITER_ID, CREATE_BODY, DEMO_READER, DEMO_READER_KEY, headersFor,
 import { ROOT, startBareProxy, startBaseline, startDispatcherProcess, startGateway, startService, type Server } from './servers';
 import { compareSyncs, syncRatios, type SyncRun } from './sync';
 import { prepareTable } from './tables';
+import { oldDispatcherMain } from './old-design';
 import { benchWebhooks } from './webhooks';
 
 // A scenario whose single request takes longer than this is timed one request at a time.
@@ -258,18 +259,15 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     }
 
     if (wants('W')) {
-      const d = (await scenariosFor(admin, service.url, GATEWAY_SECRET, ['D'], { overloadConnections: options.overloadConnections }))[0]!;
       const result = await benchWebhooks({
         size,
         service,
-        startDispatcher: () => startDispatcherProcess(table.url, webhookEnv),
-        subscriberHeaders: (n) => subscriberHeaders(n, GATEWAY_SECRET),
+        databaseUrl: table.url,
+        secretsKey: Buffer.from(webhookEnv.WEBHOOK_SECRETS_KEY, 'base64'),
+        startDispatcher: (design) => startDispatcherProcess(table.url, webhookEnv, design === 'today' ? oldDispatcherMain() : undefined),
         writerHeaders: headersFor({ as: 'writer', via: 'direct', method: 'POST' }, GATEWAY_SECRET),
         createBody: CREATE_BODY,
-        load: (round) => ({ ...loadOf(d, 'service', round, options.duration), seconds: options.duration }),
         seconds: options.webhookSeconds,
-        warmup: options.warmup,
-        rounds: options.rounds,
         databasePid: dbPid,
         log,
       }).catch((error: Error) => {

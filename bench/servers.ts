@@ -63,7 +63,7 @@ async function startNode(
   launcher: string[] = [],
 ): Promise<Server> {
   // A launcher (chrt) execs node in its own process: the pid is node's either way.
-  const argv = [...launcher, process.execPath, ...nodeFlags, path.join(ROOT, script), ...args];
+  const argv = [...launcher, process.execPath, ...nodeFlags, path.resolve(ROOT, script), ...args];
   const child: ChildProcess = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -139,12 +139,12 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
 }
 
 /** One webhook dispatcher (dist/service/webhooks/dispatcher/main.js) on the service's database, ready once its metrics answer. */
-export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.ProcessEnv): Promise<Server> {
+export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.ProcessEnv, main = 'dist/service/webhooks/dispatcher/main.js'): Promise<Server> {
   const port = await freePort();
   const { launcher, nodeFlags } = dispatcherCommand();
   return startNode(
     'dispatcher',
-    'dist/service/webhooks/dispatcher/main.js',
+    main,
     [],
     { NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: String(port), ...env },
     `http://127.0.0.1:${port}`,

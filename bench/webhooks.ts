@@ -1,23 +1,27 @@
 /**
- * W: webhook delivery. Ten healthy receivers (bench/webhook-receivers.ts: node:http on loopback,
- * 204 to everything, in a thread under SCHED_IDLE) subscribed through the service's API, one dispatcher process, and creates through the API at a fixed rate.
- * Latency: from the moment a create's answer arrived (its statement committed) to the moment each
- * receiver got the event for that job, per delivery. Cost: get by id (D's request mix) against the
- * service with the dispatcher running against the same with it paused (SIGSTOP), under the same
- * creates, alternating which goes first each round.
+ * W: webhook delivery at scale. 1,000 subscriptions (200 consumers x 5), each with a receiver of its
+ * own (bench/webhook-receivers.ts: node:http on loopback, 204 to everything, in a thread under
+ * SCHED_IDLE), two dispatcher processes, creates through the API at 1 a second: 1,000 deliveries a
+ * second. Latency: from a create's answer (its commit) to each receiver's first arrival for that job,
+ * per subscription. Cost: CPU of the dispatchers and MariaDB per delivered event, for this design and
+ * today's (bench/old-design.ts), one after the other in the same run on the same subscriptions.
  */
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { measure, type Endpoint, type Measurement } from './measure';
+import { openDatabase } from '../db/client';
+import { sequencePendingChanges } from '../db/jobs/change-numbering';
+import { createSubscription } from '../db/webhooks/subscriptions';
+import { encryptSecret, newSecret } from '../service/webhooks/secrets';
 import { cpuMicros, machineBusyMicros } from './proc';
 import type { Server } from './servers';
-import { median } from './stability';
 import type { Arrival } from './webhook-receivers';
 
-export const SUBSCRIPTIONS = 10;
-export const CHANGES_PER_SECOND = 50;
+export const SUBSCRIPTIONS = 1000;
+export const PER_CONSUMER = 5;
+export const CHANGES_PER_SECOND = 1;
+export const DISPATCHERS = 2;
 
 export interface LatencySummary {
   /** Deliveries matched to a change, and how many were expected (changes x subscriptions). */
@@ -28,8 +32,24 @@ export interface LatencySummary {
   p50: number;
   p99: number;
   max: number;
-  /** Deliveries a second from the first commit to the last arrival: what the dispatcher sustained. */
+  /** Deliveries a second from the first commit to the last arrival: what the dispatchers sustained. */
   perSecond: number;
+}
+
+export interface DesignResult {
+  /** 'fenced': this tree's dispatcher; 'today': commit 5748254's. */
+  design: 'fenced' | 'today';
+  changes: number;
+  failedChanges: number;
+  latency: LatencySummary;
+  /** The worst subscription's own p50 and p99 (commit to first arrival), ms. */
+  worstP50: number;
+  worstP99: number;
+  /** Arrivals during the window (any event, repeats included) and the CPU they cost, ms. */
+  arrivals: number;
+  cpuMs: { dispatchers: number; database: number };
+  /** (dispatchers + MariaDB) CPU ms per arrival in the window. */
+  cpuPerEventMs: number;
 }
 
 export interface WebhookResult {
@@ -37,18 +57,10 @@ export interface WebhookResult {
   subscriptions: number;
   rate: number;
   seconds: number;
-  /** Changes made in the latency window (creates answered 201) and those refused or failed. */
-  changes: number;
-  failedChanges: number;
-  latency: LatencySummary;
-  /** Cores used by processes outside the bench's own during the latency window. */
+  /** Cores used by processes outside the bench's own during the windows (the largest). */
   otherCores: number;
-  /** Cores the dispatcher and the service used during the latency window. */
-  dispatcherCores: number;
-  serviceCores: number;
   loadAverage: string;
-  /** Get by id with the dispatcher running and paused, per round. */
-  rounds: Array<{ round: number; on?: Measurement; off?: Measurement }>;
+  designs: DesignResult[];
 }
 
 /** The p-th percentile (0-100) of sorted values, nearest rank. */
@@ -87,14 +99,28 @@ export function matchDeliveries(committed: Map<string, number>, receivers: Array
   };
 }
 
-/** The ratio the target is held to: median over rounds with both sides valid of on / off throughput. */
-export function dispatcherRatio(result: Pick<WebhookResult, 'rounds'>): { ratio: number; rounds: number; otherCores: number } {
-  const both = result.rounds.filter((r) => r.on && r.off && !r.on.invalid && !r.off.invalid);
-  return {
-    ratio: median(both.map((r) => r.on!.reqPerSec / r.off!.reqPerSec)),
-    rounds: both.length,
-    otherCores: Math.max(0, ...both.flatMap((r) => [r.on!.otherCores, r.off!.otherCores])),
-  };
+/** Per subscription (receiver) p50 and p99 of first arrivals against commits: the worst of each. */
+export function worstSubscription(committed: Map<string, number>, receivers: Array<Map<string, number[]>>): { p50: number; p99: number } {
+  let p50 = 0;
+  let p99 = 0;
+  for (const arrivals of receivers) {
+    const own: number[] = [];
+    for (const [job, start] of committed) {
+      const at = arrivals.get(job);
+      own.push(at?.length ? Math.min(...at) - start : Infinity);
+    }
+    own.sort((a, b) => a - b);
+    p50 = Math.max(p50, percentile(own, 50));
+    p99 = Math.max(p99, percentile(own, 99));
+  }
+  return { p50, p99 };
+}
+
+/** Arrivals over every receiver between two moments (performance.now()). */
+export function arrivalsIn(receivers: Array<Map<string, number[]>>, from: number, to: number): number {
+  let n = 0;
+  for (const arrivals of receivers) for (const times of arrivals.values()) for (const at of times) if (at >= from && at < to) n++;
+  return n;
 }
 
 interface Receiver {
@@ -126,18 +152,6 @@ async function startReceivers(count: number): Promise<{ receivers: Receiver[]; c
       await Promise.race([exited, wait(5000).then(() => worker.terminate())]);
     },
   };
-}
-
-/**
- * Deliveries a second, over every receiver, that arrived between two moments (performance.now()),
- * and why a window with the dispatcher running does not count: one that delivered under 90% of what
- * the creates made due did less than its work there.
- */
-export function deliveriesIn(receivers: Array<Map<string, number[]>>, from: number, to: number, due: number): { perSecond: number; invalid?: string } {
-  let n = 0;
-  for (const arrivals of receivers) for (const times of arrivals.values()) for (const at of times) if (at >= from && at < to) n++;
-  const perSecond = (n * 1000) / (to - from);
-  return perSecond < 0.9 * due ? { perSecond, invalid: `the dispatcher fell behind: ${perSecond.toFixed(0)} deliveries/s of ${due}` } : { perSecond };
 }
 
 /** Creates through the API at `rate` a second until stopped: each created job's id and the time its answer arrived. */
@@ -177,25 +191,6 @@ function driveCreates(serviceUrl: string, headers: Record<string, string>, body:
   };
 }
 
-export interface WebhookBenchOptions {
-  size: number;
-  service: Server;
-  /** Starts a dispatcher process (bench/servers.ts startDispatcherProcess). */
-  startDispatcher: () => Promise<Server>;
-  /** Headers of the n-th subscriber (a consumer of its own: the API allows 5 subscriptions a consumer). */
-  subscriberHeaders: (n: number) => Record<string, string>;
-  writerHeaders: Record<string, string>;
-  createBody: string;
-  /** D's request mix and the measurement settings. */
-  load: (round: number) => Parameters<typeof measure>[1];
-  seconds: number;
-  /** Seconds of get by id before the rounds, not counted. */
-  warmup: number;
-  rounds: number;
-  databasePid?: number;
-  log: (line: string) => void;
-}
-
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -212,110 +207,82 @@ export async function drained(receivers: Array<Pick<Receiver, 'arrivals'>>, comm
   }
 }
 
+export interface WebhookBenchOptions {
+  size: number;
+  service: Server;
+  databaseUrl: string;
+  secretsKey: Buffer;
+  /** Starts one dispatcher process of a design. */
+  startDispatcher: (design: DesignResult['design']) => Promise<Server>;
+  writerHeaders: Record<string, string>;
+  createBody: string;
+  seconds: number;
+  databasePid?: number;
+  log: (line: string) => void;
+}
+
+/** Every bench subscription back at the feed's head, its lease and failures cleared: each design starts alike. */
+const RESET = `update webhook_subscriptions set position = (select coalesce(max(seq), 0) from job_changes), lease_owner = null, lease_expires_at = null,
+  attempts = 0, failing_since = null, last_error = null, next_attempt_at = utc_timestamp(3) where consumer_id like 'bench-w-%'`;
+
 export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResult> {
+  const database = openDatabase(o.databaseUrl, [], { connectionLimit: 2 });
   let started: Awaited<ReturnType<typeof startReceivers>> | undefined;
-  const subscriptions: Array<{ id: string; headers: Record<string, string> }> = [];
-  let dispatcher: Server | undefined;
+  const result: WebhookResult = { size: o.size, subscriptions: SUBSCRIPTIONS, rate: CHANGES_PER_SECOND, seconds: o.seconds, otherCores: 0, loadAverage: '', designs: [] };
   try {
     started = await startReceivers(SUBSCRIPTIONS);
     const { receivers } = started;
-    // A run that died before its clean-up left subscriptions to dead ports: they would be retried during this one.
-    for (let n = 0; n < SUBSCRIPTIONS; n++) {
-      const listed = (await (await fetch(`${o.service.url}/api/v1/webhooks`, { headers: o.subscriberHeaders(n) })).json()) as { data?: Array<{ id: string }> };
-      for (const { id } of listed.data ?? []) await fetch(`${o.service.url}/api/v1/webhooks/${id}`, { method: 'DELETE', headers: o.subscriberHeaders(n) });
-    }
+    // A run that died before its clean-up left subscriptions to dead ports.
+    await database.pool.query("delete from webhook_subscriptions where consumer_id like 'bench-w-%'");
     for (const [n, receiver] of receivers.entries()) {
-      const headers = { ...o.subscriberHeaders(n), 'Content-Type': 'application/json' };
-      const response = await fetch(`${o.service.url}/api/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url, description: 'bench W' }) });
-      const answer = (await response.json()) as { data?: { id?: string }; error?: string };
-      if (response.status !== 201 || !answer.data?.id) throw new Error(`creating a subscription answered ${response.status}: ${answer.error ?? ''}`);
-      subscriptions.push({ id: answer.data.id, headers: o.subscriberHeaders(n) });
+      const made = await createSubscription(database.db, { consumerId: `bench-w-${Math.floor(n / PER_CONSUMER)}`, url: receiver.url, description: 'bench W', secret: encryptSecret(o.secretsKey, newSecret()) }, PER_CONSUMER);
+      if (typeof made === 'string') throw new Error(`creating a subscription: ${made}`);
     }
-    const running = await o.startDispatcher();
-    dispatcher = running;
-    // Warm-up, not counted: the dispatcher's first deliveries open connections and compile its hot paths.
-    const warmup = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
-    await wait(3000);
-    await warmup.stop();
-    await drained(receivers, [warmup.committed], 30_000);
+    for (const design of ['fenced', 'today'] as const) {
+      while (await sequencePendingChanges(database.db));
+      await database.pool.query(RESET);
+      const dispatchers: Server[] = [];
+      try {
+        for (let n = 0; n < DISPATCHERS; n++) dispatchers.push(await o.startDispatcher(design));
+        // Warm-up, not counted: connections opened, hot paths compiled.
+        const warmup = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
+        await wait(5000);
+        await warmup.stop();
+        await drained(receivers, [warmup.committed], 10_000);
 
-    // Latency: the dispatcher alone with the creates, nothing else loading the service.
-    const ours = () => [o.service.pid, running.pid].reduce((sum, pid) => sum + cpuMicros(pid), 0) + (o.databasePid ? cpuMicros(o.databasePid) : 0);
-    const self = () => process.cpuUsage().user + process.cpuUsage().system;
-    const before = { machine: machineBusyMicros(), ours: ours(), self: self(), at: performance.now(), dispatcher: cpuMicros(running.pid), service: cpuMicros(o.service.pid) };
-    const drive = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
-    await wait(o.seconds * 1000);
-    await drive.stop();
-    const wall = (performance.now() - before.at) * 1000;
-    const otherCores = Math.max(0, (machineBusyMicros() - before.machine - (ours() - before.ours) - (self() - before.self)) / wall);
-    const dispatcherCores = (cpuMicros(running.pid) - before.dispatcher) / wall;
-    const serviceCores = (cpuMicros(o.service.pid) - before.service) / wall;
-    const loadAverage = os.loadavg().map((l) => l.toFixed(2)).join(' ');
-    // A dispatcher that fell behind gets time to finish: late deliveries count at their lateness.
-    await drained(receivers, [drive.committed], Math.max(30_000, 3 * o.seconds * 1000));
-    const latency = matchDeliveries(drive.committed, receivers.map((r) => r.arrivals));
-    o.log(
-      `W    ${drive.committed.size} creates in ${o.seconds} s (${drive.failed()} failed) to ${SUBSCRIPTIONS} subscriptions: ${latency.delivered} of ${latency.expected} deliveries, ` +
-        `commit to delivery p50 ${latency.p50.toFixed(0)} ms, p99 ${latency.p99.toFixed(0)} ms, max ${latency.max.toFixed(0)} ms, ${latency.perSecond.toFixed(0)} deliveries/s sustained, ${latency.repeats} repeats; ` +
-        `dispatcher ${dispatcherCores.toFixed(2)} cores, service ${serviceCores.toFixed(2)} cores, other load ${otherCores.toFixed(2)} cores, load average ${loadAverage}`,
-    );
-
-    // Cost: get by id with and without the dispatcher, the creates going on in both.
-    const result: WebhookResult = { size: o.size, subscriptions: SUBSCRIPTIONS, rate: CHANGES_PER_SECOND, seconds: o.seconds, changes: drive.committed.size, failedChanges: drive.failed(), latency, otherCores, dispatcherCores, serviceCores, loadAverage, rounds: [] };
-    // Warm-up, not counted, as every other scenario gets: the first window would otherwise also pay
-    // for the service's cold get-by-id path, and it is always one with the dispatcher running.
-    if (o.warmup > 0) {
-      const creates = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
-      await measure({ target: 'service', server: o.service, chain: [o.service, running] }, { ...o.load(0), seconds: o.warmup }).catch(() => undefined);
-      await creates.stop();
-      await drained(receivers, [creates.committed], 30_000);
-    }
-    // What the creates of the last window without the dispatcher left it to deliver.
-    let backlog = new Map<string, number>();
-    let paused = false;
-    for (let round = 1; round <= o.rounds; round++) {
-      const entry: WebhookResult['rounds'][number] = { round };
-      for (const on of round % 2 === 1 ? [true, false] : [false, true]) {
-        // Paused, not restarted: a dispatcher runs for days, so its windows price a warm process, not a fresh one's compiling.
-        if (on === paused) {
-          process.kill(running.pid, on ? 'SIGCONT' : 'SIGSTOP');
-          paused = !on;
-        }
-        const creates = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
-        if (!on) backlog = creates.committed;
-        // A resumed dispatcher first catches up (not timed) until everything committed over a second ago has arrived: its steady state is priced, not a backlog.
-        if (on) {
-          await wait(1000);
-          await drained(receivers, [backlog, creates.committed], 60_000, 1000);
-        }
-        const endpoint: Endpoint = { target: 'service', server: o.service, chain: on ? [o.service, running] : [o.service] };
-        try {
-          const selfBefore = self();
-          const from = performance.now();
-          const measured = await measure(endpoint, o.load(round));
-          const to = performance.now();
-          await wait(100); // the receivers post their arrivals every 50 ms
-          const delivered = deliveriesIn(receivers.map((r) => r.arrivals), from, to, CHANGES_PER_SECOND * SUBSCRIPTIONS);
-          // The receivers and the creates run in this process: the bench's own load, not the machine's.
-          const m = { ...measured, otherCores: Math.max(0, measured.otherCores - ((self() - selfBefore) / 1e6) / measured.seconds) };
-          if (on && delivered.invalid && !m.invalid) m.invalid = delivered.invalid;
-          entry[on ? 'on' : 'off'] = m;
-          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'paused'}: ${m.reqPerSec.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, other load ${m.otherCores.toFixed(2)} cores${on ? `, ${delivered.perSecond.toFixed(0)} deliveries/s` : ''}${m.invalid ? `  INVALID: ${m.invalid}` : ''}`);
-        } catch (error) {
-          o.log(`  W    get by id, dispatcher ${on ? 'running' : 'paused'} failed: ${(error as Error).message}`);
-        } finally {
-          await creates.stop();
-        }
+        const cpu = () => ({ dispatchers: dispatchers.reduce((sum, d) => sum + cpuMicros(d.pid), 0), database: o.databasePid ? cpuMicros(o.databasePid) : 0 });
+        const self = () => process.cpuUsage().user + process.cpuUsage().system;
+        const before = { machine: machineBusyMicros(), cpu: cpu(), service: cpuMicros(o.service.pid), self: self(), at: performance.now() };
+        const drive = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
+        await wait(o.seconds * 1000);
+        await drive.stop();
+        const to = performance.now();
+        await wait(100); // the receivers post their arrivals every 50 ms
+        const after = cpu();
+        const wall = (to - before.at) * 1000;
+        const ours = after.dispatchers - before.cpu.dispatchers + (after.database - before.cpu.database) + (cpuMicros(o.service.pid) - before.service) + (self() - before.self);
+        result.otherCores = Math.max(result.otherCores, (machineBusyMicros() - before.machine - ours) / wall);
+        result.loadAverage = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+        const arrivals = arrivalsIn(receivers.map((r) => r.arrivals), before.at, to);
+        const cpuMs = { dispatchers: (after.dispatchers - before.cpu.dispatchers) / 1000, database: (after.database - before.cpu.database) / 1000 };
+        // Late deliveries count at their lateness; today's design may never catch up, so its wait is bounded.
+        await drained(receivers, [drive.committed], design === 'fenced' ? Math.max(30_000, 3 * o.seconds * 1000) : 15_000);
+        const latency = matchDeliveries(drive.committed, receivers.map((r) => r.arrivals));
+        const worst = worstSubscription(drive.committed, receivers.map((r) => r.arrivals));
+        const one: DesignResult = { design, changes: drive.committed.size, failedChanges: drive.failed(), latency, worstP50: worst.p50, worstP99: worst.p99, arrivals, cpuMs, cpuPerEventMs: arrivals ? (cpuMs.dispatchers + cpuMs.database) / arrivals : NaN };
+        result.designs.push(one);
+        o.log(
+          `W    ${design}: ${one.changes} creates in ${o.seconds} s to ${SUBSCRIPTIONS} subscriptions: ${latency.delivered} of ${latency.expected} deliveries, p50 ${latency.p50.toFixed(0)} ms, p99 ${latency.p99.toFixed(0)} ms; ` +
+            `worst subscription p50 ${one.worstP50.toFixed(0)} ms, p99 ${one.worstP99.toFixed(0)} ms; ${arrivals} arrivals in the window, CPU ${cpuMs.dispatchers.toFixed(0)} ms dispatchers + ${cpuMs.database.toFixed(0)} ms MariaDB = ${one.cpuPerEventMs.toFixed(3)} ms an event`,
+        );
+      } finally {
+        for (const d of dispatchers) await d.stop();
       }
-      result.rounds.push(entry);
     }
-    const cost = dispatcherRatio(result);
-    o.log(`W    get by id with the dispatcher / without: ${cost.ratio.toFixed(3)}x (median of ${cost.rounds} rounds)`);
     return result;
   } finally {
-    if (dispatcher) process.kill(dispatcher.pid, 'SIGCONT');
-    for (const s of subscriptions) await fetch(`${o.service.url}/api/v1/webhooks/${s.id}`, { method: 'DELETE', headers: s.headers }).catch(() => undefined);
-    await dispatcher?.stop();
+    await database.pool.query("delete from webhook_subscriptions where consumer_id like 'bench-w-%'").catch(() => undefined);
+    await database.close();
     await started?.close();
   }
 }

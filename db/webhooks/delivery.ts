@@ -1,99 +1,156 @@
-import { and, asc, eq, gt, inArray, isNull, lt, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client';
-import { compile, runStatement, type Statement } from '../sql';
 import { jobChanges } from '../schema';
-import { utcNow, webhookSubscriptions as subs } from './schema';
+import { primaryOf } from '../sql';
+import { recordAttempts, type AttemptRecord } from './attempts';
+import { EVENT_TYPES, utcNow, webhookSubscriptions as subs } from './schema';
+
+/**
+ * A walk's right to deliver one subscription: the dispatcher's name and the generation its claim raised
+ * the row to. Every write of the walk carries it and matches no row once another claim or an owner's
+ * change (rotate, replay, enable, disable, PATCH) has raised the generation or cleared the lease.
+ */
+export interface Lease {
+  id: string;
+  owner: string;
+  generation: number;
+}
 
 /** A subscription a dispatcher holds the lease of, with what delivering it needs. */
-export interface LeasedSubscription {
-  id: string;
+export interface LeasedSubscription extends Lease {
   url: string;
   position: number;
   attempts: number;
-  /** Encrypted secrets: the current one, then the previous one while it is still valid. */
+  /** The event types it takes; null: all. */
+  eventTypes: Array<(typeof EVENT_TYPES)[number]> | null;
+  /** Encrypted secrets: the current one, then the replaced ones still within their overlap. */
   secrets: Buffer[];
 }
 
 const interval = (ms: number) => sql`${utcNow} + interval ${Math.round(ms) * 1000} microsecond`;
 const leaseFree = or(isNull(subs.leaseExpiresAt), lt(subs.leaseExpiresAt, utcNow));
-// A public feed entry after the subscription's position. Uncorrelated: read once from the end of the
-// (ever_public, seq) index; a subquery per subscription would scan the index, as MariaDB has no range for it.
-const hasEventsWaiting = sql`${subs.position} < (select max(${jobChanges.seq}) from ${jobChanges} where ${jobChanges.everPublic} = true)`;
-const heldBy = (id: string, owner: string) => and(eq(subs.id, id), eq(subs.leaseOwner, owner), gt(subs.leaseExpiresAt, utcNow));
+/** The row is still this walk's: same generation, same holder, lease unexpired on the database's clock. */
+const fenced = (lease: Lease) => and(eq(subs.id, lease.id), eq(subs.leaseGeneration, lease.generation), eq(subs.leaseOwner, lease.owner), gt(subs.leaseExpiresAt, utcNow));
 
-/** Leases up to `max` due subscriptions with events waiting in one UPDATE, so no subscription is ever held twice; `walking` are never claimed. */
-export async function claimDue(db: Database, owner: string, leaseMs: number, max: number, walking: readonly string[] = []): Promise<LeasedSubscription[]> {
-  const [claimed] = await db
-    .update(subs)
-    .set({ leaseOwner: owner, leaseExpiresAt: interval(leaseMs) })
-    .where(and(eq(subs.status, 'active'), sql`${subs.nextAttemptAt} <= ${utcNow}`, leaseFree, hasEventsWaiting, walking.length > 0 ? notInArray(subs.id, [...walking]) : undefined))
-    .orderBy(asc(subs.nextAttemptAt))
-    .limit(max);
-  if (claimed.affectedRows === 0) return [];
-  const rows = await db
-    .select({
-      id: subs.id,
-      url: subs.url,
-      position: subs.position,
-      attempts: subs.attempts,
-      secret: subs.secret,
-      previousSecret: subs.previousSecret,
-      previousValid: sql<number>`coalesce(${subs.previousSecretExpiresAt} > ${utcNow}, 0)`.mapWith(Boolean),
-    })
-    .from(subs)
-    .where(and(eq(subs.leaseOwner, owner), gt(subs.leaseExpiresAt, utcNow)));
-  return rows.map(({ secret, previousSecret, previousValid, ...rest }) => ({ ...rest, secrets: previousValid && previousSecret ? [secret, previousSecret] : [secret] }));
-}
-
-/** A held subscription's write: its lease extended, and its position moved to `seq` when an event was delivered. */
-export interface Hold {
-  id: string;
-  owner: string;
-  seq?: number;
+/** The feed's last public position: a subscription at it has nothing waiting. */
+async function publicHead(db: Database): Promise<number> {
+  const [row] = await db.select({ head: sql<number | null>`max(${jobChanges.seq})`.mapWith(Number) }).from(jobChanges).where(eq(jobChanges.everPublic, true));
+  return row?.head ?? 0;
 }
 
 /**
- * Many held subscriptions' writes in one statement per kind (deliveries, lease renewals); the ids whose
- * lease was lost (expired and taken, or cleared by the owner's change), which were not written.
+ * Leases up to `max` due subscriptions with events waiting, those served least recently first, as Solid
+ * Queue claims: candidates read `FOR UPDATE SKIP LOCKED` (another dispatcher's claim in progress is passed
+ * over, not waited for), then leased in the same transaction, each one's generation raised.
  */
-export async function recordHolds(db: Database, holds: readonly Hold[], leaseMs: number): Promise<Set<string>> {
-  let written = 0;
-  for (const kind of ['delivered', 'renewed'] as const) {
-    const list = holds.filter((hold) => (hold.seq !== undefined) === (kind === 'delivered'));
-    if (list.length === 0) continue;
-    const values: Record<string, unknown> = { leaseUs: Math.round(leaseMs) * 1000 };
-    list.forEach((hold, i) => Object.assign(values, { [`id${i}`]: subs.id.mapToDriverValue(hold.id), [`owner${i}`]: hold.owner, [`seq${i}`]: hold.seq }));
-    written += await runStatement(db, holdStatement(db, kind, list.length)(values));
-  }
-  if (written === holds.length) return new Set();
-  // Some were not written: the rows say which (a lost lease is rare, so this read is too).
-  const rows = await db
-    .select({ id: subs.id, owner: subs.leaseOwner, position: subs.position, valid: sql<number>`coalesce(${subs.leaseExpiresAt} > ${utcNow}, 0)`.mapWith(Boolean) })
-    .from(subs)
-    .where(inArray(subs.id, holds.map((hold) => hold.id)));
-  const now = new Map(rows.map((row) => [row.id, row]));
-  return new Set(holds.filter((hold) => { const row = now.get(hold.id); return !row || !row.valid || row.owner !== hold.owner || (hold.seq !== undefined && row.position !== hold.seq); }).map((hold) => hold.id));
+export async function claimDue(database: Database, owner: string, leaseMs: number, max: number): Promise<LeasedSubscription[]> {
+  if (max <= 0) return [];
+  const db = primaryOf(database);
+  // Read before the transaction: a locking read would lock the feed's index end against the numbering.
+  const head = await publicHead(db);
+  return db.transaction(async (tx) => {
+    const candidates = await tx
+      .select({ id: subs.id })
+      .from(subs)
+      .where(and(eq(subs.status, 'active'), lte(subs.nextAttemptAt, utcNow), leaseFree, lt(subs.position, head)))
+      .orderBy(asc(subs.lastServedAt), asc(subs.id))
+      .limit(max)
+      .for('update', { skipLocked: true });
+    if (candidates.length === 0) return [];
+    const ids = candidates.map((row) => row.id);
+    await tx
+      .update(subs)
+      .set({ leaseOwner: owner, leaseExpiresAt: interval(leaseMs), leaseGeneration: sql`${subs.leaseGeneration} + 1`, lastServedAt: sql`${utcNow}` })
+      .where(inArray(subs.id, ids));
+    const rows = await tx
+      .select({
+        id: subs.id,
+        url: subs.url,
+        position: subs.position,
+        attempts: subs.attempts,
+        generation: subs.leaseGeneration,
+        eventTypes: subs.eventTypes,
+        secret: subs.secret,
+        previousSecret: subs.previousSecret,
+        previousValid: sql<number>`coalesce(${subs.previousSecretExpiresAt} > ${utcNow}, 0)`.mapWith(Boolean),
+        olderSecret: subs.olderSecret,
+        olderValid: sql<number>`coalesce(${subs.olderSecretExpiresAt} > ${utcNow}, 0)`.mapWith(Boolean),
+      })
+      .from(subs)
+      .where(inArray(subs.id, ids));
+    return rows.map(({ secret, previousSecret, previousValid, olderSecret, olderValid, eventTypes, ...rest }) => ({
+      ...rest,
+      owner,
+      eventTypes: eventTypes === null ? null : (eventTypes.split(',').map((type) => type.trim()) as LeasedSubscription['eventTypes']),
+      secrets: [secret, ...(previousValid && previousSecret ? [previousSecret] : []), ...(olderValid && olderSecret ? [olderSecret] : [])],
+    }));
+  });
 }
 
-// The hold statements, built once per kind and number of walks: drizzle's build cost more than the statement's run.
-const holdShapes = new Map<string, (values: Record<string, unknown>) => Statement>();
-function holdStatement(db: Database, kind: 'delivered' | 'renewed', count: number): (values: Record<string, unknown>) => Statement {
-  const key = `${kind}:${count}`;
-  let shape = holdShapes.get(key);
-  if (!shape) {
-    const p = (name: string) => sql.placeholder(name);
-    const list = Array.from({ length: count }, (_, i) => ({ id: p(`id${i}`), owner: p(`owner${i}`), seq: p(`seq${i}`) }));
-    const held = and(gt(subs.leaseExpiresAt, utcNow), or(...list.map((hold) => and(eq(subs.id, hold.id), eq(subs.leaseOwner, hold.owner), kind === 'delivered' ? lt(subs.position, hold.seq) : undefined))));
-    const leaseExpiresAt = sql`${utcNow} + interval ${p('leaseUs')} microsecond`;
-    const position = sql`case ${sql.join(list.map((hold) => sql`when ${eq(subs.id, hold.id)} then ${hold.seq}`), sql` `)} else ${subs.position} end`;
-    const set = kind === 'delivered' ? { position, attempts: 0, failingSince: null, lastError: null, lastDeliveredAt: sql`${utcNow}`, leaseExpiresAt } : { leaseExpiresAt };
-    shape = compile(db.update(subs).set(set).where(held));
-    holdShapes.set(key, shape);
-  }
-  return shape;
+/** The leases among `leases` still held as claimed: read before each send, so an owner's change stops the next one. */
+export async function leasesHeld(database: Database, leases: readonly Lease[]): Promise<Set<string>> {
+  if (leases.length === 0) return new Set();
+  const rows = await primaryOf(database)
+    .select({ id: subs.id, generation: subs.leaseGeneration, owner: subs.leaseOwner })
+    .from(subs)
+    .where(and(inArray(subs.id, leases.map((lease) => lease.id)), gt(subs.leaseExpiresAt, utcNow)));
+  const now = new Map(rows.map((row) => [row.id, row]));
+  return new Set(leases.filter((lease) => now.get(lease.id)?.generation === lease.generation && now.get(lease.id)?.owner === lease.owner).map((lease) => lease.id));
+}
+
+/** One walk's progress since the last write: its position, whether anything was delivered, whether it is handed back. */
+export interface Progress {
+  lease: Lease;
+  position: number;
+  delivered: boolean;
+  /** Give the lease back (caught up, slice over, stopping); else it is renewed. */
+  release: boolean;
+}
+
+/**
+ * Many walks' progress and their attempts in one transaction: the rows still held are locked and read,
+ * then only those are written (positions never move back); the ids whose lease was lost, which were not written.
+ */
+export async function recordProgress(database: Database, progress: readonly Progress[], attempts: readonly AttemptRecord[], leaseMs: number): Promise<Set<string>> {
+  if (progress.length === 0) return new Set();
+  const db = primaryOf(database);
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .select({ id: subs.id, generation: subs.leaseGeneration, owner: subs.leaseOwner })
+      .from(subs)
+      .where(and(inArray(subs.id, progress.map((one) => one.lease.id)), gt(subs.leaseExpiresAt, utcNow)))
+      .for('update');
+    const now = new Map(rows.map((row) => [row.id, row]));
+    const kept = progress.filter(({ lease }) => now.get(lease.id)?.generation === lease.generation && now.get(lease.id)?.owner === lease.owner);
+    const lost = new Set(progress.filter((one) => !kept.includes(one)).map((one) => one.lease.id));
+    if (kept.length === 0) return lost;
+    const ids = (list: readonly Progress[]) => list.map((one) => subs.id.mapToDriverValue(one.lease.id));
+    const among = (list: readonly Progress[]): SQL => (list.length === 0 ? sql`false` : sql`${subs.id} in (${sql.join(ids(list).map((id) => sql`${id}`), sql`, `)})`);
+    const delivered = kept.filter((one) => one.delivered);
+    const released = kept.filter((one) => one.release);
+    const position = sql`greatest(${subs.position}, case ${sql.join(kept.map((one) => sql`when ${subs.id} = ${subs.id.mapToDriverValue(one.lease.id)} then ${one.position}`), sql` `)} else ${subs.position} end)`;
+    await tx
+      .update(subs)
+      .set({
+        position,
+        // Column order is assignment order: these read nothing assigned before them.
+        lastError: sql`if(${among(delivered)}, null, ${subs.lastError})`,
+        attempts: sql`if(${among(delivered)}, 0, ${subs.attempts})`,
+        failingSince: sql`if(${among(delivered)}, null, ${subs.failingSince})`,
+        lastDeliveredAt: sql`if(${among(delivered)}, ${utcNow}, ${subs.lastDeliveredAt})`,
+        leaseOwner: sql`if(${among(released)}, null, ${subs.leaseOwner})`,
+        leaseExpiresAt: sql`if(${among(released)}, null, ${interval(leaseMs)})`,
+      })
+      .where(inArray(subs.id, kept.map((one) => one.lease.id)));
+    const keptIds = new Set(kept.map((one) => one.lease.id));
+    await recordAttempts(tx as unknown as Database, attempts.filter((attempt) => keptIds.has(attempt.subscriptionId)));
+    return lost;
+  });
 }
 
 export interface Failure {
+  /** The walk's position: what it delivered before this failure. */
+  position: number;
   error: string;
   /** When to try again, from now. */
   retryInMs: number;
@@ -103,42 +160,55 @@ export interface Failure {
   giveUpReason: string;
 }
 
-/** A failed attempt: counted and rescheduled, or the subscription disabled once failing for giveUpAfterMs. */
-export async function recordFailure(db: Database, id: string, owner: string, failure: Failure): Promise<'disabled' | 'retry' | 'lost'> {
+/** A failed attempt, with the walk's unwritten attempts: counted and rescheduled, or disabled once failing for giveUpAfterMs; 'lost' wrote nothing. */
+export async function recordFailure(database: Database, lease: Lease, failure: Failure, attempts: readonly AttemptRecord[]): Promise<'disabled' | 'retry' | 'lost'> {
   const givenUp = sql`(${subs.failingSince} is not null and ${subs.failingSince} <= ${utcNow} - interval ${failure.giveUpAfterMs * 1000} microsecond)`;
-  return db.transaction(async (tx) => {
+  return primaryOf(database).transaction(async (tx) => {
     const [result] = await tx
       .update(subs)
       .set({
         // MySQL assigns left to right in column order: status and reason (before failing_since) read its old value.
         disabledReason: sql`if(${givenUp}, ${failure.giveUpReason}, ${subs.disabledReason})`,
         status: sql`if(${givenUp}, 'disabled', ${subs.status})`,
+        lastError: failure.error.slice(0, 500),
+        position: sql`greatest(${subs.position}, ${failure.position})`,
         attempts: sql`${subs.attempts} + 1`,
         failingSince: sql`coalesce(${subs.failingSince}, ${utcNow})`,
-        lastError: failure.error.slice(0, 500),
         nextAttemptAt: interval(failure.retryInMs),
         leaseOwner: null,
         leaseExpiresAt: null,
       })
-      .where(heldBy(id, owner));
+      .where(fenced(lease));
     if (result.affectedRows !== 1) return 'lost' as const;
-    const [row] = await tx.select({ status: subs.status }).from(subs).where(eq(subs.id, id));
+    await recordAttempts(tx as unknown as Database, attempts);
+    const [row] = await tx.select({ status: subs.status }).from(subs).where(eq(subs.id, lease.id));
     return row?.status === 'disabled' ? ('disabled' as const) : ('retry' as const);
   });
 }
 
-/** The receiver asked to stop (410 Gone): disabled at once, with its answer as the last error. */
-export async function disableHeld(db: Database, id: string, owner: string, reason: string, error: string): Promise<boolean> {
-  const [result] = await db
-    .update(subs)
-    .set({ status: 'disabled', disabledReason: reason, lastError: error, leaseOwner: null, leaseExpiresAt: null })
-    .where(heldBy(id, owner));
-  return result.affectedRows === 1;
+/** The receiver asked to stop (410 Gone): disabled at once, with its answer as the last error; false when the lease was lost. */
+export async function disableHeld(database: Database, lease: Lease, position: number, reason: string, error: string, attempts: readonly AttemptRecord[]): Promise<boolean> {
+  return primaryOf(database).transaction(async (tx) => {
+    const [result] = await tx
+      .update(subs)
+      .set({ status: 'disabled', disabledReason: reason, lastError: error, position: sql`greatest(${subs.position}, ${position})`, leaseOwner: null, leaseExpiresAt: null })
+      .where(fenced(lease));
+    if (result.affectedRows !== 1) return false;
+    await recordAttempts(tx as unknown as Database, attempts);
+    return true;
+  });
 }
 
-/** Gives the lease back without waiting for it to expire (caught up, or stopping). */
-export async function releaseLease(db: Database, id: string, owner: string): Promise<void> {
-  await db.update(subs).set({ leaseOwner: null, leaseExpiresAt: null }).where(and(eq(subs.id, id), eq(subs.leaseOwner, owner)));
+/** The database's clock, in ms since the epoch: what signatures' timestamps follow. */
+export async function databaseTime(database: Database): Promise<number> {
+  const [row] = await primaryOf(database).select({ at: sql<string>`unix_timestamp(now(3))` }).from(sql`dual`);
+  return Math.round(Number(row!.at) * 1000);
+}
+
+/** Any one sealed secret, newest subscription first: a dispatcher proves at start-up that its key opens what the API sealed. */
+export async function aSealedSecret(database: Database): Promise<Buffer | undefined> {
+  const [row] = await primaryOf(database).select({ secret: subs.secret }).from(subs).orderBy(sql`${subs.createdAt} desc`).limit(1);
+  return row?.secret;
 }
 
 export interface SubscriptionLag {

@@ -1,12 +1,11 @@
 /**
  * How scenario W turns arrivals into figures (bench/webhooks.ts) and holds them to the targets
  * (bench/report.ts): each delivery against the commit of its change, repeats and strays left out,
- * and a busy machine or too few rounds leaves a target undecided.
+ * the worst subscription's own percentiles, and a busy machine leaves a target undecided.
  */
-import type { Measurement } from '../../bench/measure';
 import { targets, type RunResult } from '../../bench/report';
 import { performance } from 'node:perf_hooks';
-import { deliveriesIn, dispatcherRatio, drained, matchDeliveries, percentile, type WebhookResult } from '../../bench/webhooks';
+import { arrivalsIn, drained, matchDeliveries, percentile, worstSubscription, type DesignResult, type WebhookResult } from '../../bench/webhooks';
 import { benchRun } from '../helpers/bench-run';
 
 test('percentiles are nearest-rank over the sorted values', () => {
@@ -35,15 +34,20 @@ test('each receiver first arrival per job is measured from that job commit; repe
   expect(summary.perSecond).toBeCloseTo(3000 / 1400, 6);
 });
 
-test('a window with the dispatcher running counts only when it delivered at least 90% of what was due in it', () => {
+test('arrivals in a window count every arrival, repeats included; the worst subscription is judged on its own percentiles, a missing delivery as never', () => {
   const one = new Map([
     ['job-a', [900, 1500]],
     ['job-b', [1999, 2000]],
   ]);
   const two = new Map([['job-a', [1200, 1800]]]);
-  // 1500, 1999, 1200 and 1800 are in [1000, 2000): 4 in a second.
-  expect(deliveriesIn([one, two], 1000, 2000, 4)).toEqual({ perSecond: 4 });
-  expect(deliveriesIn([one, two], 1000, 2000, 5)).toEqual({ perSecond: 4, invalid: 'the dispatcher fell behind: 4 deliveries/s of 5' });
+  // 1500, 1999, 1200 and 1800 are in [1000, 2000).
+  expect(arrivalsIn([one, two], 1000, 2000)).toBe(4);
+  const committed = new Map([
+    ['job-a', 800],
+    ['job-b', 1900],
+  ]);
+  expect(worstSubscription(committed, [one])).toEqual({ p50: 99, p99: 100 });
+  expect(worstSubscription(committed, [one, two])).toEqual({ p50: 400, p99: Infinity });
 });
 
 test('catching up means every change committed over settledMs ago has arrived, including the ones made while catching up', async () => {
@@ -63,50 +67,34 @@ test('catching up means every change committed over settledMs ago has arrived, i
   expect(performance.now() - started).toBeLessThan(1000);
 });
 
-const window = (reqPerSec: number, otherCores = 0.05, invalid?: string) => ({ reqPerSec, otherCores, ...(invalid ? { invalid } : {}) }) as Measurement;
+const design = (name: DesignResult['design'], cpuPerEventMs: number, worst: Partial<DesignResult> = {}, latency: Partial<DesignResult['latency']> = {}): DesignResult => ({
+  design: name,
+  changes: 30,
+  failedChanges: 0,
+  latency: { delivered: 30_000, expected: 30_000, repeats: 0, p50: 300, p99: 900, max: 1200, perSecond: 1000, ...latency },
+  worstP50: 400,
+  worstP99: 1500,
+  arrivals: 30_000,
+  cpuMs: { dispatchers: cpuPerEventMs * 20_000, database: cpuPerEventMs * 10_000 },
+  cpuPerEventMs,
+  ...worst,
+});
 
-function result(rounds: WebhookResult['rounds'], latency: Partial<WebhookResult['latency']> = {}, otherCores = 0.05): WebhookResult {
-  return {
-    size: 10_000,
-    subscriptions: 10,
-    rate: 50,
-    seconds: 30,
-    changes: 1500,
-    failedChanges: 0,
-    latency: { delivered: 15_000, expected: 15_000, repeats: 0, p50: 300, p99: 900, max: 1200, perSecond: 500, ...latency },
-    otherCores,
-    dispatcherCores: 0.4,
-    serviceCores: 0.1,
-    loadAverage: '0.5 0.5 0.5',
-    rounds,
-  };
+function result(designs: DesignResult[], otherCores = 0.05): WebhookResult {
+  return { size: 10_000, subscriptions: 1000, rate: 1, seconds: 30, otherCores, loadAverage: '0.5 0.5 0.5', designs };
 }
 
-test('the cost is the median over rounds where both windows are valid', () => {
-  const cost = dispatcherRatio(
-    result([
-      { round: 1, on: window(900), off: window(1000) },
-      { round: 2, on: window(500), off: window(1000, 0.05, 'load generator saturated') },
-      { round: 3, on: window(980), off: window(1000) },
-      { round: 4, on: window(800), off: window(1000) },
-    ]),
-  );
-  expect(cost.rounds).toBe(3);
-  expect(cost.ratio).toBeCloseTo(0.9, 6);
-});
-
 const runOf = (w: WebhookResult): RunResult => benchRun(10_000, { webhooks: [w] });
-
 const lines = (w: WebhookResult) => targets(runOf(w)).filter((line) => line.includes('W '));
-const three = (on: number, off: number, other = 0.05) => [1, 2, 3].map((round) => ({ round, on: window(on, other), off: window(off, other) }));
 
-test('W targets: met on a quiet machine, NOT met when late, missing or costly', () => {
-  expect(lines(result(three(970, 1000)))).toEqual([expect.stringMatching(/^- met: W commit to delivery/), expect.stringMatching(/^- met: W get by id/)]);
-  expect(lines(result(three(900, 1000), { p99: 3500 }))).toEqual([expect.stringMatching(/^- NOT met: W commit/), expect.stringMatching(/^- NOT met: W get by id .*0\.900x/)]);
-  expect(lines(result(three(970, 1000), { delivered: 14_999 }))[0]).toMatch(/^- NOT met: W commit .*14999 of 15000/);
+test('W targets: met on a quiet machine, NOT met when a subscription is late, a delivery missing, or the cost over half of today', () => {
+  expect(lines(result([design('fenced', 0.2), design('today', 0.5)]))).toEqual([expect.stringMatching(/^- met: W commit to delivery/), expect.stringMatching(/^- met: W CPU per delivered event/)]);
+  expect(lines(result([design('fenced', 0.3, { worstP99: 5200 }), design('today', 0.5)]))).toEqual([expect.stringMatching(/^- NOT met: W commit/), expect.stringMatching(/^- NOT met: W CPU .*0\.300 ms vs 0\.500 ms/)]);
+  expect(lines(result([design('fenced', 0.2, { worstP50: 1100 }), design('today', 0.5)]))[0]).toMatch(/^- NOT met: W commit/);
+  expect(lines(result([design('fenced', 0.2, {}, { delivered: 29_999 }), design('today', 0.5)]))[0]).toMatch(/^- NOT met: W commit .*29999 of 30000/);
 });
 
-test('W targets: undecided on a busy machine or with fewer than three rounds', () => {
-  expect(lines(result(three(970, 1000, 0.6), {}, 0.6))).toEqual([expect.stringMatching(/^- undecided \(machine busy \(0\.60 other cores\)\): W commit/), expect.stringMatching(/^- undecided \(machine busy/)]);
-  expect(lines(result(three(970, 1000).slice(0, 2)))[1]).toMatch(/^- undecided \(2 rounds with both valid, 3 needed\): W get by id/);
+test('W targets: undecided on a busy machine or without today\'s design measured', () => {
+  expect(lines(result([design('fenced', 0.2), design('today', 0.5)], 0.6))).toEqual([expect.stringMatching(/^- undecided \(machine busy \(0\.60 other cores\)\): W commit/), expect.stringMatching(/^- undecided \(machine busy/)]);
+  expect(lines(result([design('fenced', 0.2)]))[1]).toMatch(/^- not measured: W CPU per delivered event/);
 });

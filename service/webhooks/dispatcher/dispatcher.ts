@@ -2,22 +2,28 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from '../../../db/client';
 import { lastSequenced, sequencePendingChanges } from '../../../db/jobs/change-numbering';
 import { signingKey } from '../../../db/signing-key';
-import { claimDue, disableHeld, recordFailure, releaseLease, subscriptionLags, type LeasedSubscription } from '../../../db/webhooks/delivery';
+import type { AttemptRecord } from '../../../db/webhooks/attempts';
+import { claimDue, databaseTime, disableHeld, recordFailure, subscriptionLags, type Lease, type LeasedSubscription } from '../../../db/webhooks/delivery';
 import type { Logger } from '../../logger';
+import { databaseClock, type DatabaseClock } from './clock';
 import { eventId as eventIdOf } from './events';
 import { feedWindow } from './feed-window';
 import { holdWriter } from './hold-writer';
+import { leaseGate } from './lease-gate';
 import type { DispatcherMetrics } from './metrics';
-import { deliveryAgent, deliveryTarget, postEvent } from '../post';
+import { deliveryAgent, deliveryTarget, postEvent, type PostOutcome } from '../post';
 import { decryptSecret } from '../secrets';
 import { retryDelay, spoken, type WebhookSettings } from '../settings';
 import { signer } from '../signing';
 
-/** Events read from the feed per query, and subscriptions delivered at once by one dispatcher. */
+/** Events taken from the feed window at a time by one walk. */
 const BATCH = 50;
-const CONCURRENCY = 20;
-// A subscription with a long backlog gives its lease back after this long, so others get a turn.
+/** Walks sending at once in one dispatcher: a caught-up or waiting subscription holds none. */
+export const CAPACITY = 256;
+// A subscription with a long backlog gives its lease back after this long, so those served less recently go first.
 const SLICE_MS = 5_000;
+// Ticks woken by walks that ended are at least this far apart: one claim for many freed slots.
+const TICK_GAP_MS = 20;
 
 export interface DispatcherOptions {
   db: Database;
@@ -26,111 +32,151 @@ export interface DispatcherOptions {
   metrics?: DispatcherMetrics;
   /** This dispatcher's name in leases; unique per process. */
   owner?: string;
+  capacity?: number;
+  /** This host's wall clock, for the skew against the database's (tests move it). */
+  wallNow?: () => number;
 }
 
 export interface Dispatcher {
   owner: string;
-  /** Resolves once the loop has stopped and every walk has given its lease back. */
+  /** Resolves once the loop has stopped and every walk has written its position and given its lease back. */
   stop(): Promise<void>;
 }
 
+const errorFields = (error: unknown) => ({ code: (error as { code?: string }).code, err: { name: (error as Error).name } });
+
 /** Delivers each leased subscription's feed entries in order, one at a time; a failure reschedules the same event (docs/decisions.md, Webhooks). */
-export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}` }: DispatcherOptions): Dispatcher {
+export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}`, capacity = CAPACITY, wallNow }: DispatcherOptions): Dispatcher {
   const giveUpReason = `deliveries failed for ${spoken(settings.retry.giveUpAfterMs)}`;
-  const agent = deliveryAgent(settings.policy);
+  const agent = deliveryAgent(settings.policy, { connectTimeoutMs: settings.timeoutMs });
   const walking = new Map<string, Promise<void>>();
+  const handedBack = new Set<Promise<unknown>>();
   let stopping = false;
-  let claims = 0;
+  let roomFilled = false;
+  let lastTick = 0;
   let wake: (() => void) | undefined;
+  let clock: DatabaseClock | undefined;
 
   const feed = feedWindow(db, () => signingKey(db));
-  const holds = holdWriter(db, settings.leaseMs);
+  const writer = holdWriter(db, settings.leaseMs, (error) => logger.error(errorFields(error), 'webhook positions not written; retrying'));
+  const gate = leaseGate(db);
   metrics?.watchLag(async () => ({ head: await lastSequenced(db), subscriptions: await subscriptionLags(db) }));
 
-  async function walk(subscription: LeasedSubscription, owner: string): Promise<void> {
+  function handBack(lease: Lease, position: number): void {
+    const written = writer.release(lease, position);
+    handedBack.add(written);
+    void written.finally(() => handedBack.delete(written));
+  }
+
+  async function walk(subscription: LeasedSubscription, claimedAt: number): Promise<void> {
     const log = logger.child({ subscription: subscription.id });
-    const sign = signer(subscription.secrets.map((sealed) => decryptSecret(settings.secretsKey, sealed)));
-    const { id } = subscription;
-    const target = deliveryTarget(subscription.url, settings.policy);
-    let { attempts } = subscription;
+    const lease: Lease = { id: subscription.id, owner: subscription.owner, generation: subscription.generation };
     let position = subscription.position;
-    // The lease is renewed once half of it is gone: every delivery starts with more left than its timeout.
-    let leaseUntil = Date.now() + settings.leaseMs;
-    let idle = false;
-    const sliceEnd = Date.now() + SLICE_MS;
-    const release = () => releaseLease(db, id, owner);
+    let sign: ReturnType<typeof signer>;
+    try {
+      sign = signer(subscription.secrets.map((sealed) => decryptSecret(settings.secretsKey, sealed)));
+    } catch {
+      log.error("webhook secret cannot be opened with this dispatcher's WEBHOOK_SECRETS_KEY: give it the service's key");
+      return handBack(lease, position);
+    }
+    const target = deliveryTarget(subscription.url, settings.policy);
+    const wanted = subscription.eventTypes ? new Set<string>(subscription.eventTypes) : undefined;
+    let failedBefore = subscription.attempts > 0;
+    // Both on this host's monotonic clock: the lease as the claim began, and this walk's turn.
+    let leaseEnds = claimedAt + settings.leaseMs;
+    const sliceEnds = performance.now() + SLICE_MS;
     for (;;) {
-      if (stopping || Date.now() > sliceEnd) return release();
+      if (stopping || writer.lost(lease) || performance.now() > sliceEnds) break;
       const events = await feed.after(position, BATCH);
-      if (events.length === 0) {
-        // Caught up: the lease is kept until the slice ends, and the next tick's entries wake the walk.
-        await feed.more(Math.max(0, sliceEnd - Date.now()));
-        idle = true;
-        continue;
-      }
+      // Caught up: the slot is free at once, the position goes with the next flush.
+      if (events.length === 0) break;
       for (const event of events) {
-        if (stopping) return release();
-        // After waiting, the lease is checked before sending: the owner may have replayed or rotated meanwhile.
-        if (idle || leaseUntil - Date.now() < settings.leaseMs / 2) {
-          const renewedAt = Date.now();
-          if (!(await holds.write({ id, owner }))) return log.info('lease lost: the subscription changed or another dispatcher took it');
-          leaseUntil = renewedAt + settings.leaseMs;
-          idle = false;
-        }
-        const eventId = eventIdOf(event.seq);
-        const started = process.hrtime.bigint();
-        const outcome = await postEvent(target, sign(eventId, new Date(), event.body), event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agent });
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        if (outcome.ok) {
-          metrics?.observeDelivery('delivered', seconds);
-          log.debug({ event: eventId, status: outcome.status }, 'webhook delivered');
-          const writtenAt = Date.now();
-          if (!(await holds.write({ id, owner, seq: event.seq }))) return log.info({ event: eventId }, 'lease lost after a delivery: the next holder may send it again');
-          leaseUntil = writtenAt + settings.leaseMs;
+        if (stopping || writer.lost(lease)) break;
+        if (wanted && !wanted.has(event.type)) {
           position = event.seq;
-          attempts = 0;
+          writer.advance(lease, position, false);
           continue;
         }
-        if (outcome.status === 410) {
-          metrics?.observeDelivery('disabled', seconds);
-          await disableHeld(db, id, owner, 'the receiver answered 410 Gone', outcome.error);
-          return log.warn({ event: eventId, status: 410 }, 'webhook subscription disabled: the receiver answered 410 Gone');
+        if (leaseEnds - performance.now() < settings.leaseMs / 2) {
+          const asked = performance.now();
+          if (!(await writer.renew(lease))) return log.info('lease lost: the subscription changed or another dispatcher took it');
+          leaseEnds = asked + settings.leaseMs;
         }
-        metrics?.observeDelivery(outcome.refused ? 'refused' : 'failed', seconds);
-        attempts += 1;
-        const retryInMs = retryDelay(attempts, settings.retry);
-        const result = await recordFailure(db, id, owner, { error: outcome.error, retryInMs, giveUpAfterMs: settings.retry.giveUpAfterMs, giveUpReason });
-        if (result === 'disabled') log.warn({ event: eventId, error: outcome.error, attempts }, 'webhook subscription disabled: deliveries failed for the whole retry period');
-        else if (result === 'lost') log.info({ event: eventId, error: outcome.error }, 'webhook delivery failed after the lease was lost: the subscription changed or another dispatcher took it');
-        else log.info({ event: eventId, error: outcome.error, attempts, retryInMs }, 'webhook delivery failed; retrying later');
-        return;
+        if (!(await gate.check(lease))) return log.info('lease lost: the subscription changed or another dispatcher took it');
+        // Just before sending, on the monotonic clock: a process stalled past its lease sends nothing.
+        if (performance.now() + settings.timeoutMs > leaseEnds) return log.info('lease ran out before sending: another dispatcher may hold it');
+        const eventId = eventIdOf(event.seq);
+        const started = performance.now();
+        const outcome = await postEvent(target, sign(eventId, clock!.now(), event.body), event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agent, deadline: leaseEnds });
+        const latencyMs = performance.now() - started;
+        const attempt: AttemptRecord = { subscriptionId: lease.id, eventId, position: event.seq, status: outcome.status ?? null, error: outcome.ok ? null : outcome.error, latencyMs };
+        if (outcome.ok) {
+          metrics?.observeDelivery('delivered', latencyMs / 1000);
+          position = event.seq;
+          writer.advance(lease, position, true, attempt);
+          if (failedBefore) {
+            failedBefore = false;
+            metrics?.subscriptionChanged('recovered');
+            log.info({ event: eventId }, 'webhook subscription delivering again');
+          }
+          continue;
+        }
+        return failed(lease, position, eventId, outcome, attempt, subscription.attempts, failedBefore, latencyMs, log);
       }
     }
+    handBack(lease, position);
+  }
+
+  /** One line and one count when a subscription starts failing or is disabled; its later failures are debug lines. */
+  async function failed(lease: Lease, position: number, eventId: string, outcome: Extract<PostOutcome, { ok: false }>, attempt: AttemptRecord, attempts: number, failedBefore: boolean, latencyMs: number, log: Logger): Promise<void> {
+    const unwritten = writer.take(lease).attempts;
+    const fields = { event: eventId, error: outcome.error, detail: outcome.detail };
+    if (outcome.status === 410) {
+      metrics?.observeDelivery('disabled', latencyMs / 1000);
+      if (!(await disableHeld(db, lease, position, 'the receiver answered 410 Gone', outcome.error, [...unwritten, attempt]))) return log.info(fields, 'webhook delivery failed after the lease was lost: the subscription changed or another dispatcher took it');
+      metrics?.subscriptionChanged('disabled');
+      return log.warn(fields, 'webhook subscription disabled: the receiver answered 410 Gone');
+    }
+    metrics?.observeDelivery(outcome.refused ? 'refused' : 'failed', latencyMs / 1000);
+    const backoff = retryDelay(attempts + 1, settings.retry);
+    // The receiver's Retry-After, within the schedule's longest wait.
+    const retryInMs = outcome.retryAfterMs !== undefined ? Math.min(outcome.retryAfterMs, settings.retry.maxMs) : backoff;
+    const result = await recordFailure(db, lease, { position, error: outcome.error, retryInMs, giveUpAfterMs: settings.retry.giveUpAfterMs, giveUpReason }, [...unwritten, attempt]);
+    if (result === 'lost') return log.info(fields, 'webhook delivery failed after the lease was lost: the subscription changed or another dispatcher took it');
+    if (result === 'disabled') {
+      metrics?.subscriptionChanged('disabled');
+      return log.warn({ ...fields, attempts: attempts + 1 }, 'webhook subscription disabled: deliveries failed for the whole retry period');
+    }
+    if (failedBefore) return log.debug({ ...fields, attempts: attempts + 1, retryInMs }, 'webhook delivery failed again; retrying later');
+    metrics?.subscriptionChanged('failing');
+    log.warn({ ...fields, retryInMs }, 'webhook subscription failing: webhook delivery failed; retrying later');
   }
 
   async function tick(): Promise<void> {
+    clock ??= await databaseClock(() => databaseTime(db), { logger, onSkew: (ms) => metrics?.observeSkew(ms), wallNow });
     // Numbers what writers committed since the last tick: the feed's positions come from here too.
     await sequencePendingChanges(db);
-    const room = CONCURRENCY - walking.size;
-    // Each claim holds its leases under a name of its own, so a walk under way is never handed its subscription twice.
-    const holder = `${owner}/${(claims += 1)}`;
-    const claimed = room > 0 ? await claimDue(db, holder, settings.leaseMs, room, [...walking.keys()]) : [];
+    const room = capacity - walking.size;
+    const claimedAt = performance.now();
+    const claimed = await claimDue(db, owner, settings.leaseMs, room);
+    roomFilled = room > 0 && claimed.length === room;
     // Read after the claim: a new holder never sees the feed as it was before the last holder's reads.
     try {
       await feed.refresh();
     } catch (error) {
-      await Promise.allSettled(claimed.map((subscription) => releaseLease(db, subscription.id, holder)));
+      for (const subscription of claimed) handBack(subscription, subscription.position);
       throw error;
     }
     for (const subscription of claimed) {
-      const run = walk(subscription, holder)
+      const run = walk(subscription, claimedAt)
         .catch((error: unknown) => {
           // The lease expires on its own; another tick (here or elsewhere) takes it up again.
-          logger.error({ subscription: subscription.id, code: (error as { code?: string }).code, err: { name: (error as Error).name } }, 'webhook walk failed');
+          logger.error({ subscription: subscription.id, ...errorFields(error) }, 'webhook walk failed');
         })
         .finally(() => {
           walking.delete(subscription.id);
-          wake?.();
+          // Slots freed while others wait: claim again soon rather than at the next poll.
+          if (roomFilled) wake?.();
         });
       walking.set(subscription.id, run);
     }
@@ -138,16 +184,18 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
 
   const loop = (async () => {
     while (!stopping) {
+      lastTick = performance.now();
       try {
         await tick();
       } catch (error) {
-        logger.error({ code: (error as { code?: string }).code, err: { name: (error as Error).name } }, 'webhook dispatcher tick failed');
+        logger.error(errorFields(error), 'webhook dispatcher tick failed');
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, settings.pollMs);
         wake = () => {
+          wake = undefined;
           clearTimeout(timer);
-          resolve();
+          setTimeout(resolve, Math.max(0, lastTick + TICK_GAP_MS - performance.now()));
         };
       });
       wake = undefined;
@@ -162,6 +210,10 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
       feed.close();
       await loop;
       await Promise.allSettled(walking.values());
+      await writer.flush();
+      // With the database away the leases are left to expire.
+      await Promise.race([Promise.allSettled(handedBack), new Promise((resolve) => setTimeout(resolve, settings.leaseMs).unref())]);
+      clock?.stop();
       await agent.destroy(); // every walk has ended; a connect still pending is not waited for
     },
   };

@@ -1,12 +1,13 @@
 import type { Database } from '../../../db/client';
 import { readChangeEvents, type ChangeEvent } from '../../../db/jobs/change-feed';
 import { lastSequenced } from '../../../db/jobs/change-numbering';
-import { eventBody } from './events';
+import { eventBody, eventType, type EventType } from './events';
 
 /** A feed entry with its delivery body, made once for every subscription that is sent it. */
 export interface WindowEvent {
   seq: number;
   jobId: string;
+  type: EventType;
   body: string;
 }
 
@@ -38,7 +39,7 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
   };
   const withBodies = async (read: ChangeEvent[]) => {
     const key = await tokenKey();
-    return read.map((event) => ({ seq: event.seq, jobId: event.entry.id, body: eventBody(key, event) }));
+    return read.map((event) => ({ seq: event.seq, jobId: event.entry.id, type: eventType(event), body: eventBody(key, event) }));
   };
 
   return {

@@ -4,6 +4,9 @@ import { migrateDatabase, startupDatabaseError } from '../../../db/migrate';
 import { loadConfig } from '../../config';
 import { createLogger, exitOnCrash, flushNow, type Logger } from '../../logger';
 import { serveMetrics, type MetricsServer } from '../../metrics-server';
+import { aSealedSecret } from '../../../db/webhooks/delivery';
+import type { Database } from '../../../db/client';
+import { decryptSecret } from '../secrets';
 import { startDispatcher } from './dispatcher';
 import { createDispatcherMetrics } from './metrics';
 import { loadWebhookSettings } from '../settings';
@@ -27,6 +30,12 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
     throw new Error(startupDatabaseError(config.databaseUrl, error));
   }
   const database = openDatabase(config.databaseUrl, [], { connectionLimit: 10, connectTimeoutMs: config.dbConnectTimeoutMs, queryTimeoutMs: config.dbQueryTimeoutMs });
+  try {
+    await proveSecretsKey(database.db, settings.secretsKey);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   const metrics = metricsPort === undefined ? undefined : createDispatcherMetrics();
   let metricsServer: MetricsServer | undefined;
   if (metrics) {
@@ -51,6 +60,17 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
       flushNow(logger);
     },
   };
+}
+
+/** A key other than the service's opens no secret: refused at start-up rather than failing every walk unseen. */
+async function proveSecretsKey(db: Database, key: Buffer): Promise<void> {
+  const sealed = await aSealedSecret(db);
+  if (!sealed) return;
+  try {
+    decryptSecret(key, sealed);
+  } catch {
+    throw new Error("WEBHOOK_SECRETS_KEY cannot open the webhook secrets the service sealed: start the dispatcher with the service's WEBHOOK_SECRETS_KEY");
+  }
 }
 
 async function main(): Promise<void> {

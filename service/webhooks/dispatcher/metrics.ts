@@ -6,6 +6,10 @@ export type DeliveryOutcome = 'delivered' | 'failed' | 'refused' | 'disabled';
 export interface DispatcherMetrics {
   registry: Registry;
   observeDelivery(outcome: DeliveryOutcome, seconds: number): void;
+  /** A subscription started failing, was disabled, or recovered: counted once per change, not per attempt. */
+  subscriptionChanged(to: 'failing' | 'disabled' | 'recovered'): void;
+  /** The database's clock minus this host's. */
+  observeSkew(ms: number): void;
   /** Read at each scrape: every subscription's position, head of the feed and oldest undelivered event. */
   watchLag(read: () => Promise<{ head: number; subscriptions: SubscriptionLag[] }>): void;
 }
@@ -22,6 +26,8 @@ export function createDispatcherMetrics(): DispatcherMetrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const changes = new Counter({ name: 'webhook_subscription_changes_total', help: 'Subscriptions that started failing, were disabled, or recovered', labelNames: ['to'] as const, registers: [registry] });
+  const skew = new Gauge({ name: 'webhook_clock_skew_seconds', help: "The database's clock minus this host's (signatures follow the database's); past 30 s it is logged", registers: [registry] });
   let read: Parameters<DispatcherMetrics['watchLag']>[0] | undefined;
   let last: Promise<{ head: number; subscriptions: SubscriptionLag[] }> | undefined;
   // One query per scrape however many gauges read it.
@@ -60,6 +66,12 @@ export function createDispatcherMetrics(): DispatcherMetrics {
     observeDelivery(outcome, seconds) {
       attempts.inc({ outcome });
       duration.observe({ outcome }, seconds);
+    },
+    subscriptionChanged(to) {
+      changes.inc({ to });
+    },
+    observeSkew(ms) {
+      skew.set(ms / 1000);
     },
     watchLag(reader) {
       read = reader;

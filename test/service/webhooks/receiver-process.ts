@@ -1,7 +1,7 @@
 /**
  * A partner's webhook receiver, run inside its own network namespace by receivers.ts: answers
  * each POST as its mode says and prints one JSON line per request (headers, raw body, status
- * answered, and how many requests were in flight at once), so the test verifies every delivery.
+ * answered, path, and how many requests were in flight at once), so the test verifies every delivery.
  * Modes (argv[3]): ok, fail=<ratio>, failfirst=<n>, status=<code>, redirect=<url>, hang, huge, slow=<ms>.
  */
 import http from 'node:http';
@@ -19,7 +19,7 @@ http
     req.on('end', () => {
       const answer = (status: number, headers: Record<string, string> = {}, body = '') => {
         inFlight -= 1;
-        process.stdout.write(`${JSON.stringify({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, concurrent })}\n`);
+        process.stdout.write(`${JSON.stringify({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, concurrent, path: req.url })}\n`);
         res.writeHead(status, headers).end(body);
       };
       const [name, value] = mode.split('=');
