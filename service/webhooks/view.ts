@@ -1,6 +1,8 @@
+import type { Database } from '../../db/client';
+import { signingKey } from '../../db/signing-key';
 import type { AttemptView } from '../../db/webhooks/attempts';
 import { eventTypesOf, type SubscriptionView } from '../../db/webhooks/subscriptions';
-import { badRequest, MESSAGES, webhooksUnavailable } from '../errors';
+import { badRequest, MESSAGES, webhookNotFound, webhooksUnavailable } from '../errors';
 import { decodeSince, encodeSince } from '../http/tokens';
 import type { Attempt, Webhook } from './contract';
 import type { WebhookSettings } from './settings';
@@ -52,4 +54,10 @@ export async function checkedUrl(raw: string, policy: UrlPolicy): Promise<void> 
 export function sealingKey(settings: WebhookSettings): Buffer {
   if (!settings.secretsKey) throw webhooksUnavailable();
   return settings.secretsKey;
+}
+
+/** The answer for one of the caller's subscriptions, or the 404 an unknown or another's id gets. */
+export async function webhookAnswer(db: Database, row: SubscriptionView | undefined): Promise<{ data: Webhook }> {
+  if (!row) throw webhookNotFound();
+  return { data: toWebhook(await signingKey(db), row) };
 }

@@ -1,5 +1,6 @@
 import { MESSAGES } from '../../errors';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
+import { WEBHOOK_EXAMPLE, WebhookEnvelope, WebhookIdParams } from '../contract';
 
 /** The answers several webhook routes document alike. */
 export const notFound = errorResponse('No subscription of yours has this id', MESSAGES.webhookNotFound);
@@ -9,3 +10,9 @@ export const invalid = (description: string) => ({
   body: ValidationErrorBody,
   example: { error: MESSAGES.validationFailed, details: [{ field: 'url', message: 'url is required' }] },
 });
+
+/** What a route on one of the caller's own subscriptions declares: its scope, the id in its path, the caller, a database turn. */
+export const OWN_SUBSCRIPTION = { scope: 'jobs:read', tag: 'webhooks', params: WebhookIdParams, consumer: 'required', database: true } as const;
+
+/** A subscription as the answer (`description` says in what state), or the 404 for an id not the caller's. */
+export const subscriptionAnswer = (description: string) => ({ '200': { description, body: WebhookEnvelope, example: { data: WEBHOOK_EXAMPLE } }, '404': notFound });

@@ -1,19 +1,14 @@
 import { deleteSubscription } from '../../../db/webhooks/subscriptions';
 import { webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
-import { WebhookIdParams } from '../contract';
-import { notFound } from './answers';
+import { notFound, OWN_SUBSCRIPTION } from './answers';
 
 export const deleteWebhookRoute = defineRoute({
   operationId: 'deleteWebhook',
   method: 'delete',
   path: '/api/v1/webhooks/:id',
-  scope: 'jobs:read',
-  tag: 'webhooks',
   summary: 'Unsubscribe: no more deliveries',
-  params: WebhookIdParams,
-  consumer: 'required',
-  database: true,
+  ...OWN_SUBSCRIPTION,
   responses: { '204': { description: 'Deleted' }, '404': notFound },
   handler: ({ db }) => async (ctx, { params: { id } }) => {
     if (!(await deleteSubscription(db, ctx.state.consumer!.id, id))) throw webhookNotFound();

@@ -2,9 +2,9 @@ import { signingKey } from '../../../db/signing-key';
 import { replayFrom } from '../../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
-import { REPLAY_BODY, WEBHOOK_EXAMPLE, WebhookEnvelope, WebhookIdParams } from '../contract';
+import { REPLAY_BODY, WebhookIdParams } from '../contract';
 import { positionOf, toWebhook } from '../view';
-import { invalid, notFound, notJson } from './answers';
+import { invalid, notJson, subscriptionAnswer } from './answers';
 
 export const replayWebhookRoute = defineRoute({
   operationId: 'replayWebhook',
@@ -18,9 +18,8 @@ export const replayWebhookRoute = defineRoute({
   consumer: 'required',
   database: true,
   responses: {
-    '200': { description: 'Delivery resumes after position', body: WebhookEnvelope, example: { data: WEBHOOK_EXAMPLE } },
+    ...subscriptionAnswer('Delivery resumes after position'),
     '400': invalid('position is missing, not valid, or ahead of the feed'),
-    '404': notFound,
     '415': notJson,
   },
   handler: ({ db }) => async (ctx, { params: { id }, body }) => {
