@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { parse } from 'yaml';
+import { buildDist } from '../helpers/built';
 import { runDatabasePrefix } from '../helpers/database';
 import { freePort, requireKong, ROOT, startRealKong, type RealKong } from '../helpers/real-kong';
 import { testServerOptions } from '../helpers/server';
@@ -72,7 +73,7 @@ async function until(what: string, check: () => Promise<boolean>, limitMs = 60_0
 }
 
 beforeAll(async () => {
-  execFileSync('npx', ['tsc', '-b', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'ignore' });
+  await buildDist();
   const sql = recipeSql();
   const root = await mysql.createConnection(testServerOptions());
   try {
