@@ -2,7 +2,10 @@
 # scripts, no tests, and it never loads demo data (the service seeds only when SEED_DEMO_DATA=true,
 # which nothing here sets). The build stage compiles domain/, service/ and db/ to dist/; the runtime stage
 # keeps production dependencies, the compiled code, the SQL migrations and the partner guides (read at start-up).
-FROM node:20-bookworm-slim AS build
+# Node 24 LTS (supported until 2028-04; docs/decisions.md, "Runtime"). CI tests on this exact version
+# too (scripts/node-runtime.sh reads it from here).
+ARG NODE_VERSION=24.21.0
+FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -12,7 +15,7 @@ COPY service ./service
 COPY db ./db
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000

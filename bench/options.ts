@@ -35,6 +35,8 @@ export interface Options {
   docs: boolean;
   note: string;
   serverUrl: string;
+  /** The node binary the service and the baseline run on (--node; default: the one running the bench). */
+  node: string;
   argv: string;
 }
 
@@ -58,11 +60,12 @@ const FLAGS = {
   'in-turn': { type: 'boolean' },
   'no-docs': { type: 'boolean' },
   note: { type: 'string' },
+  node: { type: 'string' },
 } as const;
 
 export const USAGE =
   'npm run bench -- [--sizes 10000,100000] [--scenarios A,D,...] [--rounds 3] [--max-rounds 10] [--spread 5] [--duration 5] [--warmup 10] ' +
-  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--in-turn] [--no-docs] [--note text]';
+  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--in-turn] [--no-docs] [--note text] [--node /path/to/bin/node]';
 
 /** An argument as a shell would need it quoted, so the recorded command line can be pasted back. */
 const quoted = (arg: string) => (/^[\w.,=:/'-]+$/.test(arg) && !arg.includes("'") ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
@@ -89,6 +92,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     docs: true,
     note: env.BENCH_NOTE ?? '',
     serverUrl: env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
+    node: process.execPath,
     argv: argv.map(quoted).join(' '),
   };
   const whole = (name: string, value: string | undefined, min: number) => {
@@ -130,5 +134,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (parsed['in-turn']) options.inTurn = true;
   if (parsed['no-docs']) options.docs = false;
   if (parsed.note !== undefined) options.note = parsed.note;
+  if (parsed.node !== undefined) {
+    if (!parsed.node.trim()) throw new Error('--node takes the path of a node binary (e.g. "$(bash scripts/node-runtime.sh)")');
+    options.node = parsed.node;
+  }
   return options;
 }

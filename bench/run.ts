@@ -9,6 +9,7 @@
  * writes bench/results/<time>.json and .md and docs/performance.md's latest section. It asserts
  * nothing; how to read it: docs/performance.md.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,15 +92,15 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     const nodeFlags = options.inTurn ? [] : ['--single-threaded-gc'];
     // W's receivers listen on loopback: allowed by name, as npm start allows them (http, 127.0.0.1 only).
     const webhookEnv = { WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1' };
-    const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, nodeFlags, env: wants('W') ? webhookEnv : {} }));
-    const baseline = await started(startBaseline(table.url, { poolSize: options.pool, nodeFlags }));
+    const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, nodeFlags, node: options.node, env: wants('W') ? webhookEnv : {} }));
+    const baseline = await started(startBaseline(table.url, { poolSize: options.pool, nodeFlags, node: options.node }));
     const gateway = wants('F-A', 'F-D', 'S') ? await started(startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY, host: gatewayHost })) : undefined;
     // F's floor: what the cheapest proxy process costs on this machine (bench/bare-proxy.ts).
     const proxy = wants('F-A', 'F-D')
       ? await started(startBareProxy(service, { gatewaySecret: GATEWAY_SECRET, consumerId: DEMO_READER.id, username: DEMO_READER.username, groups: DEMO_READER.groups }))
       : undefined;
     const unbounded = wants('O')
-      ? await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: 'service-unbounded', env: { DB_QUEUE_LIMIT: UNBOUNDED_QUEUE }, nodeFlags }))
+      ? await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: 'service-unbounded', env: { DB_QUEUE_LIMIT: UNBOUNDED_QUEUE }, nodeFlags, node: options.node }))
       : undefined;
 
     const endpoints = new Map<Target, Endpoint>();
@@ -110,7 +111,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     if (wants('N', 'N-A')) {
       // Two services of their own, so each one's peak RSS is this scenario's alone.
       for (const [target, nodeDefaults] of [['service-flags', false], ['service-node-defaults', true]] as const) {
-        const server = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: target, nodeFlags, nodeDefaults }));
+        const server = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: target, nodeFlags, nodeDefaults, node: options.node }));
         endpoints.set(target, { target, server, chain: [server] });
       }
     }
@@ -322,7 +323,8 @@ async function main(): Promise<void> {
     cpu: `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'unknown'}`,
     memory: `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     os: `${os.type()} ${os.release()}`,
-    node: process.version,
+    // The service's and the baseline's (--node); the bench itself, the gateways and wrk's clients run on the bench's.
+    node: execFileSync(options.node, ['--version'], { encoding: 'utf8' }).trim() + (options.node === process.execPath ? '' : ` (--node ${options.node}; the bench and gateways ${process.version})`),
     database: String(version!.v),
     'load average at start': os.loadavg().map((l) => l.toFixed(2)).join(' '),
     ...(options.note ? { note: options.note } : {}),

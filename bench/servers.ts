@@ -61,9 +61,10 @@ async function startNode(
   probe: { path: string; headers?: Record<string, string> },
   nodeFlags: string[] = [],
   launcher: string[] = [],
+  node: string = process.execPath,
 ): Promise<Server> {
   // A launcher (chrt) execs node in its own process: the pid is node's either way.
-  const argv = [...launcher, process.execPath, ...nodeFlags, path.resolve(ROOT, script), ...args];
+  const argv = [...launcher, node, ...nodeFlags, path.resolve(ROOT, script), ...args];
   const child: ChildProcess = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -99,7 +100,7 @@ async function startNode(
 
 export async function startService(
   databaseUrl: string,
-  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[]; nodeDefaults?: boolean },
+  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[]; nodeDefaults?: boolean; node?: string },
 ): Promise<Server> {
   const port = await freePort();
   return startNode(
@@ -121,10 +122,12 @@ export async function startService(
     { path: '/healthz' },
     // nodeDefaults: V8's own heap sizing, what the Dockerfile's flags are priced against (scenario N).
     [...(options.nodeDefaults ? [] : serviceNodeFlags()), ...(options.nodeFlags ?? [])],
+    [],
+    options.node,
   );
 }
 
-export async function startBaseline(databaseUrl: string, options: { poolSize: number; nodeFlags?: string[] }): Promise<Server> {
+export async function startBaseline(databaseUrl: string, options: { poolSize: number; nodeFlags?: string[]; node?: string }): Promise<Server> {
   const port = await freePort();
   return startNode(
     'baseline',
@@ -135,6 +138,8 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
     { path: '/healthz' },
     // The same runtime settings as the service: the comparison is of the code, not of V8 flags.
     [...serviceNodeFlags(), ...(options.nodeFlags ?? [])],
+    [],
+    options.node,
   );
 }
 

@@ -59,6 +59,28 @@ function isLostLink(error: unknown): boolean {
   return false;
 }
 
+// Codes that mean the link to the server failed, not a statement: no answer, or none any more.
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT', // the client's deadline on a silent link (db/deadlines.ts)
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+]);
+
+/** Whether the error says the database cannot be reached (a subset of unavailable: a statement's time limit is not). */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  const code = errorCode(error);
+  return (code !== undefined && UNREACHABLE.has(code)) || isLostLink(error);
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = errorCode(error);
   return (code !== undefined && UNAVAILABLE.has(code)) || isLostLink(error) || /Pool is closed/.test(String((error as Error)?.message));

@@ -75,7 +75,8 @@ async function main(): Promise<void> {
     }
     console.log(banner(gateway));
   } else {
-    console.log(`Jobs service on ${service.url}, LOCAL_GATEWAY=off: put Kong in front of it (see docs/operations.md).`);
+    // Still npm start's development settings (demo jobs, http webhooks to loopback, a local secrets key): never production.
+    console.log(`Jobs service on ${service.url}, LOCAL_GATEWAY=off, with development settings (demo jobs, plain-http webhooks to loopback): production is docs/operations.md, "Production without Docker".`);
     if (!gatewaySecret) console.log('GATEWAY_SECRET is not set: the service accepts identity headers from anyone who can reach it.');
   }
 

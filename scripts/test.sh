@@ -7,6 +7,10 @@
 # Kong 3.9 is found (harness/real-kong.ts findKong: KONG_HOME, `kong` on PATH, ../shared/kong);
 # one line says which Kong it used and how many of its tests ran, or why it was skipped.
 # REQUIRE_REAL_KONG=1 (.ci/run) makes a skipped or empty tier a failure.
+#
+# Then the service's suites below (PRODUCTION_NODE_SUITES) again on the production Node, the exact
+# version the Dockerfile names (scripts/node-runtime.sh installs it from npm once); their counts are
+# added in. PRODUCTION_NODE=off skips that run (it is then named as skipped, never silently).
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -60,6 +64,33 @@ else
   tier_ok=0
 fi
 
+# The service, its HTTP contract, its start-up and its database outage, and the dispatcher: the
+# production processes' own code. The rest (gateway, keys tool, bench) runs on the machine's Node.
+PRODUCTION_NODE_SUITES=(test/service test/app.test.ts test/startup.test.ts test/e2e/contract.test.ts test/faults/database-outage.test.ts test/webhooks/dispatcher.test.ts)
+prod_passed=0
+prod_failed=0
+if [ "${PRODUCTION_NODE:-on}" = off ]; then
+  prod_line="production Node: skipped (PRODUCTION_NODE=off)"
+elif [ $# -gt 0 ]; then
+  prod_line="production Node: skipped (npm test was given jest arguments: a chosen run)"
+elif prod_node="$(bash scripts/node-runtime.sh)"; then
+  prod_report="$(mktemp)"
+  # Its own PATH first, so a suite's npm or node child runs on it too.
+  PATH="$(dirname "$prod_node"):$PATH" "$prod_node" node_modules/jest/bin/jest.js --json --outputFile="$prod_report" "${PRODUCTION_NODE_SUITES[@]}"
+  prod_rc=$?
+  read -r prod_passed prod_failed < <(node -e '
+    try {
+      const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+      console.log(r.numPassedTests, r.numFailedTests + r.numRuntimeErrorTestSuites);
+    } catch { console.log(0, 1); }' "$prod_report")
+  if [ "$prod_rc" -ne 0 ] && [ "$prod_failed" -eq 0 ]; then prod_failed=1; fi
+  rm -f "$prod_report"
+  prod_line="production Node $("$prod_node" --version): $prod_passed passed, $prod_failed failed (${PRODUCTION_NODE_SUITES[*]})"
+else
+  prod_failed=1
+  prod_line="production Node: scripts/node-runtime.sh could not install it"
+fi
+
 bash gateway/test.sh 2>&1 | tee "$gateway_log"
 gateway_rc=${PIPESTATUS[0]}
 line="$(grep -E '^busted: [0-9]+ passed, [0-9]+ failed$' "$gateway_log" | tail -n 1)"
@@ -73,6 +104,7 @@ if [ "$tier_ok" -eq 0 ] && [ "${REQUIRE_REAL_KONG:-}" = 1 ]; then tier_failed=1;
 echo
 echo "$tier_line"
 echo "jest: $jest_passed passed, $jest_failed failed"
+echo "$prod_line"
 echo "busted: $busted_passed passed, $busted_failed failed"
-echo "tests: $((jest_passed + busted_passed)) passed, $((jest_failed + busted_failed + tier_failed)) failed"
-[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + busted_failed + tier_failed)) -eq 0 ]
+echo "tests: $((jest_passed + prod_passed + busted_passed)) passed, $((jest_failed + prod_failed + busted_failed + tier_failed)) failed"
+[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + prod_failed + busted_failed + tier_failed)) -eq 0 ]

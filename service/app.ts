@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import type { Database } from '../db/client';
+import type { Reachability } from '../db/reachability';
 import { Config } from './config';
 import { docsPage } from './docs-page';
 import { healthRouter } from './health';
@@ -23,6 +24,8 @@ export interface AppDependencies {
   metrics?: ServiceMetrics;
   /** Webhook subscriptions' settings (service/webhooks/settings.ts); unset: none configured, creating one is a 503. */
   webhooks?: WebhookSettings;
+  /** The database's reachability (db/reachability.ts): an outage is its one line, not one per request. */
+  reachability?: Reachability;
 }
 
 
@@ -32,7 +35,7 @@ function underDocs(docs: Koa.Middleware): Koa.Middleware {
 }
 
 /** Builds the Koa app; server.ts listens, tests drive app.callback() in-process. */
-export function createApp({ db, config, logger, metrics, webhooks }: AppDependencies): Koa {
+export function createApp({ db, config, logger, metrics, webhooks, reachability }: AppDependencies): Koa {
   const app = new Koa();
   app.silent = true; // the error middleware logs failures, without their messages
 
@@ -49,7 +52,7 @@ export function createApp({ db, config, logger, metrics, webhooks }: AppDependen
   const api = apiRouters(ROUTES, { db, settings });
 
   if (metrics) metrics.watchAdmission(admission.stats);
-  app.use(requestOutcome(logger, metrics));
+  app.use(requestOutcome(logger, metrics, reachability));
   app.use(headerCount());
   app.use(singleHost());
   // Probes answer before the gateway check: an orchestrator calls them directly.

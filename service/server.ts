@@ -3,6 +3,7 @@ import { describeDatabaseUrl, poolStats } from '../db/client';
 import { pendingChangeCount } from '../db/jobs/pending-changes';
 import { migrateDatabase, startupDatabaseError } from '../db/migrate';
 import { openDatabase } from '../db/client';
+import { DATABASE_UP_GAUGES, watchDatabase } from '../db/reachability';
 import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
@@ -49,7 +50,8 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
 
   const metrics = config.metricsPort === undefined ? undefined : createMetrics();
-  const app = createApp({ db: database.db, config, logger, metrics, webhooks });
+  const reachability = watchDatabase({ url: config.databaseUrl, logger, registry: metrics?.registry, gauge: DATABASE_UP_GAUGES.service });
+  const app = createApp({ db: database.db, config, logger, metrics, webhooks, reachability });
   const server = http.createServer(
     {
       headersTimeout: config.headersTimeoutMs,
@@ -68,6 +70,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     server.once('listening', resolve);
     server.once('error', reject);
   }).catch(async (error: NodeJS.ErrnoException) => {
+    reachability.stop();
     await database.close();
     throw new Error(`Cannot listen on ${config.host}:${config.port} (${error.code ?? error.message})`);
   });
@@ -84,6 +87,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     } catch (error) {
       server.close();
       server.closeAllConnections();
+      reachability.stop();
       await database.close();
       throw error;
     }
@@ -103,6 +107,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       const drained = await drain(config.shutdownGraceMs);
       if (!drained) logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
       await metricsServer?.close();
+      reachability.stop();
       await database.close();
       logger.info('jobs service stopped');
       flushNow(logger);

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { errorCode, isDatabaseUnavailable } from '../../db/errors';
+import type { Reachability } from '../../db/reachability';
 import { HttpError, MESSAGES, notFound, unavailable } from '../errors';
 import type { Logger } from '../logger';
 import type { ServiceMetrics } from '../metrics';
@@ -31,8 +32,8 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   return { status: 500, body: { error: MESSAGES.internal } };
 }
 
-/** The request's outer shell, Koa's one error middleware. */
-export function requestOutcome(logger: Logger, metrics?: ServiceMetrics): Middleware {
+/** The request's outer shell, Koa's one error middleware; `database` says an outage once, so its requests log at debug. */
+export function requestOutcome(logger: Logger, metrics?: ServiceMetrics, database?: Reachability): Middleware {
   // Request lines skip pino's redaction pass: their fields are fixed and none is a redacted path.
   // Stryker disable next-line ObjectLiteral,ArrayDeclaration: equivalent, speed only
   const lines = logger.child({}, { redact: [] });
@@ -49,10 +50,9 @@ export function requestOutcome(logger: Logger, metrics?: ServiceMetrics): Middle
       const response = toErrorResponse(error);
       if (response.status >= 500) {
         // Name and code only: driver messages quote SQL and bound values, which may be internal.
-        logger.error(
-          { reqId: ctx.state.requestId, err: { name: (error as Error)?.name, code: errorCode(error) } },
-          'request failed',
-        );
+        const line = { reqId: ctx.state.requestId, err: { name: (error as Error)?.name, code: errorCode(error) } };
+        if (database?.failed(error)) logger.debug(line, 'request failed: the database cannot be reached');
+        else logger.error(line, 'request failed');
       }
       ctx.status = response.status;
       ctx.set(response.headers ?? {});

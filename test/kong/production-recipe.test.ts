@@ -1,0 +1,166 @@
+/**
+ * docs/operations.md, "Production without Docker", run: its SQL as written (names, hosts and
+ * passwords replaced) on MariaDB and PostgreSQL, Kong 3.9 in database mode as that user, the
+ * service by the Dockerfile's CMD and the dispatcher by compose's command, both from dist/, then
+ * decK syncs kong.yaml and demo.yaml and a partner's key works through Kong. What differs from a
+ * production host: free loopback ports (kong.yaml's service URL rewritten to them), root's nginx
+ * user, and decK 1.x's `deck sync -s` (this machine's decK predates `deck gateway sync`).
+ */
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { parse } from 'yaml';
+import { buildDist } from '../helpers/built';
+import { runDatabasePrefix } from '../helpers/database';
+import { freePort, requireKong, ROOT, startRealKong, type RealKong } from '../../harness/real-kong';
+import { testServerOptions } from '../helpers/server';
+import { DEMO } from '../local-gateway/support';
+
+const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+const recipe = doc.slice(doc.indexOf('## Production without Docker'), doc.indexOf('## Partner keys'));
+const SECRET = randomBytes(24).toString('hex');
+const tag = randomBytes(4).toString('hex');
+const jobsDb = `${runDatabasePrefix()}prod_${tag}`;
+const kongDb = `kong_prod_${tag}`;
+const mariadbPassword = randomBytes(16).toString('hex');
+const kongPassword = randomBytes(16).toString('hex');
+
+/** The recipe's SQL block, split at its `-- PostgreSQL` comment. */
+function recipeSql(): { mariadb: string[]; postgres: string[] } {
+  const block = /```sql\n([\s\S]*?)```/.exec(recipe)![1]!;
+  const [maria, pg] = block.split(/^-- PostgreSQL.*$/m);
+  const statements = (text: string) => text.split(';').map((s) => s.replace(/--.*$/gm, '').trim()).filter(Boolean);
+  return { mariadb: statements(maria!), postgres: statements(pg!) };
+}
+
+/** The command the recipe's table gives for a process, without its backquotes. */
+function command(process: string): string {
+  const row = recipe.split('\n').find((line) => line.startsWith(`| ${process} |`));
+  return /`([^`]+)`/.exec(row!)![1]!;
+}
+
+function psql(sql: string): void {
+  const out = spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qc', sql], { encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`psql: ${out.stderr}`);
+}
+
+let kong: RealKong;
+const children: ChildProcess[] = [];
+let dir: string;
+let serviceUrl: string;
+let metricsPort: number;
+let dispatcherMetricsPort: number;
+
+/** A process of the recipe, its environment only what the recipe names (plus PATH). */
+function startProcess(argv: string[], env: NodeJS.ProcessEnv): { exited: () => number | null; output: () => string } {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  return { exited: () => child.exitCode, output: () => output };
+}
+
+async function until(what: string, check: () => Promise<boolean>, limitMs = 60_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+beforeAll(async () => {
+  await buildDist();
+  const sql = recipeSql();
+  const root = await mysql.createConnection(testServerOptions());
+  try {
+    for (const statement of sql.mariadb) {
+      await root.query(statement.replace(/\bjobs\b/g, jobsDb).replace("'10.0.0.%'", "'127.0.0.1'").replace('<MARIADB_PASSWORD>', mariadbPassword));
+    }
+  } finally {
+    await root.end();
+  }
+  for (const statement of sql.postgres) psql(statement.replace(/\bkong\b/g, kongDb).replace('<KONG_PG_PASSWORD>', kongPassword));
+
+  // Bootstrapped as the recipe's user, then served by a Kong that connects as it.
+  const found = requireKong();
+  const pgEnv = { KONG_DATABASE: 'postgres', KONG_PG_HOST: '127.0.0.1', KONG_PG_PORT: '5432', KONG_PG_USER: kongDb, KONG_PG_PASSWORD: kongPassword, KONG_PG_DATABASE: kongDb };
+  execFileSync(found.kong, ['migrations', 'bootstrap', '-c', path.join(ROOT, 'gateway/kong/kong.conf')], { env: { ...found.env, ...pgEnv }, stdio: 'ignore' });
+  kong = await startRealKong({ postgres: true, gatewaySecret: SECRET, env: pgEnv });
+
+  const port = await freePort();
+  metricsPort = await freePort();
+  dispatcherMetricsPort = await freePort();
+  serviceUrl = `http://127.0.0.1:${port}`;
+  const databaseUrl = `mysql://${jobsDb}:${mariadbPassword}@127.0.0.1:${testServerOptions().port ?? 3306}/${jobsDb}`;
+  const webhookKey = randomBytes(32).toString('base64');
+  const [envAssignment, ...serviceArgv] = command('the service (any number)').split(' ');
+  expect(envAssignment).toBe('NODE_ENV=production');
+  const service = startProcess([process.execPath, ...serviceArgv.slice(1)], {
+    NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), GATEWAY_SECRET: SECRET,
+    WEBHOOK_SECRETS_KEY: webhookKey, PUBLIC_URL: kong.proxyUrl, METRICS_PORT: String(metricsPort),
+  });
+  await until(`the service (${service.output()})`, async () => service.exited() === null && (await fetch(`${serviceUrl}/readyz`)).status === 200);
+  const dispatcherArgv = command('the webhook dispatcher (one or more)').split(' ').map((arg) => (arg === 'node' ? process.execPath : arg));
+  startProcess(dispatcherArgv, { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', WEBHOOK_SECRETS_KEY: webhookKey, WEBHOOK_METRICS_PORT: String(dispatcherMetricsPort) });
+
+  dir = mkdtempSync(path.join(os.tmpdir(), 'production-recipe-'));
+  writeFileSync(
+    path.join(dir, 'kong.yaml'),
+    readFileSync(path.join(ROOT, 'kong.yaml'), 'utf8')
+      .replaceAll('http://jobs-service:3000', serviceUrl)
+      .replace(/host: redis\n(\s+)port: 6379/g, `host: ${kong.redis.host}\n$1port: ${kong.redis.port}`),
+  );
+  copyFileSync(path.join(ROOT, 'demo.yaml'), path.join(dir, 'demo.yaml'));
+  for (const file of ['kong.yaml', 'demo.yaml']) {
+    const out = spawnSync('deck', ['sync', '-s', file, '--kong-addr', kong.adminUrl], { cwd: dir, encoding: 'utf8' });
+    if (out.status !== 0) throw new Error(`deck sync ${file}: ${out.stderr}`);
+  }
+}, 240_000);
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
+  await kong?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  const root = await mysql.createConnection(testServerOptions());
+  await root.query(`DROP USER IF EXISTS '${jobsDb}'@'127.0.0.1'`).catch(() => undefined);
+  await root.query(`DROP DATABASE IF EXISTS \`${jobsDb}\``).catch(() => undefined);
+  await root.end();
+  try {
+    psql(`DROP DATABASE IF EXISTS ${kongDb} WITH (FORCE)`);
+    psql(`DROP USER IF EXISTS ${kongDb}`);
+  } catch {
+    // already gone
+  }
+});
+
+test('the recipe\'s commands are the deployed ones: the Dockerfile\'s CMD and compose\'s dispatcher command', () => {
+  const cmd = JSON.parse(/^CMD\s+(\[.*\])\s*$/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))![1]!) as string[];
+  expect(command('the service (any number)')).toBe(`NODE_ENV=production ${cmd.join(' ')}`);
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'));
+  expect(command('the webhook dispatcher (one or more)')).toBe(compose.services['webhook-dispatcher'].command.join(' '));
+});
+
+test('through Kong (PostgreSQL, synced by decK): a partner reads and writes, a request without a key is a 401, and the reference names PUBLIC_URL', async () => {
+  // A database-mode Kong rebuilds its router and caches a few seconds after a sync.
+  const readStatus = async () => (await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } })).status;
+  await until('the synced routes', async () => (await readStatus()) !== 404, 30_000);
+  expect(await readStatus()).toBe(200);
+  const created = await fetch(`${kong.proxyUrl}/api/v1/jobs`, {
+    method: 'POST',
+    headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ title: 'Recipe', department: 'Operations', type: 'full-time', description: 'Run without Docker.' }),
+  });
+  expect(created.status).toBe(201);
+  expect((await fetch(`${kong.proxyUrl}/api/v1/jobs`)).status).toBe(401);
+  const openapi = (await (await fetch(`${serviceUrl}/api/v1/openapi.json`, { headers: { 'X-Gateway-Secret': SECRET } })).json()) as { servers: Array<{ url: string }> };
+  expect(openapi.servers[0]!.url).toBe(kong.proxyUrl);
+});
+
+test('the service reports its database up, and the dispatcher serves its metrics', async () => {
+  expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toMatch(/^jobs_database_up 1$/m);
+  await until('the dispatcher\'s metrics', async () => (await fetch(`http://127.0.0.1:${dispatcherMetricsPort}/metrics`)).status === 200, 30_000);
+});
