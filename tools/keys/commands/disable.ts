@@ -23,8 +23,8 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(ctx) {
-    const { wasDisabled, outcome } = await setDisabled(ctx, true);
+    const { wasDisabled } = await setDisabled(ctx, true);
     ctx.io.err(wasDisabled ? `${ctx.name} was already disabled` : `${ctx.name} is disabled: every key of it is answered 403`);
-    whenEffective(ctx.io, outcome !== null, ['partners.yaml']);
+    whenEffective(ctx, ['partners.yaml']);
   },
 });
