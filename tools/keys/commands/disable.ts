@@ -24,7 +24,8 @@ ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(ctx) {
     const { wasDisabled } = await setDisabled(ctx, true);
-    ctx.io.err(wasDisabled ? `${ctx.name} was already disabled` : `${ctx.name} is disabled: every key of it is answered 403`);
+    const effect = ctx.hints.applied ? 'every key of it is answered 403' : 'in partners.yaml';
+    ctx.io.err(wasDisabled ? `${ctx.name} was already disabled` : `${ctx.name} is disabled: ${effect}`);
     whenEffective(ctx, ['partners.yaml']);
   },
 });

@@ -24,7 +24,8 @@ function credentialText(c: { id: string; key: string }): string {
 }
 
 function keysText(live: LivePartner): string {
-  return live.credentials.length === 0 ? 'no key' : `${live.credentials.length === 1 ? 'key' : 'keys'} ${live.credentials.map(credentialText).join(', ')}`;
+  const n = live.credentials.length;
+  return n === 0 ? 'no key' : `${n === 1 ? 'key' : 'keys'} ${live.credentials.map(credentialText).join(', ')} that ${n === 1 ? 'gets' : 'get'} through`;
 }
 
 /** Everything of `want` that Kong lacks, on a consumer Kong does not have (or has just lost). */
@@ -57,7 +58,7 @@ export function differences(name: string, want: Partner | null, live: LivePartne
   const liveConsumer = { id: live.id, name: live.name };
   if (!want) {
     return [{
-      live: `consumer ${live.name} (${live.id}) is in Kong but in neither file, with ${keysText(live)}${live.credentials.length > 0 ? ' that get through' : ''}`,
+      live: `consumer ${live.name} (${live.id}) is in Kong but in neither file, with ${keysText(live)}`,
       steps: [{ what: `delete consumer ${live.name} (its groups and keys go with it)`, request: deleteConsumer(live.id), consumer: liveConsumer, absentIsDone: true }],
       rank: RANK.cut,
     }];
@@ -83,7 +84,7 @@ export function differences(name: string, want: Partner | null, live: LivePartne
   }
   for (const c of live.credentials.filter((c) => !want.credentials.some((w) => w.id === c.id))) {
     found.push({
-      live: `LIVE: ${credentialText(c)} of ${name} gets through Kong; partner-keys.yaml does not have it`,
+      live: `${credentialText(c)} of ${name} gets through Kong; partner-keys.yaml does not have it`,
       steps: [{ what: `delete ${credentialText(c)} of ${name}`, request: deleteCredential(live.id, c.id), consumer, absentIsDone: true }],
       rank: RANK.cut,
     });
@@ -91,7 +92,7 @@ export function differences(name: string, want: Partner | null, live: LivePartne
   for (const g of want.groups.filter((g) => !live.groups.includes(g))) {
     const disabled = g === GROUP_DISABLED;
     found.push({
-      live: disabled ? `LIVE: ${name} is disabled in partners.yaml but NOT in Kong: its keys get through` : `${name} lacks group ${g} in Kong; partners.yaml gives it`,
+      live: disabled ? `${name} is disabled in partners.yaml but NOT in Kong: its keys get through` : `${name} lacks group ${g} in Kong; partners.yaml gives it`,
       steps: [{ what: `add group ${g} to ${name}`, request: addGroup(want.id, g), consumer }],
       rank: disabled ? RANK.cut : RANK.grant,
     });
@@ -99,7 +100,7 @@ export function differences(name: string, want: Partner | null, live: LivePartne
   for (const g of live.groups.filter((g) => !want.groups.includes(g))) {
     const disabled = g === GROUP_DISABLED;
     found.push({
-      live: disabled ? `${name} is disabled in Kong (its keys get 403); partners.yaml has it enabled` : `LIVE: ${name} has group ${g} in Kong; partners.yaml does not give it`,
+      live: disabled ? `${name} is disabled in Kong (its keys get 403); partners.yaml has it enabled` : `${name} has group ${g} in Kong; partners.yaml does not give it`,
       steps: [{ what: `remove group ${g} from ${name}`, request: removeGroup(want.id, g), consumer, absentIsDone: true }],
       rank: disabled ? RANK.reenable : RANK.cut,
     });
