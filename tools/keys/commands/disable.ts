@@ -16,7 +16,7 @@ For a compromised key this is the fastest path: with --apply it is ONE request,
 PUT /consumers/{id}/acls/disabled, and Kong refuses the key within seconds: the ACL change
 invalidates the consumer's cached groups (Kong 3.9 kong/plugins/acl/acls.lua), on other nodes
 within db_update_frequency (5 s by default). Then partners.yaml is written so that no later sync
-re-enables it.
+re-enables it, and Kong's copy of the partner is made equal to the files (as every --apply ends).
 Safe to repeat.
 
 Options:
