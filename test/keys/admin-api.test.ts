@@ -14,27 +14,29 @@ isolateNetwork();
 const ws = workspacePerTest();
 const kong = fakeKongPerTest();
 
-/** A partner issued without --apply (no request), then the record of requests cleared. */
+/** A partner issued without --apply (no request), then given to the model of Kong as the files have it. */
 async function partner(name = 'acme', scope = 'read'): Promise<{ id: string; credentials: string[] }> {
   const r = await keys(ws, ['issue', name, '--scope', scope]);
   expect(r.code).toBe(0);
   expect(kong.calls).toEqual([]);
+  kong.seed(ws.state());
   const c = ws.state().keys.consumers.find((x: { username: string }) => x.username === name);
   return { id: c.id, credentials: c.keyauth_credentials.map((k: { id: string }) => k.id) };
 }
 
 describe('the requests of each command', () => {
-  test('disable --apply is one request, PUT /consumers/{id}/acls/disabled; enable is one DELETE; the token can come from KONG_ADMIN_TOKEN', async () => {
+  test('disable --apply is one request first, PUT /consumers/{id}/acls/disabled, then only reads when Kong equals the files; enable is one DELETE; the token can come from KONG_ADMIN_TOKEN', async () => {
     const { id } = await partner();
     const env = { KONG_ADMIN_TOKEN: 'from-env' };
     expect((await keys(ws, ['disable', 'acme', ...APPLY], env)).code).toBe(0);
-    expect(kong.calls.map(({ method, path, body }) => ({ method, path, body }))).toEqual([
-      { method: 'PUT', path: `/consumers/${id}/acls/disabled`, body: { group: 'disabled', tags: ['jobs-partners'] } },
-    ]);
-    expect(kong.calls[0]?.headers['kong-admin-token']).toBe('from-env');
+    const read = [`GET /consumers/${id}`, `GET /consumers/${id}/acls?size=1000`, `GET /consumers/${id}/key-auth?size=1000`];
+    expect(kong.calls[0]).toMatchObject({ method: 'PUT', path: `/consumers/${id}/acls/disabled`, body: { group: 'disabled', tags: ['jobs-partners'] } });
+    expect(kong.lines()).toEqual([`PUT /consumers/${id}/acls/disabled`, ...read]);
+    expect(kong.calls.map((c) => c.headers['kong-admin-token'])).toEqual(['from-env', 'from-env', 'from-env', 'from-env']);
+    kong.calls = [];
     expect((await keys(ws, ['enable', 'acme', ...APPLY])).code).toBe(0);
-    expect(kong.lines()).toEqual([`PUT /consumers/${id}/acls/disabled`, `DELETE /consumers/${id}/acls/disabled`]);
-    expect(kong.calls[1]?.headers['kong-admin-token']).toBeUndefined();
+    expect(kong.lines()).toEqual([`DELETE /consumers/${id}/acls/disabled`, ...read]);
+    expect(kong.calls[0]?.headers['kong-admin-token']).toBeUndefined();
   });
 
   test('repeating disable --apply still asks Kong (a file that says "disabled" must not stop the request that makes it so)', async () => {
@@ -42,7 +44,7 @@ describe('the requests of each command', () => {
     await keys(ws, ['disable', 'acme']);
     const r = await keys(ws, ['disable', 'acme', ...APPLY]);
     expect(r.code).toBe(0);
-    expect(kong.lines()).toEqual([`PUT /consumers/${id}/acls/disabled`]);
+    expect(kong.changes()).toEqual([`PUT /consumers/${id}/acls/disabled`]);
   });
 
   test('without --apply nothing is sent; list never talks to Kong', async () => {
@@ -54,7 +56,8 @@ describe('the requests of each command', () => {
   test('a path prefix in --admin-url is kept (Kong behind a proxy)', async () => {
     const { id } = await partner();
     expect((await keys(ws, ['disable', 'acme', '--apply', '--admin-url', `${ADMIN}/kong-admin/`])).code).toBe(0);
-    expect(kong.lines()).toEqual([`PUT /kong-admin/consumers/${id}/acls/disabled`]);
+    expect(kong.lines()[0]).toBe(`PUT /kong-admin/consumers/${id}/acls/disabled`);
+    expect(kong.lines().every((l) => l.includes(' /kong-admin/consumers/'))).toBe(true);
   });
 });
 
@@ -75,15 +78,18 @@ describe("Kong's errors", () => {
   test('404 on enable or revoke while the consumer exists: the group or key is already gone, which is what was asked; the files follow', async () => {
     const { id, credentials: [first] } = await partner();
     await keys(ws, ['disable', 'acme']);
-    kong.answer = (call) => (call.method === 'DELETE' ? { status: 404, body: { message: 'Not found' } } : success(call));
+    // Kong lost the group and the key before the commands ran: the model drops them, and answers 404 to their DELETEs.
+    kong.answer = (call) => (call.method === 'DELETE' ? { status: 404, body: { message: 'Not found' } } : kong.behave(call));
     const enable = await keys(ws, ['enable', 'acme', ...APPLY]);
     expect(enable.code).toBe(0);
     expect(enable.err).toContain('already so');
     expect(ws.state().partners.consumers[0].acls).toEqual([{ group: 'jobs:read' }]);
+    kong.behave({ method: 'DELETE', path: `/consumers/${id}/key-auth/${first}`, body: undefined, headers: {} });
     const revoke = await keys(ws, ['revoke', 'acme', '--credential', first as string, ...APPLY]);
     expect(revoke.code).toBe(0);
     expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([]);
-    expect(kong.lines()).toEqual([`DELETE /consumers/${id}/acls/disabled`, `GET /consumers/${id}`, `DELETE /consumers/${id}/key-auth/${first}`, `GET /consumers/${id}`]);
+    expect(kong.changes()).toEqual([`DELETE /consumers/${id}/acls/disabled`, `DELETE /consumers/${id}/key-auth/${first}`]);
+    expect(revoke.err).toContain('Kong matches the files for acme.');
   });
 
   test("409 on issue's consumer: Kong's message, no further request, nothing to undo, no key printed, nothing written", async () => {

@@ -26,7 +26,7 @@ describe('help and exit codes', () => {
   test('--help lists every command and the one-line recipe for a compromised key (exit 0, stdout)', async () => {
     const r = await cli(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['issue', 'scope', 'disable', 'enable', 'rotate', 'revoke', 'list', 'sync']) expect(r.out).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['issue', 'scope', 'disable', 'enable', 'rotate', 'revoke', 'list', 'status', 'reconcile', 'sync']) expect(r.out).toMatch(new RegExp(`^  ${c} `, 'm'));
     expect(r.out).toContain('A compromised key:  keys disable <partner> --apply --admin-url URL');
     expect((await cli(['help'])).out).toBe(r.out);
   });
@@ -36,9 +36,9 @@ describe('help and exit codes', () => {
     expect(r).toMatchObject({ code: 0, err: '' });
     expect(r.out).toMatch(new RegExp(`^Usage: keys ${name} `));
     // sync takes the state files as arguments and always talks to Kong; the others edit the two files.
-    if (name === 'sync') expect(r.out).toContain('--admin-url URL');
+    if (name === 'sync' || name === 'status') expect(r.out).toContain('--admin-url URL');
     else expect(r.out).toContain('--file PATH');
-    if (name !== 'list' && name !== 'sync') expect(r.out).toContain('--apply');
+    if (!['list', 'sync', 'status'].includes(name)) expect(r.out).toContain('--apply');
     expect((await cli([name, '-h'])).out).toBe(r.out);
   });
 

@@ -1,8 +1,11 @@
 /**
  * Kong's Admin API as nock sees it: every request to ADMIN is recorded (method, path, JSON body,
- * headers) and answered by `answer`, which a test replaces to script Kong's 404s, 409s, 5xx,
- * slow answers and dropped connections. Nothing else may leave the machine (disableNetConnect).
+ * headers) and answered by `answer`, by default `behave`: a small model of Kong 3.9's consumers,
+ * ACL groups and key-auth credentials, so that the reads every --apply ends with see what the
+ * writes did. A test replaces `answer` to script Kong's 404s, 409s, 5xx, slow answers and dropped
+ * connections. Nothing else may leave the machine (disableNetConnect).
  */
+import { randomUUID } from 'node:crypto';
 import nock from 'nock';
 import { forEachTest } from '../helpers/hooked';
 
@@ -26,18 +29,100 @@ export function success(call: KongCall): Answer {
   return { status: 200, body: call.body ?? {} };
 }
 
+interface Consumer {
+  id: string;
+  username: string;
+  custom_id?: string;
+  tags: string[];
+  groups: Map<string, string[]>;
+  credentials: Map<string, string>;
+}
+
+const NOT_FOUND: Answer = { status: 404, body: { message: 'Not found' } };
+const conflict = (what: string): Answer => ({ status: 409, body: { name: 'unique constraint violation', message: `UNIQUE violation detected on '${what}'` } });
+
+/** Kong 3.9's answers for the requests the keys tool sends, on the consumers in `consumers`. */
+function behaviour(consumers: Map<string, Consumer>) {
+  const find = (idOrName: string) => consumers.get(idOrName) ?? [...consumers.values()].find((c) => c.username === idOrName);
+  const view = (c: Consumer) => ({ id: c.id, username: c.username, custom_id: c.custom_id ?? null, tags: c.tags });
+  const list = (data: unknown[]) => ({ status: 200, body: { data, next: null } });
+  return (call: KongCall): Answer => {
+    const url = new URL(call.path, ADMIN);
+    // A path prefix (Kong behind a proxy) is the proxy's, not Kong's.
+    const [root, ref, sub, item] = url.pathname.replace(/^\/kong-admin\//, '/').split('/').filter(Boolean).map(decodeURIComponent);
+    if (root !== 'consumers') return NOT_FOUND;
+    if (!ref) {
+      if (call.method === 'GET') return list([...consumers.values()].filter((c) => c.tags.includes(url.searchParams.get('tags') ?? '')).map(view));
+      if (find(call.body.id) || find(call.body.username)) return conflict(`{username="${call.body.username}"}`);
+      consumers.set(call.body.id, { id: call.body.id, username: call.body.username, ...(call.body.custom_id ? { custom_id: call.body.custom_id } : {}), tags: call.body.tags, groups: new Map(), credentials: new Map() });
+      return { status: 201, body: call.body };
+    }
+    const c = find(ref);
+    if (!sub) {
+      if (call.method === 'GET') return c ? { status: 200, body: view(c) } : NOT_FOUND;
+      if (call.method === 'DELETE') {
+        if (c) consumers.delete(c.id);
+        return { status: 204 };
+      }
+      if (call.method === 'PUT' && c) Object.assign(c, { username: call.body.username, custom_id: call.body.custom_id ?? undefined });
+      return c ? { status: 200, body: view(c) } : NOT_FOUND;
+    }
+    if (!c) return NOT_FOUND;
+    const table = sub === 'acls' ? c.groups : c.credentials;
+    if (call.method === 'GET' && !item) {
+      return list(sub === 'acls' ? [...c.groups.keys()].map((group) => ({ group })) : [...c.credentials].map(([id, key]) => ({ id, key })));
+    }
+    if (call.method === 'PUT' && sub === 'acls' && item) {
+      c.groups.set(item, call.body.tags);
+      return { status: 200, body: call.body };
+    }
+    if (call.method === 'POST' && sub === 'key-auth') {
+      const taken = [...consumers.values()].some((x) => x.credentials.has(call.body.id) || [...x.credentials.values()].includes(call.body.key));
+      if (taken) return conflict(`{key="${call.body.key}"}`);
+      c.credentials.set(call.body.id, call.body.key);
+      return { status: 201, body: call.body };
+    }
+    if (call.method === 'DELETE' && item) return table.delete(item) ? { status: 204 } : NOT_FOUND;
+    return NOT_FOUND;
+  };
+}
+
 export interface FakeKong {
   calls: KongCall[];
   answer: (call: KongCall) => Answer;
+  /** What the model of Kong answers (the default `answer`), keeping its state. */
+  behave: (call: KongCall) => Answer;
+  /** Makes the model's partners those of the state files (parsed), each credential with a made-up key: Kong equal to the files. */
+  seed(files: { partners: any; keys: any }): void;
   /** method + path of every call, in order. */
   lines(): string[];
+  /** method + path of every call that changes Kong (no GET), in order. */
+  changes(): string[];
 }
 
 export function fakeKong(): FakeKong {
+  const consumers = new Map<string, Consumer>();
+  const behave = behaviour(consumers);
   const kong: FakeKong = {
     calls: [],
-    answer: success,
+    answer: behave,
+    behave,
+    seed(files) {
+      consumers.clear();
+      for (const p of files.partners.consumers ?? []) {
+        const k = (files.keys.consumers ?? []).find((x: any) => x.username === p.username);
+        consumers.set(p.id, {
+          id: p.id,
+          username: p.username,
+          ...(p.custom_id ? { custom_id: p.custom_id } : {}),
+          tags: p.tags,
+          groups: new Map(p.acls.map((a: any) => [a.group, ['jobs-partners']])),
+          credentials: new Map((k?.keyauth_credentials ?? []).map((c: any) => [c.id, `jl_live_seeded_${randomUUID()}`])),
+        });
+      }
+    },
     lines: () => kong.calls.map((c) => `${c.method} ${c.path}`),
+    changes: () => kong.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path}`),
   };
   const scope = nock(ADMIN).persist();
   for (const method of ['get', 'post', 'put', 'delete'] as const) {

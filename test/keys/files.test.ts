@@ -168,7 +168,7 @@ describe('rotate and revoke', () => {
     expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([creds[1]]);
     validateBoth();
 
-    await expectFilesKept(ws, ['rotate', 'acme', '--revoke-old'], 0, 'acme has 1 key: nothing to revoke');
+    await expectFilesKept(ws, ['rotate', 'acme', '--revoke-old'], 0, 'acme has 1 key in partner-keys.yaml: nothing to revoke there. Kong may still have keys the files no longer list: keys status --admin-url URL shows them.');
   });
 
   test('revoke --credential removes that credential only; an unknown one is named with the ones there are', async () => {
@@ -180,7 +180,7 @@ describe('rotate and revoke', () => {
     expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([oldCred]);
     validateBoth();
 
-    await expectFilesKept(ws, ['revoke', 'acme', '--credential', newCred.id], 1, `acme has no credential ${newCred.id} (its credentials: ${oldCred.id})`);
+    await expectFilesKept(ws, ['revoke', 'acme', '--credential', newCred.id], 1, `partner-keys.yaml has no credential ${newCred.id} of acme (its credentials: ${oldCred.id}); if Kong still has it, keys revoke acme --credential ${newCred.id} --apply --admin-url URL deletes it there`);
     await expectFilesKept(ws, ['revoke', 'acme'], 2);
   });
 

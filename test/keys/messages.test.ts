@@ -1,32 +1,34 @@
 // One voice for the commands that change what Kong lets in: each says when the change is Kong's
-// (with --apply: now; without: at the next sync of the files that hold it) and what the operator
-// does next, naming the variables.
+// (with --apply: now; without: one line saying it is NOT in effect and the command that makes it
+// so, with the variables that command needs) and what the operator does next, naming the variables.
 import { APPLY, fakeKongPerTest, isolateNetwork } from './fake-kong';
 import { keys, printedKey, workspacePerTest, type RunResult } from './support';
 
 isolateNetwork();
 const ws = workspacePerTest();
-fakeKongPerTest();
+const kong = fakeKongPerTest();
 
 const NOW = 'In effect now: Kong took the change (--apply)';
-const later = (files: string) => `Not in effect yet: Kong gets it at the next sync of ${files}`;
-const VARIABLES = "with every DECK_PARTNER_ variable partner-keys.yaml references in the sync's environment";
+const later = (files: string) => `makes it so now (or the next sync of ${files}).`;
+const NOT = 'NOT in effect: Kong does not have this change; keys reconcile acme --apply --admin-url URL';
 
+/** Runs the command; one with --apply meets a Kong equal to the files. */
 async function ok(args: string[]): Promise<RunResult> {
+  if (args.includes('--apply')) kong.seed(ws.state());
   const r = await keys(ws, args);
   expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: expect.any(String) });
   return r;
 }
 
-/** Says exactly one of the two, the right one. */
-function expectSays(r: RunResult, applied: boolean, files: string): void {
+/** Says exactly one of the two, the right one; without --apply in one line, naming the keys the reconcile needs. */
+function expectSays(r: RunResult, applied: boolean, files: string, variables: string[] = []): void {
   if (applied) {
     expect(r.err).toContain(NOW);
-    expect(r.err).not.toContain('Not in effect yet');
+    expect(r.err).not.toMatch(/NOT in effect/i);
   } else {
-    expect(r.err).toContain(later(files));
+    const env = variables.length > 0 ? ` with ${variables.join(', ')} in its environment` : '';
+    expect(r.err.split('\n').filter((l) => l.startsWith('NOT in effect'))).toEqual([`${NOT}${env} ${later(files)}`]);
     expect(r.err).not.toContain(NOW);
-    expect(r.err.includes(VARIABLES)).toBe(files.includes('partner-keys.yaml'));
   }
 }
 
@@ -46,7 +48,7 @@ describe.each([
     const r = await ok(['issue', 'acme', '--scope', 'read', ...apply]);
     const { variable } = printedKey(r);
     expect(r.err).toContain(`put it in the secret manager as ${variable}`);
-    expectSays(r, applied, 'partners.yaml and partner-keys.yaml');
+    expectSays(r, applied, 'partners.yaml and partner-keys.yaml', [variable]);
   });
 
   test.each(groupCommands)('%s: partners.yaml carries it', async (_name, args) => {
@@ -58,7 +60,9 @@ describe.each([
   test('rotate, then rotate --revoke-old: partner-keys.yaml carries both; the revoked variables are named', async () => {
     const first = printedKey(await ok(['issue', 'acme', '--scope', 'read'])).variable;
     const second = await ok(['rotate', 'acme', ...apply]);
-    expectSays(second, applied, 'partner-keys.yaml');
+    expectSays(second, applied, 'partner-keys.yaml', [printedKey(second).variable]);
+    // The next step's hint carries the flags this run used.
+    expect(second.err).toContain(`Once the partner has switched to the new one: keys rotate acme --revoke-old${applied ? ` ${APPLY.join(' ')}` : ''}\n`);
     const third = printedKey(await ok(['rotate', 'acme'])).variable;
     const revoked = await ok(['rotate', 'acme', '--revoke-old', ...apply]);
     expect(revoked.err).toContain(`Remove ${first}, ${printedKey(second).variable} from the secret manager: partner-keys.yaml no longer references them`);

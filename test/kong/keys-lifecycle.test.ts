@@ -9,69 +9,18 @@
  * show the hazard the minimum exists for (a sync of partners.yaml would delete every partner key),
  * `keys sync` refuses it, and the keys stay alive.
  */
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, startRealKong, type RealKong } from '../../harness/real-kong';
-import { run } from '../../tools/keys/run';
-import { startTestService, type TestService } from '../helpers/service';
+import { keysOnKong, msUntil } from './keys-kong';
 
-const SECRET = 'keys-lifecycle-secret-0123456789';
-let service: TestService;
-let kong: RealKong;
-let dir: string;
-/** What the secret manager holds: every key the tool printed. */
-const secrets: Record<string, string> = {};
-
-function deck(args: string[]): { code: number | null; text: string } {
-  const out = spawnSync('deck', [...args, '--kong-addr', kong.adminUrl], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...secrets } });
-  return { code: out.status, text: `${out.stdout}${out.stderr}` };
-}
+const on = keysOnKong('kong_keys_lifecycle', 'keys-lifecycle-secret-0123456789');
+const { secrets, keys, apply, deck, get, post } = on;
 
 /** The entities a `deck diff` of the file plans to create, update or delete (first line of each). */
 function plan(file: string): string[] {
   const diff = deck(['diff', '-s', file]);
   expect([file, diff.code]).toEqual([file, 0]);
   return diff.text.split('\n').filter((l) => /^(creating|updating|deleting) /.test(l)).map((l) => l.replace(/\s+\{$/, '').trim());
-}
-
-async function keys(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(args, { out: (t) => out.push(t), err: (t) => err.push(t), env: { PATH: process.env.PATH, HOME: process.env.HOME }, cwd: dir });
-  for (const line of out) {
-    const m = /^(DECK_[A-Z0-9_]+)=(\S+)$/.exec(line.trim());
-    if (m) secrets[m[1]!] = m[2]!;
-  }
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
-const apply = () => ['--apply', '--admin-url', kong.adminUrl];
-
-async function get(key: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': key } });
-  return { status: res.status, body: await res.json() };
-}
-
-async function post(key: string): Promise<number> {
-  const res = await fetch(`${kong.proxyUrl}/api/v1/jobs`, {
-    method: 'POST',
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ title: 'Lifecycle', department: 'Engineering', type: 'contract', description: 'd' }),
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
-
-/** Milliseconds until `check` holds (polled every 50 ms), or throws after `limitMs`. */
-async function msUntil(what: string, limitMs: number, check: () => Promise<boolean>): Promise<number> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return Date.now() - start;
 }
 
 /** Every state file's planned changes: kong.yaml none; the others only what decK 1.4.0 gets wrong. */
@@ -90,48 +39,29 @@ function expectDiffsExplainedByOldDeck(partnerIds: string[]): void {
   expect(keysPlan.every((l) => /^(updating key-auth .* for consumer |deleting acl-group )/.test(l))).toBe(true);
 }
 
-beforeAll(async () => {
-  service = await startTestService({ name: 'kong_keys_lifecycle', gatewaySecret: SECRET, seed: true });
-  kong = await startRealKong({ postgres: true, gatewaySecret: SECRET });
-  dir = mkdtempSync(path.join(os.tmpdir(), 'keys-lifecycle-'));
-  // kong.yaml as committed, both services (the API and its reference page) pointed at the test service, and this Kong's Redis.
-  writeFileSync(
-    path.join(dir, 'kong.yaml'),
-    readFileSync(path.join(ROOT, 'kong.yaml'), 'utf8')
-      .replaceAll('http://jobs-service:3000', service.url)
-      .replace(/host: redis\n(\s+)port: 6379/g, `host: ${kong.redis.host}\n$1port: ${kong.redis.port}`),
-  );
-  for (const file of ['partners.yaml', 'partner-keys.yaml']) copyFileSync(path.join(ROOT, file), path.join(dir, file));
-}, 120_000);
-afterAll(async () => {
-  await kong?.stop();
-  await service?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
 test('decK syncs kong.yaml, then partners.yaml, each on its own; every entity carries its file\'s select tag', async () => {
   for (const file of ['kong.yaml', 'partners.yaml']) expect([file, deck(['sync', '-s', file]).code]).toEqual([file, 0]);
-  const services = (await (await fetch(`${kong.adminUrl}/services`)).json()) as any;
+  const services = (await (await fetch(`${on.kong.adminUrl}/services`)).json()) as any;
   expect(services.data.map((s: any) => [s.name, s.tags]).sort()).toEqual([
     ['jobs-docs', ['jobs-api']],
     ['jobs-service', ['jobs-api']],
   ]);
   // The API reference's service carries only its route's per-IP limit: no key-auth, no auth-guard.
-  const plugins = (await (await fetch(`${kong.adminUrl}/plugins?size=100`)).json()) as any;
+  const plugins = (await (await fetch(`${on.kong.adminUrl}/plugins?size=100`)).json()) as any;
   const docsService = services.data.find((s: any) => s.name === 'jobs-docs');
-  const docsRoute = (await (await fetch(`${kong.adminUrl}/services/jobs-docs/routes`)).json()) as any;
+  const docsRoute = (await (await fetch(`${on.kong.adminUrl}/services/jobs-docs/routes`)).json()) as any;
   expect(docsRoute.data.map((r: any) => [r.name, r.tags]).sort()).toEqual([['jobs-docs', ['jobs-api']], ['jobs-not-found', ['jobs-api']]]);
   expect(plugins.data.filter((p: any) => p.service?.id === docsService.id)).toEqual([]);
   const routePlugins = (name: string) => plugins.data.filter((p: any) => p.route?.id === docsRoute.data.find((r: any) => r.name === name).id);
   expect(routePlugins('jobs-docs').map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags])).toEqual([['job-rate-limits', 'ip', 60, 600, ['jobs-api']]]);
   // The catch-all answers the API's 404 itself: nothing else runs there.
   expect(routePlugins('jobs-not-found').map((p: any) => [p.name, p.config.status_code, p.config.body, p.tags])).toEqual([['request-termination', 404, '{"error":"Not found"}', ['jobs-api']]]);
-  const anonymous = (await (await fetch(`${kong.adminUrl}/consumers/anonymous`)).json()) as any;
+  const anonymous = (await (await fetch(`${on.kong.adminUrl}/consumers/anonymous`)).json()) as any;
   expect(anonymous.tags).toEqual(['jobs-api']);
   // The router is rebuilt from the database a few seconds after a change (worker_state_update_frequency).
   await msUntil('the synced routes', 15_000, async () => (await get('none')).status === 401);
   // The reference page needs no key: through Kong it reaches the real service's page.
-  const docs = await fetch(`${kong.proxyUrl}/docs`);
+  const docs = await fetch(`${on.kong.proxyUrl}/docs`);
   expect([docs.status, docs.headers.get('content-type')]).toEqual([200, expect.stringMatching(/^text\/html/)]);
   await docs.arrayBuffer();
 }, 60_000);
@@ -145,10 +75,10 @@ test('the keys tool\'s whole --apply lifecycle against the real Admin API', asyn
   await msUntil('the issued key', 5_000, async () => (await get(key1)).status === 200);
   expect((await get(key1)).body.data).toHaveLength(1);
   expect(await post(key1)).toBe(403);
-  expect(service.received.at(-1)?.headers['x-consumer-id']).toBe(acme);
+  expect(on.service.received.at(-1)?.headers['x-consumer-id']).toBe(acme);
   // Kong holds what the files say, each entity tagged so that only its own file's sync sees it.
-  const files = () => ({ keys: readFileSync(path.join(dir, 'partner-keys.yaml'), 'utf8'), partners: readFileSync(path.join(dir, 'partners.yaml'), 'utf8') });
-  const admin = async (p: string) => ((await (await fetch(`${kong.adminUrl}${p}`)).json()) as any);
+  const files = () => ({ keys: readFileSync(path.join(on.dir, 'partner-keys.yaml'), 'utf8'), partners: readFileSync(path.join(on.dir, 'partners.yaml'), 'utf8') });
+  const admin = async (p: string) => ((await (await fetch(`${on.kong.adminUrl}${p}`)).json()) as any);
   expect(await admin('/consumers/acme')).toMatchObject({ id: acme, username: 'acme', tags: ['jobs-partners', 'jobs-partner-keys'] });
   expect((await admin(`/consumers/${acme}/acls`)).data.map((a: any) => [a.group, a.tags])).toEqual([['jobs:read', ['jobs-partners']]]);
   const [credential] = (await admin(`/consumers/${acme}/key-auth`)).data;
@@ -210,7 +140,7 @@ test('the keys tool\'s whole --apply lifecycle against the real Admin API', asyn
 test('keys sync refuses decK 1.4.0 and `deck gateway sync` does not exist in it: every key stays alive; the raw 1.x sync the refusal prevents would have deleted them', async () => {
   const live = Object.values(secrets);
   expect(live).toHaveLength(1);
-  const refused = await keys(['sync', 'kong.yaml', 'partners.yaml', '--admin-url', kong.adminUrl]);
+  const refused = await keys(['sync', 'kong.yaml', 'partners.yaml', '--admin-url', on.kong.adminUrl]);
   expect(refused.code).toBe(1);
   expect(refused.err).toMatch(/decK 1\.4\.0 is older than 1\.7\.0: .*would delete every partner's key/);
   // The sync the compose file and the state files' comments spell (decK 1.28+) does not exist in 1.4.0.

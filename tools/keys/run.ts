@@ -9,11 +9,13 @@ Manages the Job Listings API's partner keys: partners.yaml (consumers and ACL gr
 partner-keys.yaml (credentials as decK environment references), and, with --apply, Kong itself.
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(9)}${c.summary}`).join('\n')}
+${COMMANDS.map((c) => `  ${c.name.padEnd(10)}${c.summary}`).join('\n')}
 
 A compromised key:  keys disable <partner> --apply --admin-url URL   (one request, effective in seconds)
+Every key of it:    keys revoke <partner> --all --apply --admin-url URL
+Kong vs the files:  keys status --admin-url URL   (exit 3 if they differ; every --apply makes them equal)
 
-"keys <command> --help" describes each. Exit codes: 0 done, 1 failed, 2 wrong usage.`;
+"keys <command> --help" describes each. Exit codes: 0 done, 1 failed, 2 wrong usage, 3 (status) Kong differs.`;
 
 export async function run(argv: string[], io: Io): Promise<number> {
   const [name, ...args] = argv;

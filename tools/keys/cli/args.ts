@@ -14,18 +14,20 @@ export const FILE_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
-export const APPLY_OPTIONS = {
-  apply: { type: 'boolean' },
+export const ADMIN_OPTIONS = {
   'admin-url': { type: 'string' },
   'admin-token': { type: 'string' },
   timeout: { type: 'string' },
 } as const satisfies Options;
 
+export const APPLY_OPTIONS = { apply: { type: 'boolean' }, ...ADMIN_OPTIONS } as const satisfies Options;
+
 export const FILE_HELP = `  --file PATH          partners.yaml to edit (default: ./partners.yaml)
   --keys-file PATH     partner-keys.yaml to edit (default: ./partner-keys.yaml)
   -h, --help           this help`;
 
-export const APPLY_HELP = `  --apply              also make the change on a running Kong through its Admin API, at once
+export const APPLY_HELP = `  --apply              also make the change on a running Kong through its Admin API, at once, then
+                       make Kong's copy of the partner equal to the files (keys, groups, disabled)
   --admin-url URL      Kong's Admin API (or KONG_ADMIN_URL), e.g. http://127.0.0.1:8001
   --admin-token TOKEN  sent as Kong-Admin-Token (or KONG_ADMIN_TOKEN, which keeps it out of ps and shell history)
   --timeout MS         per Admin API request (or KONG_ADMIN_TIMEOUT_MS; default ${DEFAULT_TIMEOUT_MS})`;
@@ -68,7 +70,12 @@ export function adminClient(
     }
     return null;
   }
-  const url = adminUrl(values['admin-url'], io, '--apply needs');
+  return connect(values, io, '--apply needs');
+}
+
+/** The Admin API client from --admin-url, --admin-token and --timeout (or their KONG_ variables). */
+export function connect(values: { 'admin-url'?: string; 'admin-token'?: string; timeout?: string }, io: Io, needs?: string): AdminClient {
+  const url = adminUrl(values['admin-url'], io, needs);
   const rawTimeout = values.timeout ?? io.env.KONG_ADMIN_TIMEOUT_MS;
   const timeoutMs = rawTimeout === undefined ? DEFAULT_TIMEOUT_MS : Number(rawTimeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {

@@ -16,15 +16,16 @@ For a compromised key this is the fastest path: with --apply it is ONE request,
 PUT /consumers/{id}/acls/disabled, and Kong refuses the key within seconds: the ACL change
 invalidates the consumer's cached groups (Kong 3.9 kong/plugins/acl/acls.lua), on other nodes
 within db_update_frequency (5 s by default). Then partners.yaml is written so that no later sync
-re-enables it.
+re-enables it, and Kong's copy of the partner is made equal to the files (as every --apply ends).
 Safe to repeat.
 
 Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(ctx) {
-    const { wasDisabled, outcome } = await setDisabled(ctx, true);
-    ctx.io.err(wasDisabled ? `${ctx.name} was already disabled` : `${ctx.name} is disabled: every key of it is answered 403`);
-    whenEffective(ctx.io, outcome !== null, ['partners.yaml']);
+    const { wasDisabled } = await setDisabled(ctx, true);
+    const effect = ctx.hints.applied ? 'every key of it is answered 403' : 'in partners.yaml';
+    ctx.io.err(wasDisabled ? `${ctx.name} was already disabled` : `${ctx.name} is disabled: ${effect}`);
+    whenEffective(ctx, ['partners.yaml']);
   },
 });

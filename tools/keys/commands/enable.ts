@@ -15,8 +15,8 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   async run(ctx) {
-    const { wasDisabled, outcome } = await setDisabled(ctx, false);
+    const { wasDisabled } = await setDisabled(ctx, false);
     ctx.io.err(wasDisabled ? `${ctx.name} is enabled again` : `${ctx.name} was not disabled`);
-    whenEffective(ctx.io, outcome !== null, ['partners.yaml']);
+    whenEffective(ctx, ['partners.yaml']);
   },
 });

@@ -27,7 +27,7 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   options: { scope: { type: 'string' }, 'custom-id': { type: 'string' } },
-  async run({ io, name, values, store, applyThenWrite }) {
+  async run({ io, name, values, store, hints, applyThenWrite }) {
     const scope = Scope.safeParse(values.scope);
     if (!scope.success) throw new UsageError(values.scope === undefined ? '--scope read|write is required' : `--scope: expected read or write, found "${values.scope}"`);
     let customId: string | undefined;
@@ -52,7 +52,7 @@ ${FILE_HELP}`,
       ...groups.map((group) => ({ what: `add group ${group} to ${name}`, request: addGroup(id, group), consumer })),
       { what: `create credential ${credential.id} for ${name}`, request: createCredential(id, credential.id, key), consumer },
     ];
-    const outcome = await applyThenWrite({
+    await applyThenWrite({
       steps,
       rollback: (done) =>
         done.includes(create) ? { what: `delete the half-made consumer ${name} (its groups and key go with it)`, request: deleteConsumer(id), consumer } : undefined,
@@ -61,6 +61,6 @@ ${FILE_HELP}`,
     });
     io.err(`partner ${name}: consumer ${id}, scope ${scope.data}, credential ${credential.id}`);
     printKey(io, credential.variable, key);
-    whenEffective(io, outcome !== null, ['partners.yaml', 'partner-keys.yaml']);
+    whenEffective({ io, hints, name }, ['partners.yaml', 'partner-keys.yaml'], [credential.variable]);
   },
 });

@@ -10,7 +10,7 @@ export const list: Command = {
   summary: 'partners, scopes, disabled or not, credential ids (never a key)',
   help: `Usage: keys list [--json]
 
-Reads partners.yaml and partner-keys.yaml (not Kong) and prints every partner: scope, whether it
+Reads partners.yaml and partner-keys.yaml (not Kong: keys status compares with Kong) and prints every partner: scope, whether it
 is disabled, and its credentials (ids and the variable that holds each key). Keys are never shown:
 no file holds them.
 

@@ -1,9 +1,12 @@
-/** What the six commands that change a partner share. */
+/** What the commands that change a partner share; with --apply each ends by making Kong's copy of the partner equal to the files. */
 import type { ParseArgsConfig } from 'node:util';
 import type { Outcome, Step } from '../admin/apply';
 import type { AdminClient } from '../admin/client';
 import { adminClient, APPLY_OPTIONS, FILE_OPTIONS, parse, storePaths } from '../cli/args';
+import { Failure } from '../cli/errors';
+import { hintsFor, type Hints } from '../cli/hints';
 import type { Io } from '../cli/io';
+import { reconcilePartner } from '../reconcile/reconcile';
 import { PartnerStore, type Partner } from '../state/store';
 import type { Command } from './command';
 import { applyToKong, notWritten, partnerName, printKey, saveFiles } from './shared';
@@ -29,6 +32,8 @@ export interface PartnerRun<V> {
   /** The partner named on the command line, checked. */
   name: string;
   client: AdminClient | null;
+  /** The commands to suggest, with the operator's flags. */
+  hints: Hints;
   store: PartnerStore;
   /** The partner as the files have it (fails when there is none). */
   partner(): Partner;
@@ -56,12 +61,14 @@ export function partnerCommand<O extends Options>(spec: {
       const name = partnerName(positionals[0]);
       const client = adminClient(values, io);
       const store = PartnerStore.load(storePaths(values, io));
+      const hints = hintsFor(values, io);
       await spec.run({
         io,
         values,
         positionals,
         name,
         client,
+        hints,
         store,
         partner: () => store.get(name),
         async applyThenWrite(change) {
@@ -77,6 +84,9 @@ export function partnerCommand<O extends Options>(spec: {
           return outcome;
         },
       });
+      if (client && !(await reconcilePartner(io, client, name, store.find(name) ?? null, hints))) {
+        throw new Failure(`Kong still differs from the files for ${name} (above); ${hints.command(['status'], 'read')} shows it`);
+      }
     },
   };
 }

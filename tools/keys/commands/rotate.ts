@@ -8,30 +8,34 @@ import type { Partner } from '../state/store';
 import { partnerCommand, type PartnerRun } from './partner-command';
 import { printKey, whenEffective } from './shared';
 
-type Run = Pick<PartnerRun<unknown>, 'io' | 'store' | 'applyThenWrite'>;
+type Run = Pick<PartnerRun<unknown>, 'io' | 'name' | 'store' | 'hints' | 'applyThenWrite'>;
 
-async function addKey({ io, store, applyThenWrite }: Run, partner: Partner): Promise<void> {
+async function addKey(run: Run, partner: Partner): Promise<void> {
+  const { io, store, hints, applyThenWrite } = run;
   const id = newId();
   const variable = keyVariable(partner.name, id);
   const key = newKey();
   const consumer = { id: partner.id, name: partner.name };
-  const outcome = await applyThenWrite({
+  await applyThenWrite({
     steps: [{ what: `create credential ${id} for ${partner.name}`, request: createCredential(partner.id, id, key), consumer }],
     record: () => store.addCredential(partner.name, { id, variable }),
     key: { variable, key },
   });
   io.err(
-    `${partner.name} now has ${partner.credentials.length + 1} keys; the old ones keep working. Once the partner has switched to the new one: keys rotate ${partner.name} --revoke-old`,
+    `${partner.name} now has ${partner.credentials.length + 1} keys; the old ones keep working. Once the partner has switched to the new one: ${hints.command(['rotate', partner.name, '--revoke-old'])}`,
   );
   printKey(io, variable, key);
-  whenEffective(io, outcome !== null, ['partner-keys.yaml']);
+  whenEffective(run, ['partner-keys.yaml'], [variable]);
 }
 
-async function revokeOld({ io, store, applyThenWrite }: Run, partner: Partner): Promise<void> {
+async function revokeOld(run: Run, partner: Partner): Promise<void> {
+  const { io, store, hints, applyThenWrite } = run;
   const old = partner.credentials.slice(0, -1);
   const newest = partner.credentials[partner.credentials.length - 1];
   if (!newest || old.length === 0) {
-    io.err(`${partner.name} has ${partner.credentials.length} key${partner.credentials.length === 1 ? '' : 's'}: nothing to revoke`);
+    const count = `${partner.name} has ${partner.credentials.length} key${partner.credentials.length === 1 ? '' : 's'} in partner-keys.yaml: nothing to revoke there`;
+    // Kong may still hold keys an earlier run took out of the files only: --apply removes them next; without it, status shows them.
+    io.err(hints.applied ? `${count}; Kong follows the files next.` : `${count}. Kong may still have keys the files no longer list: ${hints.command(['status'], 'read')} shows them.`);
     return;
   }
   const consumer = { id: partner.id, name: partner.name };
@@ -52,7 +56,7 @@ async function revokeOld({ io, store, applyThenWrite }: Run, partner: Partner): 
   io.err(
     `${partner.name} keeps one key: credential ${newest.id} (${newest.variable}). Remove ${gone.join(', ')} from the secret manager: partner-keys.yaml no longer references ${gone.length === 1 ? 'it' : 'them'}`,
   );
-  whenEffective(io, outcome !== null, ['partner-keys.yaml']);
+  whenEffective(run, ['partner-keys.yaml']);
 }
 
 export const rotate = partnerCommand({

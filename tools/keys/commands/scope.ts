@@ -21,16 +21,16 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   positionals: ['partner', 'read|write'],
-  async run({ io, name, positionals, store, partner: get, applyThenWrite }) {
+  async run({ io, name, positionals, store, hints, partner: get, applyThenWrite }) {
     const target = Scope.safeParse(positionals[1]);
     if (!target.success) throw new UsageError(`scope: expected read or write, found "${positionals[1]}"`);
     const partner = get();
     const current = partner.groups.includes(GROUP_WRITE) ? 'write' : 'read';
-    const outcome = await applyThenWrite({
+    await applyThenWrite({
       steps: [groupStep(partner, GROUP_WRITE, target.data === 'write')],
       record: () => store.setGroups(name, [...scopeGroups(target.data), ...(partner.groups.includes(GROUP_DISABLED) ? [GROUP_DISABLED] : [])]),
     });
     io.err(current === target.data ? `${name} already has scope ${current}` : `${name}: scope ${current} -> ${target.data}; its keys are unchanged`);
-    whenEffective(io, outcome !== null, ['partners.yaml']);
+    whenEffective({ io, hints, name }, ['partners.yaml']);
   },
 });

@@ -2,6 +2,7 @@
 import { applySteps, describeOutcome, type Outcome, type Step } from '../admin/apply';
 import type { AdminClient } from '../admin/client';
 import { Failure, UsageError } from '../cli/errors';
+import type { Hints } from '../cli/hints';
 import type { Io } from '../cli/io';
 import { PartnerName } from '../partner';
 import type { PartnerStore } from '../state/store';
@@ -61,12 +62,14 @@ export type SyncedFile = 'partners.yaml' | 'partner-keys.yaml';
 
 /**
  * When the change is Kong's, said the same way by every command that changes what Kong lets in:
- * with --apply, now; without, at the next sync of the files that hold it.
+ * with --apply, now; without, one line saying it is NOT in effect and the command that makes it so
+ * (`variables`: the keys that command needs in its environment).
  */
-export function whenEffective(io: Io, applied: boolean, files: readonly SyncedFile[]): void {
-  if (applied) return io.err('In effect now: Kong took the change (--apply); the files record it for every later sync.');
-  const variables = files.includes('partner-keys.yaml') ? ", with every DECK_PARTNER_ variable partner-keys.yaml references in the sync's environment" : '';
-  io.err(`Not in effect yet: Kong gets it at the next sync of ${files.join(' and ')}${variables} (docs/operations.md, "Partner keys"); --apply changes Kong at once.`);
+export function whenEffective(run: { io: Io; hints: Hints; name: string }, files: readonly SyncedFile[], variables: readonly string[] = []): void {
+  const { io, hints, name } = run;
+  if (hints.applied) return io.err('In effect now: Kong took the change (--apply); the files record it.');
+  const env = variables.length > 0 ? ` with ${variables.join(', ')} in its environment` : '';
+  io.err(`NOT in effect: Kong does not have this change; ${hints.command(['reconcile', name], 'apply')}${env} makes it so now (or the next sync of ${files.join(' and ')}).`);
 }
 
 /** Ends a command whose Kong requests failed before any file was written (exit 1). */

@@ -44,7 +44,8 @@ export type CredentialRef = z.infer<typeof CredentialRef>;
 
 export const KeysConsumer = z.strictObject({
   ...ConsumerIdentity,
-  keyauth_credentials: z.array(CredentialRef).optional(),
+  // `keyauth_credentials:` left empty by a hand edit reads as no credential.
+  keyauth_credentials: z.array(CredentialRef).nullable().optional(),
 });
 export type KeysConsumer = z.infer<typeof KeysConsumer>;
 
