@@ -17,8 +17,8 @@ export function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-// Codes that mean "the database is not there right now": retrying later can succeed.
-const UNAVAILABLE = new Set([
+// Codes that mean the link to the server failed, not a statement: no answer, or none any more.
+const UNREACHABLE = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -28,9 +28,14 @@ const UNAVAILABLE = new Set([
   'EAI_AGAIN',
   'EPIPE',
   'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_SEQUENCE_TIMEOUT', // the client's deadline on a silent link (db/deadlines.ts)
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
+]);
+
+// Codes that mean "the database is not there right now": the link's, and its time limits; retrying later can succeed.
+const UNAVAILABLE = new Set([
+  ...UNREACHABLE,
   // Time limits (db/deadlines.ts): the statement ran out of time, or nothing answered in time.
   'ER_STATEMENT_TIMEOUT', // MariaDB max_statement_time
   'ER_QUERY_TIMEOUT', // MySQL max_execution_time
@@ -58,22 +63,6 @@ function isLostLink(error: unknown): boolean {
   }
   return false;
 }
-
-// Codes that mean the link to the server failed, not a statement: no answer, or none any more.
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT', // the client's deadline on a silent link (db/deadlines.ts)
-  'ER_CON_COUNT_ERROR',
-  'ER_SERVER_SHUTDOWN',
-]);
 
 /** Whether the error says the database cannot be reached (a subset of unavailable: a statement's time limit is not). */
 export function isDatabaseUnreachable(error: unknown): boolean {

@@ -8,9 +8,10 @@ import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
 import { clientErrorHandler, connectHandler } from './client-error';
-import { createLogger, exitOnCrash, flushNow, type Logger } from './logger';
+import { createLogger, flushNow, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
+import { runProcess } from './process';
 import { drainOnStop } from './shutdown';
 import { loadWebhookSettings } from './webhooks/settings';
 
@@ -115,30 +116,12 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   };
 }
 
-async function main(): Promise<void> {
-  let service: RunningService;
-  try {
-    service = await runService();
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : String(error));
-    process.exit(1);
-  }
-  exitOnCrash(service.logger);
-  console.log(
-    process.env.GATEWAY_SECRET
-      ? `Jobs service listening on ${service.url} (only requests carrying the gateway secret are served)`
-      : `Jobs service listening on ${service.url} (no gateway secret: send the X-Consumer-* identity headers yourself)`,
+if (require.main === module) {
+  void runProcess(runService, (service) =>
+    console.log(
+      process.env.GATEWAY_SECRET
+        ? `Jobs service listening on ${service.url} (only requests carrying the gateway secret are served)`
+        : `Jobs service listening on ${service.url} (no gateway secret: send the X-Consumer-* identity headers yourself)`,
+    ),
   );
-  let stopping = false;
-  const stop = () => {
-    // A second signal while stopping (an orchestrator and an init both send one) changes nothing.
-    if (stopping) return;
-    stopping = true;
-    // stop() does not reject (db/client.ts's close never does); were it to, the unhandled rejection would reach exitOnCrash: a fatal line and exit code 1.
-    void service.stop().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
 }
-
-if (require.main === module) void main();

@@ -41,3 +41,4 @@ export function drainOnStop(server: Server): Drain {
     });
   };
 }
+

@@ -3,7 +3,6 @@
  * dispatcher's health check, each read from docker-compose.yml and checked against what the
  * documents say or against a running process.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Registry } from 'prom-client';
@@ -11,6 +10,7 @@ import { parse } from 'yaml';
 import { DATABASE_UP_GAUGES, watchDatabase } from '../db/reachability';
 import { createLogger } from '../service/logger';
 import { serveMetrics } from '../service/metrics-server';
+import { dispatcherHealthCheck } from './helpers/dispatcher-health';
 import { testServerUrl } from './helpers/server';
 
 const ROOT = path.join(__dirname, '..');
@@ -75,16 +75,6 @@ test('PUBLIC_URL reaches the service in compose', () => {
 });
 
 describe("the dispatcher's compose health check", () => {
-  /** Runs the check's node -e script (after compose's $$ unescaping) against `metricsUrl`. */
-  function healthCheck(metricsUrl: string): Promise<number | null> {
-    const test: string[] = compose.services['webhook-dispatcher'].healthcheck.test;
-    expect(test.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
-    const script = test[3]!.replaceAll('$$', '$').replace('http://127.0.0.1:9465/metrics', metricsUrl);
-    expect(script).toContain(metricsUrl);
-    // Not spawnSync: the metrics server answering it runs in this process.
-    return new Promise((resolve) => execFile(process.execPath, ['-e', script], { timeout: 10_000 }, (error) => resolve(error ? ((error as { code?: number }).code ?? null) : 0)));
-  }
-
   test.each([
     ['passes while the database answers', () => testServerUrl(), 0],
     ['fails while it cannot be reached', () => 'mysql://root@127.0.0.1:9/jobs', 1],
@@ -95,7 +85,7 @@ describe("the dispatcher's compose health check", () => {
     try {
       // The first scrape asks the database; the check reads what it found.
       await (await fetch(server.url)).text();
-      expect(await healthCheck(server.url)).toBe(expected);
+      expect(await dispatcherHealthCheck(server.url)).toBe(expected);
     } finally {
       tracker.stop();
       await server.close();

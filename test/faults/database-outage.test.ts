@@ -1,16 +1,19 @@
 /**
  * The database stopped under load, for real: a mariadbd of this test's own (the shared one is never
- * stopped), stopped with SIGTERM as an operator would and started again on the same port. The
- * service process (service/server.ts) must say so once, count it in jobs_database_up, and keep
- * answering partners with a 503 they can retry.
+ * stopped), stopped with SIGTERM as an operator would for 20 s and started again on the same port.
+ * The service process (service/server.ts) and the webhook dispatcher's must each say so once and
+ * count it in their database-up gauge; the dispatcher's compose health check fails meanwhile; and
+ * partners keep getting a 503 they can retry.
  */
 import { startPrivateMariaDb, type PrivateMariaDb } from '../helpers/mariadb-private';
+import { randomBytes } from 'node:crypto';
+import { dispatcherHealthCheck } from '../helpers/dispatcher-health';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { sleep } from './support';
 
 const SECRET = 'database-outage-gateway-secret-01';
 const CLIENTS = 5;
-const OUTAGE_MS = 5000;
+const OUTAGE_MS = 20_000;
 const HEADERS = { 'X-Gateway-Secret': SECRET, 'X-Consumer-ID': 'outage-reader', 'X-Consumer-Username': 'outage-reader' };
 
 interface Outcome {
@@ -24,6 +27,8 @@ let mariadb: PrivateMariaDb;
 let service: ServiceProcess;
 let url: string;
 let metricsUrl: string;
+let dispatcher: ServiceProcess;
+let dispatcherMetricsUrl: string;
 
 beforeAll(async () => {
   mariadb = await startPrivateMariaDb();
@@ -34,21 +39,32 @@ beforeAll(async () => {
   const logLine = () => service.stdout().split('\n').find((entry) => entry.includes('"jobs service listening"'));
   for (let tries = 0; !logLine() && tries < 50; tries++) await sleep(100);
   metricsUrl = JSON.parse(logLine()!).metrics;
+  dispatcher = startServiceProcess(
+    { DATABASE_URL: mariadb.url('jobs_outage'), WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_METRICS_PORT: '0', LOG_LEVEL: 'info' },
+    'service/webhooks/dispatcher/main.ts',
+  );
+  const running = () => dispatcher.stdout().split('\n').find((entry) => entry.includes('"webhook dispatcher running"'));
+  for (let tries = 0; !running() && tries < 100; tries++) await sleep(100);
+  if (!running()) throw new Error(`the dispatcher did not start: ${dispatcher.stderr()}`);
+  dispatcherMetricsUrl = JSON.parse(running()!).metrics;
 }, 60_000);
 afterAll(async () => {
+  await dispatcher?.stop();
   await service?.stop();
   await mariadb?.remove();
 });
 
-async function databaseUp(): Promise<number> {
-  const text = await (await fetch(metricsUrl)).text();
-  const match = /^jobs_database_up (\S+)$/m.exec(text);
-  if (!match) throw new Error('no jobs_database_up in /metrics');
+async function gauge(url: string, name: string): Promise<number> {
+  const text = await (await fetch(url)).text();
+  const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  if (!match) throw new Error(`no ${name} in /metrics`);
   return Number(match[1]);
 }
+const databaseUp = () => gauge(metricsUrl, 'jobs_database_up');
+const dispatcherDatabaseUp = () => gauge(dispatcherMetricsUrl, 'webhook_dispatcher_database_up');
 
-const logLines = () =>
-  service
+const logLines = (process = service) =>
+  process
     .stdout()
     .split('\n')
     .filter((line) => line.startsWith('{'))
@@ -56,6 +72,8 @@ const logLines = () =>
 
 test('a stopped database is one error line naming it, jobs_database_up 0 then 1, one line on its return, and partners get 503 + Retry-After', async () => {
   expect(await databaseUp()).toBe(1);
+  expect(await dispatcherDatabaseUp()).toBe(1);
+  expect(await dispatcherHealthCheck(dispatcherMetricsUrl)).toBe(0);
   const during: Outcome[] = [];
   const all: Outcome[] = [];
   let running = true;
@@ -72,6 +90,8 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
   });
 
   let downReading: number;
+  let dispatcherDown: number;
+  let healthDuring: number | null;
   let upAgainMs: number;
   try {
     await sleep(500);
@@ -79,10 +99,12 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
     await mariadb.stop();
     await sleep(OUTAGE_MS / 2);
     downReading = await databaseUp();
+    dispatcherDown = await dispatcherDatabaseUp();
+    healthDuring = await dispatcherHealthCheck(dispatcherMetricsUrl);
     await sleep(OUTAGE_MS / 2);
     await mariadb.start();
     const restarted = Date.now();
-    while ((await databaseUp()) !== 1 && Date.now() - restarted < 10_000) await sleep(200);
+    while (((await databaseUp()) !== 1 || (await dispatcherDatabaseUp()) !== 1) && Date.now() - restarted < 10_000) await sleep(200);
     upAgainMs = Date.now() - restarted;
     outage = false;
     await sleep(1000);
@@ -90,9 +112,13 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
     running = false;
     await Promise.all(clients);
   }
+  expect(await dispatcherHealthCheck(dispatcherMetricsUrl)).toBe(0);
   await service.stop();
+  await dispatcher.stop();
 
   expect(downReading).toBe(0);
+  expect(dispatcherDown).toBe(0);
+  expect(healthDuring).not.toBe(0);
   expect(upAgainMs).toBeLessThan(3000);
   expect(await fetch(`${url}/healthz`).catch(() => 'stopped')).toBe('stopped');
 
@@ -119,4 +145,13 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
   expect(back[0]).toMatchObject({ level: 40, host: '127.0.0.1', port: mariadb.port, failed: failures.length });
   expect(back[0]!.downSeconds).toBeGreaterThanOrEqual(OUTAGE_MS / 1000 - 1);
   expect(back[0]!.msg).toBe(`database reachable again at 127.0.0.1:${mariadb.port} after ${back[0]!.downSeconds} s; ${failures.length} requests answered 503 meanwhile`);
-}, 90_000);
+}, 120_000);
+
+test('the dispatcher said it once too: one error line naming the database, one line on its return', () => {
+  const lines = logLines(dispatcher);
+  const loud = lines.filter((line) => line.level >= 50);
+  expect(loud).toEqual([expect.objectContaining({ msg: `database unreachable at 127.0.0.1:${mariadb.port}: ECONNREFUSED`, host: '127.0.0.1', port: mariadb.port })]);
+  const back = lines.filter((line) => /database reachable again/.test(line.msg));
+  expect(back).toHaveLength(1);
+  expect(back[0]!.msg).toMatch(new RegExp(`^database reachable again at 127\\.0\\.0\\.1:${mariadb.port} after \\d+ s; \\d+ dispatcher ticks failed meanwhile$`));
+});

@@ -4,6 +4,7 @@ import { lastSequenced, sequencePendingChanges } from '../../../db/jobs/change-n
 import { signingKey } from '../../../db/signing-key';
 import type { AttemptRecord } from '../../../db/webhooks/attempts';
 import { claimDue, databaseTime, disableHeld, recordFailure, subscriptionLags, type Lease, type LeasedSubscription } from '../../../db/webhooks/delivery';
+import type { Reachability } from '../../../db/reachability';
 import type { Logger } from '../../logger';
 import { databaseClock, type DatabaseClock } from './clock';
 import { eventId as eventIdOf } from './events';
@@ -35,6 +36,8 @@ export interface DispatcherOptions {
   capacity?: number;
   /** This host's wall clock, for the skew against the database's (tests move it). */
   wallNow?: () => number;
+  /** Told of every failure: one the database's absence explains is logged once there, so here at debug. */
+  reachability?: Pick<Reachability, 'failed'>;
 }
 
 export interface Dispatcher {
@@ -46,7 +49,7 @@ export interface Dispatcher {
 const errorFields = (error: unknown) => ({ code: (error as { code?: string }).code, err: { name: (error as Error).name } });
 
 /** Delivers each leased subscription's feed entries in order, one at a time; a failure reschedules the same event (docs/decisions.md, Webhooks). */
-export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}`, capacity = CAPACITY, wallNow }: DispatcherOptions): Dispatcher {
+export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}`, capacity = CAPACITY, wallNow, reachability }: DispatcherOptions): Dispatcher {
   const giveUpReason = `deliveries failed for ${spoken(settings.retry.giveUpAfterMs)}`;
   const agent = deliveryAgent(settings.policy, { connectTimeoutMs: settings.timeoutMs });
   const walking = new Map<string, Promise<void>>();
@@ -58,7 +61,10 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
   let clock: DatabaseClock | undefined;
 
   const feed = feedWindow(db, () => signingKey(db));
-  const writer = holdWriter(db, settings.leaseMs, (error) => logger.error(errorFields(error), 'webhook positions not written; retrying'));
+  // An outage is one line (db/reachability.ts); each failure it explains is a debug line.
+  const failure = (error: unknown, fields: Record<string, unknown>, message: string) =>
+    reachability?.failed(error) ? logger.debug({ ...fields, ...errorFields(error) }, message) : logger.error({ ...fields, ...errorFields(error) }, message);
+  const writer = holdWriter(db, settings.leaseMs, (error) => failure(error, {}, 'webhook positions not written; retrying'));
   const gate = leaseGate(db);
   metrics?.watchLag(async () => ({ head: await lastSequenced(db), subscriptions: await subscriptionLags(db) }));
 
@@ -171,7 +177,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
       const run = walk(subscription, claimedAt)
         .catch((error: unknown) => {
           // The lease expires on its own; another tick (here or elsewhere) takes it up again.
-          logger.error({ subscription: subscription.id, ...errorFields(error) }, 'webhook walk failed');
+          failure(error, { subscription: subscription.id }, 'webhook walk failed');
         })
         .finally(() => {
           walking.delete(subscription.id);
@@ -188,7 +194,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
       try {
         await tick();
       } catch (error) {
-        logger.error(errorFields(error), 'webhook dispatcher tick failed');
+        failure(error, {}, 'webhook dispatcher tick failed');
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, settings.pollMs);

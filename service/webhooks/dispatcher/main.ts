@@ -2,8 +2,10 @@
 import { describeDatabaseUrl, openDatabase } from '../../../db/client';
 import { migrateDatabase, startupDatabaseError } from '../../../db/migrate';
 import { loadConfig } from '../../config';
-import { createLogger, exitOnCrash, flushNow, type Logger } from '../../logger';
+import { createLogger, flushNow, type Logger } from '../../logger';
 import { serveMetrics, type MetricsServer } from '../../metrics-server';
+import { runProcess } from '../../process';
+import { DATABASE_UP_GAUGES, watchDatabase } from '../../../db/reachability';
 import { aSealedSecret } from '../../../db/webhooks/delivery';
 import type { Database } from '../../../db/client';
 import { decryptSecret } from '../secrets';
@@ -37,16 +39,19 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
     throw error;
   }
   const metrics = metricsPort === undefined ? undefined : createDispatcherMetrics();
+  // An outage is one line and webhook_dispatcher_database_up 0, which compose's health check reads.
+  const reachability = watchDatabase({ url: config.databaseUrl, logger, registry: metrics?.registry, gauge: DATABASE_UP_GAUGES.dispatcher, failures: 'dispatcher ticks failed' });
   let metricsServer: MetricsServer | undefined;
   if (metrics) {
     try {
       metricsServer = await serveMetrics(metrics.registry, metricsPort!, config.host);
     } catch (error) {
+      reachability.stop();
       await database.close();
       throw error;
     }
   }
-  const dispatcher = startDispatcher({ db: database.db, settings: { ...settings, secretsKey: settings.secretsKey }, logger, metrics });
+  const dispatcher = startDispatcher({ db: database.db, settings: { ...settings, secretsKey: settings.secretsKey }, logger, metrics, reachability });
   logger.info({ owner: dispatcher.owner, database: describeDatabaseUrl(config.databaseUrl), metrics: metricsServer?.url, allowHttp: settings.policy.allowHttp, allowed: settings.policy.allowed }, 'webhook dispatcher running');
   flushNow(logger);
   return {
@@ -55,6 +60,7 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
     async stop() {
       await dispatcher.stop();
       await metricsServer?.close();
+      reachability.stop();
       await database.close();
       logger.info('webhook dispatcher stopped');
       flushNow(logger);
@@ -73,23 +79,4 @@ async function proveSecretsKey(db: Database, key: Buffer): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  let running: RunningDispatcher;
-  try {
-    running = await runDispatcher();
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : String(error));
-    process.exit(1);
-  }
-  exitOnCrash(running.logger);
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    void running.stop().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-}
-
-if (require.main === module) void main();
+if (require.main === module) void runProcess(() => runDispatcher());

@@ -30,8 +30,8 @@ export function createDispatcherMetrics(): DispatcherMetrics {
   const skew = new Gauge({ name: 'webhook_clock_skew_seconds', help: "The database's clock minus this host's (signatures follow the database's); past 30 s it is logged", registers: [registry] });
   let read: Parameters<DispatcherMetrics['watchLag']>[0] | undefined;
   let last: Promise<{ head: number; subscriptions: SubscriptionLag[] }> | undefined;
-  // One query per scrape however many gauges read it.
-  const snapshot = () => (last ??= read!().finally(() => setTimeout(() => (last = undefined), 100)));
+  // One query per scrape however many gauges read it; while the database is away they are left out, and webhook_dispatcher_database_up says why.
+  const snapshot = () => (last ??= read!().finally(() => setTimeout(() => (last = undefined), 100))).catch(() => undefined);
   const perSubscription = (name: string, help: string, value: (lag: SubscriptionLag, head: number) => number) =>
     new Gauge({
       name,
@@ -41,8 +41,8 @@ export function createDispatcherMetrics(): DispatcherMetrics {
       async collect() {
         if (!read) return;
         this.reset();
-        const { head, subscriptions } = await snapshot();
-        for (const lag of subscriptions) this.set({ subscription: lag.id, status: lag.status }, value(lag, head));
+        const lags = await snapshot();
+        for (const lag of lags?.subscriptions ?? []) this.set({ subscription: lag.id, status: lag.status }, value(lag, lags!.head));
       },
     });
   perSubscription('webhook_subscription_lag_seconds', 'Age of the oldest event not yet delivered to the subscription (0 when caught up)', (lag) =>
@@ -58,7 +58,8 @@ export function createDispatcherMetrics(): DispatcherMetrics {
     help: 'The change feed\'s last sequence number',
     registers: [registry],
     async collect() {
-      if (read) this.set((await snapshot()).head);
+      const lags = read && (await snapshot());
+      if (lags) this.set(lags.head);
     },
   });
   return {
