@@ -66,7 +66,7 @@ fi
 
 # The service, its HTTP contract, its start-up and its database outage, and the dispatcher: the
 # production processes' own code. The rest (gateway, keys tool, bench) runs on the machine's Node.
-PRODUCTION_NODE_SUITES=(test/service test/app.test.ts test/startup.test.ts test/e2e/contract.test.ts test/faults/database-outage.test.ts test/webhooks/dispatcher.test.ts)
+PRODUCTION_NODE_SUITES=(test/service test/startup.test.ts test/e2e/contract.test.ts test/faults/database-outage.test.ts)
 prod_passed=0
 prod_failed=0
 if [ "${PRODUCTION_NODE:-on}" = off ]; then
