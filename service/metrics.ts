@@ -1,11 +1,24 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/client';
-import type { AdmissionStats } from './middleware/admission';
 
 // From a cached 304 to a request that waited its whole turn (DB_QUERY_TIMEOUT_MS at most 25 s).
 type RequestLabel = 'route' | 'method' | 'status';
 
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25];
+
+/** What admission counts (service/middleware/admission.ts keeps them), as the metrics read them. */
+export interface AdmissionStats {
+  inUse: number;
+  waiting: number;
+  /** Refused on arrival: the wait they faced was longer than queueTimeoutMs (or the fixed queue was full). */
+  refused: number;
+  /** Waited queueTimeoutMs without a turn. */
+  timedOut: number;
+  /** Their client went away while they waited. */
+  abandoned: number;
+  /** The running average time a request holds its turn (0 before the first one ended). */
+  serviceMs: number;
+}
 
 export interface ServiceMetrics {
   registry: Registry;

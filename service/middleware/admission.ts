@@ -1,5 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import { HttpError, MESSAGES, unavailable } from '../errors';
+import type { AdmissionStats } from '../metrics';
 
 export interface AdmissionLimits {
   /** Requests served at once: the pool's size, so admitted requests rarely wait for a connection. */
@@ -10,18 +11,6 @@ export interface AdmissionLimits {
   queueLimit?: number;
 }
 
-export interface AdmissionStats {
-  inUse: number;
-  waiting: number;
-  /** Refused on arrival: the wait they faced was longer than queueTimeoutMs (or the fixed queue was full). */
-  refused: number;
-  /** Waited queueTimeoutMs without a turn. */
-  timedOut: number;
-  /** Their client went away while they waited. */
-  abandoned: number;
-  /** The running average time a request holds its turn (0 before the first one ended). */
-  serviceMs: number;
-}
 
 export interface Admission {
   middleware: Middleware;
