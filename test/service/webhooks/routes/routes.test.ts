@@ -18,15 +18,8 @@ import { call, expectJsonError, serve, type Served } from '../../../helpers/http
 import { memoryLog } from '../../../helpers/service';
 
 const key = randomBytes(32);
-const settings = (secretsKey: Buffer | undefined): WebhookSettings => ({
-  secretsKey,
-  policy: { allowHttp: false, allowed: [] },
-  retry: { firstMs: 5000, maxMs: 36_000_000, giveUpAfterMs: 259_200_000 },
-  leaseMs: 30_000,
-  pollMs: 200,
-  timeoutMs: 10_000,
-  subscriptionLimit: 5,
-});
+// Production's settings, with or without a secrets key.
+const settings = (secretsKey: Buffer | undefined): WebhookSettings => ({ ...loadWebhookSettings({}), secretsKey });
 const PUBLIC_URL = 'https://93.184.215.14/hooks';
 const NOT_PUBLIC = 'url must resolve only to public addresses';
 
