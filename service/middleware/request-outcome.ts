@@ -18,7 +18,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof HttpError) {
     return { status: error.status, body: { error: error.message, ...error.extra }, headers: error.headers };
   }
-  // Stryker disable next-line ConditionalExpression: equivalent, a primitive has no status either
+  // null and primitives carry no status (a thrown null is tested).
   if (error && typeof error === 'object') {
     if (isDatabaseUnavailable(error)) {
       return toErrorResponse(unavailable());
