@@ -1,7 +1,6 @@
 import { findSubscription } from '../../../db/webhooks/subscriptions';
 import { defineRoute } from '../../http/route';
-import { webhookAnswer } from '../view';
-import { OWN_SUBSCRIPTION, subscriptionAnswer } from './answers';
+import { answerSubscription, OWN_SUBSCRIPTION, subscriptionAnswer } from './answers';
 
 export const getWebhookRoute = defineRoute({
   operationId: 'getWebhook',
@@ -10,7 +9,5 @@ export const getWebhookRoute = defineRoute({
   summary: 'One subscription: its status, position, and why it is failing or disabled',
   ...OWN_SUBSCRIPTION,
   responses: subscriptionAnswer('The subscription'),
-  handler: ({ db }) => async (ctx, { params: { id } }) => {
-    ctx.body = await webhookAnswer(db, await findSubscription(db, ctx.state.consumer!.id, id));
-  },
+  handler: answerSubscription(findSubscription),
 });
