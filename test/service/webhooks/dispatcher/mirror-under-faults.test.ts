@@ -156,12 +156,19 @@ inNamespaces('each receiver ends with exactly the listable jobs, in order, every
   await faults;
 
   const want = await listable();
-  for (const { receiver, path, secret } of subscriptions) {
-    const deadline = Date.now() + 45_000;
+  // One deadline for all twenty: on a CI machine whose other suites load both cores, catching up takes longer.
+  const deadline = Date.now() + 75_000;
+  for (const { id, receiver, path, secret } of subscriptions) {
     for (;;) {
       const { jobs } = mirrorOf(receiver, path, secret, initial);
       if (JSON.stringify(jobs) === JSON.stringify(Object.fromEntries(Object.keys(jobs).map((id) => [id, want[id]]))) && Object.keys(jobs).length === Object.keys(want).length) break;
-      if (Date.now() > deadline) expect(jobs).toEqual(want);
+      if (Date.now() > deadline) {
+        // What the subscription's row and the feed's head say, for whoever reads a failure.
+        const [row] = await sql('select hex(id) id, status, position, attempts, failing_since, next_attempt_at, lease_owner, lease_expires_at, lease_generation, last_served_at, last_error, utc_timestamp(3) now from webhook_subscriptions where id = unhex(replace(?, \'-\', \'\'))', [id]);
+        const [head] = await sql('select max(seq) head from job_changes where ever_public');
+        console.log('subscription behind at the deadline', JSON.stringify({ row, head }));
+        expect(jobs).toEqual(want);
+      }
       await sleep(500);
     }
     const { applied, firsts } = mirrorOf(receiver, path, secret, initial);
@@ -172,4 +179,4 @@ inNamespaces('each receiver ends with exactly the listable jobs, in order, every
   // The faults happened: 500s were answered, the unreachable time left a gap in arrivals.
   expect(receivers[0]!.deliveries.some((delivery) => delivery.status === 500)).toBe(true);
   expect(receivers[1]!.deliveries.every((delivery) => delivery.status === 204)).toBe(true);
-}, 180_000);
+}, 240_000);
