@@ -7,8 +7,9 @@ export const conditional: Middleware = async (ctx, next) => {
   // GET and HEAD only (the router sends nothing else here); errors keep their own bodies.
   if (ctx.status !== 200 || ctx.body === null || typeof ctx.body !== 'object') return;
   const text = JSON.stringify(ctx.body);
+  // The type first: set after, Koa would look up text/plain for the string and then this.
+  ctx.set('Content-Type', 'application/json; charset=utf-8');
   ctx.body = text;
-  ctx.type = 'application/json; charset=utf-8';
   const tag = `"${hash('sha256', text, 'base64url')}"`;
   ctx.set('ETag', tag);
   ctx.set('Cache-Control', 'private, no-cache');

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { z } from 'zod';
 import type { RouterMiddleware } from '@koa/router';
+import type { Middleware } from 'koa';
 import { methodNotAllowed } from '../errors';
 import { requireConsumer } from '../middleware/gateway-trust';
 import { jsonBody } from '../middleware/json-body';
@@ -39,15 +40,62 @@ export function apiRouters<S>(routes: readonly Route<z.ZodObject, z.ZodObject, z
   };
 }
 
-/** A router, entered only by a path one of its routes matches. */
-export function mount(router: Router): RouterMiddleware {
-  const routes = router.routes();
+declare module 'koa' {
+  interface DefaultState {
+    /** The matched route's path as declared (`/api/v1/jobs/:id`): the metrics' label. */
+    route?: string;
+  }
+}
+
+/** `steps` as one middleware, chained once at mount instead of once per request. */
+function chain(steps: readonly Middleware[]): Middleware {
+  return steps.reduceRight<Middleware>((rest, step) => (ctx, next) => step(ctx, () => rest(ctx, next)), (_ctx, next) => next());
+}
+
+// As @koa/router decodes a path parameter: a malformed escape stays as sent.
+function decode(text: string): string {
+  if (!text.includes('%')) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * A router, entered only by a path one of its routes matches: the first route matching path and
+ * method answers, and a path matched only under other methods is a 405 naming them. The router
+ * compiles the paths (its layers' regexps, HEAD with GET); the dispatch is ours, so a request
+ * matches once and runs a chain built at mount.
+ */
+export function mount(router: Router): Middleware {
+  const routes = router.stack.map((layer) => ({
+    regexp: layer.regexp,
+    names: layer.paramNames.map((key) => key.name),
+    methods: layer.methods,
+    path: String(layer.path),
+    run: chain(layer.stack as Middleware[]),
+  }));
   return (ctx, next) => {
-    const layers = router.stack.filter((layer) => layer.match(ctx.path));
-    if (layers.length === 0) return next();
-    return routes(ctx, async () => {
-      await next();
-      if (ctx.status === 404 && ctx.body == null) throw methodNotAllowed([...new Set(layers.flatMap((layer) => layer.methods))]);
+    const path = ctx.path;
+    let allowed: string[] | undefined;
+    for (const route of routes) {
+      const found = route.regexp.exec(path);
+      if (found === null) continue;
+      if (!route.methods.includes(ctx.method)) {
+        (allowed ??= []).push(...route.methods);
+        continue;
+      }
+      const params: Record<string, string> = {};
+      for (let i = 0; i < route.names.length; i++) if (found[i + 1]) params[route.names[i]!] = decode(found[i + 1]!);
+      ctx.params = params;
+      ctx.state.route = route.path;
+      return route.run(ctx, next);
+    }
+    if (allowed === undefined) return next();
+    const methods = [...new Set(allowed)];
+    return next().then(() => {
+      if (ctx.status === 404 && ctx.body == null) throw methodNotAllowed(methods);
     });
   };
 }

@@ -27,13 +27,13 @@ function header(value: string | string[] | undefined): string | undefined {
 
 /** Two Host headers are a 400, as nginx answers them (RFC 9112 §3.2). */
 export function singleHost(): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const raw = ctx.req.rawHeaders;
     let hosts = 0;
     // Only a four-letter name can be Host: the others are not lower-cased.
     for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
     if (hosts > 1) throw hostTwice();
-    await next();
+    return next();
   };
 }
 
@@ -49,7 +49,7 @@ const GATEWAY_HEADERS = new Set([
 
 /** More than HEADER_COUNT_LIMIT client headers is a JSON 431, as the gateways answer it (gateway headers not counted). */
 export function headerCount(): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const raw = ctx.req.rawHeaders;
     if (raw.length / 2 > HEADER_COUNT_LIMIT) {
       const added = new Set<string>();
@@ -59,7 +59,7 @@ export function headerCount(): Middleware {
       }
       if (raw.length / 2 - added.size > HEADER_COUNT_LIMIT) throw tooManyHeaders(HEADER_COUNT_LIMIT);
     }
-    await next();
+    return next();
   };
 }
 
@@ -69,7 +69,7 @@ const digest = (value: string) => hash('sha256', value, 'buffer');
 /** With a secret configured, a request that did not come through the gateway is refused before anything else runs. */
 export function trustGateway(secret: string | undefined): Middleware {
   const expected = secret ? digest(secret) : undefined;
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (expected) {
       const sent = ctx.req.headers['x-gateway-secret'];
       // Comparing digests keeps the comparison constant-time whatever the length sent.
@@ -81,12 +81,12 @@ export function trustGateway(secret: string | undefined): Middleware {
     if (id && CONSUMER_ID.test(id)) {
       ctx.state.consumer = { id, username: header(ctx.req.headers['x-consumer-username']) };
     }
-    await next();
+    return next();
   };
 }
 
 /** For a route that records who called: without the gateway's identity headers it is a 401. */
-export const requireConsumer: Middleware = async (ctx, next) => {
+export const requireConsumer: Middleware = (ctx, next) => {
   if (!ctx.state.consumer) throw noConsumer();
-  await next();
+  return next();
 };

@@ -63,8 +63,11 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
 
 /** Reads a declared body before anything downstream runs, so the admission turn after it is only ever held by a request ready to run. */
 export function readBodyFirst(timeoutMs: number): Middleware {
-  return async (ctx, next) => {
-    if (declaresBody(ctx.req)) ctx.request.rawBody = await readBody(ctx.req, timeoutMs);
-    await next();
+  return (ctx, next) => {
+    if (!declaresBody(ctx.req)) return next();
+    return readBody(ctx.req, timeoutMs).then((bytes) => {
+      ctx.request.rawBody = bytes;
+      return next();
+    });
   };
 }

@@ -65,8 +65,7 @@ export function requestOutcome(logger: Logger, metrics?: ServiceMetrics, databas
       );
       if (metrics) {
         // A path no route matched is one series, whatever was asked for.
-        const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-        const labels = { route: route === undefined ? 'unmatched' : String(route), method: METHODS.has(ctx.method) ? ctx.method : 'other', status: String(ctx.status) };
+        const labels = { route: ctx.state.route ?? 'unmatched', method: METHODS.has(ctx.method) ? ctx.method : 'other', status: String(ctx.status) };
         metrics.requestCount.inc(labels);
         metrics.requestDuration.observe(labels, ms / 1000);
       }
