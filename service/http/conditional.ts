@@ -7,13 +7,14 @@ export const conditional: Middleware = async (ctx, next) => {
   // GET and HEAD only (the router sends nothing else here); errors keep their own bodies.
   if (ctx.status !== 200 || ctx.body === null || typeof ctx.body !== 'object') return;
   const text = JSON.stringify(ctx.body);
-  // The type first: set after, Koa would look up text/plain for the string and then this.
-  ctx.set('Content-Type', 'application/json; charset=utf-8');
-  ctx.body = text;
   const tag = `"${hash('sha256', text, 'base64url')}"`;
-  ctx.set('ETag', tag);
-  ctx.set('Cache-Control', 'private, no-cache');
-  if (noneMatch(ctx.get('If-None-Match'), tag)) ctx.status = 304;
+  // Node's own setHeader: Koa's set() builds arrays per call, and these names and values are ours.
+  // The type goes first: set after the string body, Koa would look up text/plain, then this.
+  ctx.res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  ctx.body = text;
+  ctx.res.setHeader('ETag', tag);
+  ctx.res.setHeader('Cache-Control', 'private, no-cache');
+  if (noneMatch(ctx.req.headers['if-none-match'] ?? '', tag)) ctx.status = 304;
 };
 
 /** If-None-Match as RFC 9110 13.1.2 evaluates it: `*`, or any listed tag equal to ours by weak comparison (W/ ignored). */
