@@ -11,7 +11,7 @@ import type { Logger } from './logger';
 import type { ServiceMetrics } from './metrics';
 import { createAdmission } from './middleware/admission';
 import { readBodyFirst } from './middleware/read-body';
-import { headerCount, singleHost, trustGateway } from './middleware/gateway-trust';
+import { headerBlock, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
 import { loadWebhookSettings, type WebhookSettings } from './webhooks/settings';
 
@@ -53,8 +53,7 @@ export function createApp({ db, config, logger, metrics, webhooks, reachability 
 
   if (metrics) metrics.watchAdmission(admission.stats);
   app.use(requestOutcome(logger, metrics, reachability));
-  app.use(headerCount());
-  app.use(singleHost());
+  app.use(headerBlock());
   // Probes answer before the gateway check: an orchestrator calls them directly.
   app.use(mount(health));
   // Built when the document is first asked for; both document paths list the public address in servers.

@@ -23,7 +23,7 @@ export function createLogger(level: string, destination: DestinationStream = bat
 /** Lines for `dest` (a file descriptor, 1 for stdout, or a file path), written in batches (above). */
 export function batched(dest: number | string): ReturnType<typeof pino.destination> {
   // Stryker disable next-line BooleanLiteral: sync changes which thread waits for write(2), not what is written or when flushNow has it written; a speed matter (npm run bench)
-  const stream = pino.destination({ dest, sync: false, minLength: LOG_BATCH_BYTES });
+  const stream = pino.destination({ dest, sync: true, minLength: LOG_BATCH_BYTES });
   // unref: the timer never keeps a stopping process alive; exit flushes the rest.
   setInterval(() => {
     try {

@@ -25,18 +25,6 @@ function header(value: string | string[] | undefined): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
-/** Two Host headers are a 400, as nginx answers them (RFC 9112 §3.2). */
-export function singleHost(): Middleware {
-  return (ctx, next) => {
-    const raw = ctx.req.rawHeaders;
-    let hosts = 0;
-    // Only a four-letter name can be Host: the others are not lower-cased.
-    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
-    if (hosts > 1) throw hostTwice();
-    return next();
-  };
-}
-
 /** The most headers a client may send, as both gateways count them (gateway/kong/nginx-proxy-jobs.conf). */
 export const HEADER_COUNT_LIMIT = 100;
 
@@ -47,18 +35,28 @@ const GATEWAY_HEADERS = new Set([
   'x-forwarded-proto', 'x-forwarded-path', 'x-forwarded-prefix', 'x-real-ip', 'x-kong-request-id', 'x-request-id',
 ]);
 
-/** More than HEADER_COUNT_LIMIT client headers is a JSON 431, as the gateways answer it (gateway headers not counted). */
-export function headerCount(): Middleware {
+/** How many of `raw`'s headers the client sent: the gateway's own are not counted. */
+function clientHeaderCount(raw: string[]): number {
+  const added = new Set<string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (GATEWAY_HEADERS.has(name)) added.add(name);
+  }
+  return raw.length / 2 - added.size;
+}
+
+/**
+ * The header block as the gateways take it: more than HEADER_COUNT_LIMIT client headers is a JSON
+ * 431 (gateway headers not counted), and two Host headers a 400, as nginx answers them (RFC 9112 §3.2).
+ */
+export function headerBlock(): Middleware {
   return (ctx, next) => {
     const raw = ctx.req.rawHeaders;
-    if (raw.length / 2 > HEADER_COUNT_LIMIT) {
-      const added = new Set<string>();
-      for (let i = 0; i < raw.length; i += 2) {
-        const name = raw[i]!.toLowerCase();
-        if (GATEWAY_HEADERS.has(name)) added.add(name);
-      }
-      if (raw.length / 2 - added.size > HEADER_COUNT_LIMIT) throw tooManyHeaders(HEADER_COUNT_LIMIT);
-    }
+    if (raw.length / 2 > HEADER_COUNT_LIMIT && clientHeaderCount(raw) > HEADER_COUNT_LIMIT) throw tooManyHeaders(HEADER_COUNT_LIMIT);
+    let hosts = 0;
+    // Only a four-letter name can be Host: the others are not lower-cased.
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
+    if (hosts > 1) throw hostTwice();
     return next();
   };
 }
