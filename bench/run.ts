@@ -111,7 +111,8 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     if (wants('N', 'N-A')) {
       // Two services of their own, so each one's peak RSS is this scenario's alone.
       for (const [target, nodeDefaults] of [['service-flags', false], ['service-node-defaults', true]] as const) {
-        const server = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: target, nodeFlags, nodeDefaults, node: options.node }));
+        // Measured alone (scenario.deployed), so without --single-threaded-gc: memory as deployed.
+        const server = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: target, nodeDefaults, node: options.node }));
         endpoints.set(target, { target, server, chain: [server] });
       }
     }
@@ -215,7 +216,8 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     const targetsOf = (scenario: Scenario) => [...scenario.comparison.subjects, scenario.comparison.reference];
     // One process a side, and a core for the generator and the database: measured at once on a shared core.
     const cpus = os.cpus().length;
-    const atOnce = (scenario: Scenario) => !options.inTurn && cpus >= 2 && !slow.has(scenario) && targetsOf(scenario).every((t) => endpointOf(t).chain.length === 1);
+    const atOnce = (scenario: Scenario) =>
+      !options.inTurn && !scenario.deployed && cpus >= 2 && !slow.has(scenario) && targetsOf(scenario).every((t) => endpointOf(t).chain.length === 1);
     // Each round starts with a different target, so none always runs on a warmer (or busier) machine.
     const inTurn = (list: Target[], round: number) => list.map((_, i) => list[(i + round) % list.length]!);
 

@@ -44,6 +44,8 @@ export interface Scenario {
   connections?: number;
   /** Why it cannot run at this size or on this API, printed as "n/a". */
   unavailable?: string;
+  /** Each target measured alone, on the Dockerfile's node flags exactly: its peak RSS is the deployed process's. */
+  deployed?: true;
 }
 
 /** The n-th webhook subscriber of scenario W, a reader of its own (the API allows 5 subscriptions a consumer). */
@@ -175,6 +177,7 @@ export async function scenariosFor(
       as: 'reader',
       via: 'direct',
       comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
+      deployed: true,
     },
     {
       key: 'N-A',
@@ -184,6 +187,7 @@ export async function scenariosFor(
       as: 'reader',
       via: 'direct',
       comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
+      deployed: true,
     },
   ];
   // S, the full sync, and W, webhook delivery, are not request mixes: bench/sync.ts and bench/webhooks.ts measure them.

@@ -110,6 +110,22 @@ test('a target is met or not only from a stable row whose readings agree on a qu
   expect(targets(rows(800, 0.02))[0]).toBe('- undecided (throughput and CPU ratios disagree): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.63x)');
 });
 
+test('the memory target reads the service as deployed (N), never a paired row, whose --single-threaded-gc delays major collections', () => {
+  const MiB = 1024 * 1024;
+  // A paired D row whose service peaked far over the bar decides nothing about memory.
+  const paired = scenario([1, 2, 3].flatMap((round) => [window('service', round, 950, 520, { peakRssBytes: { service: 300 * MiB } }), window('baseline', round, 1000, 500)]));
+  const memory = (run: RunResult) => targets(run).find((line) => line.includes('peak RSS'));
+  expect(memory(runOf(paired))).toBe('- not measured: peak RSS of the service as deployed (N, N-A) <= 160 MiB: N not run');
+  const deployed = (peak: number): ScenarioResult => ({
+    ...scenario([1, 2, 3].flatMap((round) => [window('service-flags', round, 950, 520, { peakRssBytes: { 'service-flags': peak * MiB } }), window('service-node-defaults', round, 1000, 500)])),
+    key: 'N',
+    comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
+  });
+  const both = (peak: number) => benchRun(100_000, { scenarios: [paired, deployed(peak)] });
+  expect(memory(both(127))).toBe('- met: peak RSS of the service as deployed (N, N-A) <= 160 MiB: 127 MiB');
+  expect(memory(both(170))).toBe('- NOT met: peak RSS of the service as deployed (N, N-A) <= 160 MiB: 170 MiB');
+});
+
 test("K: our Kong against Kong's key-auth + acl, round by round, from the Kong processes' own CPU (the service's left out)", () => {
   const kong = (target: Target, round: number, reqPerSec: number, kongCpu: number) =>
     window(target, round, reqPerSec, kongCpu + 500, { cpuPerRequest: { [target]: kongCpu, service: 500, generator: 12 } });
