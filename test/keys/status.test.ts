@@ -27,6 +27,22 @@ test('status: 0 when Kong equals the files, 3 on a difference, 1 when Kong canno
   expect((await keys(ws, ['status'])).code).toBe(2);
 });
 
+test("a credential Kong holds under the files' id but with another key: status names both by fingerprint, and reconcile puts the files' key back", async () => {
+  const { variable, key } = printedKey(await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]));
+  // Kong keeps the credential's id, with a key nobody issued (seed: a made-up key for every id).
+  kong.seed(ws.state());
+  const env = { [variable]: key };
+  // Without the key in the environment the tool cannot compare, and says nothing it cannot know.
+  expect((await keys(ws, ['status', '--admin-url', ADMIN])).code).toBe(0);
+  const drift = await keys(ws, ['status', '--admin-url', ADMIN], env);
+  expect(drift.code).toBe(3);
+  expect(drift.out).toMatch(new RegExp(`live: credential [0-9a-f-]{36} \\(sha256:[0-9a-f]{8}\\) of acme gets through Kong, but ${variable} holds another key \\(sha256:[0-9a-f]{8}\\): that one gets 401`));
+  expect(drift.out + drift.err).not.toContain(key);
+  expect((await keys(ws, ['reconcile', 'acme', ...APPLY], env)).code).toBe(0);
+  expect(kong.changes().slice(-2)).toEqual([expect.stringMatching(/^DELETE \/consumers\/.+\/key-auth\//), expect.stringMatching(/^POST \/consumers\/.+\/key-auth/)]);
+  expect((await keys(ws, ['status', '--admin-url', ADMIN], env)).code).toBe(0);
+});
+
 test("every suggested command carries the operator's --admin-url, --timeout and files, and never the token", async () => {
   await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]);
   await keys(ws, ['scope', 'acme', 'write']);

@@ -89,6 +89,20 @@ export function differences(name: string, want: Partner | null, live: LivePartne
       rank: RANK.cut,
     });
   }
+  for (const c of want.credentials) {
+    const held = live.credentials.find((l) => l.id === c.id);
+    const key = env[c.variable];
+    // Only the environment holds the files' key: without it the two cannot be compared.
+    if (!held || !key || held.key === key) continue;
+    found.push({
+      live: `${credentialText(held)} of ${name} gets through Kong, but ${c.variable} holds another key (${fingerprint(key)}): that one gets 401`,
+      steps: [
+        { what: `delete ${credentialText(held)} of ${name}`, request: deleteCredential(live.id, c.id), consumer, absentIsDone: true },
+        { what: `create credential ${c.id} for ${name}`, request: createCredential(want.id, c.id, key), consumer },
+      ],
+      rank: RANK.cut,
+    });
+  }
   for (const g of want.groups.filter((g) => !live.groups.includes(g))) {
     const disabled = g === GROUP_DISABLED;
     found.push({
