@@ -43,6 +43,42 @@ test("a credential Kong holds under the files' id but with another key: status n
   expect((await keys(ws, ['status', '--admin-url', ADMIN], env)).code).toBe(0);
 });
 
+test("Kong's consumer under another id, another name, or with a group the files do not give: status names each, and reconcile makes Kong the files again", async () => {
+  const { variable, key } = printedKey(await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]));
+  const env = { [variable]: key };
+  const files = ws.state();
+  const acme = files.partners.consumers[0];
+  const drifted = (change: (consumer: any) => void) => {
+    const copy = structuredClone(files);
+    change(copy.partners.consumers[0]);
+    kong.seed(copy);
+  };
+  const repaired = async () => {
+    expect((await keys(ws, ['reconcile', 'acme', ...APPLY], env)).code).toBe(0);
+    expect((await keys(ws, ['status', '--admin-url', ADMIN], env)).code).toBe(0);
+  };
+
+  drifted((c) => c.acls.push({ group: 'jobs:write', tags: c.tags }));
+  let drift = await keys(ws, ['status', '--admin-url', ADMIN]);
+  expect(drift.code).toBe(3);
+  expect(drift.out).toContain('live: acme has group jobs:write in Kong; partners.yaml does not give it');
+  await repaired();
+
+  drifted((c) => (c.username = 'acme-renamed'));
+  drift = await keys(ws, ['status', '--admin-url', ADMIN]);
+  expect(drift.code).toBe(3);
+  expect(drift.out).toContain(`live: Kong's consumer ${acme.id} is acme-renamed (custom_id ${acme.custom_id ?? 'none'}), the files say acme`);
+  await repaired();
+
+  const other = '00000000-0000-4000-8000-000000000001';
+  drifted((c) => (c.id = other));
+  drift = await keys(ws, ['status', '--admin-url', ADMIN]);
+  expect(drift.code).toBe(3);
+  expect(drift.out).toContain(`live: Kong's consumer acme has id ${other}, the files say ${acme.id}`);
+  await repaired();
+  expect(kong.changes()).toContain(`DELETE /consumers/${other}`);
+});
+
 test("every suggested command carries the operator's --admin-url, --timeout and files, and never the token", async () => {
   await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]);
   await keys(ws, ['scope', 'acme', 'write']);
