@@ -20,24 +20,10 @@ export function createLogger(level: string, destination: DestinationStream = bat
   );
 }
 
-type Batched = ReturnType<typeof pino.destination>;
-
-// pino flushes a destination on exit only when it is asynchronous; a synchronous one holding a batch must be flushed here.
-const held = new Set<Batched>();
-process.once('exit', () => {
-  for (const stream of held) {
-    try {
-      stream.flushSync();
-    } catch {
-      // Ended already: nothing is held.
-    }
-  }
-});
-
 /** Lines for `dest` (a file descriptor, 1 for stdout, or a file path), written in batches (above). */
-export function batched(dest: number | string): Batched {
+export function batched(dest: number | string): ReturnType<typeof pino.destination> {
   // Stryker disable next-line BooleanLiteral: sync changes which thread waits for write(2), not what is written or when flushNow has it written; a speed matter (npm run bench)
-  const stream = pino.destination({ dest, sync: true, minLength: LOG_BATCH_BYTES });
+  const stream = pino.destination({ dest, sync: false, minLength: LOG_BATCH_BYTES });
   // unref: the timer never keeps a stopping process alive; exit flushes the rest.
   setInterval(() => {
     try {
@@ -46,8 +32,6 @@ export function batched(dest: number | string): Batched {
       // Ended (the process is exiting): what was buffered has been written already.
     }
   }, LOG_FLUSH_INTERVAL_MS).unref();
-  held.add(stream);
-  stream.once('close', () => held.delete(stream));
   return stream;
 }
 

@@ -18,7 +18,7 @@ function logAndExit(how: 'exit' | 'crash'): Promise<{ code: number | null; lines
   });
 }
 
-// The logger holds lines in 4 KiB batches (service/logger.ts); these show that nothing logged before the
+// The logger writes asynchronously (service/logger.ts); these show that nothing logged before the
 // process ends is lost, however it ends.
 describe('log lines are all written when the process ends', () => {
   test('process.exit() right after logging: every line, the last one included', async () => {
