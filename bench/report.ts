@@ -375,7 +375,7 @@ export function targets(run: RunResult): string[] {
   }
 
   // Only N's service runs the Dockerfile's flags alone; the paired rows add --single-threaded-gc, which delays major GCs.
-  const peaks = run.scenarios.flatMap((r) => r.measurements.flatMap((m) => (m.peakRssBytes['service-flags'] === undefined ? [] : [m.peakRssBytes['service-flags']])));
+  const peaks = run.scenarios.flatMap((r) => r.measurements.flatMap((m) => m.peakRssBytes['service-flags'] ?? []));
   const peak = peaks.length ? Math.max(...peaks) : undefined;
   say(peak === undefined ? undefined : peak <= 160 * 1024 * 1024, `peak RSS of the service as deployed (N, N-A) <= 160 MiB: ${peak === undefined ? 'N not run' : `${MiB(peak)} MiB`}`);
   return out;

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { z } from 'zod';
 import type { RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
+import compose from 'koa-compose';
 import { methodNotAllowed } from '../errors';
 import { requireConsumer } from '../middleware/gateway-trust';
 import { jsonBody } from '../middleware/json-body';
@@ -47,21 +48,6 @@ declare module 'koa' {
   }
 }
 
-/** `steps` as one middleware, chained once at mount instead of once per request. */
-function chain(steps: readonly Middleware[]): Middleware {
-  return steps.reduceRight<Middleware>((rest, step) => (ctx, next) => step(ctx, () => rest(ctx, next)), (_ctx, next) => next());
-}
-
-// As @koa/router decodes a path parameter: a malformed escape stays as sent.
-function decode(text: string): string {
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
 /**
  * A router, entered only by a path one of its routes matches: the first route matching path and
  * method answers, and a path matched only under other methods is a 405 naming them. The router
@@ -69,28 +55,21 @@ function decode(text: string): string {
  * matches once and runs a chain built at mount.
  */
 export function mount(router: Router): Middleware {
-  const routes = router.stack.map((layer) => ({
-    regexp: layer.regexp,
-    names: layer.paramNames.map((key) => key.name),
-    methods: layer.methods,
-    path: String(layer.path),
-    run: chain(layer.stack as Middleware[]),
-  }));
+  const routes = router.stack.map((layer) => ({ layer, path: String(layer.path), run: compose(layer.stack as Middleware[]) }));
   return (ctx, next) => {
     const path = ctx.path;
     let allowed: string[] | undefined;
-    for (const route of routes) {
-      const found = route.regexp.exec(path);
+    for (const { layer, path: declared, run } of routes) {
+      const found = layer.regexp.exec(path);
       if (found === null) continue;
-      if (!route.methods.includes(ctx.method)) {
-        (allowed ??= []).push(...route.methods);
+      if (!layer.methods.includes(ctx.method)) {
+        (allowed ??= []).push(...layer.methods);
         continue;
       }
-      const params: Record<string, string> = {};
-      for (let i = 0; i < route.names.length; i++) if (found[i + 1]) params[route.names[i]!] = decode(found[i + 1]!);
-      ctx.params = params;
-      ctx.state.route = route.path;
-      return route.run(ctx, next);
+      // The layer names and decodes its own parameters, as @koa/router's dispatch would.
+      ctx.params = layer.params(path, found.slice(1));
+      ctx.state.route = declared;
+      return run(ctx, next);
     }
     if (allowed === undefined) return next();
     const methods = [...new Set(allowed)];

@@ -43,12 +43,16 @@ function create(want: Partner, env: NodeJS.ProcessEnv): Difference[] {
   ];
 }
 
+/** The request that gives `want` its credential `id` with `key`, as the files have it. */
+function credentialStep(want: Partner, id: string, key: string): Step {
+  return { what: `create credential ${id} for ${want.name}`, request: createCredential(want.id, id, key), consumer: { id: want.id, name: want.name } };
+}
+
 function missingCredential(want: Partner, c: { id: string; variable: string }, env: NodeJS.ProcessEnv): Difference {
-  const consumer = { id: want.id, name: want.name };
   const key = env[c.variable];
   const live = `credential ${c.id} of ${want.name} is in partner-keys.yaml but not in Kong: its key (${c.variable}) gets 401`;
   return key
-    ? { live, steps: [{ what: `create credential ${c.id} for ${want.name}`, request: createCredential(want.id, c.id, key), consumer }], rank: RANK.key }
+    ? { live, steps: [credentialStep(want, c.id, key)], rank: RANK.key }
     : { live, steps: [], blocked: { reason: `${c.variable} is not in this environment`, variable: c.variable, credential: c.id }, rank: RANK.key };
 }
 
@@ -98,7 +102,7 @@ export function differences(name: string, want: Partner | null, live: LivePartne
       live: `${credentialText(held)} of ${name} gets through Kong, but ${c.variable} holds another key (${fingerprint(key)}): that one gets 401`,
       steps: [
         { what: `delete ${credentialText(held)} of ${name}`, request: deleteCredential(live.id, c.id), consumer, absentIsDone: true },
-        { what: `create credential ${c.id} for ${name}`, request: createCredential(want.id, c.id, key), consumer },
+        credentialStep(want, c.id, key),
       ],
       rank: RANK.cut,
     });
