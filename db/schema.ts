@@ -8,6 +8,7 @@ import {
   datetime,
   decimal,
   index,
+  int,
   mediumtext,
   mysqlEnum,
   mysqlTable,
@@ -191,6 +192,22 @@ export const jobChangeSequence = mysqlTable('job_change_sequence', {
   id: tinyint('id').primaryKey(),
   lastSeq: bigint('last_seq', { mode: 'number', unsigned: true }).notNull().default(0),
 });
+
+/**
+ * The feed's lineage: every history its numbers belong to, in minting order (domain/feed.ts). A new
+ * one is minted when this table's creation time differs from the last one's: a restore recreates it.
+ */
+export const jobChangeHistories = mysqlTable(
+  'job_change_histories',
+  {
+    id: int('id', { unsigned: true }).autoincrement().primaryKey(),
+    history: char('history', { length: 16 }).notNull(),
+    firstSeq: bigint('first_seq', { mode: 'number', unsigned: true }).notNull(),
+    // information_schema's CREATE_TIME of this table when the history was minted ('' for the first).
+    tableCreated: varchar('table_created', { length: 32 }).notNull(),
+  },
+  (t) => [uniqueIndex('job_change_histories_history_idx').on(t.history)],
+);
 
 const bytes = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'varbinary(64)' });
 

@@ -3,6 +3,8 @@
  * the Standard Webhooks library, then applied to the same mirror file as examples/sync-client.ts
  * (job.updated upserts, job.removed deletes) unless its sequence is at or below the last one applied
  * (a retry, a replay, or an older state overtaken), and its position saved as the mirror's nextSince.
+ * An event of another history (our database was restored from a backup) first catches up through the
+ * feed; when the feed refuses the saved position, the mirror is emptied and read again from the beginning.
  * A webhook.test event is answered and applies nothing. On start, it first catches up through the change
  * feed from that position (whatever it missed while down), answering 503 meanwhile so the
  * dispatcher tries again later.
@@ -23,9 +25,11 @@ interface Mirror {
   jobs: Record<string, Job>;
   /** The sequence of the last event applied: one at or below it is a repeat or older, and dropped. */
   lastSequence?: number;
+  /** The history of that sequence: sequences are compared only within one. */
+  history?: string;
 }
 type JobEvent =
-  | { id: string; type: 'job.updated' | 'job.removed'; position: string; sequence: number; data: Job }
+  | { id: string; type: 'job.updated' | 'job.removed'; position: string; history: string; sequence: number; data: Job }
   | { id: string; type: 'webhook.test' };
 
 const API = (process.env.JOBS_API_URL ?? 'http://127.0.0.1:8000').replace(/\/$/, '');
@@ -58,6 +62,12 @@ function apply(mirror: Mirror, id: string, change: Job, removed: boolean): void 
 async function catchUp(mirror: Mirror): Promise<void> {
   for (;;) {
     const res = await fetch(`${API}/api/v1/jobs/changes?limit=500&since=${encodeURIComponent(mirror.nextSince ?? '')}`, { headers: { 'X-API-Key': KEY } });
+    if (res.status === 400 && mirror.nextSince !== null) {
+      // The feed no longer holds the saved position (a restore): what the mirror holds may be gone. Start again.
+      console.error(`${((await res.json()) as { error: string }).error}: full sync from the beginning`);
+      Object.assign(mirror, { nextSince: null, jobs: {}, lastSequence: undefined, history: undefined });
+      continue;
+    }
     if (!res.ok) throw new Error(`the feed answered ${res.status}: ${((await res.json().catch(() => ({}))) as { error?: string }).error ?? ''}`);
     const page = (await res.json()) as { data: Array<Job & { removed?: true }>; meta: { nextSince: string; hasMore: boolean } };
     for (const change of page.data) apply(mirror, change.id, change, change.removed === true);
@@ -88,7 +98,14 @@ async function main(): Promise<void> {
           if (!(err instanceof WebhookVerificationError)) throw err;
           return void res.writeHead(401).end();
         }
-        if (event.type !== 'webhook.test' && event.sequence > (mirror.lastSequence ?? 0)) {
+        if (event.type !== 'webhook.test' && event.history !== mirror.history) {
+          // Another history: the feed was restored, or this is the first event. The feed is the truth: read it
+          // through (it covers this event, numbered before it was sent), then count sequences in this history.
+          await catchUp(mirror);
+          mirror.history = event.history;
+          mirror.lastSequence = event.sequence;
+          await save(mirror);
+        } else if (event.type !== 'webhook.test' && event.sequence > (mirror.lastSequence ?? 0)) {
           apply(mirror, event.data.id, event.data, event.type === 'job.removed');
           mirror.nextSince = event.position;
           mirror.lastSequence = event.sequence;

@@ -52,9 +52,11 @@ export const MESSAGES = {
   cursorOtherFilter:
     'cursor belongs to another filter: send the same status, type, workplace and department as the request that returned it (the Link header\'s URL has them), or start again without cursor',
   sinceInvalid: 'since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning',
+  sinceRewritten: 'since belongs to a history of the feed that a restore from a backup rewrote: empty your mirror and read the feed again from the beginning, without since',
   sinceAhead: 'since is ahead of this feed (the data was restored from a backup?): read the feed again from the beginning, without since',
   webhookNotFound: 'Webhook not found',
   positionInvalid: 'position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position, exactly as it was given',
+  positionRewritten: 'position belongs to a history of the feed that a restore from a backup rewrote: read the feed again and use its nextSince',
   positionAhead: 'position is ahead of this feed (the data was restored from a backup?): read the feed again and use its nextSince',
   webhooksUnavailable: 'Webhooks are not available on this server right now',
   nothingToChange: 'Send at least one of url, description, eventTypes',

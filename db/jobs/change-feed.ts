@@ -5,6 +5,8 @@ import { jobChanges, jobs } from '../schema';
 import { primaryOf } from '../sql';
 import { lastSequenced, sequencePendingChanges } from './change-numbering';
 import type { Job, Tombstone } from '../../domain/job';
+import { historyOf, holds, type FeedPosition } from '../../domain/feed';
+import { readLineage } from './change-history';
 import { publicColumns, toJob } from './job-columns';
 
 export interface ChangePage {
@@ -39,30 +41,39 @@ export async function readChanges(db: Database, since: number, limit: number): P
   };
 }
 
-/** A feed page as a poll reads it: the changes after `since`, or word that `since` is ahead of the feed. */
-export type FeedPage = ChangePage | { ahead: true };
+/** A feed page as a poll reads it, with the position to continue from; or why the caller's position is refused. */
+export type FeedPage = (ChangePage & { next: FeedPosition }) | { refused: 'ahead' | 'rewritten' };
 
 /** A poll of the feed, on the primary (its positions must never go backwards between two polls). */
-export async function pollFeed(db: Database, since: number, limit: number): Promise<FeedPage> {
+export async function pollFeed(db: Database, since: FeedPosition | undefined, limit: number): Promise<FeedPage> {
   const primary = primaryOf(db);
   const stillNumbering = await sequencePendingChanges(primary);
-  const page = await readChanges(primary, since, limit);
-  if (page.entries.length === 0 && since > (await lastSequenced(primary))) return { ahead: true };
-  return { ...page, hasMore: page.hasMore || stillNumbering };
+  const lineage = await readLineage(primary);
+  // A position of a history the feed no longer holds (a restore), however far the new numbering has come.
+  if (since && !holds(lineage, since)) return { refused: 'rewritten' };
+  const from = since?.seq ?? 0;
+  const page = await readChanges(primary, from, limit);
+  if (page.entries.length === 0 && from > (await lastSequenced(primary))) return { refused: 'ahead' };
+  const seq = page.lastSeq ?? from;
+  return { ...page, hasMore: page.hasMore || stillNumbering, next: { history: historyOf(lineage, seq).id, seq } };
 }
 
 /** A feed entry with its position and when its change was written: what a webhook event is made of. */
 export interface ChangeEvent {
   seq: number;
+  /** The history `seq` was numbered in: with it, the event's id names this change and no other, restores included. */
+  history: string;
   changedAt: Date;
   entry: Job | Tombstone;
 }
 
 /** The feed's entries after `since`, read exactly as readChanges reads them, with their positions and times, in one statement. */
 export async function readChangeEvents(db: Database, since: number, limit: number): Promise<ChangeEvent[]> {
+  const lineage = await readLineage(db);
   const rows = await afterPosition(db.select({ ...entryColumns, changedAt: jobChanges.changedAt }).from(jobChanges).leftJoin(jobs, eq(jobs.id, jobChanges.jobId)).$dynamic(), since, limit);
   return rows.map(({ seq, jobId, changedAt, listable, job }) => ({
     seq: seq!,
+    history: historyOf(lineage, seq!).id,
     changedAt: changedAt ?? new Date(0),
     entry: listable && job ? toJob(job) : { id: jobId, removed: true },
   }));

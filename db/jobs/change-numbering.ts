@@ -1,9 +1,16 @@
 import { eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { jobChangeSequence, jobChanges } from '../schema';
+import { ensureHistory } from './change-history';
 
 /** Rows numbered per statement, and statements per call: a bulk import is numbered over a few feed requests. */
 export const SEQUENCER_LIMITS = { batch: 500, batchesPerCall: 10 };
+
+/** Told when numbering starts a new history: the database was restored (or recreated) under the feed. */
+let onNewHistory: ((history: { history: string; firstSeq: number }) => void) | undefined;
+export function whenNewHistory(listener: typeof onNewHistory): void {
+  onNewHistory = listener;
+}
 
 /** Numbers the committed changes that have no number yet, after every number already given. */
 export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LIMITS): Promise<boolean> {
@@ -11,7 +18,8 @@ export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LI
   const [waiting] = await db.select({ jobId: jobChanges.jobId }).from(jobChanges).where(isNull(jobChanges.seq)).limit(1);
   if (!waiting) return false;
 
-  return db.transaction(
+  let minted: { history: string; firstSeq: number } | undefined;
+  const more = await db.transaction(
     async (tx) => {
       const [counter] = await tx
         .select({ lastSeq: jobChangeSequence.lastSeq })
@@ -20,6 +28,9 @@ export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LI
         .for('update');
       if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
       let last = counter.lastSeq;
+      // After a restore, the numbers from here on are a new history: never a number given twice in one.
+      const history = await ensureHistory(tx, last);
+      if (history) minted = { history, firstSeq: last + 1 };
       let more = false;
       for (let batch = 0; ; batch++) {
         if (batch === limits.batchesPerCall) {
@@ -47,6 +58,8 @@ export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LI
     },
     { isolationLevel: 'read committed' },
   );
+  if (minted) onNewHistory?.(minted);
+  return more;
 }
 
 /** The highest number given out so far: a position no reader can legitimately be beyond. */

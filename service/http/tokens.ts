@@ -1,11 +1,14 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { FIRST_HISTORY, type FeedPosition } from '../../domain/feed';
 import { formatUuid, uuidToBuffer } from '../../domain/uuid';
 import { badRequest, MESSAGES } from '../errors';
 
 /** Opaque tokens the API hands out and takes back: list cursors and change-feed positions. */
 const MAC_BYTES = 16;
 const CURSOR = 1;
-const SINCE = 2;
+// A position without its history, as handed out before positions named one: read as FIRST_HISTORY's.
+const SINCE_NUMBER = 2;
+const SINCE = 3;
 
 function seal(key: Buffer, kind: number, payload: Buffer): string {
   const body = Buffer.concat([Buffer.of(kind), payload]);
@@ -62,16 +65,21 @@ export function decodeCursor(key: Buffer, filter: Buffer, cursor: string): Curso
   };
 }
 
-export function encodeSince(key: Buffer, seq: number): string {
-  const payload = Buffer.alloc(8);
-  payload.writeBigUInt64BE(BigInt(seq));
+// history (8) | seq (8)
+const SINCE_PAYLOAD = 16;
+
+/** A change-feed position as partners hold it: opaque, signed, naming its history (domain/feed.ts). */
+export function encodeSince(key: Buffer, position: FeedPosition): string {
+  const payload = Buffer.alloc(SINCE_PAYLOAD);
+  payload.write(position.history, 0, 8, 'hex');
+  payload.writeBigUInt64BE(BigInt(position.seq), 8);
   return seal(key, SINCE, payload);
 }
 
-export function decodeSince(key: Buffer, since: string): number {
-  const payload = unseal(key, SINCE, since, 8);
-  if (!payload) {
-    throw badRequest(MESSAGES.sinceInvalid);
-  }
-  return Number(payload.readBigUInt64BE());
+export function decodeSince(key: Buffer, since: string): FeedPosition {
+  const payload = unseal(key, SINCE, since, SINCE_PAYLOAD);
+  if (payload) return { history: payload.toString('hex', 0, 8), seq: Number(payload.readBigUInt64BE(8)) };
+  const number = unseal(key, SINCE_NUMBER, since, 8);
+  if (number) return { history: FIRST_HISTORY, seq: Number(number.readBigUInt64BE()) };
+  throw badRequest(MESSAGES.sinceInvalid);
 }

@@ -71,7 +71,7 @@ const ReplayFields = z.object({
 export const REPLAY_BODY: RequestBody<typeof ReplayFields> = {
   schema: ReplayFields,
   description: 'application/json: position',
-  example: { position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw' },
+  example: { position: 'A3weKp1Lb4A1AAAAAAAAACqhvLOt3gsFuRgAQMYmpDy-' },
   internal: () => false,
 };
 
@@ -137,10 +137,11 @@ export const TestOutcome = z.strictObject({
 });
 
 const eventFields = {
-  id: z.string().regex(/^evt_\d+$/).meta({ description: 'The same on every retry and replay (also the webhook-id header)' }),
+  id: z.string().regex(/^evt_[0-9a-f]{16}_\d+$/).meta({ description: 'evt_<history>_<sequence>: the same on every retry and replay (also the webhook-id header), and never another change\'s, restores included' }),
+  history: z.string().regex(/^[0-9a-f]{16}$/).meta({ description: 'The history of the feed this sequence was numbered in. It changes only when our database was restored from a backup: then catch up through GET /api/v1/jobs/changes from your saved position (a 400 there means empty your mirror and read the feed from the beginning), and compare sequences within the new history' }),
   timestamp: timestamp.meta({ description: 'When the change happened' }),
   position: position.meta({ description: 'This event\'s feed position: GET /api/v1/jobs/changes?since= continues after it' }),
-  sequence: z.int().min(1).meta({ description: 'The n of evt_<n>: a later change has a higher one. Drop an event at or below the last sequence you applied' }),
+  sequence: z.int().min(1).meta({ description: 'Within one history, a later change has a higher one. Drop an event of the same history at or below the last sequence you applied' }),
 };
 export const JobUpdatedEvent = z.strictObject({ ...eventFields, type: z.literal('job.updated'), data: Job }).meta({ description: 'A listable job as it is now (created, changed, or listable again): exactly what GET /api/v1/jobs/{id} answers' });
 export const WebhookTestEvent = z
@@ -154,7 +155,7 @@ export const WEBHOOK_EXAMPLE: Webhook = {
   description: 'Job board sync',
   status: 'active',
   eventTypes: null,
-  position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw',
+  position: 'A3weKp1Lb4A1AAAAAAAAACqhvLOt3gsFuRgAQMYmpDy-',
   createdAt: '2026-11-26T09:00:00.000Z',
   lastDeliveredAt: null,
   failingSince: null,
@@ -163,10 +164,10 @@ export const WEBHOOK_EXAMPLE: Webhook = {
   lastError: null,
 };
 export const SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-export const EVENT_EXAMPLE = { id: 'evt_42', type: 'job.updated', timestamp: '2026-11-26T09:00:01.250Z', position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw', sequence: 42, data: JOB_EXAMPLE };
+export const EVENT_EXAMPLE = { id: 'evt_7c1e2a9d4b6f8035_42', type: 'job.updated', history: '7c1e2a9d4b6f8035', timestamp: '2026-11-26T09:00:01.250Z', position: 'A3weKp1Lb4A1AAAAAAAAACqhvLOt3gsFuRgAQMYmpDy-', sequence: 42, data: JOB_EXAMPLE };
 export const TEST_EVENT_EXAMPLE = { id: 'evt_test_019a9e11-0c3d-7a21-9b4e-2f6d8a1c3e57', type: TEST_EVENT_TYPE, timestamp: '2026-11-26T09:00:01.250Z', data: { subscriptionId: WEBHOOK_EXAMPLE.id } };
 export const ATTEMPT_EXAMPLES: Attempt[] = [
-  { eventId: 'evt_43', position: 'AgAAAAAAAAArp3Yh0s2dXvNq8y1WcI7Lfw', attemptedAt: '2026-11-26T09:00:12.004Z', status: null, error: 'timeout', latencyMs: 10_000 },
-  { eventId: 'evt_43', position: 'AgAAAAAAAAArp3Yh0s2dXvNq8y1WcI7Lfw', attemptedAt: '2026-11-26T09:00:02.001Z', status: 500, error: 'HTTP 500', latencyMs: 35 },
-  { eventId: 'evt_42', position: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw', attemptedAt: '2026-11-26T09:00:01.300Z', status: 204, error: null, latencyMs: 21 },
+  { eventId: 'evt_7c1e2a9d4b6f8035_43', position: 'A3weKp1Lb4A1AAAAAAAAACsJwxRkvctXIEvQuvbFr0_D', attemptedAt: '2026-11-26T09:00:12.004Z', status: null, error: 'timeout', latencyMs: 10_000 },
+  { eventId: 'evt_7c1e2a9d4b6f8035_43', position: 'A3weKp1Lb4A1AAAAAAAAACsJwxRkvctXIEvQuvbFr0_D', attemptedAt: '2026-11-26T09:00:02.001Z', status: 500, error: 'HTTP 500', latencyMs: 35 },
+  { eventId: 'evt_7c1e2a9d4b6f8035_42', position: 'A3weKp1Lb4A1AAAAAAAAACqhvLOt3gsFuRgAQMYmpDy-', attemptedAt: '2026-11-26T09:00:01.300Z', status: 204, error: null, latencyMs: 21 },
 ];

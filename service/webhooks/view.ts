@@ -1,22 +1,49 @@
 import type { Database } from '../../db/client';
+import { readLineage } from '../../db/jobs/change-history';
 import { signingKey } from '../../db/signing-key';
+import { primaryOf } from '../../db/sql';
 import type { AttemptView } from '../../db/webhooks/attempts';
 import { eventTypesOf, type SubscriptionView } from '../../db/webhooks/subscriptions';
+import { historyOf, holds } from '../../domain/feed';
 import { badRequest, MESSAGES, webhookNotFound, webhooksUnavailable } from '../errors';
 import { decodeSince, encodeSince } from '../http/tokens';
 import type { Attempt, Webhook } from './contract';
 import type { WebhookSettings } from './settings';
 import { checkUrl, UrlRefused, type UrlPolicy } from './url-guard';
 
+/** Feed positions as partners hold them: tokens naming the history each number belongs to. */
+export interface Positions {
+  token(seq: number): string;
+  /** The number of a partner's token: one this API signed, on the feed's lineage, or a 400 saying what to send. */
+  seq(token: string): number;
+}
+
+export async function feedPositions(db: Database): Promise<Positions> {
+  const [key, lineage] = await Promise.all([signingKey(db), readLineage(primaryOf(db))]);
+  return {
+    token: (seq) => encodeSince(key, { history: historyOf(lineage, seq).id, seq }),
+    seq(token) {
+      let position;
+      try {
+        position = decodeSince(key, token);
+      } catch {
+        throw badRequest(MESSAGES.positionInvalid);
+      }
+      if (!holds(lineage, position)) throw badRequest(MESSAGES.positionRewritten);
+      return position.seq;
+    },
+  };
+}
+
 /** A subscription as its owner sees it: the position as a feed token, never the secret or the lease. */
-export function toWebhook(key: Buffer, row: SubscriptionView): Webhook {
+export function toWebhook(positions: Positions, row: SubscriptionView): Webhook {
   return {
     id: row.id,
     url: row.url,
     description: row.description,
     status: row.status,
     eventTypes: eventTypesOf(row.eventTypes),
-    position: encodeSince(key, row.position),
+    position: positions.token(row.position),
     createdAt: row.createdAt.toISOString(),
     lastDeliveredAt: row.lastDeliveredAt?.toISOString() ?? null,
     failingSince: row.failingSince?.toISOString() ?? null,
@@ -27,17 +54,8 @@ export function toWebhook(key: Buffer, row: SubscriptionView): Webhook {
 }
 
 /** An attempt as its owner reads it: the position as a feed token (none for a test event). */
-export function toAttempt(key: Buffer, row: AttemptView): Attempt {
-  return { ...row, position: row.position === null ? null : encodeSince(key, row.position), attemptedAt: row.attemptedAt.toISOString() };
-}
-
-/** A position token from the partner: one this API signed, or a 400 saying what to send. */
-export function positionOf(key: Buffer, token: string): number {
-  try {
-    return decodeSince(key, token);
-  } catch {
-    throw badRequest(MESSAGES.positionInvalid);
-  }
+export function toAttempt(positions: Positions, row: AttemptView): Attempt {
+  return { ...row, position: row.position === null ? null : positions.token(row.position), attemptedAt: row.attemptedAt.toISOString() };
 }
 
 /** A partner's URL checked as at create, or a 400 with the guard's message (which names nothing of our network). */
@@ -59,5 +77,5 @@ export function sealingKey(settings: WebhookSettings): Buffer {
 /** The answer for one of the caller's subscriptions, or the 404 an unknown or another's id gets. */
 export async function webhookAnswer(db: Database, row: SubscriptionView | undefined): Promise<{ data: Webhook }> {
   if (!row) throw webhookNotFound();
-  return { data: toWebhook(await signingKey(db), row) };
+  return { data: toWebhook(await feedPositions(db), row) };
 }

@@ -40,5 +40,5 @@ export type ChangeList = z.infer<typeof ChangeList>;
 
 export const CHANGE_PAGE_EXAMPLE: ChangeList = {
   data: [JOB_EXAMPLE, { id: '019a8f4e-0b17-7c55-8d2e-6a1f3b9c0e42', removed: true }],
-  meta: { nextSince: 'AgAAAAAAAAAqp3Yh0s2dXvNq8y1WcI7Lfw', hasMore: false, limit: 100 },
+  meta: { nextSince: 'A3weKp1Lb4A1AAAAAAAAACqhvLOt3gsFuRgAQMYmpDy-', hasMore: false, limit: 100 },
 };

@@ -10,10 +10,9 @@ import { decodeSince, encodeSince } from '../../http/tokens';
 
 /** GET /api/v1/jobs/changes: the changes after the caller's position. */
 async function changesPage(db: Database, key: Buffer, query: ChangesQuery): Promise<ChangeList> {
-  const since = query.since ? decodeSince(key, query.since) : 0;
-  const page = await pollFeed(db, since, query.limit);
-  if ('ahead' in page) throw badRequest(MESSAGES.sinceAhead);
-  return { data: page.entries, meta: { nextSince: encodeSince(key, page.lastSeq ?? since), hasMore: page.hasMore, limit: query.limit } };
+  const page = await pollFeed(db, query.since ? decodeSince(key, query.since) : undefined, query.limit);
+  if ('refused' in page) throw badRequest(page.refused === 'ahead' ? MESSAGES.sinceAhead : MESSAGES.sinceRewritten);
+  return { data: page.entries, meta: { nextSince: encodeSince(key, page.next), hasMore: page.hasMore, limit: query.limit } };
 }
 
 export const jobChangesRoute = defineRoute({

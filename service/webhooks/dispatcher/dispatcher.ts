@@ -7,7 +7,6 @@ import { claimDue, databaseTime, disableHeld, recordFailure, subscriptionLags, t
 import type { Reachability } from '../../../db/reachability';
 import type { Logger } from '../../logger';
 import { databaseClock, type DatabaseClock } from './clock';
-import { eventId as eventIdOf } from './events';
 import { feedWindow } from './feed-window';
 import { holdWriter } from './hold-writer';
 import { leaseGate } from './lease-gate';
@@ -111,7 +110,7 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
         if (!(await gate.check(lease))) return log.info('lease lost: the subscription changed or another dispatcher took it');
         // Just before sending, on the monotonic clock: a process stalled past its lease sends nothing.
         if (performance.now() + settings.timeoutMs > leaseEnds) return log.info('lease ran out before sending: another dispatcher may hold it');
-        const eventId = eventIdOf(event.seq);
+        const eventId = event.id;
         const started = performance.now();
         const outcome = await postEvent(target, sign(eventId, clock!.now(), event.body), event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agent, deadline: leaseEnds });
         const latencyMs = performance.now() - started;

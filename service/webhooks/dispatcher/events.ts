@@ -4,21 +4,22 @@ import { encodeSince } from '../../http/tokens';
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** An event's id: its feed position, so every retry and replay of it carries the same one. */
-export const eventId = (seq: number) => `evt_${seq}`;
+/** An event's id: its feed position with its history, so every retry and replay of it carries the same one, and no other change ever does (a restore starts a new history). */
+export const eventId = (event: Pick<ChangeEvent, 'history' | 'seq'>) => `evt_${event.history}_${event.seq}`;
 
 /** An event's type, one of EVENT_TYPES: what a subscription's eventTypes choose among. */
 export const eventType = (event: ChangeEvent): EventType => ('removed' in event.entry ? 'job.removed' : 'job.updated');
 
-/** A delivery's body: Standard Webhooks' type, timestamp and data, with the event id, its feed position and its sequence (a number that only grows: how a receiver tells a repeat). */
+/** A delivery's body: Standard Webhooks' type, timestamp and data, with the event id, its feed position, its history and its sequence (a number that only grows within a history: how a receiver tells a repeat). */
 export function eventBody(tokenKey: Buffer, event: ChangeEvent): string {
   const removed = 'removed' in event.entry;
   return JSON.stringify({
-    id: eventId(event.seq),
+    id: eventId(event),
     type: eventType(event),
+    history: event.history,
     sequence: event.seq,
     timestamp: event.changedAt.toISOString(),
-    position: encodeSince(tokenKey, event.seq),
+    position: encodeSince(tokenKey, event),
     data: removed ? { id: event.entry.id } : event.entry,
   });
 }

@@ -1,11 +1,14 @@
 import type { Database } from '../../../db/client';
 import { readChangeEvents, type ChangeEvent } from '../../../db/jobs/change-feed';
+import { readLineage } from '../../../db/jobs/change-history';
 import { lastSequenced } from '../../../db/jobs/change-numbering';
-import { eventBody, eventType, type EventType } from './events';
+import { eventBody, eventId, eventType, type EventType } from './events';
 
 /** A feed entry with its delivery body, made once for every subscription that is sent it. */
 export interface WindowEvent {
   seq: number;
+  /** Its id: the webhook-id header and the body's id. */
+  id: string;
   jobId: string;
   type: EventType;
   body: string;
@@ -31,6 +34,8 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
   let from: number | undefined;
   let to = 0;
   let events: WindowEvent[] = [];
+  // The lineage's newest history when the window last read: a new one (a restore) empties the window.
+  let tip: string | undefined;
   let waiting = new Set<() => void>();
   const wakeAll = () => {
     const woken = waiting;
@@ -39,11 +44,19 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
   };
   const withBodies = async (read: ChangeEvent[]) => {
     const key = await tokenKey();
-    return read.map((event) => ({ seq: event.seq, jobId: event.entry.id, type: eventType(event), body: eventBody(key, event) }));
+    return read.map((event) => ({ seq: event.seq, id: eventId(event), jobId: event.entry.id, type: eventType(event), body: eventBody(key, event) }));
   };
 
   return {
     async refresh() {
+      const lineage = await readLineage(db);
+      const newest = lineage.at(-1)?.id;
+      // Restored under us: what the window holds may be a history the feed no longer has; read afresh.
+      if (from !== undefined && (newest !== tip || (await lastSequenced(db)) < to)) {
+        from = undefined;
+        events = [];
+      }
+      tip = newest;
       if (from === undefined) {
         to = await lastSequenced(db);
         from = to;

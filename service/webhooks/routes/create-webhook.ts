@@ -1,4 +1,3 @@
-import { signingKey } from '../../../db/signing-key';
 import { createSubscription, storedEventTypes } from '../../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhookLimit, webhookLimitMessage } from '../../errors';
 import { errorResponse } from '../../http/responses';
@@ -6,7 +5,7 @@ import { defineRoute, type RouteDependencies } from '../../http/route';
 import { CREATE_WEBHOOK_BODY, CreatedWebhook, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from '../contract';
 import { encryptSecret, newSecret } from '../secrets';
 import type { WebhookRouteSettings } from '../settings';
-import { checkedUrl, positionOf, sealingKey, toWebhook } from '../view';
+import { checkedUrl, feedPositions, sealingKey, toWebhook } from '../view';
 import { invalid, notJson } from './answers';
 
 export const createWebhookRoute = defineRoute({
@@ -36,8 +35,8 @@ export const createWebhookRoute = defineRoute({
   handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { body }) => {
     const sealKey = sealingKey(webhooks);
     await checkedUrl(body.url, webhooks.policy);
-    const key = await signingKey(db);
-    const position = body.position === undefined ? undefined : positionOf(key, body.position);
+    const positions = await feedPositions(db);
+    const position = body.position === undefined ? undefined : positions.seq(body.position);
     const secret = newSecret();
     const consumer = ctx.state.consumer!;
     const created = await createSubscription(
@@ -49,6 +48,6 @@ export const createWebhookRoute = defineRoute({
     if (created === 'ahead') throw badRequest(MESSAGES.positionAhead);
     ctx.status = 201;
     ctx.set('Location', `/api/v1/webhooks/${created.id}`);
-    ctx.body = { data: { ...toWebhook(key, created), secret } };
+    ctx.body = { data: { ...toWebhook(positions, created), secret } };
   },
 });

@@ -1,9 +1,8 @@
-import { signingKey } from '../../../db/signing-key';
 import { listAttempts } from '../../../db/webhooks/attempts';
 import { webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
 import { ATTEMPT_EXAMPLES, AttemptList } from '../contract';
-import { toAttempt } from '../view';
+import { feedPositions, toAttempt } from '../view';
 import { notFound, OWN_SUBSCRIPTION } from './answers';
 
 export const listAttemptsRoute = defineRoute({
@@ -17,7 +16,7 @@ export const listAttemptsRoute = defineRoute({
   handler: ({ db }) => async (ctx, { params: { id } }) => {
     const attempts = await listAttempts(db, ctx.state.consumer!.id, id);
     if (!attempts) throw webhookNotFound();
-    const key = await signingKey(db);
-    ctx.body = { data: attempts.map((attempt) => toAttempt(key, attempt)) };
+    const positions = await feedPositions(db);
+    ctx.body = { data: attempts.map((attempt) => toAttempt(positions, attempt)) };
   },
 });

@@ -1,8 +1,7 @@
-import { signingKey } from '../../../db/signing-key';
 import { listSubscriptions } from '../../../db/webhooks/subscriptions';
 import { defineRoute } from '../../http/route';
 import { WEBHOOK_EXAMPLE, WebhookList } from '../contract';
-import { toWebhook } from '../view';
+import { feedPositions, toWebhook } from '../view';
 
 export const listWebhooksRoute = defineRoute({
   operationId: 'listWebhooks',
@@ -15,7 +14,7 @@ export const listWebhooksRoute = defineRoute({
   database: true,
   responses: { '200': { description: 'Your subscriptions', body: WebhookList, example: { data: [WEBHOOK_EXAMPLE] } } },
   handler: ({ db }) => async (ctx) => {
-    const key = await signingKey(db);
-    ctx.body = { data: (await listSubscriptions(db, ctx.state.consumer!.id)).map((row) => toWebhook(key, row)) };
+    const positions = await feedPositions(db);
+    ctx.body = { data: (await listSubscriptions(db, ctx.state.consumer!.id)).map((row) => toWebhook(positions, row)) };
   },
 });

@@ -1,9 +1,8 @@
-import { signingKey } from '../../../db/signing-key';
 import { replayFrom } from '../../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
 import { REPLAY_BODY, WebhookIdParams } from '../contract';
-import { positionOf, toWebhook } from '../view';
+import { feedPositions, toWebhook } from '../view';
 import { invalid, notJson, subscriptionAnswer } from './answers';
 
 export const replayWebhookRoute = defineRoute({
@@ -23,10 +22,10 @@ export const replayWebhookRoute = defineRoute({
     '415': notJson,
   },
   handler: ({ db }) => async (ctx, { params: { id }, body }) => {
-    const key = await signingKey(db);
-    const result = await replayFrom(db, ctx.state.consumer!.id, id, positionOf(key, body.position));
+    const positions = await feedPositions(db);
+    const result = await replayFrom(db, ctx.state.consumer!.id, id, positions.seq(body.position));
     if (result === undefined) throw webhookNotFound();
     if (typeof result === 'string') throw badRequest(MESSAGES.positionAhead);
-    ctx.body = { data: toWebhook(key, result) };
+    ctx.body = { data: toWebhook(positions, result) };
   },
 });

@@ -125,6 +125,6 @@ export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver>
 }
 
 /** The delivery's event, verified with the reference library against any of `secrets`; throws when none verifies. */
-export function verified(delivery: Pick<Delivery, 'headers' | 'body'>, secret: string): { id: string; type: string; timestamp: string; position: string; sequence: number; data: Record<string, unknown> } {
+export function verified(delivery: Pick<Delivery, 'headers' | 'body'>, secret: string): { id: string; type: string; timestamp: string; position: string; history: string; sequence: number; data: Record<string, unknown> } {
   return new Webhook(secret).verify(delivery.body, delivery.headers) as ReturnType<typeof verified>;
 }

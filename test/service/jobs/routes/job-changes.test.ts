@@ -7,6 +7,8 @@ import { SEQUENCER_LIMITS, sequencePendingChanges } from '../../../../db/jobs/ch
 import { json, writer, reader } from '../../../helpers/consumers';
 import { call, expectJsonError, refusesQueries } from '../../../helpers/http';
 import { sharedTestService } from '../../../helpers/service';
+import { dumpDatabase, loadDump } from '../../../helpers/backup';
+import { MESSAGES } from '../../../../service/errors';
 
 const service = sharedTestService({ name: 'changes', seed: true });
 
@@ -254,6 +256,30 @@ describe('bad positions are 400s that say what to do', () => {
     } finally {
       await drain(); // renumbers everything, after what the test wiped
     }
+  });
+
+  test('a position the restore undid, however many changes came after the restore; one from before the backup walks on', async () => {
+    const atBackup = (await drain()).since;
+    const backup = dumpDatabase(service.database.name);
+    const ids = await idsWhere(`status in ('active', 'open') and deleted_at is null`, 12);
+    // Five changes the partner applied, then lost when the database goes back to the backup.
+    for (const id of ids.slice(0, 5)) await service.database.query('update jobs set title = ? where id = ?', ['Lost in the restore', bin(id)]);
+    const ahead = (await drain(atBackup)).since;
+    // A restore is told by the table's creation time, to the second: not within the second this database was made.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    loadDump(service.database.name, backup);
+    // More changes after the restore than the partner's position is ahead by.
+    for (const id of ids) await service.database.query('update jobs set title = ? where id = ?', ['After the restore', bin(id)]);
+    const refused = await call(`${service.url}/api/v1/jobs/changes?since=${ahead}`, { headers: reader });
+    expectJsonError(refused, 400, MESSAGES.sinceRewritten);
+    // A mirror at the backup's position was never ahead of it: it walks on, and ends exact.
+    const mirror = new Map<string, Entry>();
+    apply(mirror, (await drain()).entries);
+    const walked = new Map(mirror);
+    const walkedOn = (await drain(atBackup)).entries;
+    expect(new Set(walkedOn.filter((entry) => entry.title === 'After the restore').map((entry) => entry.id))).toEqual(new Set(ids));
+    expect(walkedOn.some((entry) => entry.title === 'Lost in the restore')).toBe(false);
+    expect(walked).toEqual(await listable());
   });
 
   test.each(['0', '501', 'ten', ''])('limit=%s', async (limit) => {

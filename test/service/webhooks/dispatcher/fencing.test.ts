@@ -205,5 +205,5 @@ test('a disable during a POST in flight: nothing more is sent, and neither that 
   const { row } = await written(id);
   expect(row).toMatchObject({ status: 'disabled', lease_owner: null, last_error: null });
   expect(Number(row.position)).toBeLessThan(inFlight);
-  expect(await database.query('select event_id from webhook_attempts where event_id = ?', [`evt_${inFlight}`])).toEqual([]);
+  expect(await database.query('select event_id from webhook_attempts where position = ?', [inFlight])).toEqual([]);
 }, 60_000);

@@ -110,7 +110,7 @@ function mirrorOf(receiver: Receiver, path: string, secret: string, initial: Rec
   const firsts: number[] = [];
   for (const delivery of receiver.deliveries.filter((one) => one.path === path)) {
     const event = verified(delivery, secret);
-    expect(event.id).toBe(`evt_${event.sequence}`);
+    expect(event.id).toBe(`evt_${event.history}_${event.sequence}`);
     if (!firsts.includes(event.sequence)) firsts.push(event.sequence);
     if (delivery.status >= 300 || event.sequence <= (applied.at(-1) ?? 0)) continue;
     applied.push(event.sequence);

@@ -64,7 +64,7 @@ test('create answers 201 with the secret once; the feed\'s head as position; GET
   expect(() => new Webhook(created.secret)).not.toThrow();
   const feed = await get('/api/v1/jobs/changes');
   expect(created.position).toBe(feed.body.meta.nextSince);
-  expect(decodeSince(await signingKey(database.db), created.position)).toBe(1);
+  expect(decodeSince(await signingKey(database.db), created.position).seq).toBe(1);
 
   const one = await get(`/api/v1/webhooks/${created.id}`);
   expect(one.status).toBe(200);
