@@ -20,8 +20,6 @@ export interface FeedPosition {
 /** The history of positions handed out before positions named theirs (and of the beginning, 0). */
 export const FIRST_HISTORY = '0000000000000000';
 
-export const HISTORY_ID = /^[0-9a-f]{16}$/;
-
 /** The history change `seq` was numbered in: the last one, in minting order, that starts at or before it. */
 export function historyOf(lineage: readonly History[], seq: number): History {
   for (let i = lineage.length - 1; i > 0; i--) if (lineage[i]!.firstSeq <= seq) return lineage[i]!;

@@ -8,6 +8,7 @@ import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
 import { clientErrorHandler, connectHandler } from './client-error';
+import { reportNewHistories } from './feed-history';
 import { createLogger, flushNow, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
@@ -31,6 +32,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const config = loadConfig(process.env, overrides);
   const webhooks = loadWebhookSettings(process.env);
   const logger = createLogger(config.logLevel);
+  reportNewHistories(logger);
   let seeded = 0;
   try {
     // Under the migration lock, so instances started together seed an empty table only once.

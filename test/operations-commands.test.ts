@@ -5,7 +5,8 @@
  * host's port and the database's name are this test's own; every command is the page's.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { buildDist } from './helpers/built';
@@ -85,6 +86,34 @@ test('the table: db:migrate creates and migrates, db:seed loads the demo set, --
   const generate = sh(tableCommand('npm run db:generate'));
   expect(`${generate.stdout}${generate.stderr}`).toMatch(/No schema changes/);
   expect(readdirSync(path.join(ROOT, 'db/migrations')).sort()).toEqual(before);
+}, 240_000);
+
+test('"Backup and restore": its block backs the database up and restores it whole; db:restored starts a new history of the feed', () => {
+  const url = `${DATABASE}_backup`;
+  const name = url.split('/').pop()!;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'backup-'));
+  const inDir = (command: string) => spawnSync('bash', ['-c', command], { cwd: dir, encoding: 'utf8', env: { ...process.env, DATABASE_URL: url }, timeout: 120_000 });
+  const query = (statement: string) => inDir(`mariadb -N -e ${JSON.stringify(statement)} ${name}`).stdout.trim();
+  try {
+    expect(sh('npm run -s db:migrate && npm run -s db:seed', { DATABASE_URL: url }).status).toBe(0);
+    const before = query('select count(*), max(seq) from job_changes');
+    // The page's commands, with this test's database for `jobs`.
+    const commands = block('## Backup and restore').split('\n').filter((line) => line !== '' && !line.startsWith('#')).map((line) => line.replace(/\bjobs\b(?!-)/g, name));
+    expect(commands).toHaveLength(3);
+    for (const command of commands) {
+      const run = inDir(command);
+      expect({ command, status: run.status, stderr: run.stderr }).toEqual({ command, status: 0, stderr: '' });
+    }
+    expect(query('select count(*), max(seq) from job_changes')).toBe(before);
+    expect(query('select count(*) from information_schema.triggers where trigger_schema = database()')).not.toBe('0');
+    const histories = Number(query('select count(*) from job_change_histories'));
+    const restored = sh(tableCommand('npm run db:restored').replace('npm run', 'npm run -s'), { DATABASE_URL: url });
+    expect(restored.stdout).toMatch(/starts history [0-9a-f]{16} at \d+: positions past \d+ of the old one are refused/);
+    expect(Number(query('select count(*) from job_change_histories'))).toBe(histories + 1);
+  } finally {
+    inDir(`mariadb -e 'drop database if exists \`${name}\`'`);
+    rmSync(dir, { recursive: true, force: true });
+  }
 }, 240_000);
 
 test('"The service without a gateway": its curl block against npm run service answers as the page says', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { asc, desc, sql } from 'drizzle-orm';
+import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { Database } from '../client';
-import { jobChangeHistories } from '../schema';
+import { jobChangeHistories, jobChangeSequence } from '../schema';
 import type { History } from '../../domain/feed';
 
 /** The feed's lineage, in minting order (domain/feed.ts): a handful of rows, one more per restore. */
@@ -33,4 +33,13 @@ export async function ensureHistory(tx: Database, lastSeq: number): Promise<stri
   const [current] = await tx.select({ tableCreated: jobChangeHistories.tableCreated }).from(jobChangeHistories).orderBy(desc(jobChangeHistories.id)).limit(1);
   if (current && current.tableCreated === (await tableCreated(tx))) return undefined;
   return mintHistory(tx, lastSeq);
+}
+
+/** A new history now, under the sequencer's lock: for a restore the table's creation time cannot tell (a physical backup, a failover). */
+export async function startNewHistory(db: Database): Promise<History> {
+  return db.transaction(async (tx) => {
+    const [counter] = await tx.select({ lastSeq: jobChangeSequence.lastSeq }).from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)).for('update');
+    if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
+    return { id: await mintHistory(tx, counter.lastSeq), firstSeq: counter.lastSeq + 1 };
+  });
 }

@@ -4,22 +4,20 @@
  * drops a forged delivery, and after being killed and restarted catches up through the feed and
  * still ends exact. Its loopback address is allowed explicitly, so the SSRF guard runs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type * as _typeChecked from '../../examples/webhook-receiver'; // npm run lint type-checks the example
-import { readChanges } from '../../db/jobs/change-feed';
 import { signer } from '../../service/webhooks/signing';
 import { createLogger } from '../../service/logger';
 import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher/dispatcher';
 import type { WebhookSettings } from '../../service/webhooks/settings';
 import { DEMO, startStack, type Stack } from '../e2e/support';
 import { memoryLog } from '../helpers/service';
+import { converges as convergesTo, freePort, mirrorJobs, startReceiverExample, stopProcessGroup } from './support';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const settings: WebhookSettings & { secretsKey: Buffer } = {
   secretsKey: randomBytes(32),
   policy: { allowHttp: true, allowed: ['127.0.0.1/32'] },
@@ -36,13 +34,6 @@ let dir: string;
 let port: number;
 let receiver: ChildProcess | undefined;
 
-const freePort = () => new Promise<number>((resolve) => {
-  const server = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = server.address() as net.AddressInfo;
-    server.close(() => resolve(free));
-  });
-});
-
 beforeAll(async () => {
   stack = await startStack('webhook_receiver', { seed: true, webhooks: settings });
   dispatcher = startDispatcher({ db: stack.service.database.db, settings, logger: createLogger('info', memoryLog([])) });
@@ -51,51 +42,22 @@ beforeAll(async () => {
 }, 60000);
 
 afterAll(async () => {
-  if (receiver?.pid && receiver.exitCode === null) process.kill(-receiver.pid, 'SIGKILL');
+  stopProcessGroup(receiver);
   await dispatcher?.stop();
   await stack?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function startReceiver(secret: string): Promise<void> {
-  // The command partners are given (docs/guides/webhooks.md): it compiles, then runs.
-  receiver = spawn('npm', ['run', '-s', 'example:webhooks', '--prefix', ROOT], {
-    cwd: dir,
-    detached: true,
-    env: { ...process.env, JOBS_API_URL: stack.url, JOBS_API_KEY: DEMO.reader, WEBHOOK_SECRET: secret, PORT: String(port), MIRROR_FILE: path.join(dir, 'mirror.json') },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    receiver!.stdout!.on('data', (chunk) => {
-      out += chunk;
-      if (out.includes('caught up through the feed')) resolve();
-    });
-    receiver!.once('exit', (code) => reject(new Error(`the receiver exited with ${code}`)));
-  });
+const mirrorFile = () => path.join(dir, 'mirror.json');
+const mirror = () => mirrorJobs(mirrorFile());
+const converges = (timeoutMs?: number) => convergesTo(stack.service.database.db, mirrorFile(), timeoutMs);
+
+async function startReceiver(secret: string): Promise<void> {
+  const started = startReceiverExample({ apiUrl: stack.url, secret, port, mirrorFile: mirrorFile(), cwd: dir });
+  receiver = started.child;
+  await started.ready;
 }
 
-/** What a replay of the whole feed gives: the listable jobs, each as GET answers it. */
-async function listable(): Promise<Record<string, unknown>> {
-  const { entries } = await readChanges(stack.service.database.db, 0, 10_000);
-  return Object.fromEntries(entries.filter((entry) => !('removed' in entry)).map((job) => [job.id, JSON.parse(JSON.stringify(job))]));
-}
-const mirror = () => {
-  try {
-    return (JSON.parse(readFileSync(path.join(dir, 'mirror.json'), 'utf8')) as { jobs: Record<string, unknown> }).jobs;
-  } catch {
-    return {};
-  }
-};
-async function converges(timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const [want, have] = [await listable(), mirror()];
-    if (JSON.stringify(Object.keys(want).sort()) === JSON.stringify(Object.keys(have).sort()) && Object.keys(want).every((id) => JSON.stringify(want[id]) === JSON.stringify(have[id]))) return;
-    if (Date.now() > deadline) expect(have).toEqual(want);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 const sql = (statement: string, values?: unknown[]) => stack.service.database.query(statement, values);
 const post = (body: unknown) =>
   fetch(`${stack.url}/api/v1/webhooks`, { method: 'POST', headers: { 'X-API-Key': DEMO.reader, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
@@ -119,7 +81,7 @@ test('subscribed after its full sync, it mirrors every change; a forged delivery
   expect(forged.status).toBe(401);
   await converges(1000);
 
-  process.kill(-receiver!.pid!, 'SIGKILL');
+  stopProcessGroup(receiver);
   await sql("update jobs set status = 'closed' where status = 'active' and deleted_at is null limit 2");
   await sql("delete from jobs where status = 'paused' limit 1");
   await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -129,7 +91,7 @@ test('subscribed after its full sync, it mirrors every change; a forged delivery
 
 test('it drops an event at or below the last sequence it applied, and answers a test event without applying it', async () => {
   const secret = ((await (await post({ url: `http://127.0.0.1:${port}/other` })).json()) as { data: { secret: string } }).data.secret;
-  if (receiver?.pid && receiver.exitCode === null) process.kill(-receiver.pid, 'SIGKILL');
+  stopProcessGroup(receiver);
   await startReceiver(secret);
   const deliver = async (event: Record<string, unknown>) => {
     const body = JSON.stringify(event);
@@ -137,8 +99,10 @@ test('it drops an event at or below the last sequence it applied, and answers a 
     return res.status;
   };
   const [id, job] = Object.entries(mirror())[0]!;
+  const { history } = JSON.parse(readFileSync(mirrorFile(), 'utf8')) as { history: string };
+  expect(history).toMatch(/^[0-9a-f]{16}$/);
   const ahead = 1_000_000_000;
-  const event = (sequence: number, type: string, data: unknown) => ({ id: `evt_${sequence}`, type, timestamp: new Date().toISOString(), position: 'p', sequence, data });
+  const event = (sequence: number, type: string, data: unknown) => ({ id: `evt_${history}_${sequence}`, type, history, timestamp: new Date().toISOString(), position: 'p', sequence, data });
   expect(await deliver(event(ahead, 'job.updated', { ...(job as object), title: 'newest' }))).toBe(204);
   expect((mirror()[id] as { title: string }).title).toBe('newest');
   // Older than what it applied (a late retry, a replay) and the same one again: both dropped, both answered 2xx.

@@ -2,6 +2,7 @@
 import { describeDatabaseUrl, openDatabase } from '../../../db/client';
 import { migrateDatabase, startupDatabaseError } from '../../../db/migrate';
 import { loadConfig } from '../../config';
+import { reportNewHistories } from '../../feed-history';
 import { createLogger, flushNow, type Logger } from '../../logger';
 import { serveMetrics, type MetricsServer } from '../../metrics-server';
 import { runProcess } from '../../process';
@@ -26,6 +27,7 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   const metricsPort = env.WEBHOOK_METRICS_PORT === undefined || env.WEBHOOK_METRICS_PORT === '' ? undefined : Number(env.WEBHOOK_METRICS_PORT);
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) throw new Error('Invalid configuration: WEBHOOK_METRICS_PORT must be a port number (0-65535)');
   const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
+  reportNewHistories(logger);
   try {
     await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds });
   } catch (error) {

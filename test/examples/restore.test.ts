@@ -1,0 +1,144 @@
+/**
+ * The database restored from a backup (docs/operations.md, "Backup and restore") under a partner that
+ * mirrors by pull (examples/sync-client.ts) and by push (examples/webhook-receiver.ts), both past the
+ * backup: after the restore and more changes than they were ahead by, both mirrors equal a fresh full
+ * sync, and no event id was ever sent with two different bodies.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { reportNewHistories } from '../../service/feed-history';
+import { createLogger } from '../../service/logger';
+import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher/dispatcher';
+import type { WebhookSettings } from '../../service/webhooks/settings';
+import { DEMO, startStack, type Stack } from '../e2e/support';
+import { dumpDatabase, loadDump } from '../helpers/backup';
+import { memoryLog } from '../helpers/service';
+import { converges, freePort, listable, mirrorJobs, ROOT, startReceiverExample, stopProcessGroup } from './support';
+
+const settings: WebhookSettings & { secretsKey: Buffer } = {
+  secretsKey: randomBytes(32),
+  policy: { allowHttp: true, allowed: ['127.0.0.1/32'] },
+  retry: { firstMs: 200, maxMs: 1000, giveUpAfterMs: 600_000 },
+  leaseMs: 4000,
+  pollMs: 100,
+  timeoutMs: 2000,
+  subscriptionLimit: 5,
+};
+
+let stack: Stack;
+let dispatcher: Dispatcher | undefined;
+let receiver: ChildProcess | undefined;
+let recorder: http.Server;
+let dir: string;
+const bodies = new Map<string, Set<string>>();
+const logs: string[] = [];
+
+const dispatch = () => startDispatcher({ db: stack.service.database.db, settings, logger: createLogger('info', memoryLog(logs)) });
+
+beforeAll(async () => {
+  stack = await startStack('restore', { seed: true, webhooks: settings });
+  reportNewHistories(createLogger('info', memoryLog(logs)));
+  dispatcher = dispatch();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'restore-'));
+  // Every body each event id was sent with.
+  recorder = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id']);
+      bodies.set(id, (bodies.get(id) ?? new Set()).add(body));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+}, 60_000);
+
+afterAll(async () => {
+  stopProcessGroup(receiver);
+  await dispatcher?.stop();
+  recorder?.close();
+  await stack?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const pullMirror = () => path.join(dir, 'pull.json');
+const pushMirror = () => path.join(dir, 'push.json');
+
+/** The sync example once, by its documented command (SYNC_ONCE=1). */
+function syncOnce(): Promise<string> {
+  const child = spawn('npm', ['run', '-s', 'example:sync', '--prefix', ROOT], {
+    cwd: dir,
+    env: { ...process.env, JOBS_API_URL: stack.url, JOBS_API_KEY: DEMO.reader, MIRROR_FILE: pullMirror(), SYNC_ONCE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk) => (out += chunk));
+  child.stderr!.on('data', (chunk) => (out += chunk));
+  return new Promise((resolve, reject) => child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sync example exited with ${code}: ${out}`)))));
+}
+
+const subscribe = async (url: string) => {
+  const res = await fetch(`${stack.url}/api/v1/webhooks`, { method: 'POST', headers: { 'X-API-Key': DEMO.reader, 'Content-Type': 'application/json' }, body: JSON.stringify({ url }) });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { data: { secret: string } }).data.secret;
+};
+
+let made = 0;
+/** `count` changes as partners see them: listed jobs created through the API and, as many, listed jobs renamed by SQL. */
+async function changes(count: number, label: string): Promise<void> {
+  for (let i = 0; i < Math.ceil(count / 2); i++) {
+    const res = await fetch(`${stack.url}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: `${label} ${++made}`, department: 'Restores', type: 'contract', description: 'A change around a restore.', status: 'active' }),
+    });
+    expect(res.status).toBe(201);
+  }
+  await stack.service.database.query(
+    `update jobs set title = concat(?, ' ', title) where status in ('active', 'open') and deleted_at is null and department <> 'Restores' order by rand() limit ${Math.floor(count / 2)}`,
+    [label],
+  );
+}
+
+test('after a restore and more changes than their lead, the pull and the push mirror are exact, and no event id names two bodies', async () => {
+  const db = stack.service.database.db;
+  const port = await freePort();
+  await subscribe(`http://127.0.0.1:${(recorder.address() as { port: number }).port}/record`);
+  const started = startReceiverExample({ apiUrl: stack.url, secret: await subscribe(`http://127.0.0.1:${port}/hooks`), port, mirrorFile: pushMirror(), cwd: dir });
+  receiver = started.child;
+  await started.ready;
+  await syncOnce();
+
+  await changes(5, 'Before the backup');
+  await converges(db, pushMirror());
+  await syncOnce();
+  const backup = dumpDatabase(stack.service.database.name);
+
+  // Ten changes both partners apply, which the restore then undoes.
+  await changes(10, 'Lost');
+  await converges(db, pushMirror());
+  await syncOnce();
+  expect(Object.values(mirrorJobs(pullMirror())).filter((job) => String((job as { title: string }).title).startsWith('Lost')).length).toBeGreaterThanOrEqual(10);
+
+  // The documented order: the dispatcher stopped, the backup loaded, the dispatcher started.
+  await dispatcher!.stop();
+  loadDump(stack.service.database.name, backup);
+  dispatcher = dispatch();
+  await changes(25, 'After the restore');
+
+  await converges(db, pushMirror(), 30_000);
+  expect(await syncOnce()).toMatch(/full sync from the beginning/);
+  expect(mirrorJobs(pullMirror())).toEqual(await listable(db));
+  expect(started.output()).toMatch(/full sync from the beginning/);
+  expect(logs.join('\n')).not.toMatch(/"level":50/);
+  // The operator is told once, by whichever process numbered first after the restore.
+  expect(logs.filter((line) => line.includes('the change feed starts a new history'))).toHaveLength(1);
+
+  const twice = [...bodies].filter(([, sent]) => sent.size > 1).map(([id]) => id);
+  expect(twice).toEqual([]);
+  expect(bodies.size).toBeGreaterThanOrEqual(40);
+}, 120_000);
