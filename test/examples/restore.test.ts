@@ -5,7 +5,6 @@
  * sync, and no event id was ever sent with two different bodies.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -13,21 +12,12 @@ import path from 'node:path';
 import { reportNewHistories } from '../../service/feed-history';
 import { createLogger } from '../../service/logger';
 import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher/dispatcher';
-import type { WebhookSettings } from '../../service/webhooks/settings';
 import { DEMO, startStack, type Stack } from '../e2e/support';
 import { dumpDatabase, loadDump } from '../helpers/backup';
 import { memoryLog } from '../helpers/service';
-import { converges, freePort, listable, mirrorJobs, ROOT, startReceiverExample, stopProcessGroup } from './support';
+import { converges, exampleWebhookSettings, freePort, listable, mirrorJobs, ROOT, startReceiverExample, stopProcessGroup } from './support';
 
-const settings: WebhookSettings & { secretsKey: Buffer } = {
-  secretsKey: randomBytes(32),
-  policy: { allowHttp: true, allowed: ['127.0.0.1/32'] },
-  retry: { firstMs: 200, maxMs: 1000, giveUpAfterMs: 600_000 },
-  leaseMs: 4000,
-  pollMs: 100,
-  timeoutMs: 2000,
-  subscriptionLimit: 5,
-};
+const settings = exampleWebhookSettings();
 
 let stack: Stack;
 let dispatcher: Dispatcher | undefined;

@@ -1,13 +1,26 @@
 /** What the example tests share: the receiver example as partners run it, and the mirror it should end with. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { readChanges } from '../../db/jobs/change-feed';
 import type { Database } from '../../db/client';
+import type { WebhookSettings } from '../../service/webhooks/settings';
 import { DEMO } from '../e2e/support';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
+
+/** A dispatcher's settings for receivers on this host: quick retries, loopback allowed, a key of its own. */
+export const exampleWebhookSettings = (): WebhookSettings & { secretsKey: Buffer } => ({
+  secretsKey: randomBytes(32),
+  policy: { allowHttp: true, allowed: ['127.0.0.1/32'] },
+  retry: { firstMs: 200, maxMs: 1000, giveUpAfterMs: 600_000 },
+  leaseMs: 4000,
+  pollMs: 100,
+  timeoutMs: 2000,
+  subscriptionLimit: 5,
+});
 
 export const freePort = () =>
   new Promise<number>((resolve) => {

@@ -5,7 +5,6 @@
  * still ends exact. Its loopback address is allowed explicitly, so the SSRF guard runs.
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,20 +12,11 @@ import type * as _typeChecked from '../../examples/webhook-receiver'; // npm run
 import { signer } from '../../service/webhooks/signing';
 import { createLogger } from '../../service/logger';
 import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher/dispatcher';
-import type { WebhookSettings } from '../../service/webhooks/settings';
 import { DEMO, startStack, type Stack } from '../e2e/support';
 import { memoryLog } from '../helpers/service';
-import { converges as convergesTo, freePort, mirrorJobs, startReceiverExample, stopProcessGroup } from './support';
+import { converges as convergesTo, exampleWebhookSettings, freePort, mirrorJobs, startReceiverExample, stopProcessGroup } from './support';
 
-const settings: WebhookSettings & { secretsKey: Buffer } = {
-  secretsKey: randomBytes(32),
-  policy: { allowHttp: true, allowed: ['127.0.0.1/32'] },
-  retry: { firstMs: 200, maxMs: 1000, giveUpAfterMs: 600_000 },
-  leaseMs: 4000,
-  pollMs: 100,
-  timeoutMs: 2000,
-  subscriptionLimit: 5,
-};
+const settings = exampleWebhookSettings();
 
 let stack: Stack;
 let dispatcher: Dispatcher;
