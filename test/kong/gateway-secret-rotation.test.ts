@@ -216,7 +216,7 @@ describe.each([
 
   test('the documented rotation fails none of a steady stream of reads and creates', async () => {
     const stream = steadyStream();
-    const pause = () => new Promise((resolve) => setTimeout(resolve, 500));
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 300));
     await pause();
 
     // Step 2: the service accepts both.
