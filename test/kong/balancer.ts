@@ -67,6 +67,10 @@ export async function startBalancer(targets: string[] = []): Promise<Balancer> {
     });
     req.pipe(upstream);
   });
+  // Idle client connections outlive Kong's upstream keepalive (60 s), as a balancer's should: a
+  // connection Kong reuses is never one closed a moment before.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
