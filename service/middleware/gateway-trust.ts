@@ -90,7 +90,7 @@ export function trustGateway(
   secrets: Pick<Config, 'gatewaySecret' | 'gatewaySecretNext'>,
   { logger, metrics, now = Date.now }: GatewayTrustOptions = {},
 ): Middleware {
-  const expected = [secrets.gatewaySecret, secrets.gatewaySecretNext].filter((secret) => secret !== undefined).map(digest);
+  const expected = [secrets.gatewaySecret, secrets.gatewaySecretNext].filter((secret): secret is string => Boolean(secret)).map(digest);
   const lastLogged: Record<GatewaySecretRejection, number> = { missing: -Infinity, mismatch: -Infinity };
   const suppressed: Record<GatewaySecretRejection, number> = { missing: 0, mismatch: 0 };
   const refuse = (reason: GatewaySecretRejection, path: string, from: string | undefined) => {
