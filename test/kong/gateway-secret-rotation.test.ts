@@ -7,10 +7,11 @@
  * synced by decK), the two ways production runs Kong. Also shown on the way: `kong reload` with the
  * new value in its environment leaves a node sending the old secret (why the page restarts nodes).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { createKongDatabase, ROOT, startRealKong, startRedis, type KongDatabase, type OwnRedis, type RealKong } from '../../harness/real-kong';
 import { insertInBatches } from '../../db/seed';
 import { demoJobs } from '../../db/seed-data';
@@ -24,6 +25,7 @@ import { memoryLog } from '../helpers/service';
 import { DEMO } from '../local-gateway/support';
 import { startBalancer, type Balancer } from './balancer';
 
+const run = promisify(execFile);
 const OLD = 'rotation-old-gateway-secret-0123456789';
 const NEXT = 'rotation-next-gateway-secret-9876543210';
 
@@ -234,7 +236,8 @@ describe.each([
     // Step 3: each Kong node in turn, out of the balancer, `kong quit`, started with the next secret, ready, back in.
     for (const [url, node] of [...nodes]) {
       await kongs.drain(url);
-      const quit = spawnSync(node.kong.kong, ['quit', '-p', node.prefix], { env: node.kong.env, cwd: os.tmpdir(), encoding: 'utf8' });
+      // Not spawnSync: the stream, the balancers and the service instances run in this process and must go on meanwhile.
+      const quit = await run(node.kong.kong, ['quit', '-p', node.prefix], { env: node.kong.env, cwd: os.tmpdir() });
       expect(quit.stdout).toMatch(/Kong stopped/);
       await node.stop();
       nodes.delete(url);
@@ -244,6 +247,7 @@ describe.each([
       await pause();
     }
     const sentOldBefore = seen.old;
+    expect(sentOldBefore).toBeGreaterThan(0);
 
     // Step 4: the service drops the old.
     await restartInstances({ GATEWAY_SECRET: NEXT });
