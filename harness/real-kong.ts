@@ -337,6 +337,11 @@ export interface RealKongOptions extends Partial<RenderOptions> {
    * with `kong migrations bootstrap`, dropped by stop(). Kong starts with no entities.
    */
   postgres?: boolean;
+  /**
+   * With `postgres`: join this database (createKongDatabase()'s, bootstrapped and shared by several
+   * nodes, as production's nodes share one) instead of a fresh one; stop() leaves it.
+   */
+  postgresDatabase?: string;
   /** nginx worker processes (the image: auto). Default 1: test machines are small. */
   workers?: number;
   /** The proxy's listen address (default 127.0.0.1; 0.0.0.0 for a client in another network namespace). */
@@ -371,6 +376,8 @@ export interface RealKong {
   configure(opts?: Partial<RenderOptions>): Promise<void>;
   /** DB-less: loads this declarative configuration (POST /config); resolves once every worker serves it. */
   load(config: DeclarativeConfig): Promise<void>;
+  /** `kong reload` on this node (kong prepare, then SIGHUP to nginx), run with the node's environment plus `env`. */
+  reload(env?: NodeJS.ProcessEnv): Promise<void>;
   /** Stops nginx (and the Redis and database it owns); idempotent. */
   stop(): Promise<void>;
 }
@@ -434,6 +441,31 @@ async function postConfig(adminUrl: string, proxyUrl: string, config: Declarativ
     await answer.arrayBuffer();
     return answer.status === 200 ? true : undefined;
   });
+}
+
+const postgresEnv = (database: string): NodeJS.ProcessEnv => ({
+  KONG_DATABASE: 'postgres', KONG_PG_HOST: '127.0.0.1', KONG_PG_PORT: '5432', KONG_PG_USER: 'postgres', KONG_PG_DATABASE: database,
+});
+
+export interface KongDatabase {
+  name: string;
+  /** Drops it (connections or not); idempotent. */
+  drop(): void;
+}
+
+/** A fresh PostgreSQL database on 127.0.0.1:5432, bootstrapped by `kong migrations bootstrap`, for nodes to share. */
+export async function createKongDatabase(): Promise<KongDatabase> {
+  const kong = requireKong();
+  const name = `kong_${randomBytes(6).toString('hex')}`;
+  psql(`CREATE DATABASE ${name}`);
+  const drop = () => psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  try {
+    await run(kong.kong, ['migrations', 'bootstrap', '-c', KONG_CONF], { ...kong.env, ...etcKongOverrides(), ...postgresEnv(name) }, 'kong migrations bootstrap');
+  } catch (err) {
+    drop();
+    throw err;
+  }
+  return { name, drop };
 }
 
 /** Starts a real Kong as described at the top of this file, ready (/status/ready 200) when it resolves. */
@@ -500,12 +532,14 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     let database: string | undefined;
     const renderFrom = (o: Partial<RenderOptions>): DeclarativeConfig =>
       renderState({ serviceUrl: 'http://127.0.0.1:9', ...opts, ...o, redis } as RenderOptions);
-    if (opts.postgres) {
-      database = `kong_${randomBytes(6).toString('hex')}`;
-      psql(`CREATE DATABASE ${database}`);
-      cleanups.push(() => psql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
-      Object.assign(env, { KONG_DATABASE: 'postgres', KONG_PG_HOST: '127.0.0.1', KONG_PG_PORT: '5432', KONG_PG_USER: 'postgres', KONG_PG_DATABASE: database });
-      await run(kong.kong, ['migrations', 'bootstrap', '-c', KONG_CONF], env, 'kong migrations bootstrap');
+    if (opts.postgres && opts.postgresDatabase) {
+      database = opts.postgresDatabase;
+      Object.assign(env, postgresEnv(database));
+    } else if (opts.postgres) {
+      const own = await createKongDatabase();
+      cleanups.push(own.drop);
+      database = own.name;
+      Object.assign(env, postgresEnv(database));
     } else {
       config = renderFrom({});
       const file = path.join(prefix, 'declarative.json');
@@ -578,6 +612,9 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
       logs: () => ({ stdout, stderr }),
       async configure(next = {}) {
         await handle.load(renderFrom(next));
+      },
+      async reload(extra = {}) {
+        await run(kong.kong, ['reload', '-p', prefix, '-c', KONG_CONF], { ...env, ...extra }, 'kong reload');
       },
       async load(next) {
         if (opts.postgres) throw new Error('a Kong with PostgreSQL takes its configuration from decK or the Admin API');

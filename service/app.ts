@@ -18,7 +18,7 @@ import { loadWebhookSettings, type WebhookSettings } from './webhooks/settings';
 export interface AppDependencies {
   db: Database;
   /** Unset limits take their defaults from service/config.ts. */
-  config: Pick<Config, 'gatewaySecret'> & Partial<Pick<Config, 'dbPoolSize' | 'dbQueueLimit' | 'dbQueryTimeoutMs' | 'readyTimeoutMs' | 'databaseReadUrls' | 'bodyReadTimeoutMs' | 'publicUrl'>>;
+  config: Pick<Config, 'gatewaySecret'> & Partial<Pick<Config, 'gatewaySecretNext' | 'dbPoolSize' | 'dbQueueLimit' | 'dbQueryTimeoutMs' | 'readyTimeoutMs' | 'databaseReadUrls' | 'bodyReadTimeoutMs' | 'publicUrl'>>;
   logger: Logger;
   /** Where requests and admission are counted (service/metrics.ts); none when unset. */
   metrics?: ServiceMetrics;
@@ -58,7 +58,7 @@ export function createApp({ db, config, logger, metrics, webhooks, reachability 
   app.use(mount(health));
   // Built when the document is first asked for; both document paths list the public address in servers.
   app.use(underDocs(docsPage(() => apiDocument(settings)))); // public, keyless: before the gateway-secret check
-  app.use(trustGateway(config.gatewaySecret));
+  app.use(trustGateway(config, { logger, metrics }));
   // The OpenAPI document needs no database turn.
   app.use(mount(api.open));
   // The body arrives before a turn is taken: a slow or broken upload never holds one.

@@ -22,6 +22,8 @@ export const Config = z.object({
     }),
   // When set, only requests carrying it in X-Gateway-Secret are served (the gateway adds it).
   gatewaySecret: z.string().min(16, 'must be at least 16 characters').optional(),
+  // During a rotation, the secret the gateway is being switched to: accepted as well (docs/operations.md, "Rotating the gateway secret").
+  gatewaySecretNext: z.string().min(16, 'must be at least 16 characters').optional(),
   dbPoolSize: whole(1, 100, 'must be a whole number from 1 to 100').default(10),
   logLevel: z.enum(LOG_LEVELS).default('info'),
   // Demo jobs into an empty table at start-up only when asked (npm start asks); never by default.
@@ -57,6 +59,9 @@ export const Config = z.object({
     .string()
     .regex(/^https?:\/\/[^/?#\s]+$/, 'must be the gateway\'s public origin, like https://jobs-api.example.org (no path)')
     .optional(),
+}).refine((config) => !config.gatewaySecretNext || config.gatewaySecret, {
+  message: 'is set without GATEWAY_SECRET: the next secret is accepted beside the current one, never instead of it',
+  path: ['gatewaySecretNext'],
 });
 export type Config = z.infer<typeof Config>;
 
@@ -65,6 +70,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   host: 'HOST',
   databaseUrl: 'DATABASE_URL',
   gatewaySecret: 'GATEWAY_SECRET',
+  gatewaySecretNext: 'GATEWAY_SECRET_NEXT',
   dbPoolSize: 'DB_POOL_SIZE',
   logLevel: 'LOG_LEVEL',
   seedDemoData: 'SEED_DEMO_DATA',

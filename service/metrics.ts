@@ -20,6 +20,9 @@ export interface AdmissionStats {
   serviceMs: number;
 }
 
+/** Why a request's X-Gateway-Secret was refused: none sent, or one that matches no configured secret. */
+export type GatewaySecretRejection = 'missing' | 'mismatch';
+
 export interface ServiceMetrics {
   registry: Registry;
   /** Requests the app answered, by route pattern (not path, which would be a series per id), method and status: request-outcome.ts counts them. */
@@ -27,6 +30,8 @@ export interface ServiceMetrics {
   requestDuration: Histogram<RequestLabel>;
   /** One request the HTTP parser refused (or a CONNECT), answered outside the app. */
   observeMalformed(status: number): void;
+  /** One request refused for its gateway secret (service/middleware/gateway-trust.ts), by why. */
+  observeGatewaySecretRejection(reason: GatewaySecretRejection): void;
   watchAdmission(stats: () => AdmissionStats): void;
   /** The API listener's open connections. */
   watchConnections(count: () => Promise<number>): void;
@@ -60,6 +65,15 @@ export function createMetrics(): ServiceMetrics {
     registers: [registry],
   });
 
+  // Both reasons exist from the start at 0, so an alert on their increase sees the first one.
+  const gatewaySecretRejections = new Counter({
+    name: 'jobs_gateway_secret_rejections_total',
+    help: 'Requests refused with 401 because X-Gateway-Secret was missing or matched no configured secret, by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of ['missing', 'mismatch'] as const) gatewaySecretRejections.inc({ reason }, 0);
+
   /** A gauge read at scrape time. */
   const gauge = (name: string, help: string, read: () => number | Promise<number>) =>
     new Gauge({
@@ -88,6 +102,9 @@ export function createMetrics(): ServiceMetrics {
     requestDuration: latency,
     observeMalformed(status) {
       malformed.inc({ status: String(status) });
+    },
+    observeGatewaySecretRejection(reason) {
+      gatewaySecretRejections.inc({ reason });
     },
     watchAdmission(stats) {
       gauge('admission_in_use', 'Admission turns held by running requests', () => stats().inUse);

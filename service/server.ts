@@ -96,7 +96,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     }
   }
   logger.info(
-    { url, metrics: metricsServer?.url, database: describeDatabaseUrl(config.databaseUrl), gatewaySecret: Boolean(config.gatewaySecret) },
+    { url, metrics: metricsServer?.url, database: describeDatabaseUrl(config.databaseUrl), gatewaySecret: Boolean(config.gatewaySecret), gatewaySecretNext: Boolean(config.gatewaySecretNext) },
     'jobs service listening',
   );
   flushNow(logger);
@@ -122,7 +122,7 @@ if (require.main === module) {
   void runProcess(runService, (service) =>
     console.log(
       process.env.GATEWAY_SECRET
-        ? `Jobs service listening on ${service.url} (only requests carrying the gateway secret are served)`
+        ? `Jobs service listening on ${service.url} (only requests carrying the gateway secret${process.env.GATEWAY_SECRET_NEXT ? ' or the next one' : ''} are served)`
         : `Jobs service listening on ${service.url} (no gateway secret: send the X-Consumer-* identity headers yourself)`,
     ),
   );

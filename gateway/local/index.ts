@@ -54,8 +54,11 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   const logger = options.logger ?? createGatewayLogger(env);
   const configPaths = options.configPaths.map((p) => path.resolve(p));
   const plugins = pluginRegistry(new RateLimitCounters());
+  // Kong's env vault copies the environment once, when it starts (kong/vaults/env/init.lua, init), and a reload
+  // keeps that copy: so does this one. A new gateway secret needs a new process (docs/operations.md).
+  const vault = { ...env };
   const load = (): Serving => {
-    const loaded = loadGateway(configPaths, env, plugins, (message) => logger.warn(message));
+    const loaded = loadGateway(configPaths, env, plugins, (message) => logger.warn(message), vault);
     return { ...loaded, router: new Router(loaded.config.routes) };
   };
 

@@ -1,6 +1,9 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
+import type { Config } from '../config';
 import { hostTwice, noConsumer, notThroughGateway, tooManyHeaders } from '../errors';
+import type { Logger } from '../logger';
+import type { GatewaySecretRejection, ServiceMetrics } from '../metrics';
 
 // What the gateway vouches for: one Host, that the request came through it, and who is calling.
 
@@ -64,16 +67,55 @@ export function headerBlock(): Middleware {
 // One-shot: no Hash object per request.
 const digest = (value: string) => hash('sha256', value, 'buffer');
 
-/** With a secret configured, a request that did not come through the gateway is refused before anything else runs. */
-export function trustGateway(secret: string | undefined): Middleware {
-  const expected = secret ? digest(secret) : undefined;
+/** Once a minute at most for each reason: a misconfigured gateway sends every request wrong. */
+const REJECTION_LOG_INTERVAL_MS = 60_000;
+
+const REJECTION_MESSAGES: Record<GatewaySecretRejection, string> = {
+  missing: 'request refused: no X-Gateway-Secret (it did not come through the gateway, or the gateway has no secret configured)',
+  mismatch: 'request refused: X-Gateway-Secret matches no configured secret (the gateway and the service hold different secrets)',
+};
+
+export interface GatewayTrustOptions {
+  logger?: Logger;
+  metrics?: ServiceMetrics;
+  /** The clock the log's once-a-minute limit reads (tests move it). */
+  now?: () => number;
+}
+
+/**
+ * With a secret configured, a request that did not come through the gateway is refused before anything else runs.
+ * GATEWAY_SECRET_NEXT is accepted beside GATEWAY_SECRET, so the gateway can be switched to it with no request refused.
+ */
+export function trustGateway(
+  secrets: Pick<Config, 'gatewaySecret' | 'gatewaySecretNext'>,
+  { logger, metrics, now = Date.now }: GatewayTrustOptions = {},
+): Middleware {
+  const expected = [secrets.gatewaySecret, secrets.gatewaySecretNext].filter((secret): secret is string => Boolean(secret)).map(digest);
+  const lastLogged: Record<GatewaySecretRejection, number> = { missing: -Infinity, mismatch: -Infinity };
+  const suppressed: Record<GatewaySecretRejection, number> = { missing: 0, mismatch: 0 };
+  const refuse = (reason: GatewaySecretRejection, path: string, from: string | undefined) => {
+    metrics?.observeGatewaySecretRejection(reason);
+    const at = now();
+    if (at - lastLogged[reason] < REJECTION_LOG_INTERVAL_MS) {
+      suppressed[reason]++;
+    } else {
+      // Never the value sent: a near miss would tell whoever sent it how near.
+      logger?.warn({ reason, path, from, refusedSinceLastLine: suppressed[reason] }, REJECTION_MESSAGES[reason]);
+      lastLogged[reason] = at;
+      suppressed[reason] = 0;
+    }
+    return notThroughGateway();
+  };
   return (ctx, next) => {
-    if (expected) {
+    if (expected.length > 0) {
       const sent = ctx.req.headers['x-gateway-secret'];
-      // Comparing digests keeps the comparison constant-time whatever the length sent.
-      if (typeof sent !== 'string' || !timingSafeEqual(digest(sent), expected)) {
-        throw notThroughGateway();
-      }
+      if (typeof sent !== 'string' || sent === '') throw refuse('missing', ctx.path, ctx.req.socket.remoteAddress);
+      // Comparing digests keeps each comparison constant-time whatever the length sent, and every
+      // configured secret is compared, so the time taken does not say which one matched.
+      const sentDigest = digest(sent);
+      let matched = false;
+      for (const candidate of expected) matched = timingSafeEqual(sentDigest, candidate) || matched;
+      if (!matched) throw refuse('mismatch', ctx.path, ctx.req.socket.remoteAddress);
     }
     const id = header(ctx.req.headers['x-consumer-id']);
     if (id && CONSUMER_ID.test(id)) {

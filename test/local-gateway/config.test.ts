@@ -158,6 +158,22 @@ describe('Kong env vault references', () => {
   });
 });
 
+describe('a new gateway secret needs a new process, as with Kong', () => {
+  test('a reload keeps the secret the gateway started with (Kong\'s env vault keeps its copy of the environment)', async () => {
+    const env = gatewayEnv('started-with-this-secret');
+    await overOneStub([(cf) => startGateway(cf.paths, env)], async ([gateway], upstream) => {
+      env.JOBS_GATEWAY_SECRET = 'changed-after-the-start';
+      expect(gateway.reload()).toEqual({ ok: true });
+      await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+      expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBe('started-with-this-secret');
+    });
+    await overOneStub([(cf) => startGateway(cf.paths, env)], async ([restarted], upstream) => {
+      await send(restarted.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+      expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBe('changed-after-the-start');
+    });
+  });
+});
+
 describe('what the local gateway refuses instead of ignoring', () => {
   const cases: Refusal[] = [
     ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],

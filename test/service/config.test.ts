@@ -1,6 +1,6 @@
 /**
  * What the environment may say (service/config.ts): the shapes of DATABASE_URL,
- * DATABASE_READ_URLS and the numbers a deployer is likely to get wrong. Defaults and the combined error:
+ * DATABASE_READ_URLS, GATEWAY_SECRET_NEXT and the numbers a deployer is likely to get wrong. Defaults and the combined error:
  * test/startup.test.ts; SEED_DEMO_DATA: test/db/seed-demo-data.test.ts.
  */
 import { ConfigError, loadConfig } from '../../service/config';
@@ -55,4 +55,21 @@ test('PUBLIC_URL is the gateway origin the reference page sends "Try it out" to:
   for (const url of ['https://jobs-api.example.org/api/v1', 'https://jobs-api.example.org/', 'jobs-api.example.org', '']) {
     expect(() => loadConfig({ PUBLIC_URL: url })).toThrow("Invalid configuration: PUBLIC_URL must be the gateway's public origin, like https://jobs-api.example.org (no path)");
   }
+});
+
+test.each([
+  ['GATEWAY_SECRET_NEXT without GATEWAY_SECRET', { GATEWAY_SECRET_NEXT: 'next-gateway-secret-9876543210abc' }, 'GATEWAY_SECRET_NEXT is set without GATEWAY_SECRET'],
+  ['a short GATEWAY_SECRET_NEXT', { GATEWAY_SECRET: 'current-gateway-secret-0123456789', GATEWAY_SECRET_NEXT: 'short' }, 'GATEWAY_SECRET_NEXT must be at least 16 characters'],
+  ['an empty GATEWAY_SECRET_NEXT', { GATEWAY_SECRET: 'current-gateway-secret-0123456789', GATEWAY_SECRET_NEXT: '' }, 'GATEWAY_SECRET_NEXT must be at least 16 characters'],
+])('%s stops start-up with a line naming it', (_case, env, message) => {
+  const load = () => loadConfig(env);
+  expect(load).toThrow(ConfigError);
+  expect(load).toThrow(message);
+});
+
+test('GATEWAY_SECRET_NEXT beside GATEWAY_SECRET: both are read', () => {
+  expect(loadConfig({ GATEWAY_SECRET: 'current-gateway-secret-0123456789', GATEWAY_SECRET_NEXT: 'next-gateway-secret-9876543210abc' })).toMatchObject({
+    gatewaySecret: 'current-gateway-secret-0123456789',
+    gatewaySecretNext: 'next-gateway-secret-9876543210abc',
+  });
 });

@@ -29,6 +29,8 @@ const State = z.strictObject({
 
 export interface BuildOptions {
   env: NodeJS.ProcessEnv;
+  /** What `{vault://env/...}` reads: the environment as the gateway started with it (default env). */
+  vault?: NodeJS.ProcessEnv;
   plugins: Map<string, PluginDefinition<unknown>>;
   errorTemplate: string;
   warn(message: string): void;
@@ -39,7 +41,7 @@ function resolveReference(value: unknown, opts: BuildOptions, where: string): un
   if (typeof value !== 'string' || !value.startsWith('{vault://')) return value;
   const m = /^\{vault:\/\/env\/([\w-]+)\}$/.exec(value);
   if (!m) throw new ConfigError(`${where}: only {vault://env/<name>} references are reproduced by the local gateway`);
-  const resolved = opts.env[m[1]!.replace(/-/g, '_').toUpperCase()];
+  const resolved = (opts.vault ?? opts.env)[m[1]!.replace(/-/g, '_').toUpperCase()];
   if (resolved === undefined) opts.warn(`${where}: unable to resolve reference ${value}; the field is left unset, as Kong does`);
   return resolved;
 }

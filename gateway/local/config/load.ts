@@ -45,8 +45,14 @@ export function mergeStates(states: Obj[]): Obj {
   return merged;
 }
 
-export function loadGateway(files: readonly string[], env: NodeJS.ProcessEnv, plugins: Map<string, PluginDefinition<unknown>>, warn: (message: string) => void): LoadedGateway {
+export function loadGateway(
+  files: readonly string[],
+  env: NodeJS.ProcessEnv,
+  plugins: Map<string, PluginDefinition<unknown>>,
+  warn: (message: string) => void,
+  vault: NodeJS.ProcessEnv = env,
+): LoadedGateway {
   const merged = mergeStates(files.map((file) => readStateFile(file, env)));
-  const config = buildGatewayConfig(merged, { env, plugins, errorTemplate: loadErrorTemplate(env.KONG_ERROR_TEMPLATE_JSON), warn });
+  const config = buildGatewayConfig(merged, { env, vault, plugins, errorTemplate: loadErrorTemplate(env.KONG_ERROR_TEMPLATE_JSON), warn });
   return { config, hosts: loadHostsFile(env) };
 }

@@ -31,7 +31,7 @@ let served: Served;
 beforeAll(async () => {
   const app = new Koa();
   app.use(requestOutcome(createLogger('silent')));
-  app.use(trustGateway(undefined));
+  app.use(trustGateway({}));
   app.use(mount(routerOf(recorded, { db: {} as Database, settings: {} as ApiSettings })));
   served = await serve(app.callback());
 });
