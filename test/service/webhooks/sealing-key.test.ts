@@ -21,6 +21,7 @@ import { decryptSecret, encryptSecret, keyId, newSecret, sealedUnder } from '../
 import { loadWebhookSettings } from '../../../service/webhooks/settings';
 import { json, reader } from '../../helpers/consumers';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
+import { buildDist } from '../../helpers/built';
 import { call, expectJsonError, serve } from '../../helpers/http';
 import { MINIMAL_JOB } from '../../helpers/job-bodies';
 import { memoryLog } from '../../helpers/service';
@@ -34,6 +35,8 @@ const arrivals = new Map<string, number[]>();
 const running: DispatcherProcess[] = [];
 
 beforeAll(async () => {
+  // Dispatchers run compiled, as in production: a start takes a second, not several.
+  await buildDist();
   database = await freshDatabase('webhook_sealing_key');
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -45,7 +48,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-});
+}, 300_000);
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((one) => one.stop()));
@@ -71,7 +74,7 @@ const env = (keys: Buffer[]) => ({
   WEBHOOK_RETRY_MAX_MS: '300',
 });
 const dispatcher = async (keys: Buffer[]) => {
-  const started = await startDispatcherProcess(env(keys));
+  const started = await startDispatcherProcess(env(keys), { built: true });
   running.push(started);
   return started;
 };

@@ -1,6 +1,7 @@
 /**
  * A dispatcher as production runs it (service/webhooks/dispatcher/main.ts in its own process), with its
  * log lines kept and its metrics URL read from its start-up line; stop() is SIGTERM, as a restart sends.
+ * Used where a test restarts dispatchers with new settings (a sealing key rotation).
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -18,9 +19,13 @@ export interface DispatcherProcess {
   stop(): Promise<void>;
 }
 
-/** Starts one and waits for its "running" line, or for its exit when it refuses to start. */
-export async function startDispatcherProcess(env: NodeJS.ProcessEnv): Promise<DispatcherProcess> {
-  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')], {
+/**
+ * Starts one and waits for its "running" line, or for its exit when it refuses to start. `built`: the
+ * compiled dist/ (test/helpers/built.ts builds it), as production runs it and in a second instead of several.
+ */
+export async function startDispatcherProcess(env: NodeJS.ProcessEnv, { built = false } = {}): Promise<DispatcherProcess> {
+  const argv = built ? [path.join(ROOT, 'dist', 'service', 'webhooks', 'dispatcher', 'main.js')] : ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')];
+  const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
