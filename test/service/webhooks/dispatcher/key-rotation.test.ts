@@ -28,7 +28,7 @@ import { startDispatcherProcess, type DispatcherProcess } from './dispatcher-pro
 
 const SUBSCRIPTIONS = 40;
 const CHANGE_EVERY_MS = 200;
-const GIVE_UP_MS = 8000;
+const GIVE_UP_MS = 15_000;
 const [OLD, NEW] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
 const page = readFileSync(path.join(__dirname, '..', '..', '..', '..', 'docs', 'operations.md'), 'utf8');
 
