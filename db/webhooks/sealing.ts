@@ -6,7 +6,7 @@ import { utcNow, webhookSubscriptions as subs } from './schema';
 
 /** What a subscription's owner reads as its lastError while no key of the dispatchers' keyring opens its signing secret. */
 export const SECRET_UNOPENABLE =
-  'The server cannot open this subscription\'s signing secret: deliveries wait, none is lost, until the operator restores its key (or you rotate the secret with {"expirePrevious": true})';
+  "The server cannot open this subscription's signing secret: deliveries wait, none is lost, until the operator restores its key";
 
 /** A subscription's sealed secrets: the current one, and the replaced ones while they still sign (null otherwise). */
 export interface SealedRow {
