@@ -36,8 +36,12 @@ export interface Keyring {
 
 /** A key's public name, in logs and in each sealed secret: derived from the key, revealing nothing of it. */
 export function keyId(key: Buffer): string {
-  return createHmac('sha256', key).update('webhook secrets key id').digest().subarray(0, KEY_ID_BYTES).toString('hex');
+  let id = keyIds.get(key);
+  if (id === undefined) keyIds.set(key, (id = createHmac('sha256', key).update('webhook secrets key id').digest().subarray(0, KEY_ID_BYTES).toString('hex')));
+  return id;
 }
+// Worked out once per key: every walk opens secrets with the same ring.
+const keyIds = new WeakMap<Buffer, string>();
 
 const ringOf = (keys: Buffer | Keyring): Keyring => (Buffer.isBuffer(keys) ? { current: keys, previous: [] } : keys);
 
