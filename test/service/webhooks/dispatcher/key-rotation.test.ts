@@ -166,6 +166,8 @@ test('the documented rotation under a steady stream: 40 subscriptions, 0 lost, 0
   expect(rotation.status).toBe(200);
   secrets.get(rotated)!.push(rotation.body.data.secret as string);
   expect(first.code).toBe(0);
+  // The 39 sealed under the old key, half of them in the form before key ids; the rotated one's old secret moved, not lost.
+  expect(first.out[1]).toBe(`re-sealed ${SUBSCRIPTIONS - 1} secrets of ${SUBSCRIPTIONS - 1} subscriptions under key id ${keyId(Buffer.from(NEW, 'hex'))}`);
   const second: string[] = [];
   expect(await reseal(second)).toBe(0);
   expect(second[1]).toBe(`re-sealed 0 secrets of 0 subscriptions under key id ${keyId(Buffer.from(NEW, 'hex'))}`);
