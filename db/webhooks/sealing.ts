@@ -82,12 +82,13 @@ export async function clearUnopenable(database: Database, ids: readonly string[]
 
 /**
  * A walk that cannot open the secret gives the lease back and waits `waitMs` before the next claim, with
- * the reason shown; no attempt is counted, so the subscription neither fails nor is given up on.
+ * the reason shown. The fault is ours, not the receiver's: no attempt is counted and any failing streak
+ * starts again, so time spent waiting on a key never counts towards giving up.
  */
 export async function parkUnopenable(database: Database, lease: Lease, waitMs: number): Promise<boolean> {
   const [result] = await primaryOf(database)
     .update(subs)
-    .set({ lastError: SECRET_UNOPENABLE, nextAttemptAt: sql`${utcNow} + interval ${Math.round(waitMs) * 1000} microsecond`, leaseOwner: null, leaseExpiresAt: null })
+    .set({ lastError: SECRET_UNOPENABLE, attempts: 0, failingSince: null, nextAttemptAt: sql`${utcNow} + interval ${Math.round(waitMs) * 1000} microsecond`, leaseOwner: null, leaseExpiresAt: null })
     .where(and(eq(subs.id, lease.id), eq(subs.leaseGeneration, lease.generation), eq(subs.leaseOwner, lease.owner)));
   return result.affectedRows === 1;
 }
