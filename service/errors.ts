@@ -61,6 +61,7 @@ export const MESSAGES = {
   webhooksUnavailable: 'Webhooks are not available on this server right now',
   nothingToChange: 'Send at least one of url, description, eventTypes',
   testDisabled: 'status is disabled: enable the subscription (POST /api/v1/webhooks/{id}/enable) before testing it',
+  secretUnopenable: 'The server cannot open this subscription\'s signing secret right now, so nothing was sent: deliveries wait, none is lost, until its key is restored',
 } as const;
 
 const CLOSE = { Connection: 'close' };
@@ -116,3 +117,5 @@ export const rotationRefusedMessage = (until: string) =>
 export const rotationRefused = (until: string) => new HttpError(409, rotationRefusedMessage(until));
 /** The server has no WEBHOOK_SECRETS_KEY: it cannot seal a secret, so it stores nothing. */
 export const webhooksUnavailable = () => new HttpError(503, MESSAGES.webhooksUnavailable, {}, { 'Retry-After': '60' });
+/** No key of the server's keyring opens the subscription's secret (a sealing key rotation gone wrong): the operator's to mend. */
+export const secretUnopenable = () => new HttpError(503, MESSAGES.secretUnopenable, {}, { 'Retry-After': '60' });

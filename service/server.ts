@@ -14,6 +14,7 @@ import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
 import { runProcess } from './process';
 import { drainOnStop } from './shutdown';
+import { checkServiceKeyring } from './webhooks/keyring-check';
 import { loadWebhookSettings } from './webhooks/settings';
 
 // How often Node looks for requests past HEADERS_TIMEOUT_MS or their whole-request limit.
@@ -51,6 +52,12 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     queryTimeoutMs: config.dbQueryTimeoutMs,
   });
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
+  try {
+    await checkServiceKeyring(database.db, webhooks, logger);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
 
   const metrics = config.metricsPort === undefined ? undefined : createMetrics();
   const reachability = watchDatabase({ url: config.databaseUrl, logger, registry: metrics?.registry, gauge: DATABASE_UP_GAUGES.service });

@@ -205,12 +205,6 @@ export async function databaseTime(database: Database): Promise<number> {
   return Math.round(Number(row!.at) * 1000);
 }
 
-/** Any one sealed secret, newest subscription first: a dispatcher proves at start-up that its key opens what the API sealed. */
-export async function aSealedSecret(database: Database): Promise<Buffer | undefined> {
-  const [row] = await primaryOf(database).select({ secret: subs.secret }).from(subs).orderBy(sql`${subs.createdAt} desc`).limit(1);
-  return row?.secret;
-}
-
 export interface SubscriptionLag {
   id: string;
   consumerId: string;

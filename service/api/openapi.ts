@@ -148,6 +148,8 @@ function operation(route: ApiRoute, settings: ApiSettings) {
       ...(conditional ? { '304': shared('NotModified') } : {}),
       ...Object.fromEntries(others.map((status) => [status, response(route.responses[status]!, false, settings)])),
       ...COMMON,
+      // A route's own answer for a common status (one that says more) replaces the shared one.
+      ...Object.fromEntries(others.filter((status) => status in COMMON).map((status) => [status, response(route.responses[status]!, false, settings)])),
     },
   };
 }

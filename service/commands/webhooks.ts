@@ -1,10 +1,12 @@
-// Operators: npm run -s webhooks -- list <partner id or username> | disable <subscription id> [reason]; never shows a secret.
+// Operators: npm run -s webhooks -- list <partner id or username> | disable <subscription id> [reason] | reseal; never shows a secret.
 import { openDatabase } from '../../db/client';
 import { isUuid } from '../../domain/uuid';
 import { disableSubscription, subscriptionsOf, type SubscriptionView } from '../../db/webhooks/subscriptions';
 import { loadConfig } from '../config';
+import { keyringOf, loadWebhookSettings } from '../webhooks/settings';
+import { runReseal } from './reseal-secrets';
 
-const USAGE = 'usage: npm run -s webhooks -- list <partner consumer id or username> | disable <subscription id> [reason]';
+const USAGE = 'usage: npm run -s webhooks -- list <partner consumer id or username> | disable <subscription id> [reason] | reseal';
 
 const iso = (value: Date | null) => (value ? value.toISOString() : '-');
 
@@ -18,6 +20,7 @@ export function describeSubscription(row: SubscriptionView): string {
 
 export async function runAdmin(args: string[], env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
   const [command, target, ...rest] = args;
+  if (command === 'reseal' && !target) return reseal(env, out);
   if (!target || (command !== 'list' && command !== 'disable')) {
     out(USAGE);
     return 2;
@@ -37,6 +40,21 @@ export async function runAdmin(args: string[], env: NodeJS.ProcessEnv, out: (lin
     }
     out(`disabled ${target}: ${reason}`);
     return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+/** Re-seals every secret under WEBHOOK_SECRETS_KEY, opening with it and WEBHOOK_SECRETS_KEY_PREVIOUS (docs/operations.md, Rotating the webhook sealing key). */
+async function reseal(env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
+  const settings = loadWebhookSettings(env);
+  if (!settings.secretsKey) {
+    out('WEBHOOK_SECRETS_KEY is not set: reseal seals under it (and opens with it and WEBHOOK_SECRETS_KEY_PREVIOUS), as the service and the dispatchers are given them');
+    return 2;
+  }
+  const database = openDatabase(loadConfig(env).databaseUrl, [], { connectionLimit: 1 });
+  try {
+    return await runReseal(database.db, keyringOf({ ...settings, secretsKey: settings.secretsKey }), out);
   } finally {
     await database.close();
   }

@@ -93,7 +93,7 @@ export const Webhook = z
     failingSince: timestamp.nullable().meta({ description: 'Since when the next event has been failing; null while deliveries succeed' }),
     nextAttemptAt: timestamp.nullable().meta({ description: 'When the failing event is tried again; null while deliveries succeed' }),
     disabledReason: z.string().nullable().meta({ description: 'Why it was disabled (failing for 3 days, 410 Gone, an operator); null while active' }),
-    lastError: z.string().nullable().meta({ description: 'The last failed attempt\'s error; null after a success' }),
+    lastError: z.string().nullable().meta({ description: 'The last failed attempt\'s error, or why deliveries wait (the server cannot open the signing secret); null after a success' }),
   })
   .meta({ description: 'A webhook subscription; its secret is shown only when created or rotated' });
 export type Webhook = z.infer<typeof Webhook>;

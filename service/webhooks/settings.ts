@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { parseSecretsKey } from './secrets';
+import { parseSecretsKey, type Keyring } from './secrets';
 import type { UrlPolicy } from './url-guard';
 
 const flag = z
@@ -21,6 +21,8 @@ const ms = (min: number, max: number) =>
 /** What the API and the dispatcher read from the environment about webhooks (docs/operations.md). */
 export const WebhookEnv = z.object({
   WEBHOOK_SECRETS_KEY: z.string().optional(),
+  // During a rotation: the keys that sealed before, a comma list; they open, never seal.
+  WEBHOOK_SECRETS_KEY_PREVIOUS: z.string().optional(),
   // Development settings (npm start sets them): plain http, and addresses that are not public.
   WEBHOOK_ALLOW_HTTP: flag,
   WEBHOOK_ALLOWED_ADDRESSES: z
@@ -44,6 +46,8 @@ export const WebhookEnv = z.object({
 export interface WebhookSettings {
   /** Unset: webhooks cannot be created (the API answers 503) and the dispatcher does not start. */
   secretsKey?: Buffer;
+  /** WEBHOOK_SECRETS_KEY_PREVIOUS: keys that still open what they sealed, until a re-seal moves it to secretsKey. */
+  previousSecretsKeys?: Buffer[];
   policy: UrlPolicy;
   retry: { firstMs: number; maxMs: number; giveUpAfterMs: number };
   leaseMs: number;
@@ -66,8 +70,12 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): Webho
   }
   const e = parsed.data;
   if (e.WEBHOOK_LEASE_MS < e.WEBHOOK_TIMEOUT_MS * 2) throw new Error('Invalid configuration: WEBHOOK_LEASE_MS must be at least twice WEBHOOK_TIMEOUT_MS');
+  const previous = (e.WEBHOOK_SECRETS_KEY_PREVIOUS ?? '').split(',').map((one) => one.trim()).filter(Boolean);
+  const secretsKey = e.WEBHOOK_SECRETS_KEY === undefined || e.WEBHOOK_SECRETS_KEY === '' ? undefined : parseSecretsKey(e.WEBHOOK_SECRETS_KEY);
+  if (!secretsKey && previous.length > 0) throw new Error('Invalid configuration: WEBHOOK_SECRETS_KEY_PREVIOUS is set without WEBHOOK_SECRETS_KEY, the key that seals');
   return {
-    secretsKey: e.WEBHOOK_SECRETS_KEY === undefined || e.WEBHOOK_SECRETS_KEY === '' ? undefined : parseSecretsKey(e.WEBHOOK_SECRETS_KEY),
+    secretsKey,
+    previousSecretsKeys: previous.map((one) => parseSecretsKey(one, 'WEBHOOK_SECRETS_KEY_PREVIOUS (each of its comma list)')),
     policy: { allowHttp: e.WEBHOOK_ALLOW_HTTP, allowed: e.WEBHOOK_ALLOWED_ADDRESSES },
     retry: { firstMs: e.WEBHOOK_RETRY_FIRST_MS, maxMs: e.WEBHOOK_RETRY_MAX_MS, giveUpAfterMs: e.WEBHOOK_GIVE_UP_MS },
     leaseMs: e.WEBHOOK_LEASE_MS,
@@ -76,6 +84,9 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): Webho
     subscriptionLimit: e.WEBHOOK_SUBSCRIPTION_LIMIT,
   };
 }
+
+/** The keyring the settings hold: WEBHOOK_SECRETS_KEY seals, it and WEBHOOK_SECRETS_KEY_PREVIOUS open. */
+export const keyringOf = (settings: Pick<WebhookSettings, 'previousSecretsKeys'> & { secretsKey: Buffer }): Keyring => ({ current: settings.secretsKey, previous: settings.previousSecretsKeys ?? [] });
 
 /** Exponential backoff with jitter: the n-th retry waits between half and all of first x 2^(n-1), capped. */
 export function retryDelay(attempt: number, retry: WebhookSettings['retry'], random: () => number = Math.random): number {

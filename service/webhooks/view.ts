@@ -8,7 +8,8 @@ import { historyOf, holds } from '../../domain/feed';
 import { badRequest, MESSAGES, webhookNotFound, webhooksUnavailable } from '../errors';
 import { decodeSince, encodeSince } from '../http/tokens';
 import type { Attempt, Webhook } from './contract';
-import type { WebhookSettings } from './settings';
+import type { Keyring } from './secrets';
+import { keyringOf, type WebhookSettings } from './settings';
 import { checkUrl, UrlRefused, type UrlPolicy } from './url-guard';
 
 /** Feed positions as partners hold them: tokens naming the history each number belongs to. */
@@ -68,10 +69,10 @@ export async function checkedUrl(raw: string, policy: UrlPolicy): Promise<void> 
   }
 }
 
-/** The key secrets are sealed with; without one the server stores no secret, so it answers 503. */
-export function sealingKey(settings: WebhookSettings): Buffer {
+/** The keyring secrets are sealed and opened with; without a key the server stores no secret, so it answers 503. */
+export function secretsKeyring(settings: WebhookSettings): Keyring {
   if (!settings.secretsKey) throw webhooksUnavailable();
-  return settings.secretsKey;
+  return keyringOf({ ...settings, secretsKey: settings.secretsKey });
 }
 
 /** The answer for one of the caller's subscriptions, or the 404 an unknown or another's id gets. */

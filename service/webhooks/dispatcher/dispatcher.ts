@@ -12,8 +12,9 @@ import { holdWriter } from './hold-writer';
 import { leaseGate } from './lease-gate';
 import type { DispatcherMetrics } from './metrics';
 import { deliveryAgent, deliveryTarget, postEvent, type PostOutcome } from '../post';
-import { decryptSecret } from '../secrets';
-import { retryDelay, spoken, type WebhookSettings } from '../settings';
+import { parkUnopenable } from '../../../db/webhooks/sealing';
+import { decryptSecret, SecretUnopenable } from '../secrets';
+import { keyringOf, retryDelay, spoken, type WebhookSettings } from '../settings';
 import { signer } from '../signing';
 
 /** Events taken from the feed window at a time by one walk. */
@@ -22,6 +23,8 @@ const BATCH = 50;
 export const CAPACITY = 256;
 // A subscription with a long backlog gives its lease back after this long, so those served less recently go first.
 const SLICE_MS = 5_000;
+// A subscription whose secret the keyring cannot open is claimed again after this long at most: the keyring changes only with a restart, which checks it at once.
+const UNOPENABLE_WAIT_MS = 60_000;
 // Ticks woken by walks that ended are at least this far apart: one claim for many freed slots.
 const TICK_GAP_MS = 20;
 
@@ -37,6 +40,8 @@ export interface DispatcherOptions {
   wallNow?: () => number;
   /** Told of every failure: one the database's absence explains is logged once there, so here at debug. */
   reachability?: Pick<Reachability, 'failed'>;
+  /** Subscriptions whose secrets the keyring was found not to open at start-up (already logged). */
+  unopenable?: Iterable<string>;
 }
 
 export interface Dispatcher {
@@ -48,7 +53,11 @@ export interface Dispatcher {
 const errorFields = (error: unknown) => ({ code: (error as { code?: string }).code, err: { name: (error as Error).name } });
 
 /** Delivers each leased subscription's feed entries in order, one at a time; a failure reschedules the same event (docs/decisions.md, Webhooks). */
-export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}`, capacity = CAPACITY, wallNow, reachability }: DispatcherOptions): Dispatcher {
+export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}`, capacity = CAPACITY, wallNow, reachability, unopenable: foundUnopenable = [] }: DispatcherOptions): Dispatcher {
+  const keyring = keyringOf(settings);
+  // Logged once each, however often they are claimed; the gauge is their number.
+  const unopenable = new Set(foundUnopenable);
+  metrics?.observeUnopenable(unopenable.size);
   const giveUpReason = `deliveries failed for ${spoken(settings.retry.giveUpAfterMs)}`;
   const agent = deliveryAgent(settings.policy, { connectTimeoutMs: settings.timeoutMs });
   const walking = new Map<string, Promise<void>>();
@@ -79,10 +88,20 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
     let position = subscription.position;
     let sign: ReturnType<typeof signer>;
     try {
-      sign = signer(subscription.secrets.map((sealed) => decryptSecret(settings.secretsKey, sealed)));
-    } catch {
-      log.error("webhook secret cannot be opened with this dispatcher's WEBHOOK_SECRETS_KEY: give it the service's key");
-      return handBack(lease, position);
+      sign = signer(subscription.secrets.map((sealed) => decryptSecret(keyring, sealed)));
+    } catch (error) {
+      if (!(error instanceof SecretUnopenable)) throw error;
+      if (!unopenable.has(subscription.id)) {
+        unopenable.add(subscription.id);
+        metrics?.observeUnopenable(unopenable.size);
+        log.warn({ sealedUnder: error.sealedUnder ?? 'the form before key ids' }, "webhook secret cannot be opened with this dispatcher's keyring: deliveries to the subscription wait until its key is in WEBHOOK_SECRETS_KEY or WEBHOOK_SECRETS_KEY_PREVIOUS");
+      }
+      await parkUnopenable(db, lease, Math.min(UNOPENABLE_WAIT_MS, settings.retry.maxMs));
+      return;
+    }
+    if (unopenable.delete(subscription.id)) {
+      metrics?.observeUnopenable(unopenable.size);
+      log.info('webhook secret opens again: delivering');
     }
     const target = deliveryTarget(subscription.url, settings.policy);
     const wanted = subscription.eventTypes ? new Set<string>(subscription.eventTypes) : undefined;

@@ -7,12 +7,13 @@ import { createLogger, flushNow, type Logger } from '../../logger';
 import { serveMetrics, type MetricsServer } from '../../metrics-server';
 import { runProcess } from '../../process';
 import { DATABASE_UP_GAUGES, watchDatabase } from '../../../db/reachability';
-import { aSealedSecret } from '../../../db/webhooks/delivery';
+import { clearUnopenable, showUnopenable } from '../../../db/webhooks/sealing';
 import type { Database } from '../../../db/client';
-import { decryptSecret } from '../secrets';
+import { describeKeyring, proveKeyring } from '../keyring-check';
+import type { Keyring } from '../secrets';
 import { startDispatcher } from './dispatcher';
 import { createDispatcherMetrics } from './metrics';
-import { loadWebhookSettings } from '../settings';
+import { keyringOf, loadWebhookSettings } from '../settings';
 
 export interface RunningDispatcher {
   logger: Logger;
@@ -34,8 +35,10 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
     throw new Error(startupDatabaseError(config.databaseUrl, error));
   }
   const database = openDatabase(config.databaseUrl, [], { connectionLimit: 10, connectTimeoutMs: config.dbConnectTimeoutMs, queryTimeoutMs: config.dbQueryTimeoutMs });
+  const keyring = keyringOf({ ...settings, secretsKey: settings.secretsKey });
+  let unopenable: string[];
   try {
-    await proveSecretsKey(database.db, settings.secretsKey);
+    unopenable = await checkKeyring(database.db, keyring, logger);
   } catch (error) {
     await database.close();
     throw error;
@@ -53,8 +56,8 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
       throw error;
     }
   }
-  const dispatcher = startDispatcher({ db: database.db, settings: { ...settings, secretsKey: settings.secretsKey }, logger, metrics, reachability });
-  logger.info({ owner: dispatcher.owner, database: describeDatabaseUrl(config.databaseUrl), metrics: metricsServer?.url, allowHttp: settings.policy.allowHttp, allowed: settings.policy.allowed }, 'webhook dispatcher running');
+  const dispatcher = startDispatcher({ db: database.db, settings: { ...settings, secretsKey: settings.secretsKey }, logger, metrics, reachability, unopenable });
+  logger.info({ owner: dispatcher.owner, database: describeDatabaseUrl(config.databaseUrl), keyring: describeKeyring(keyring), metrics: metricsServer?.url, allowHttp: settings.policy.allowHttp, allowed: settings.policy.allowed }, 'webhook dispatcher running');
   flushNow(logger);
   return {
     logger,
@@ -70,15 +73,16 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   };
 }
 
-/** A key other than the service's opens no secret: refused at start-up rather than failing every walk unseen. */
-async function proveSecretsKey(db: Database, key: Buffer): Promise<void> {
-  const sealed = await aSealedSecret(db);
-  if (!sealed) return;
-  try {
-    decryptSecret(key, sealed);
-  } catch {
-    throw new Error("WEBHOOK_SECRETS_KEY cannot open the webhook secrets the service sealed: start the dispatcher with the service's WEBHOOK_SECRETS_KEY");
-  }
+/**
+ * A keyring that opens no stored secret is refused (proveKeyring). One that opens some starts: each
+ * subscription it cannot open is logged once and shown to its owner; those it opens again are due at once.
+ */
+async function checkKeyring(db: Database, keyring: Keyring, logger: Logger): Promise<string[]> {
+  const survey = await proveKeyring(db, keyring);
+  for (const one of survey.unopenable) logger.warn({ subscription: one.id, sealedUnder: one.sealedUnder ?? 'the form before key ids', keyring: describeKeyring(keyring) }, "webhook secret cannot be opened with this dispatcher's keyring: deliveries to the subscription wait until its key is in WEBHOOK_SECRETS_KEY or WEBHOOK_SECRETS_KEY_PREVIOUS");
+  await showUnopenable(db, survey.unopenable.map((one) => one.id));
+  await clearUnopenable(db, survey.reopened);
+  return survey.unopenable.map((one) => one.id);
 }
 
 if (require.main === module) void runProcess(() => runDispatcher());

@@ -8,6 +8,8 @@ export interface DispatcherMetrics {
   observeDelivery(outcome: DeliveryOutcome, seconds: number): void;
   /** A subscription started failing, was disabled, or recovered: counted once per change, not per attempt. */
   subscriptionChanged(to: 'failing' | 'disabled' | 'recovered'): void;
+  /** How many subscriptions' secrets this dispatcher's keyring cannot open. */
+  observeUnopenable(count: number): void;
   /** The database's clock minus this host's. */
   observeSkew(ms: number): void;
   /** Read at each scrape: every subscription's position, head of the feed and oldest undelivered event. */
@@ -28,6 +30,7 @@ export function createDispatcherMetrics(): DispatcherMetrics {
   });
   const changes = new Counter({ name: 'webhook_subscription_changes_total', help: 'Subscriptions that started failing, were disabled, or recovered', labelNames: ['to'] as const, registers: [registry] });
   const skew = new Gauge({ name: 'webhook_clock_skew_seconds', help: "The database's clock minus this host's (signatures follow the database's); past 30 s it is logged", registers: [registry] });
+  const unopenable = new Gauge({ name: 'webhook_subscriptions_unopenable', help: "Subscriptions whose signing secret this dispatcher's keyring cannot open: deliveries to them wait (docs/operations.md, Rotating the webhook sealing key)", registers: [registry] });
   let read: Parameters<DispatcherMetrics['watchLag']>[0] | undefined;
   let last: Promise<{ head: number; subscriptions: SubscriptionLag[] }> | undefined;
   // One query per scrape however many gauges read it; while the database is away they are left out, and webhook_dispatcher_database_up says why.
@@ -70,6 +73,9 @@ export function createDispatcherMetrics(): DispatcherMetrics {
     },
     subscriptionChanged(to) {
       changes.inc({ to });
+    },
+    observeUnopenable(count) {
+      unopenable.set(count);
     },
     observeSkew(ms) {
       skew.set(ms / 1000);

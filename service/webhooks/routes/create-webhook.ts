@@ -5,7 +5,7 @@ import { defineRoute, type RouteDependencies } from '../../http/route';
 import { CREATE_WEBHOOK_BODY, CreatedWebhook, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from '../contract';
 import { encryptSecret, newSecret } from '../secrets';
 import type { WebhookRouteSettings } from '../settings';
-import { checkedUrl, feedPositions, sealingKey, toWebhook } from '../view';
+import { checkedUrl, feedPositions, secretsKeyring, toWebhook } from '../view';
 import { invalid, notJson } from './answers';
 
 export const createWebhookRoute = defineRoute({
@@ -33,7 +33,7 @@ export const createWebhookRoute = defineRoute({
     '415': notJson,
   },
   handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { body }) => {
-    const sealKey = sealingKey(webhooks);
+    const keyring = secretsKeyring(webhooks);
     await checkedUrl(body.url, webhooks.policy);
     const positions = await feedPositions(db);
     const position = body.position === undefined ? undefined : positions.seq(body.position);
@@ -41,7 +41,7 @@ export const createWebhookRoute = defineRoute({
     const consumer = ctx.state.consumer!;
     const created = await createSubscription(
       db,
-      { consumerId: consumer.id, consumerName: consumer.username ?? null, url: body.url, description: body.description ?? null, eventTypes: storedEventTypes(body.eventTypes ?? null), secret: encryptSecret(sealKey, secret), position },
+      { consumerId: consumer.id, consumerName: consumer.username ?? null, url: body.url, description: body.description ?? null, eventTypes: storedEventTypes(body.eventTypes ?? null), secret: encryptSecret(keyring, secret), position },
       webhooks.subscriptionLimit,
     );
     if (created === 'limit') throw webhookLimit(webhooks.subscriptionLimit);

@@ -5,7 +5,7 @@ import { defineRoute, type RouteDependencies } from '../../http/route';
 import { ROTATE_BODY, ROTATION_OVERLAP_MS, RotatedSecret, SECRET_EXAMPLE, WEBHOOK_EXAMPLE, WebhookIdParams } from '../contract';
 import { encryptSecret, newSecret } from '../secrets';
 import { spoken, type WebhookRouteSettings } from '../settings';
-import { sealingKey } from '../view';
+import { secretsKeyring } from '../view';
 import { invalid, notFound, notJson } from './answers';
 
 export const rotateWebhookSecretRoute = defineRoute({
@@ -35,7 +35,7 @@ export const rotateWebhookSecretRoute = defineRoute({
   },
   handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { params: { id }, body }) => {
     const secret = newSecret();
-    const rotation = await rotateSecret(db, ctx.state.consumer!.id, id, encryptSecret(sealingKey(webhooks), secret), ROTATION_OVERLAP_MS, body.expirePrevious === true);
+    const rotation = await rotateSecret(db, ctx.state.consumer!.id, id, encryptSecret(secretsKeyring(webhooks), secret), ROTATION_OVERLAP_MS, body.expirePrevious === true);
     if (!rotation) throw webhookNotFound();
     if ('refusedUntil' in rotation) throw rotationRefused(rotation.refusedUntil.toISOString());
     ctx.body = { data: { id, secret, previousSecretExpiresAt: rotation.previousExpiresAt.toISOString(), olderSecretExpiresAt: rotation.olderExpiresAt?.toISOString() ?? null } };

@@ -2,16 +2,26 @@ import { performance } from 'node:perf_hooks';
 import { recordAttempts } from '../../../db/webhooks/attempts';
 import { testTarget } from '../../../db/webhooks/subscriptions';
 import { uuidv7 } from '../../../domain/uuid';
-import { badRequest, MESSAGES, webhookNotFound } from '../../errors';
+import { badRequest, MESSAGES, secretUnopenable, webhookNotFound } from '../../errors';
 import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
 import { TEST_EVENT_EXAMPLE, TEST_EVENT_TYPE, TestOutcome, WebhookIdParams } from '../contract';
 import { postEvent } from '../post';
-import { decryptSecret } from '../secrets';
+import { decryptSecret, SecretUnopenable, type Keyring } from '../secrets';
 import { spoken, type WebhookRouteSettings } from '../settings';
 import { signer } from '../signing';
-import { sealingKey } from '../view';
+import { secretsKeyring } from '../view';
 import { notFound } from './answers';
+
+/** The secrets that sign, opened; one no key of the ring opens is the 503 its owner can read, never a 500. */
+function opened(keyring: Keyring, sealed: Buffer[]): string[] {
+  try {
+    return sealed.map((one) => decryptSecret(keyring, one));
+  } catch (error) {
+    if (error instanceof SecretUnopenable) throw secretUnopenable();
+    throw error;
+  }
+}
 
 export const testWebhookRoute = defineRoute({
   operationId: 'testWebhook',
@@ -35,16 +45,21 @@ export const testWebhookRoute = defineRoute({
     },
     '400': errorResponse('The subscription is disabled: enable it first', MESSAGES.testDisabled),
     '404': notFound,
+    '503': errorResponse(
+      'The server cannot open the subscription\'s signing secret (an operator\'s sealing key is missing; deliveries wait, none is lost), or the database is unreachable or the service saturated: nothing was sent; retry after Retry-After seconds',
+      MESSAGES.secretUnopenable,
+      { 'Retry-After': { description: 'Seconds to wait', type: 'integer' } },
+    ),
   },
   handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { params: { id } }) => {
-    const sealKey = sealingKey(webhooks);
+    const keyring = secretsKeyring(webhooks);
     const target = await testTarget(db, ctx.state.consumer!.id, id);
     if (!target) throw webhookNotFound();
     if (target.status === 'disabled') throw badRequest(MESSAGES.testDisabled);
     const eventId = `evt_test_${uuidv7()}`;
     // Timed by the database's clock, as every delivery is: one clock for all signatures.
     const body = JSON.stringify({ id: eventId, type: TEST_EVENT_TYPE, timestamp: target.now.toISOString(), data: { subscriptionId: id } });
-    const headers = signer(target.secrets.map((sealed) => decryptSecret(sealKey, sealed)))(eventId, target.now, body);
+    const headers = signer(opened(keyring, target.secrets))(eventId, target.now, body);
     const started = performance.now();
     const outcome = await postEvent(target.url, headers, body, { policy: webhooks.policy, timeoutMs: webhooks.timeoutMs });
     const latencyMs = Math.round(performance.now() - started);

@@ -1,7 +1,8 @@
 /** Subscription secrets: Standard Webhooks' form, sealed in the database, and signatures partners verify with the reference library. */
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { decryptSecret, encryptSecret, newSecret, parseSecretsKey } from '../../../service/webhooks/secrets';
+import { createCipheriv } from 'node:crypto';
+import { decryptSecret, encryptSecret, keyId, newSecret, parseSecretsKey, SecretUnopenable, sealedUnder, sealedUnderCurrent } from '../../../service/webhooks/secrets';
 import { retryDelay } from '../../../service/webhooks/settings';
 import { signer } from '../../../service/webhooks/signing';
 
@@ -23,6 +24,50 @@ test('what is stored reveals nothing of the secret and opens only with the key',
   const tampered = Buffer.from(stored);
   tampered[tampered.length - 1]! ^= 1;
   expect(() => decryptSecret(key, tampered)).toThrow();
+});
+
+/** The form stored before key ids: iv | tag | AES-256-GCM ciphertext, no header. */
+function firstForm(key: Buffer, secret: string, iv = randomBytes(12)): Buffer {
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]);
+}
+
+test('a keyring: the current key seals and names itself; a previous key opens what it sealed; a key not in the ring is named, never tried blind', () => {
+  const [old, current, stranger] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+  const ring = { current, previous: [old] };
+  const secret = newSecret();
+  const underOld = encryptSecret(old, secret);
+  const underCurrent = encryptSecret(ring, secret);
+  expect([sealedUnder(underOld), sealedUnder(underCurrent)]).toEqual([keyId(old), keyId(current)]);
+  expect(keyId(current)).toMatch(/^[0-9a-f]{8}$/);
+  expect(current.toString('hex')).not.toContain(keyId(current));
+  expect([sealedUnderCurrent(ring, underOld), sealedUnderCurrent(ring, underCurrent)]).toEqual([false, true]);
+  expect(decryptSecret(ring, underOld)).toBe(secret);
+  expect(decryptSecret(ring, underCurrent)).toBe(secret);
+  // Once the old key leaves the ring, what it sealed names it.
+  const error = (() => {
+    try {
+      decryptSecret({ current, previous: [stranger] }, underOld);
+    } catch (thrown) {
+      return thrown;
+    }
+  })();
+  expect(error).toBeInstanceOf(SecretUnopenable);
+  expect((error as SecretUnopenable).sealedUnder).toBe(keyId(old));
+  expect((error as Error).message).toBe(`sealed under key id ${keyId(old)}, which no key of this keyring opens`);
+  expect((error as Error).message).not.toContain(secret);
+});
+
+test('secrets stored before key ids still open with any key of the ring, even one whose iv begins like a header', () => {
+  const [old, current] = [randomBytes(32), randomBytes(32)];
+  const secret = newSecret();
+  const stored = firstForm(old, secret);
+  const lookalike = firstForm(old, secret, Buffer.concat([Buffer.from([0x01]), Buffer.from(keyId(current), 'hex'), randomBytes(7)]));
+  expect(decryptSecret({ current, previous: [old] }, stored)).toBe(secret);
+  expect(decryptSecret({ current, previous: [old] }, lookalike)).toBe(secret);
+  expect(sealedUnderCurrent({ current, previous: [old] }, stored)).toBe(false);
+  expect(() => decryptSecret(current, stored)).toThrow('sealed under a key of the form before key ids, which no key of this keyring opens');
 });
 
 test('the secrets key is 32 bytes in base64 or hex; anything else is refused with how to make one', () => {

@@ -5,6 +5,7 @@ import { loadWebhookSettings } from '../../../service/webhooks/settings';
 test('unset: https only, no extra address, no key (creating a subscription is then a 503), the issue\'s timings', () => {
   expect(loadWebhookSettings({})).toEqual({
     secretsKey: undefined,
+    previousSecretsKeys: [],
     policy: { allowHttp: false, allowed: [] },
     retry: { firstMs: 5000, maxMs: 36_000_000, giveUpAfterMs: 259_200_000 },
     leaseMs: 30_000,
@@ -21,7 +22,15 @@ test('development settings as npm start sets them', () => {
   expect(settings.secretsKey).toEqual(key);
 });
 
+test('WEBHOOK_SECRETS_KEY_PREVIOUS: a comma list of keys that open, beside the one that seals', () => {
+  const [current, a, b] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+  const settings = loadWebhookSettings({ WEBHOOK_SECRETS_KEY: current.toString('hex'), WEBHOOK_SECRETS_KEY_PREVIOUS: `${a.toString('base64')}, ${b.toString('hex')}` });
+  expect(settings).toMatchObject({ secretsKey: current, previousSecretsKeys: [a, b] });
+});
+
 test.each([
+  [{ WEBHOOK_SECRETS_KEY_PREVIOUS: randomBytes(32).toString('hex') }, 'WEBHOOK_SECRETS_KEY_PREVIOUS is set without WEBHOOK_SECRETS_KEY, the key that seals'],
+  [{ WEBHOOK_SECRETS_KEY: randomBytes(32).toString('hex'), WEBHOOK_SECRETS_KEY_PREVIOUS: `${randomBytes(32).toString('hex')},short` }, 'WEBHOOK_SECRETS_KEY_PREVIOUS (each of its comma list) must be 32 random bytes in base64 or hex'],
   [{ WEBHOOK_ALLOW_HTTP: 'yes' }, 'WEBHOOK_ALLOW_HTTP must be true or false'],
   [{ WEBHOOK_ALLOWED_ADDRESSES: 'localhost' }, 'WEBHOOK_ALLOWED_ADDRESSES must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1'],
   [{ WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/33' }, 'WEBHOOK_ALLOWED_ADDRESSES must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1'],
