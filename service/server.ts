@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { describeDatabaseUrl, poolStats } from '../db/client';
 import { pendingChangeCount } from '../db/jobs/pending-changes';
-import { migrateDatabase, startupDatabaseError } from '../db/migrate';
+import { migrateDatabase, startupDatabaseError, type MigrationReport } from '../db/migrate';
 import { openDatabase } from '../db/client';
 import { DATABASE_UP_GAUGES, watchDatabase } from '../db/reachability';
 import { seedIfEmpty } from '../db/seed';
@@ -11,7 +11,7 @@ import { clientErrorHandler, connectHandler } from './client-error';
 import { createLogger, flushNow, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
-import { runProcess } from './process';
+import { logMigrations, runProcess } from './process';
 import { drainOnStop } from './shutdown';
 import { loadWebhookSettings } from './webhooks/settings';
 
@@ -32,9 +32,10 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const webhooks = loadWebhookSettings(process.env);
   const logger = createLogger(config.logLevel);
   let seeded = 0;
+  let migrations: MigrationReport;
   try {
     // Under the migration lock, so instances started together seed an empty table only once.
-    await migrateDatabase(config.databaseUrl, {
+    migrations = await migrateDatabase(config.databaseUrl, {
       lockTimeoutSeconds: config.migrationLockTimeoutSeconds,
       underLock: async ({ db }) => {
         if (config.seedDemoData) seeded = await seedIfEmpty(db);
@@ -48,6 +49,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
   });
+  logMigrations(logger, migrations);
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
 
   const metrics = config.metricsPort === undefined ? undefined : createMetrics();

@@ -4,7 +4,7 @@ import { migrateDatabase, startupDatabaseError } from '../../../db/migrate';
 import { loadConfig } from '../../config';
 import { createLogger, flushNow, type Logger } from '../../logger';
 import { serveMetrics, type MetricsServer } from '../../metrics-server';
-import { runProcess } from '../../process';
+import { logMigrations, runProcess } from '../../process';
 import { DATABASE_UP_GAUGES, watchDatabase } from '../../../db/reachability';
 import { aSealedSecret } from '../../../db/webhooks/delivery';
 import type { Database } from '../../../db/client';
@@ -27,7 +27,7 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) throw new Error('Invalid configuration: WEBHOOK_METRICS_PORT must be a port number (0-65535)');
   const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
   try {
-    await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds });
+    logMigrations(logger, await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }));
   } catch (error) {
     throw new Error(startupDatabaseError(config.databaseUrl, error));
   }
