@@ -52,7 +52,7 @@ test("every alert says what it means and links a runbook section of docs/operati
 
 test("compose's Prometheus mounts alerts.yml where prometheus.yml's rule_files looks", () => {
   const config = parse(read('prometheus/prometheus.yml')) as { rule_files: string[] };
-  const compose = parse(read('docker-compose.yml')) as { services: Record<string, { volumes?: string[] }> };
+  const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, { volumes?: string[] }> };
   const mounts = compose.services.prometheus!.volumes ?? [];
   for (const file of config.rule_files) {
     expect(mounts).toContain(`./prometheus/${file}:/etc/prometheus/${file}:ro`);
