@@ -179,3 +179,39 @@ test('the service reports its database up, and the dispatcher serves its metrics
   expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toMatch(/^jobs_database_up 1$/m);
   await until('the dispatcher\'s metrics', async () => (await fetch(`http://127.0.0.1:${dispatcherMetricsPort}/metrics`)).status === 200, 30_000);
 });
+
+/** docs/operations.md's "Alerts", one runbook section per alert: its sh block's commands. */
+const runbook = (() => {
+  const alerts = doc.slice(doc.indexOf('## Alerts'));
+  return [...alerts.matchAll(/^### (\w+)\n[\s\S]*?```sh\n([\s\S]*?)```/gm)].map((m) => [m[1]!, m[2]!.split('\n').filter((line) => line.trim() && !line.startsWith('#'))] as const);
+})();
+
+test('the runbook has a section with commands for every alert', () => {
+  const rules = readFileSync(path.join(ROOT, 'prometheus/alerts.yml'), 'utf8');
+  expect(runbook.map(([alert]) => alert).sort()).toEqual([...rules.matchAll(/- alert: (\w+)/g)].map((m) => m[1]).sort());
+});
+
+test.each(runbook)("the runbook's commands for %s run against this stack and answer", (_alert, commands) => {
+  // Compose's names and ports, as the runbook writes them, replaced by this stack's addresses.
+  const names: Array<[string, string]> = [
+    ['127.0.0.1:8100', new URL(kong.statusUrl).host],
+    ['jobs-service-1:3000', new URL(serviceUrls[0]!).host],
+    ['jobs-service-1:9464', `127.0.0.1:${metricsPort}`],
+    ['webhook-dispatcher:9465', `127.0.0.1:${dispatcherMetricsPort}`],
+    ['-h redis -p 6379', `-h ${kong.redis.host} -p ${kong.redis.port}`],
+    ['-h mariadb', `-h 127.0.0.1 -P ${testServerOptions().port ?? 3306}`],
+    ['-h kong-database -p 5432', '-h 127.0.0.1 -p 5432'],
+  ];
+  for (const command of commands) {
+    const local = names.reduce((line, [from, to]) => line.replaceAll(from, to), command);
+    expect(local).not.toMatch(/jobs-service|webhook-dispatcher|kong-database|\bredis\b -|\bmariadb\b /);
+    const out = spawnSync('bash', ['-o', 'pipefail', '-c', local], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { PATH: process.env.PATH, GATEWAY_SECRET: SECRET, REDIS_PASSWORD: kong.redis.password ?? '' },
+    });
+    expect([command, out.status, out.stdout.trim() !== '', /^\d{3}$/.test(out.stdout.trim()) ? out.stdout.trim() : 'not a status']).toEqual([
+      command, 0, true, /^\d{3}$/.test(out.stdout.trim()) ? '200' : 'not a status',
+    ]);
+  }
+});
