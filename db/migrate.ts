@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { migrate } from 'drizzle-orm/mysql2/migrator';
 import mysql from 'mysql2/promise';
@@ -29,6 +31,62 @@ export function migrationLockName(database: string): string {
 
 export class MigrationLockTimeout extends Error {}
 
+/** A migration of db/migrations, as drizzle-kit's journal lists it. */
+interface JournalEntry {
+  tag: string;
+  when: number;
+}
+
+/** The migrations this release knows, oldest first. */
+export function knownMigrations(folder = MIGRATIONS_FOLDER): JournalEntry[] {
+  const journal = JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: JournalEntry[] };
+  return journal.entries.map(({ tag, when }) => ({ tag, when }));
+}
+
+/** What a start-up's migration did, for the caller to log. */
+export interface MigrationReport {
+  /** Each migration this start applied, in order, with how long it took. */
+  applied: Array<{ name: string; durationMs: number }>;
+  /** Set when the database holds a migration newer than any this release knows: the newest it knows. */
+  newestKnownBehind?: string;
+}
+
+/** When the newest migration applied to the database was written (drizzle's created_at), or undefined for none. */
+async function lastApplied(connection: mysql.Connection, database: string): Promise<number | undefined> {
+  const [tables] = await connection.query<mysql.RowDataPacket[]>(
+    "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = '__drizzle_migrations'",
+    [database],
+  );
+  if (tables.length === 0) return undefined;
+  const [[row]] = await connection.query<mysql.RowDataPacket[]>(`SELECT MAX(created_at) AS last FROM \`${database}\`.__drizzle_migrations`);
+  return row?.last === null || row?.last === undefined ? undefined : Number(row.last);
+}
+
+/**
+ * Applies the pending migrations one at a time, each through drizzle's migrate() on a journal that
+ * ends with it (a folder of links to db/migrations), so each is timed on its own.
+ */
+async function applyTimed(handle: DatabaseHandle, pending: JournalEntry[], known: JournalEntry[]): Promise<MigrationReport['applied']> {
+  const applied: MigrationReport['applied'] = [];
+  if (pending.length === 0) return applied;
+  const folder = mkdtempSync(path.join(os.tmpdir(), 'jobs-migrations-'));
+  try {
+    mkdirSync(path.join(folder, 'meta'));
+    for (const { tag } of known) symlinkSync(path.join(MIGRATIONS_FOLDER, `${tag}.sql`), path.join(folder, `${tag}.sql`));
+    const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: Array<{ tag: string }> };
+    for (const migration of pending) {
+      const upTo = journal.entries.findIndex((entry) => entry.tag === migration.tag) + 1;
+      writeFileSync(path.join(folder, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }));
+      const started = performance.now();
+      await migrate(handle.db, { migrationsFolder: folder });
+      applied.push({ name: migration.tag, durationMs: Math.round(performance.now() - started) });
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  return applied;
+}
+
 function serverConnection(url: string): Promise<mysql.Connection> {
   const { database: _omit, connectionLimit: _a, waitForConnections: _b, queueLimit: _c, ...serverOptions } = connectionOptions(url);
   return mysql.createConnection(serverOptions);
@@ -38,8 +96,11 @@ async function createDatabaseIfMissing(connection: mysql.Connection, name: strin
   await connection.query(`CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
 }
 
-/** Creates the database if needed and applies every committed migration not applied yet. */
-export async function migrateDatabase(url: string, options: MigrateOptions = {}): Promise<void> {
+/**
+ * Creates the database if needed and applies every committed migration not applied yet, one at a
+ * time. Says which it applied, and whether the database is ahead of this release.
+ */
+export async function migrateDatabase(url: string, options: MigrateOptions = {}): Promise<MigrationReport> {
   const name = databaseName(url);
   const timeout = options.lockTimeoutSeconds ?? DEFAULT_MIGRATION_LOCK_TIMEOUT_SECONDS;
   const lock = migrationLockName(name);
@@ -54,8 +115,14 @@ export async function migrateDatabase(url: string, options: MigrateOptions = {})
     }
     const handle = createDatabase(url, { connectionLimit: 1 });
     try {
-      await migrate(handle.db, { migrationsFolder: MIGRATIONS_FOLDER });
+      const known = knownMigrations();
+      const last = await lastApplied(connection, name);
+      const newest = known.at(-1)!;
+      const report: MigrationReport = { applied: [] };
+      if (last !== undefined && last > newest.when) report.newestKnownBehind = newest.tag;
+      else report.applied = await applyTimed(handle, known.filter((m) => last === undefined || m.when > last), known);
       await options.underLock?.(handle);
+      return report;
     } finally {
       await handle.close();
       await connection.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);

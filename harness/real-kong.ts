@@ -257,8 +257,13 @@ export type DeclarativeConfig = Record<string, any>;
 export interface RenderOptions {
   /** decK state files, merged in this order (default kong.yaml + demo.yaml, what npm start serves). */
   stateFiles?: string[];
-  /** Where every service's url points: the service under test. */
+  /** Where every service's url points: the service under test (kong.yaml's upstream is then left out). */
   serviceUrl: string;
+  /**
+   * The service instances, as host:port: kong.yaml's upstream (its health checks and retries) is
+   * kept with these as its targets, and serviceUrl is ignored.
+   */
+  upstreamTargets?: string[];
   /** Where every rate-limit plugin's redis block points. */
   redis?: RedisTarget;
   /** Variables `${{ env "DECK_..." }}` references read (default process.env). */
@@ -292,7 +297,7 @@ function tagAll(value: unknown, tags: string[]): void {
  * The declarative configuration a DB-less Kong gets for these state files: each rendered as a
  * decK template and parsed, merged in order (gateway/local/config/load.ts follows decK there),
  * every entity tagged with the select tags, `_info` dropped (Kong refuses it), services pointed
- * at `serviceUrl` and Redis at `redis`.
+ * at `serviceUrl` (or kong.yaml's upstream at `upstreamTargets`) and Redis at `redis`.
  */
 export function renderState(opts: RenderOptions): DeclarativeConfig {
   const files = opts.stateFiles ?? DEFAULT_STATE_FILES;
@@ -306,7 +311,12 @@ export function renderState(opts: RenderOptions): DeclarativeConfig {
     ...(m.plugins ?? []),
     ...(m.services ?? []).flatMap((s: DeclarativeConfig) => [...(s.plugins ?? []), ...(s.routes ?? []).flatMap((r: DeclarativeConfig) => r.plugins ?? [])]),
   ];
-  for (const service of merged.services ?? []) service.url = opts.serviceUrl;
+  if (opts.upstreamTargets) {
+    for (const upstream of merged.upstreams ?? []) upstream.targets = opts.upstreamTargets.map((target) => ({ target, tags: upstream.tags }));
+  } else {
+    delete merged.upstreams;
+    for (const service of merged.services ?? []) service.url = opts.serviceUrl;
+  }
   if (opts.redis) {
     for (const plugin of plugins(merged)) {
       const redis = plugin.config?.redis;

@@ -1,3 +1,4 @@
+import type { MigrationReport } from '../db/migrate';
 import { exitOnCrash, type Logger } from './logger';
 
 /** A process's life: `start` it, or print why it could not start and exit 1; then a crash is a fatal line, and SIGTERM or SIGINT stops it once and exits 0. */
@@ -21,4 +22,15 @@ export async function runProcess<T extends { logger: Logger; stop(): Promise<unk
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/** What start-up's migration did, in the log: each migration applied once, by the instance that applied it; a database ahead of this release, one warning. */
+export function logMigrations(logger: Logger, report: MigrationReport): void {
+  for (const { name, durationMs } of report.applied) logger.info({ migration: name, durationMs }, `migration ${name} applied in ${durationMs} ms`);
+  if (report.newestKnownBehind) {
+    logger.warn(
+      { newestKnownMigration: report.newestKnownBehind },
+      `the database has migrations this release does not know (the newest it knows is ${report.newestKnownBehind}): an older release against a newer schema; it runs, and rolls forward or back only as docs/operations.md "Upgrades" says`,
+    );
+  }
 }

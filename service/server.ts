@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { describeDatabaseUrl, poolStats } from '../db/client';
 import { pendingChangeCount } from '../db/jobs/pending-changes';
-import { migrateDatabase, startupDatabaseError } from '../db/migrate';
+import { migrateDatabase, startupDatabaseError, type MigrationReport } from '../db/migrate';
 import { openDatabase } from '../db/client';
 import { DATABASE_UP_GAUGES, watchDatabase } from '../db/reachability';
 import { seedIfEmpty } from '../db/seed';
@@ -12,7 +12,7 @@ import { reportNewHistories } from './feed-history';
 import { createLogger, flushNow, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
-import { runProcess } from './process';
+import { logMigrations, runProcess } from './process';
 import { drainOnStop } from './shutdown';
 import { checkServiceKeyring } from './webhooks/keyring-check';
 import { loadWebhookSettings } from './webhooks/settings';
@@ -35,9 +35,10 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const logger = createLogger(config.logLevel);
   reportNewHistories(logger);
   let seeded = 0;
+  let migrations: MigrationReport;
   try {
     // Under the migration lock, so instances started together seed an empty table only once.
-    await migrateDatabase(config.databaseUrl, {
+    migrations = await migrateDatabase(config.databaseUrl, {
       lockTimeoutSeconds: config.migrationLockTimeoutSeconds,
       underLock: async ({ db }) => {
         if (config.seedDemoData) seeded = await seedIfEmpty(db);
@@ -51,6 +52,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
   });
+  logMigrations(logger, migrations);
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
   try {
     await checkServiceKeyring(database.db, webhooks, logger);

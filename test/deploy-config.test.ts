@@ -38,7 +38,7 @@ function parseKongConf(text: string): Map<string, string> {
 }
 
 const load = (): Deploy => ({
-  compose: parse(read('docker-compose.yml')) as Compose,
+  compose: parse(read('docker-compose.yml'), { merge: true }) as Compose,
   kongConf: parseKongConf(read('gateway/kong/kong.conf')),
   kongDockerfile: read('gateway/Dockerfile'),
   serviceDockerfile: read('Dockerfile'),
@@ -172,7 +172,8 @@ const invariants: Invariants<Deploy> = {
   'each container is on the networks it needs and no other': ({ compose }) => {
     const want: Record<string, string[]> = {
       kong: ['kong-db-net', 'redis-net', 'service-net'],
-      'jobs-service': ['db-net', 'service-net'],
+      'jobs-service-1': ['db-net', 'service-net'],
+      'jobs-service-2': ['db-net', 'service-net'],
       mariadb: ['db-net'],
       redis: ['redis-net'],
       'kong-database': ['kong-db-net'],
@@ -223,7 +224,7 @@ const invariants: Invariants<Deploy> = {
     const problems: string[] = [];
     if (compose.services.mariadb?.image !== 'mariadb:10.11') problems.push(`image ${String(compose.services.mariadb?.image)}`);
     if (Object.values(compose.services).some((s) => /^mysql:/.test(String(s.image)))) problems.push('a mysql image');
-    if (!/@mariadb:3306\//.test(String(env(compose.services['jobs-service']).DATABASE_URL))) problems.push('service not on mariadb');
+    if (!/@mariadb:3306\//.test(String(env(compose.services['jobs-service-1']).DATABASE_URL))) problems.push('service not on mariadb');
     return problems;
   },
 
@@ -259,7 +260,7 @@ const invariants: Invariants<Deploy> = {
   'the service image never seeds demo data and holds no local gateway': ({ compose, serviceDockerfile, dockerignore }) => {
     const problems: string[] = [];
     if (/SEED_DEMO_DATA/.test(dockerfileLines(serviceDockerfile).join('\n'))) problems.push('Dockerfile sets SEED_DEMO_DATA');
-    if ('SEED_DEMO_DATA' in env(compose.services['jobs-service'])) problems.push('jobs-service sets SEED_DEMO_DATA');
+    if ('SEED_DEMO_DATA' in env(compose.services['jobs-service-1'])) problems.push('jobs-service sets SEED_DEMO_DATA');
     for (const line of dockerfileLines(serviceDockerfile).filter((l) => /^\s*(COPY|ADD)\b/.test(l))) {
       if (/\b(gateway|scripts|test)\b/.test(line)) problems.push(`Dockerfile: ${line.trim()}`);
     }
@@ -319,12 +320,12 @@ const invariants: Invariants<Deploy> = {
 
   'the service and the webhook dispatcher require one secrets key, with no default, and the dispatcher runs the service image': ({ compose }) => {
     const problems: string[] = [];
-    for (const name of ['jobs-service', 'webhook-dispatcher']) {
+    for (const name of ['jobs-service-1', 'jobs-service-2', 'webhook-dispatcher']) {
       const value = String(compose.services[name]?.environment?.WEBHOOK_SECRETS_KEY);
       if (!/^\$\{WEBHOOK_SECRETS_KEY:\?set WEBHOOK_SECRETS_KEY, e\.g\. WEBHOOK_SECRETS_KEY=\$\(openssl rand -hex 32\)\}$/.test(value)) problems.push(`${name}: WEBHOOK_SECRETS_KEY is ${value}`);
     }
     const dispatcher = compose.services['webhook-dispatcher'];
-    if (dispatcher?.image !== compose.services['jobs-service']?.image) problems.push('the dispatcher runs another image');
+    if (dispatcher?.image !== compose.services['jobs-service-1']?.image) problems.push('the dispatcher runs another image');
     if (JSON.stringify(dispatcher?.command) !== JSON.stringify(['chrt', '--idle', '0', 'node', 'dist/service/webhooks/dispatcher/main.js'])) problems.push(`the dispatcher runs ${JSON.stringify(dispatcher?.command)}`);
     if (dispatcher?.ports) problems.push('the dispatcher publishes a port');
     return problems;
@@ -354,7 +355,7 @@ describe('the deployment invariants catch a broken copy', () => {
       d.compose.services['jobs-service'].environment.WEBHOOK_SECRETS_KEY_PREVIOUS = '${WEBHOOK_SECRETS_KEY_PREVIOUS:-changeme}';
     }],
     ['a default in the service URL', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
-      d.compose.services['jobs-service'].environment.DATABASE_URL = 'mysql://jobs:${MARIADB_PASSWORD:-jobs}@mariadb:3306/jobs';
+      d.compose.services['jobs-service-1'].environment.DATABASE_URL = 'mysql://jobs:${MARIADB_PASSWORD:-jobs}@mariadb:3306/jobs';
     }],
     ['a default Kong database password', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
       d.compose.services['kong-migrations'].environment.KONG_PG_PASSWORD = '${KONG_PG_PASSWORD:-kong}';
@@ -378,7 +379,7 @@ describe('the deployment invariants catch a broken copy', () => {
       delete d.compose.services['deck-sync'].env_file;
     }],
     ['the keys handed to the service', "partner keys reach Kong: deck-sync syncs partner-keys.yaml last with partner-keys.env's values", (d) => {
-      d.compose.services['jobs-service'].env_file = ['./partner-keys.env'];
+      d.compose.services['jobs-service-1'].env_file = ['./partner-keys.env'];
     }],
     ['keys tool over a network', "the keys tool runs in Kong's network namespace, only when asked, on the project's files", (d) => {
       delete d.compose.services.keys.network_mode;
@@ -431,7 +432,7 @@ describe('the deployment invariants catch a broken copy', () => {
       d.compose.services.kong.networks.push('db-net');
     }],
     ['service next to Redis', 'each container is on the networks it needs and no other', (d) => {
-      d.compose.services['jobs-service'].networks.push('redis-net');
+      d.compose.services['jobs-service-1'].networks.push('redis-net');
     }],
     ['decK latest', 'decK is pinned to a release', (d) => {
       d.compose.services['deck-sync'].image = 'kong/deck:latest';
@@ -470,7 +471,7 @@ describe('the deployment invariants catch a broken copy', () => {
       delete d.compose.services['demo-seed'].profiles;
     }],
     ['service told to seed', 'the service image never seeds demo data and holds no local gateway', (d) => {
-      d.compose.services['jobs-service'].environment.SEED_DEMO_DATA = 'true';
+      d.compose.services['jobs-service-1'].environment.SEED_DEMO_DATA = 'true';
     }],
     ['local gateway copied into the image', 'the service image never seeds demo data and holds no local gateway', (d) => {
       d.serviceDockerfile = d.serviceDockerfile.replace('COPY db ./db', 'COPY db ./db\nCOPY gateway/local ./gateway/local');

@@ -16,7 +16,7 @@ import { testServerUrl } from './helpers/server';
 const ROOT = path.join(__dirname, '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const composeText = read('docker-compose.yml');
-const compose = parse(composeText);
+const compose = parse(composeText, { merge: true });
 
 /** Every variable compose refuses to start without: the `${VAR:?...}` forms. */
 const requiredSecrets = () => new Set([...composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*):\?/g)].map((m) => m[1]!));
@@ -71,7 +71,7 @@ test('every port compose publishes is in gateway/README.md\'s list, and none els
 });
 
 test('PUBLIC_URL reaches the service in compose', () => {
-  expect(compose.services['jobs-service'].environment.PUBLIC_URL).toBe('${PUBLIC_URL:-http://127.0.0.1:8000}');
+  expect(compose.services['jobs-service-1'].environment.PUBLIC_URL).toBe('${PUBLIC_URL:-http://127.0.0.1:8000}');
 });
 
 describe("the dispatcher's compose health check", () => {

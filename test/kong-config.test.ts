@@ -18,7 +18,7 @@ type Route = {
   strip_path?: boolean;
   plugins?: Plugin[];
 };
-type Service = { name: string; url?: string; plugins?: Plugin[]; routes?: Route[] };
+type Service = { name: string; url?: string; retries?: number; plugins?: Plugin[]; routes?: Route[] };
 type Consumer = {
   username: string;
   id?: string;
@@ -32,6 +32,8 @@ type StateDoc = {
   services?: Service[];
   plugins?: Plugin[];
   consumers?: Consumer[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  upstreams?: any[];
 };
 /** The state files, each synced on its own. */
 type Files = { kong: StateDoc; partners: StateDoc; partnerKeys: StateDoc; demo: StateDoc };
@@ -383,6 +385,19 @@ const invariants: Invariants<Files> = {
       return problems;
     }),
 
+  "jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it": ({ kong }) => {
+    const problems: string[] = [];
+    const upstream = (kong.upstreams ?? []).find((u) => u.name === 'jobs-service');
+    if (!upstream) return ['no upstream jobs-service'];
+    if ((upstream.targets ?? []).length < 2) problems.push(`${(upstream.targets ?? []).length} target(s)`);
+    const { active, passive } = upstream.healthchecks ?? {};
+    if (active?.http_path !== '/readyz' || !(active?.healthy?.interval > 0) || !(active?.unhealthy?.interval > 0)) problems.push('no active /readyz check');
+    if (!(passive?.unhealthy?.tcp_failures > 0)) problems.push('no passive check on connection failures');
+    if ((passive?.unhealthy?.http_statuses ?? []).includes(503)) problems.push("passive checks eject on the service's own 503");
+    for (const service of kong.services ?? []) if (!(Number(service.retries) > 0)) problems.push(`${service.name}: retries ${String(service.retries)}`);
+    return problems;
+  },
+
   'only the plugins the gateway is built with': ({ kong }) =>
     allPlugins(kong)
       .filter((p) => !ALLOWED_PLUGINS.has(p.name))
@@ -598,6 +613,15 @@ describe('the state file invariants catch a broken copy', () => {
     }],
     ['upstream renamed', 'jobs routes keep the path and reach jobs-service', (f) => {
       f.kong.services![0]!.url = 'http://service:3000';
+    }],
+    ['one target', "jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it", (f) => {
+      f.kong.upstreams![0]!.targets.pop();
+    }],
+    ['passive checks on 503', "jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it", (f) => {
+      f.kong.upstreams![0]!.healthchecks.passive.unhealthy.http_statuses.push(503);
+    }],
+    ['no retries', "jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it", (f) => {
+      f.kong.services![0]!.retries = 0;
     }],
     ['acl plugin added', 'only the plugins the gateway is built with', (f) => {
       route(f, 'jobs-read').plugins!.push({ name: 'acl', config: { allow: ['jobs:read'] } });

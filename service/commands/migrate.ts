@@ -8,7 +8,11 @@ if (require.main === module) {
   const config = loadConfig();
   const url = config.databaseUrl;
   migrateDatabase(url, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }).then(
-    () => console.log(`Migrated ${describeDatabaseUrl(url)}`),
+    (report) => {
+      for (const { name, durationMs } of report.applied) console.log(`Applied ${name} in ${durationMs} ms`);
+      if (report.newestKnownBehind) console.log(`The database is ahead of this release: its newest known migration is ${report.newestKnownBehind}`);
+      console.log(`Migrated ${describeDatabaseUrl(url)}`);
+    },
     (error: unknown) => {
       console.error(startupDatabaseError(url, error));
       process.exit(1);

@@ -9,6 +9,7 @@ import { startPrivateMariaDb, type PrivateMariaDb } from '../helpers/mariadb-pri
 import { randomBytes } from 'node:crypto';
 import { dispatcherHealthCheck } from '../helpers/dispatcher-health';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
+import { checkRecordedAlert, scrape } from '../helpers/alert-recording';
 import { sleep } from './support';
 
 const SECRET = 'database-outage-gateway-secret-01';
@@ -29,6 +30,8 @@ let url: string;
 let metricsUrl: string;
 let dispatcher: ServiceProcess;
 let dispatcherMetricsUrl: string;
+/** /metrics as Prometheus would have scraped them: before, during the outage, and once the dispatcher stopped. */
+const scraped = { service: [] as Array<string | null>, dispatcher: [] as Array<string | null> };
 
 beforeAll(async () => {
   mariadb = await startPrivateMariaDb();
@@ -74,6 +77,8 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
   expect(await databaseUp()).toBe(1);
   expect(await dispatcherDatabaseUp()).toBe(1);
   expect(await dispatcherHealthCheck(dispatcherMetricsUrl)).toBe(0);
+  scraped.service.push(await scrape(metricsUrl));
+  scraped.dispatcher.push(await scrape(dispatcherMetricsUrl));
   const during: Outcome[] = [];
   const all: Outcome[] = [];
   let running = true;
@@ -100,6 +105,8 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
     await sleep(OUTAGE_MS / 2);
     downReading = await databaseUp();
     dispatcherDown = await dispatcherDatabaseUp();
+    scraped.service.push(await scrape(metricsUrl));
+    scraped.dispatcher.push(await scrape(dispatcherMetricsUrl));
     healthDuring = await dispatcherHealthCheck(dispatcherMetricsUrl);
     await sleep(OUTAGE_MS / 2);
     await mariadb.start();
@@ -115,6 +122,7 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
   expect(await dispatcherHealthCheck(dispatcherMetricsUrl)).toBe(0);
   await service.stop();
   await dispatcher.stop();
+  scraped.dispatcher.push(await scrape(dispatcherMetricsUrl));
 
   expect(downReading).toBe(0);
   expect(dispatcherDown).toBe(0);
@@ -154,4 +162,25 @@ test('the dispatcher said it once too: one error line naming the database, one l
   const back = lines.filter((line) => /database reachable again/.test(line.msg));
   expect(back).toHaveLength(1);
   expect(back[0]!.msg).toMatch(new RegExp(`^database reachable again at 127\\.0\\.0\\.1:${mariadb.port} after [\\d.]+ s; \\d+ dispatcher ticks failed meanwhile$`));
+});
+
+// Held three scrapes (a minute apart in the rules' time): longer than each alert's `for`.
+const held = (scrapes: Array<string | null>, i: number) => [scrapes[0]!, scrapes[i]!, scrapes[i]!, scrapes[i]!];
+
+test("alerts.yml's DatabaseUnreachable fires on both processes' series recorded during the outage, and not before it", () => {
+  expect(scraped.service[1]).toMatch(/^jobs_database_up 0$/m);
+  const recordings = [
+    { job: 'jobs-service', instance: 'jobs-service-1:9464', scrapes: held(scraped.service, 1) },
+    { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465', scrapes: held(scraped.dispatcher, 1) },
+  ];
+  expect(checkRecordedAlert('DatabaseUnreachable', recordings, [
+    { job: 'jobs-service', instance: 'jobs-service-1:9464' },
+    { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' },
+  ])).toMatch(/SUCCESS$/);
+});
+
+test("alerts.yml's ScrapeTargetDown fires on the stopped dispatcher's failed scrapes", () => {
+  expect(scraped.dispatcher[2]).toBeNull();
+  const recordings = [{ job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465', scrapes: held(scraped.dispatcher, 2) }];
+  expect(checkRecordedAlert('ScrapeTargetDown', recordings, [{ job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' }])).toMatch(/SUCCESS$/);
 });

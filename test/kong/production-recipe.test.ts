@@ -20,6 +20,7 @@ import { testServerOptions } from '../helpers/server';
 import { DEMO } from '../local-gateway/support';
 
 const doc = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+const SERVICE_ROW = "the service (two or more: kong.yaml's upstream targets)";
 const recipe = doc.slice(doc.indexOf('## Production without Docker'), doc.indexOf('## Partner keys'));
 const SECRET = randomBytes(24).toString('hex');
 const tag = randomBytes(4).toString('hex');
@@ -51,8 +52,10 @@ let kong: RealKong;
 const children: ChildProcess[] = [];
 let dir: string;
 let serviceUrl: string;
+let serviceUrls: string[];
 let metricsPort: number;
 let dispatcherMetricsPort: number;
+let instances: Array<{ output(): string }>;
 
 /** A process of the recipe, its environment only what the recipe names (plus PATH). */
 function startProcess(argv: string[], env: NodeJS.ProcessEnv): { exited: () => number | null; output: () => string } {
@@ -91,19 +94,26 @@ beforeAll(async () => {
   execFileSync(found.kong, ['migrations', 'bootstrap', '-c', path.join(ROOT, 'gateway/kong/kong.conf')], { env: { ...found.env, ...pgEnv }, stdio: 'ignore' });
   kong = await startRealKong({ postgres: true, gatewaySecret: SECRET, env: pgEnv });
 
-  const port = await freePort();
+  const ports = [await freePort(), await freePort()];
   metricsPort = await freePort();
   dispatcherMetricsPort = await freePort();
-  serviceUrl = `http://127.0.0.1:${port}`;
+  serviceUrls = ports.map((port) => `http://127.0.0.1:${port}`);
+  serviceUrl = serviceUrls[0]!;
   const databaseUrl = `mysql://${jobsDb}:${mariadbPassword}@127.0.0.1:${testServerOptions().port ?? 3306}/${jobsDb}`;
   const webhookKey = randomBytes(32).toString('base64');
-  const [envAssignment, ...serviceArgv] = command('the service (any number)').split(' ');
+  const [envAssignment, ...serviceArgv] = command(SERVICE_ROW).split(' ');
   expect(envAssignment).toBe('NODE_ENV=production');
-  const service = startProcess([process.execPath, ...serviceArgv.slice(1)], {
-    NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), GATEWAY_SECRET: SECRET,
-    WEBHOOK_SECRETS_KEY: webhookKey, PUBLIC_URL: kong.proxyUrl, METRICS_PORT: String(metricsPort),
-  });
-  await until(`the service (${service.output()})`, async () => service.exited() === null && (await fetch(`${serviceUrl}/readyz`)).status === 200);
+  // Two instances, started together as an orchestrator would (the first to take the lock migrates).
+  const services = ports.map((port, i) =>
+    startProcess([process.execPath, ...serviceArgv.slice(1)], {
+      NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), GATEWAY_SECRET: SECRET,
+      WEBHOOK_SECRETS_KEY: webhookKey, PUBLIC_URL: kong.proxyUrl, ...(i === 0 ? { METRICS_PORT: String(metricsPort) } : {}),
+    }),
+  );
+  instances = services;
+  for (const [i, service] of services.entries()) {
+    await until(`instance ${i + 1} (${service.output()})`, async () => service.exited() === null && (await fetch(`${serviceUrls[i]}/readyz`)).status === 200);
+  }
   const dispatcherArgv = command('the webhook dispatcher (one or more)').split(' ').map((arg) => (arg === 'node' ? process.execPath : arg));
   startProcess(dispatcherArgv, { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', WEBHOOK_SECRETS_KEY: webhookKey, WEBHOOK_METRICS_PORT: String(dispatcherMetricsPort) });
 
@@ -111,7 +121,8 @@ beforeAll(async () => {
   writeFileSync(
     path.join(dir, 'kong.yaml'),
     readFileSync(path.join(ROOT, 'kong.yaml'), 'utf8')
-      .replaceAll('http://jobs-service:3000', serviceUrl)
+      .replace('target: jobs-service-1:3000', `target: ${new URL(serviceUrls[0]!).host}`)
+      .replace('target: jobs-service-2:3000', `target: ${new URL(serviceUrls[1]!).host}`)
       .replace(/host: redis\n(\s+)port: 6379/g, `host: ${kong.redis.host}\n$1port: ${kong.redis.port}`),
   );
   copyFileSync(path.join(ROOT, 'demo.yaml'), path.join(dir, 'demo.yaml'));
@@ -139,12 +150,12 @@ afterAll(async () => {
 
 test('the recipe\'s commands are the deployed ones: the Dockerfile\'s CMD and compose\'s dispatcher command', () => {
   const cmd = JSON.parse(/^CMD\s+(\[.*\])\s*$/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))![1]!) as string[];
-  expect(command('the service (any number)')).toBe(`NODE_ENV=production ${cmd.join(' ')}`);
+  expect(command(SERVICE_ROW)).toBe(`NODE_ENV=production ${cmd.join(' ')}`);
   const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'));
   expect(command('the webhook dispatcher (one or more)')).toBe(compose.services['webhook-dispatcher'].command.join(' '));
 });
 
-test('through Kong (PostgreSQL, synced by decK): a partner reads and writes, a request without a key is a 401, and the reference names PUBLIC_URL', async () => {
+test('through Kong (PostgreSQL, synced by decK): a partner reads and writes, a request without a key is a 401, and the reference names PUBLIC_URL; both instances serve', async () => {
   // A database-mode Kong rebuilds its router and caches a few seconds after a sync.
   const readStatus = async () => (await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } })).status;
   await until('the synced routes', async () => (await readStatus()) !== 404, 30_000);
@@ -156,6 +167,10 @@ test('through Kong (PostgreSQL, synced by decK): a partner reads and writes, a r
   });
   expect(created.status).toBe(201);
   expect((await fetch(`${kong.proxyUrl}/api/v1/jobs`)).status).toBe(401);
+  // Kong's upstream balances over both instances: a few reads reach each (their request logs say so).
+  for (let i = 0; i < 6; i++) await (await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } })).arrayBuffer();
+  // Request logs are written in batches, within a second.
+  await until('a read in each instance\'s log', async () => instances.every((instance) => instance.output().includes('"path":"/api/v1/jobs"')), 5000);
   const openapi = (await (await fetch(`${serviceUrl}/api/v1/openapi.json`, { headers: { 'X-Gateway-Secret': SECRET } })).json()) as { servers: Array<{ url: string }> };
   expect(openapi.servers[0]!.url).toBe(kong.proxyUrl);
 });
@@ -163,4 +178,40 @@ test('through Kong (PostgreSQL, synced by decK): a partner reads and writes, a r
 test('the service reports its database up, and the dispatcher serves its metrics', async () => {
   expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toMatch(/^jobs_database_up 1$/m);
   await until('the dispatcher\'s metrics', async () => (await fetch(`http://127.0.0.1:${dispatcherMetricsPort}/metrics`)).status === 200, 30_000);
+});
+
+/** docs/operations.md's "Alerts", one runbook section per alert: its sh block's commands. */
+const runbook = (() => {
+  const alerts = doc.slice(doc.indexOf('## Alerts'));
+  return [...alerts.matchAll(/^### (\w+)\n[\s\S]*?```sh\n([\s\S]*?)```/gm)].map((m) => [m[1]!, m[2]!.split('\n').filter((line) => line.trim() && !line.startsWith('#'))] as const);
+})();
+
+test('the runbook has a section with commands for every alert', () => {
+  const rules = readFileSync(path.join(ROOT, 'prometheus/alerts.yml'), 'utf8');
+  expect(runbook.map(([alert]) => alert).sort()).toEqual([...rules.matchAll(/- alert: (\w+)/g)].map((m) => m[1]).sort());
+});
+
+test.each(runbook)("the runbook's commands for %s run against this stack and answer", (_alert, commands) => {
+  // Compose's names and ports, as the runbook writes them, replaced by this stack's addresses.
+  const names: Array<[string, string]> = [
+    ['127.0.0.1:8100', new URL(kong.statusUrl).host],
+    ['jobs-service-1:3000', new URL(serviceUrls[0]!).host],
+    ['jobs-service-1:9464', `127.0.0.1:${metricsPort}`],
+    ['webhook-dispatcher:9465', `127.0.0.1:${dispatcherMetricsPort}`],
+    ['-h redis -p 6379', `-h ${kong.redis.host} -p ${kong.redis.port}`],
+    ['-h mariadb', `-h 127.0.0.1 -P ${testServerOptions().port ?? 3306}`],
+    ['-h kong-database -p 5432', '-h 127.0.0.1 -p 5432'],
+  ];
+  for (const command of commands) {
+    const local = names.reduce((line, [from, to]) => line.replaceAll(from, to), command);
+    expect(local).not.toMatch(/jobs-service|webhook-dispatcher|kong-database|\bredis\b -|\bmariadb\b /);
+    const out = spawnSync('bash', ['-o', 'pipefail', '-c', local], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { PATH: process.env.PATH, GATEWAY_SECRET: SECRET, REDIS_PASSWORD: kong.redis.password ?? '' },
+    });
+    expect([command, out.status, out.stdout.trim() !== '', /^\d{3}$/.test(out.stdout.trim()) ? out.stdout.trim() : 'not a status']).toEqual([
+      command, 0, true, /^\d{3}$/.test(out.stdout.trim()) ? '200' : 'not a status',
+    ]);
+  }
 });

@@ -9,12 +9,15 @@
 import { execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
 import { startRealKong, startRedis, type OwnRedis, type RealKong } from '../../harness/real-kong';
+import { checkRecordedAlert, scrape } from '../helpers/alert-recording';
 import { DEMO, send as raw, stubUpstream, type StubUpstream } from '../local-gateway/support';
 
 const READS_PER_MINUTE = 6;
 let upstream: StubUpstream;
 let redis: OwnRedis;
 let nodes: RealKong[];
+/** Each node's /metrics as Prometheus would scrape them: counting, then with Redis away. */
+const scraped: Array<Array<string | null>> = [[], []];
 
 beforeAll(async () => {
   upstream = await stubUpstream();
@@ -105,6 +108,8 @@ test("auth-guard counts per node: an address blocked on one node still gets thro
 });
 
 test('Redis stopped, then silent: both nodes answer within a bounded wait (authentication still applies) and each logs why once', async () => {
+  for (const [i, node] of nodes.entries()) scraped[i]!.push(await scrape(`${node.statusUrl}/metrics`));
+  expect(scraped[0]![0]).toMatch(/^kong_jobs_rate_limits_uncounted_total 0$/m);
   await redis.stop();
   const timed = async (node: RealKong, key: string) => {
     const started = Date.now();
@@ -135,6 +140,17 @@ test('Redis stopped, then silent: both nodes answer within a bounded wait (authe
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/Redis unreachable, requests pass uncounted until it answers: cannot connect: connection refused/);
   }
+});
+
+test("alerts.yml's RateLimitsUncounted fires on each node's series recorded while Redis is away, and not while it counted", async () => {
+  // Four scrapes (a minute apart in the rules' time), each after requests the node passed uncounted.
+  for (let round = 0; round < 4; round++) {
+    for (const node of nodes) for (let i = 0; i < 2; i++) await (await read(node, DEMO.writer2)).arrayBuffer();
+    await new Promise((r) => setTimeout(r, 1100)); // the exporter's counters reach its shared dict each second
+    for (const [i, node] of nodes.entries()) scraped[i]!.push(await scrape(`${node.statusUrl}/metrics`));
+  }
+  const recordings = nodes.map((_, i) => ({ job: 'kong', instance: `kong-${i + 1}:8100`, scrapes: scraped[i]! }));
+  expect(checkRecordedAlert('RateLimitsUncounted', recordings, [{ instance: 'kong-1:8100' }, { instance: 'kong-2:8100' }])).toMatch(/SUCCESS$/);
 });
 
 test('Redis back on its address: requests are counted again and each node logs it once', async () => {

@@ -185,7 +185,8 @@ describe('what the local gateway refuses instead of ignoring', () => {
     ['another vault', (s) => (s.services[0].routes[0].plugins[0].config.gateway_secret = '{vault://aws/x}'), 'only {vault://env/<name>} references'],
     ['an unknown scope', (s) => (s.services[0].routes[0].plugins[0].config.required_scope = 'jobs:admin'), 'required_scope'],
     ['a key used twice', (_s, demo) => demo.consumers[0].keyauth_credentials.push({ id: 'k', key: DEMO.writer }), 'the same key is used twice'],
-    ['upstreams', (s) => (s.upstreams = [{ name: 'x' }]), 'Unrecognized key: "upstreams"'],
+    ['an upstream without targets', (s) => (s.upstreams = [{ name: 'x', targets: [] }]), 'upstreams.0.targets'],
+    ['a target without its port', (s) => (s.upstreams = [{ name: 'x', targets: [{ target: 'jobs-service-1' }] }]), 'host:port'],
   ];
   test.each(cases)('%s', (_name, edit, message) => expectRefused(edit, message));
 });

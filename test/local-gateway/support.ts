@@ -32,11 +32,16 @@ export function repoState(file: string): KongState {
   return parse(readFileSync(file, 'utf8').replace(/^\s*#.*$/gm, ''), { merge: true });
 }
 
+/** Every service pointed at the one test service on `upstreamPort`: kong.yaml's upstream of two instances left out. */
+function pointAt(state: KongState, upstreamPort: number): KongState {
+  delete state.upstreams;
+  for (const service of state.services ?? []) service.url = `http://jobs-service:${upstreamPort}`;
+  return state;
+}
+
 /** kong.yaml as data, with the service pointed at `upstreamPort`. */
 export function kongState(upstreamPort: number): KongState {
-  const state = repoState(KONG_YAML);
-  for (const service of state.services) service.url = `http://jobs-service:${upstreamPort}`;
-  return state;
+  return pointAt(repoState(KONG_YAML), upstreamPort);
 }
 
 export interface StateFile {
@@ -100,8 +105,7 @@ export function configFile(upstreamPort: number, edit?: (state: KongState, demo:
 export function stateFileCopies(upstreamPort: number, files: string[]): { paths: string[]; remove(): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'local-gateway-'));
   const paths = files.map((file) => {
-    const state = repoState(path.join(ROOT, file));
-    for (const service of state.services ?? []) service.url = `http://jobs-service:${upstreamPort}`;
+    const state = pointAt(repoState(path.join(ROOT, file)), upstreamPort);
     const copy = path.join(dir, path.basename(file));
     writeFileSync(copy, stringify(state));
     return copy;

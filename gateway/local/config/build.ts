@@ -12,7 +12,15 @@ const regexPaths = z.array(z.string().refine((p) => p.startsWith('~') || p === '
 const Route = z.strictObject({ name: z.string(), methods: z.array(z.string()).optional(), paths: regexPaths, strip_path: z.literal(false), preserve_host: z.literal(false), plugins: Plugins });
 const url = z.string().regex(/^http:\/\/[^/:]+:\d+$/, 'http://host:port (the local gateway serves no path, no TLS)');
 const timeout = z.number().int();
-const Service = z.strictObject({ name: z.string(), url, connect_timeout: timeout, read_timeout: timeout, write_timeout: timeout, retries: z.literal(0), plugins: Plugins, routes: z.array(Route) });
+const Service = z.strictObject({ name: z.string(), url, connect_timeout: timeout, read_timeout: timeout, write_timeout: timeout, retries: z.number().int().min(0), plugins: Plugins, routes: z.array(Route) });
+// Accepted whole (Kong validates it) and followed for its targets and host_header; its health checks
+// are Kong's only (gateway/local/README.md, "Known differences").
+const Upstream = z.object({
+  name: z.string(),
+  host_header: z.string().optional(),
+  healthchecks: z.record(z.string(), z.unknown()).optional(),
+  targets: z.array(z.object({ target: z.string().regex(/^[^:]+:\d+$/, 'host:port') }).passthrough()).min(1),
+}).passthrough();
 const KeyauthCredential = z.strictObject({ id: z.string(), key: z.string().min(1) });
 const Consumer = z.strictObject({
   ...{ username: z.string(), id: z.string(), custom_id: z.string().optional(), tags: z.array(z.string()).optional() },
@@ -22,6 +30,7 @@ const Consumer = z.strictObject({
 const State = z.strictObject({
   _format_version: z.literal('3.0'),
   _info: z.strictObject({ select_tags: z.array(z.string()) }).optional(),
+  upstreams: z.array(Upstream).nullable().default([]),
   services: z.array(Service).nullable().default([]),
   plugins: Plugins.nullable(),
   consumers: z.array(Consumer).nullable().default([]),
@@ -107,7 +116,15 @@ export function buildGatewayConfig(raw: unknown, opts: BuildOptions): GatewayCon
   for (const [i, s] of (state.services ?? []).entries()) {
     if (routes.some((r) => r.service.id === `service:${s.name}`)) throw new ConfigError(`services[${i}]: service name "${s.name}" is used twice`);
     const url = new URL(s.url);
-    const service: Service = { id: id('service', s.name), host: url.hostname, port: Number(url.port), connectTimeout: s.connect_timeout, readTimeout: s.read_timeout };
+    // Kong looks a service's host up among the upstreams before DNS (kong/runloop/balancer/init.lua).
+    const upstream = (state.upstreams ?? []).find((u) => u.name === url.hostname);
+    const targets = upstream
+      ? upstream.targets.map(({ target }) => ({ host: target.slice(0, target.lastIndexOf(':')), port: Number(target.slice(target.lastIndexOf(':') + 1)) }))
+      : [{ host: url.hostname, port: Number(url.port) }];
+    const service: Service = {
+      ...{ id: id('service', s.name), targets, hostHeader: upstream ? (upstream.host_header ?? null) : url.hostname },
+      ...{ retries: s.retries, connectTimeout: s.connect_timeout, readTimeout: s.read_timeout },
+    };
     const servicePlugins = buildPlugins(s.plugins, `services[${i}].plugins`, { routeId: null, serviceId: service.id }, opts);
     for (const [j, r] of s.routes.entries()) {
       if (routes.some((other) => other.name === r.name)) throw new ConfigError(`services[${i}].routes[${j}]: route name "${r.name}" is used twice`);

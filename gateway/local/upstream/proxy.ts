@@ -22,8 +22,10 @@ export function upstreamUri(ctx: RequestContext): string {
   return ctx.args === null ? uri : `${uri}?${ctx.args}`;
 }
 
-function upstreamHeaders(ctx: RequestContext, listenPort: number): Record<string, string | string[]> {
-  const { host, port } = ctx.route!.service;
+function upstreamHeaders(ctx: RequestContext, listenPort: number, target: { host: string; port: number }): Record<string, string | string[]> {
+  // kong/runloop/balancer/init.lua: the upstream's host_header (else the target's name), with the target's port.
+  const host = ctx.route!.service.hostHeader ?? target.host;
+  const port = target.port;
   const listed = connectionListed(ctx.headers.get('connection') ?? []);
   const out: Record<string, string | string[]> = {};
   for (const [name, values] of ctx.headers) if (!HOP_BY_HOP_REQUEST.has(name) && !listed.has(name)) out[name] = values.length === 1 ? values[0]! : [...values];
@@ -78,55 +80,91 @@ export interface ProxyDeps {
   fail(status: 502 | 503 | 504, message: string): void;
 }
 
-/** One exchange over node:http, which sends exactly the framing asked for. */
+/** nginx's non-idempotent methods (ngx_http_upstream_next): never sent to another instance once any of them was sent. */
+const NON_IDEMPOTENT = new Set(['POST', 'LOCK', 'PATCH']);
+
+/** The next target of each service's upstream, round-robin, as Kong's default balancer algorithm. */
+const nextTarget = new Map<string, number>();
+
+/** What one try came to: answered (or the client left), or failed before any response with whether the request had been sent. */
+type Try = { done: true } | { done: false; sent: boolean; timedOut: boolean };
+
+/**
+ * Forwards the request to one of the service's targets; when a try fails before a response, the
+ * next target gets it, up to the service's `retries`, as nginx's proxy_next_upstream (error
+ * timeout) does under Kong's balancer (kong/init.lua balancer, set_more_tries): a POST or PATCH only
+ * when none of it was sent. Health checks are not modelled (gateway/local/README.md).
+ */
 export async function proxy(ctx: RequestContext, res: ServerResponse, deps: ProxyDeps): Promise<void> {
   const service = ctx.route!.service;
-  let address: string;
-  try {
-    address = await resolveHost(service.host, deps.hosts);
-  } catch {
-    return deps.fail(503, 'name resolution failed');
+  let last: Try = { done: false, sent: false, timedOut: false };
+  for (let attempt = 0; attempt <= service.retries; attempt++) {
+    const index = nextTarget.get(service.id) ?? 0;
+    nextTarget.set(service.id, (index + 1) % service.targets.length);
+    const target = service.targets[index % service.targets.length]!;
+    let address: string;
+    try {
+      address = await resolveHost(target.host, deps.hosts);
+    } catch {
+      return deps.fail(503, 'name resolution failed');
+    }
+    last = await proxyOnce(ctx, res, deps, address, target);
+    if (last.done || (last.sent && NON_IDEMPOTENT.has(ctx.method))) break;
   }
-  const agent = deps.upstreams.agent(address, service.port);
-  const req = http.request({ host: address, port: service.port, method: ctx.method, path: upstreamUri(ctx), headers: upstreamHeaders(ctx, deps.listenPort), agent, setHost: false });
+  if (last.done) return;
+  deps.fail(last.timedOut ? 504 : 502, last.timedOut ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
+}
+
+/** One exchange over node:http, which sends exactly the framing asked for. */
+function proxyOnce(ctx: RequestContext, res: ServerResponse, deps: ProxyDeps, address: string, target: { host: string; port: number }): Promise<Try> {
+  const service = ctx.route!.service;
+  const agent = deps.upstreams.agent(address, target.port);
+  const req = http.request({ host: address, port: target.port, method: ctx.method, path: upstreamUri(ctx), headers: upstreamHeaders(ctx, deps.listenPort, target), agent, setHost: false });
   let outcome: 'timeout' | 'client gone' | null = null;
+  let sent = false;
   const stop = (why: 'timeout' | 'client gone') => (): void => void req.destroy(new Error((outcome = why)));
-  req.on('socket', (socket) => {
-    if (!socket.connecting) return;
-    const timer = setTimeout(stop('timeout'), service.connectTimeout);
-    socket.once('connect', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
+  return new Promise<Try>((resolve) => {
+    req.on('socket', (socket) => {
+      const connected = () => (sent = true);
+      if (!socket.connecting) return void connected();
+      const timer = setTimeout(stop('timeout'), service.connectTimeout);
+      socket.once('connect', () => (clearTimeout(timer), connected())).once('close', () => clearTimeout(timer));
+    });
+    req.setTimeout(service.readTimeout, stop('timeout'));
+    const onClientClose = () => res.writableFinished || stop('client gone')();
+    res.once('close', onClientClose);
+    req.on('error', () => {
+      res.off('close', onClientClose);
+      if (outcome === 'client gone') return resolve({ done: true });
+      if (res.headersSent) return (res.destroy(), resolve({ done: true }));
+      resolve({ done: false, sent, timedOut: outcome === 'timeout' });
+    });
+    req.on('response', (upstream) => {
+      resolve({ done: true });
+      const headers: Array<[string, string]> = [];
+      for (let i = 0; i < upstream.rawHeaders.length; i += 2) headers.push([upstream.rawHeaders[i]!, upstream.rawHeaders[i + 1]!]);
+      const listed = connectionListed(headers.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v));
+      if (!wantsTrailers(ctx)) listed.add('trailer');
+      const kept = headers.filter(([name]) => !HOP_BY_HOP_RESPONSE.has(name.toLowerCase()) && !listed.has(name.toLowerCase()));
+      // The service's Date or none: nginx adds no Date of its own to a proxied answer (measured).
+      res.sendDate = false;
+      const status = upstream.statusCode ?? 502;
+      const filtered = deps.headerFilter(kept);
+      const gzip = gzipResponse(ctx, status, filtered);
+      res.writeHead(status, filtered);
+      upstream.on('error', () => res.destroy());
+      if (!gzip) return void upstream.pipe(res);
+      res.once('close', () => gzip.destroy());
+      upstream.pipe(gzip).pipe(res);
+    });
+    if (deps.body !== null) {
+      req.setHeader('content-length', deps.body.length);
+      req.end(deps.body);
+    } else {
+      // No body: no framing header at all (Node would add Content-Length: 0 to a bodiless POST).
+      req.removeHeader('content-length');
+      req.removeHeader('transfer-encoding');
+      req.end();
+    }
   });
-  req.setTimeout(service.readTimeout, stop('timeout'));
-  res.once('close', () => res.writableFinished || stop('client gone')());
-  req.on('error', () => {
-    if (outcome === 'client gone') return;
-    if (res.headersSent) return void res.destroy();
-    deps.fail(outcome ? 504 : 502, outcome ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
-  });
-  req.on('response', (upstream) => {
-    const headers: Array<[string, string]> = [];
-    for (let i = 0; i < upstream.rawHeaders.length; i += 2) headers.push([upstream.rawHeaders[i]!, upstream.rawHeaders[i + 1]!]);
-    const listed = connectionListed(headers.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v));
-    if (!wantsTrailers(ctx)) listed.add('trailer');
-    const kept = headers.filter(([name]) => !HOP_BY_HOP_RESPONSE.has(name.toLowerCase()) && !listed.has(name.toLowerCase()));
-    // The service's Date or none: nginx adds no Date of its own to a proxied answer (measured).
-    res.sendDate = false;
-    const status = upstream.statusCode ?? 502;
-    const filtered = deps.headerFilter(kept);
-    const gzip = gzipResponse(ctx, status, filtered);
-    res.writeHead(status, filtered);
-    upstream.on('error', () => res.destroy());
-    if (!gzip) return void upstream.pipe(res);
-    res.once('close', () => gzip.destroy());
-    upstream.pipe(gzip).pipe(res);
-  });
-  if (deps.body !== null) {
-    req.setHeader('content-length', deps.body.length);
-    req.end(deps.body);
-  } else {
-    // No body: no framing header at all (Node would add Content-Length: 0 to a bodiless POST).
-    req.removeHeader('content-length');
-    req.removeHeader('transfer-encoding');
-    req.end();
-  }
 }

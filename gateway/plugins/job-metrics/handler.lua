@@ -58,10 +58,18 @@ end
 
 -- The exporter serves series kept in its shared dict only while it thinks a prometheus plugin
 -- is configured (exporter.lua metric_data: local_only); this plugin counts as one.
+-- upstream_health_metrics: as the bundled plugin's option of that name (kong/plugins/prometheus/handler.lua
+-- sets it on every request it logs); here once per configuration, so /metrics carries
+-- kong_upstream_target_health for every target of every upstream (exporter.lua metric_data).
 function JobMetricsHandler:configure(configs)
   if configs then
     exporter.configure(configs)
   end
+  local health = false
+  for _, conf in ipairs(configs or {}) do
+    health = health or conf.upstream_health_metrics == true
+  end
+  exporter.set_export_upstream_health_metrics(health)
 end
 
 

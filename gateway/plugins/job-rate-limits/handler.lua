@@ -13,6 +13,7 @@
 
 local to_hex = require("resty.string").to_hex
 local semaphore = require "ngx.semaphore"
+local exporter = require "kong.plugins.prometheus.exporter"
 
 
 local kong = kong
@@ -79,6 +80,10 @@ local plans = setmetatable({}, { __mode = "k" })
 -- When this worker may try Redis again, and whether it saw it fail.
 local retry_at = 0
 local failed = false
+
+-- Requests let through uncounted, on this node's /metrics (job-metrics' registry: the bundled
+-- exporter's, kong/plugins/prometheus/exporter.lua get_prometheus): the log says so once, this per request.
+local uncounted
 
 
 local JobRateLimitsHandler = {
@@ -355,7 +360,21 @@ local function sender(premature)
 end
 
 
+-- In a timer, once every plugin's init_worker ran: the exporter's counters start in its own
+-- (prometheus runs after ours, by priority). Exported as 0 from the start, so that the first
+-- outage is an increase in a series Prometheus already has.
+local function register_metrics(premature)
+  local prometheus = not premature and exporter.get_prometheus()
+  if prometheus then
+    uncounted = prometheus:counter("jobs_rate_limits_uncounted_total",
+      "Requests let through without counting them because Redis did not answer")
+    uncounted:inc(0)
+  end
+end
+
+
 function JobRateLimitsHandler:init_worker()
+  ngx.timer.at(0, register_metrics)
   local ok, err = ngx.timer.at(0, sender)
   if not ok then
     kong.log.err("cannot start the Redis sender: ", err)
@@ -396,8 +415,16 @@ local function count(r, plan, keys)
 end
 
 
+local function pass_uncounted()
+  if uncounted then
+    uncounted:inc(1)
+  end
+end
+
+
 -- Requests pass uncounted for a while; the node logs the outage once, not per request or worker.
 local function outage(err)
+  pass_uncounted()
   retry_at = now() + RETRY_SECONDS
   failed = true
   if node_state:add(OUTAGE, true) then
@@ -417,7 +444,7 @@ end
 
 function JobRateLimitsHandler:access(conf)
   if retry_at > 0 and now() < retry_at then
-    return
+    return pass_uncounted()
   end
 
   local plan = plan_of(conf)

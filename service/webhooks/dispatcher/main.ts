@@ -5,7 +5,7 @@ import { loadConfig } from '../../config';
 import { reportNewHistories } from '../../feed-history';
 import { createLogger, flushNow, type Logger } from '../../logger';
 import { serveMetrics, type MetricsServer } from '../../metrics-server';
-import { runProcess } from '../../process';
+import { logMigrations, runProcess } from '../../process';
 import { DATABASE_UP_GAUGES, watchDatabase } from '../../../db/reachability';
 import { clearUnopenable, showUnopenable } from '../../../db/webhooks/sealing';
 import type { Database } from '../../../db/client';
@@ -30,7 +30,7 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
   reportNewHistories(logger);
   try {
-    await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds });
+    logMigrations(logger, await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }));
   } catch (error) {
     throw new Error(startupDatabaseError(config.databaseUrl, error));
   }
