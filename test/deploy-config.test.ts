@@ -352,7 +352,7 @@ describe('the deployment invariants catch a broken copy', () => {
       d.compose.services.mariadb.environment.MARIADB_PASSWORD = '${MARIADB_PASSWORD:-jobs}';
     }],
     ['a default previous sealing key', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
-      d.compose.services['jobs-service'].environment.WEBHOOK_SECRETS_KEY_PREVIOUS = '${WEBHOOK_SECRETS_KEY_PREVIOUS:-changeme}';
+      d.compose.services['jobs-service-1'].environment.WEBHOOK_SECRETS_KEY_PREVIOUS = '${WEBHOOK_SECRETS_KEY_PREVIOUS:-changeme}';
     }],
     ['a default in the service URL', 'every password and secret compose needs is required, with the same message, never a default', (d) => {
       d.compose.services['jobs-service-1'].environment.DATABASE_URL = 'mysql://jobs:${MARIADB_PASSWORD:-jobs}@mariadb:3306/jobs';
