@@ -1,3 +1,5 @@
+import type { HeaderValues, RETRY_HEADERS } from './http/headers';
+
 /** Seconds a client is asked to wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = '5';
 
@@ -72,7 +74,8 @@ export const jobNotFound = () => notFound(MESSAGES.jobNotFound);
 /** A method the path does not serve; Allow names the ones it does. */
 export const methodNotAllowed = (allow: readonly string[]) => new HttpError(405, MESSAGES.methodNotAllowed, {}, { Allow: allow.join(', ') });
 /** The database or the service cannot serve now: retrying after Retry-After can succeed. */
-export const unavailable = (message: string = MESSAGES.unavailable) => new HttpError(503, message, {}, { 'Retry-After': RETRY_AFTER_SECONDS });
+const retryAfter: HeaderValues<typeof RETRY_HEADERS> = { 'Retry-After': RETRY_AFTER_SECONDS };
+export const unavailable = (message: string = MESSAGES.unavailable) => new HttpError(503, message, {}, retryAfter);
 export const notThroughGateway = () => new HttpError(401, MESSAGES.notThroughGateway);
 export const noConsumer = () => new HttpError(401, MESSAGES.noConsumer);
 export const tooManyHeaders = (limit: number) => new HttpError(431, `Too many request headers: send at most ${limit}`);
@@ -100,7 +103,7 @@ export const duplicateField = (field: string) => {
 };
 
 // Idempotent creates.
-export const keyInProgress = () => new HttpError(409, MESSAGES.keyInProgress, {}, { 'Retry-After': '1' });
+export const keyInProgress = () => new HttpError(409, MESSAGES.keyInProgress, {}, { 'Retry-After': '1' } satisfies HeaderValues<typeof RETRY_HEADERS>);
 export const keyReused = () => new HttpError(422, MESSAGES.keyReused);
 
 // Webhook subscriptions.

@@ -7,7 +7,8 @@ import { keyInProgress, keyReused, MESSAGES } from '../../errors';
 import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { JobEnvelope } from '../contract/responses';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
-import { idempotencyKey, KEY, requestHash } from './idempotency-key';
+import { RETRY_HEADERS } from '../../http/headers';
+import { idempotencyKey, KEY, KEY_LENGTH, requestHash } from './idempotency-key';
 import { defineRoute } from '../../http/route';
 
 export const createJobRoute = defineRoute({
@@ -21,6 +22,7 @@ export const createJobRoute = defineRoute({
     'Idempotency-Key': {
       description: 'Makes a retry safe: the same body with the same key within 24 hours answers the first 201 again instead of creating a second job',
       pattern: KEY.source,
+      maxLength: KEY_LENGTH,
     },
   },
   body: CREATE_BODY,
@@ -50,7 +52,7 @@ export const createJobRoute = defineRoute({
     '409': errorResponse(
       'A request with this Idempotency-Key is still being processed: retry after Retry-After',
       MESSAGES.keyInProgress,
-      { 'Retry-After': { description: 'Seconds to wait', type: 'integer' } },
+      RETRY_HEADERS,
     ),
     '413': errorResponse('Body over 100 KB ("Request size limit exceeded" from the gateway)', 'Request size limit exceeded'),
     '415': errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson),
