@@ -1,4 +1,4 @@
-import type { HeaderValues, RETRY_HEADERS } from './http/headers';
+import type { ENCODING_HEADERS, HeaderValues, RETRY_HEADERS } from './http/headers';
 
 /** Seconds a client is asked to wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = '5';
@@ -94,8 +94,9 @@ export const bodyIncomplete = () => new HttpError(400, MESSAGES.bodyIncomplete, 
 export const unsupportedTransferEncoding = (value: string) =>
   new HttpError(501, `Unsupported Transfer-Encoding "${value.slice(0, 40)}": send the body with Content-Length, or chunked alone`, {}, CLOSE);
 // RFC 9110 §12.5.3: a 415 about content coding names the codings that would be accepted.
+const ACCEPTED_ENCODINGS: HeaderValues<typeof ENCODING_HEADERS> = { 'Accept-Encoding': 'gzip' };
 export const unsupportedEncoding = (encoding: string) =>
-  new HttpError(415, `Unsupported Content-Encoding "${encoding.slice(0, 40)}": send the body uncompressed or gzip-compressed`, {}, { 'Accept-Encoding': 'gzip', ...CLOSE });
+  new HttpError(415, `Unsupported Content-Encoding "${encoding.slice(0, 40)}": send the body uncompressed or gzip-compressed`, {}, { ...ACCEPTED_ENCODINGS, ...CLOSE });
 export const notJson = () => new HttpError(415, MESSAGES.notJson);
 export const duplicateField = (field: string) => {
   const name = clip(field, 64);

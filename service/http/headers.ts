@@ -17,7 +17,7 @@ const count = (description: string): HeaderDeclaration => ({ description, schema
 
 /** conditional.ts, on a conditional route's 200 and 304. */
 export const CONDITIONAL_HEADERS = {
-  ETag: { description: 'SHA-256 of the exact body; send it back in If-None-Match', schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]{43}"$' } },
+  ETag: { description: 'SHA-256 of the exact body; send it back in If-None-Match', schema: { type: 'string', pattern: '^(W/)?"[A-Za-z0-9_-]{43}"$' } },
   'Cache-Control': { description: 'private, no-cache: keep it, but ask again (If-None-Match) before using it', schema: { type: 'string', pattern: '^private, no-cache$' } },
 } satisfies Record<string, HeaderDeclaration>;
 
@@ -39,6 +39,11 @@ export const RATE_LIMIT_HEADERS = {
 /** The gateway's key check, on a 401. */
 export const CHALLENGE_HEADERS = {
   'WWW-Authenticate': { description: 'The scheme to authenticate with: the key (X-API-Key)', schema: { type: 'string', pattern: '^Key realm="kong"$' } },
+} satisfies Record<string, HeaderDeclaration>;
+
+/** A 415 about the body's Content-Encoding: the codings accepted (RFC 9110 12.5.3). */
+export const ENCODING_HEADERS = {
+  'Accept-Encoding': { description: 'The body encodings accepted besides none: gzip', schema: { type: 'string', pattern: '^gzip$' } },
 } satisfies Record<string, HeaderDeclaration>;
 
 /** An answer that can succeed later: the gateway's 429s, the service's 503 and a key still in flight. */

@@ -7,7 +7,7 @@ import { keyInProgress, keyReused, MESSAGES } from '../../errors';
 import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { JobEnvelope } from '../contract/responses';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
-import { RETRY_HEADERS } from '../../http/headers';
+import { ENCODING_HEADERS, RETRY_HEADERS } from '../../http/headers';
 import { idempotencyKey, KEY, KEY_LENGTH, requestHash } from './idempotency-key';
 import { defineRoute } from '../../http/route';
 
@@ -55,7 +55,7 @@ export const createJobRoute = defineRoute({
       RETRY_HEADERS,
     ),
     '413': errorResponse('Body over 100 KB ("Request size limit exceeded" from the gateway)', 'Request size limit exceeded'),
-    '415': errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson),
+    '415': errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson, ENCODING_HEADERS),
     '422': errorResponse(
       'This Idempotency-Key was used with a different body',
       MESSAGES.keyReused,
