@@ -8,7 +8,7 @@ import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { JobEnvelope } from '../contract/responses';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
 import { ENCODING_HEADERS, RETRY_HEADERS } from '../../http/headers';
-import { idempotencyKey, KEY, KEY_LENGTH, requestHash } from './idempotency-key';
+import { idempotencyKey, KEY, KEY_LENGTH, requestHash } from '../contract/idempotency-key';
 import { defineRoute } from '../../http/route';
 
 export const createJobRoute = defineRoute({

@@ -3,8 +3,7 @@ import { listAttempts } from '../../../db/webhooks/attempts';
 import { webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
 import { ATTEMPT_EXAMPLES, AttemptList } from '../contract';
-import { toAttempt } from '../view';
-import { notFound, OWN_SUBSCRIPTION } from './answers';
+import { notFound, OWN_SUBSCRIPTION, toAttempt } from './answers';
 
 export const listAttemptsRoute = defineRoute({
   operationId: 'listWebhookAttempts',

@@ -2,7 +2,7 @@ import { signingKey } from '../../../db/signing-key';
 import { listSubscriptions } from '../../../db/webhooks/subscriptions';
 import { defineRoute } from '../../http/route';
 import { WEBHOOK_EXAMPLE, WebhookList } from '../contract';
-import { toWebhook } from '../view';
+import { toWebhook } from './answers';
 
 export const listWebhooksRoute = defineRoute({
   operationId: 'listWebhooks',
