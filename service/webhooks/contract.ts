@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from '../../db/webhooks/schema';
+import { EVENT_TYPES } from '../../domain/webhook';
 import { Job, JOB_EXAMPLE, timestamp, Tombstone } from '../../domain/job';
 import { isUuid } from '../../domain/uuid';
 import { MESSAGES } from '../errors';

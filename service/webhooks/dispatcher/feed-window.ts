@@ -1,7 +1,8 @@
 import type { Database } from '../../../db/client';
 import { readChangeEvents, type ChangeEvent } from '../../../db/jobs/change-feed';
 import { lastSequenced } from '../../../db/jobs/change-numbering';
-import { eventBody, eventType, type EventType } from './events';
+import type { EventType } from '../../../domain/webhook';
+import { eventBody, eventType } from './events';
 
 /** A feed entry with its delivery body, made once for every subscription that is sent it. */
 export interface WindowEvent {
