@@ -17,13 +17,10 @@ const READ = 500;
 const KEEP = 5_000;
 
 export interface FeedWindow {
-  /** Reads what the feed gained since the last refresh, once for every walk; wakes the walks waiting for it. */
+  /** Reads what the feed gained since the last refresh, once for every walk. */
   refresh(): Promise<void>;
   /** Up to `limit` entries after `position`: from the window when it covers them, else from the database. */
   after(position: number, limit: number): Promise<WindowEvent[]>;
-  /** Resolves at the next refresh that brought entries, or after `ms`, or at close. */
-  more(ms: number): Promise<void>;
-  close(): void;
 }
 
 /** The newest feed entries, shared by a dispatcher's walks: one read a tick instead of one per subscription (docs/decisions.md, Webhooks). */
@@ -32,12 +29,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
   let from: number | undefined;
   let to = 0;
   let events: WindowEvent[] = [];
-  let waiting = new Set<() => void>();
-  const wakeAll = () => {
-    const woken = waiting;
-    waiting = new Set();
-    for (const wake of woken) wake();
-  };
   const withBodies = async (read: ChangeEvent[]) => {
     const key = await tokenKey();
     return read.map((event) => ({ seq: event.seq, jobId: event.entry.id, type: eventType(event), body: eventBody(key, event) }));
@@ -50,7 +41,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
         from = to;
         return;
       }
-      let added = 0;
       for (;;) {
         const read = await withBodies(await readChangeEvents(db, to, READ));
         if (read.length === 0) break;
@@ -59,7 +49,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
         events = events.filter((event) => !moved.has(event.jobId));
         events.push(...read);
         to = read[read.length - 1]!.seq;
-        added += read.length;
         if (read.length < READ) break;
       }
       if (events.length > KEEP) {
@@ -67,7 +56,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
         from = events[dropped - 1]!.seq;
         events = events.slice(dropped);
       }
-      if (added > 0) wakeAll();
     },
     async after(position, limit) {
       if (from === undefined || position < from) return withBodies(await readChangeEvents(db, position, limit));
@@ -81,19 +69,5 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
       }
       return events.slice(low, low + limit);
     },
-    more(ms) {
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          waiting.delete(done);
-          resolve();
-        }, ms);
-        const done = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        waiting.add(done);
-      });
-    },
-    close: wakeAll,
   };
 }
