@@ -6,8 +6,8 @@ import { defineRoute, type RouteDependencies } from '../../http/route';
 import { CREATE_WEBHOOK_BODY, CreatedWebhook, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from '../contract';
 import { encryptSecret, newSecret } from '../secrets';
 import type { WebhookRouteSettings } from '../settings';
-import { checkedUrl, positionOf, sealingKey } from '../request-checks';
-import { invalid, notJson, toWebhook } from './answers';
+import { checkedUrl, positionOf, sealingKey, toWebhook } from '../route-support';
+import { invalid, notJson } from './answers';
 
 export const createWebhookRoute = defineRoute({
   operationId: 'createWebhook',

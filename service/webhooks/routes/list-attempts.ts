@@ -3,7 +3,8 @@ import { listAttempts } from '../../../db/webhooks/attempts';
 import { webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
 import { ATTEMPT_EXAMPLES, AttemptList } from '../contract';
-import { notFound, OWN_SUBSCRIPTION, toAttempt } from './answers';
+import { toAttempt } from '../route-support';
+import { notFound, OWN_SUBSCRIPTION } from './answers';
 
 export const listAttemptsRoute = defineRoute({
   operationId: 'listWebhookAttempts',

@@ -2,7 +2,7 @@ import { signingKey } from '../../../db/signing-key';
 import { listSubscriptions } from '../../../db/webhooks/subscriptions';
 import { defineRoute } from '../../http/route';
 import { WEBHOOK_EXAMPLE, WebhookList } from '../contract';
-import { toWebhook } from './answers';
+import { toWebhook } from '../route-support';
 
 export const listWebhooksRoute = defineRoute({
   operationId: 'listWebhooks',

@@ -3,8 +3,8 @@ import { replayFrom } from '../../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
 import { REPLAY_BODY, WebhookIdParams } from '../contract';
-import { positionOf } from '../request-checks';
-import { invalid, notJson, subscriptionAnswer, toWebhook } from './answers';
+import { positionOf, toWebhook } from '../route-support';
+import { invalid, notJson, subscriptionAnswer } from './answers';
 
 export const replayWebhookRoute = defineRoute({
   operationId: 'replayWebhook',

@@ -10,7 +10,7 @@ import { postEvent } from '../post';
 import { decryptSecret } from '../secrets';
 import { spoken, type WebhookRouteSettings } from '../settings';
 import { signer } from '../signing';
-import { sealingKey } from '../request-checks';
+import { sealingKey } from '../route-support';
 import { notFound } from './answers';
 
 export const testWebhookRoute = defineRoute({

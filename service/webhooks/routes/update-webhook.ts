@@ -4,8 +4,8 @@ import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
 import { UPDATE_WEBHOOK_BODY, WEBHOOK_EXAMPLE, WebhookEnvelope } from '../contract';
 import type { WebhookRouteSettings } from '../settings';
-import { checkedUrl } from '../request-checks';
-import { invalid, notFound, notJson, OWN_SUBSCRIPTION, webhookAnswer } from './answers';
+import { checkedUrl, webhookAnswer } from '../route-support';
+import { invalid, notFound, notJson, OWN_SUBSCRIPTION } from './answers';
 
 export const updateWebhookRoute = defineRoute({
   operationId: 'updateWebhook',
