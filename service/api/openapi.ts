@@ -4,7 +4,9 @@ import { Job, Salary, Tombstone } from '../../domain/job';
 import { GUIDES, withFacts } from './guides';
 import { ChangeList, JobEnvelope, JobList } from '../jobs/contract/responses';
 import { ErrorBody, ScopeErrorBody, ValidationErrorBody } from '../http/responses';
-import { CHALLENGE_HEADERS, CONDITIONAL_HEADERS, ENCODING_HEADERS, GATEWAY_HEADERS, RATE_LIMIT_HEADERS, RETRY_HEADERS, type HeaderDeclaration } from '../http/headers';
+import {
+  CHALLENGE_HEADERS, CONDITIONAL_HEADERS, CREATED_HEADERS, ENCODING_HEADERS, GATEWAY_HEADERS, NEXT_PAGE_HEADERS, RATE_LIMIT_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS, type HeaderDeclaration,
+} from '../http/headers';
 import { say, type ResponseSpec, type Route } from '../http/route';
 import { CreatedWebhook, EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, TEST_EVENT_EXAMPLE, TEST_EVENT_TYPE, Webhook, WebhookTestEvent } from '../webhooks/contract';
 import { spoken } from '../webhooks/settings';
@@ -67,7 +69,9 @@ const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': {
 const bodySchema = (schema: z.ZodType) => (idOf.has(schema) ? ref(idOf.get(schema)!) : answerSchema(schema));
 
 /** Every header headers.ts declares, as a component; each answer references those its senders add. */
-const HEADERS: Record<string, HeaderDeclaration> = { ...CONDITIONAL_HEADERS, ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS, ...CHALLENGE_HEADERS, ...ENCODING_HEADERS, ...RETRY_HEADERS };
+const HEADERS: Record<string, HeaderDeclaration> = {
+  ...CONDITIONAL_HEADERS, ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS, ...CHALLENGE_HEADERS, ...ENCODING_HEADERS, ...RETRY_HEADERS, ...NEXT_PAGE_HEADERS, ...CREATED_HEADERS, ...REPLAYED_HEADERS,
+};
 const headerRefs = (...groups: Array<Record<string, HeaderDeclaration>>) =>
   Object.fromEntries(groups.flatMap((group) => Object.keys(group)).map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 // The gateway's ids are on every answer; its rate limits on every answer to a key that passed its checks.

@@ -41,6 +41,24 @@ export const CHALLENGE_HEADERS = {
   'WWW-Authenticate': { description: 'The scheme to authenticate with: the key (X-API-Key)', schema: { type: 'string', pattern: '^Key realm="kong"$' } },
 } satisfies Record<string, HeaderDeclaration>;
 
+/** A page of a listing that another page follows: list-jobs.ts. */
+export const NEXT_PAGE_HEADERS = {
+  Link: { description: '`<relative URL of the next page>; rel="next"` while another page follows', schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$', maxLength: 2000 } },
+} satisfies Record<string, HeaderDeclaration>;
+
+/** A 201: where what was created is read (create-job.ts, create-webhook.ts). */
+export const CREATED_HEADERS = {
+  Location: { description: 'The path of what was created', schema: { type: 'string', pattern: '^/api/v1/', maxLength: 200 } },
+} satisfies Record<string, HeaderDeclaration>;
+
+/** A create answered again from its Idempotency-Key's record: create-job.ts. */
+export const REPLAYED_HEADERS = {
+  'Idempotent-Replayed': {
+    description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', pattern: '^true$' },
+  },
+} satisfies Record<string, HeaderDeclaration>;
+
 /** A 415 about the body's Content-Encoding: the codings accepted (RFC 9110 12.5.3). */
 export const ENCODING_HEADERS = {
   'Accept-Encoding': { description: 'The body encodings accepted besides none: gzip', schema: { type: 'string', pattern: '^gzip$' } },

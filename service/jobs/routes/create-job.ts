@@ -7,7 +7,7 @@ import { keyInProgress, keyReused, MESSAGES } from '../../errors';
 import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { JobEnvelope } from '../contract/responses';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
-import { ENCODING_HEADERS, RETRY_HEADERS } from '../../http/headers';
+import { CREATED_HEADERS, ENCODING_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../http/headers';
 import { idempotencyKey, KEY, KEY_LENGTH, requestHash } from '../contract/idempotency-key';
 import { defineRoute } from '../../http/route';
 
@@ -33,10 +33,7 @@ export const createJobRoute = defineRoute({
       description: 'Created; the body is what GET /api/v1/jobs/{id} answers',
       body: JobEnvelope,
       example: { data: { ...JOB_EXAMPLE, status: 'active' } },
-      headers: {
-        Location: '/api/v1/jobs/{id}',
-        'Idempotent-Replayed': 'true when this is the stored answer to an earlier request with the same Idempotency-Key',
-      },
+      headers: { ...CREATED_HEADERS, ...REPLAYED_HEADERS },
     },
     '400': {
       description: 'Validation failed (every problem in details), malformed JSON, or not a JSON object',
@@ -76,8 +73,8 @@ async function createJob(ctx: Context, db: Database, body: CreateJobBody): Promi
   if ('refused' in outcome) throw outcome.refused === 'in progress' ? keyInProgress() : keyReused();
   const { response, replayed } = outcome;
   ctx.status = response.status;
-  if (response.location) ctx.set('Location', response.location);
-  if (replayed) ctx.set('Idempotent-Replayed', 'true');
+  if (response.location) ctx.set({ Location: response.location } satisfies HeaderValues<typeof CREATED_HEADERS>);
+  if (replayed) ctx.set({ 'Idempotent-Replayed': 'true' } satisfies HeaderValues<typeof REPLAYED_HEADERS>);
   // The exact text recorded is the text sent, so a replay is byte for byte the same.
   ctx.type = 'json';
   ctx.body = response.body;

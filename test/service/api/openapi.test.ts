@@ -11,7 +11,7 @@ import { ListQuery } from '../../../service/jobs/contract/queries';
 import { reader } from '../../helpers/consumers';
 import { call } from '../../helpers/http';
 import { validateResponse } from '../../helpers/openapi';
-import { CHALLENGE_HEADERS, CONDITIONAL_HEADERS, ENCODING_HEADERS, GATEWAY_HEADERS, RATE_LIMIT_HEADERS, RETRY_HEADERS } from '../../../service/http/headers';
+import { CHALLENGE_HEADERS, CONDITIONAL_HEADERS, CREATED_HEADERS, ENCODING_HEADERS, GATEWAY_HEADERS, NEXT_PAGE_HEADERS, RATE_LIMIT_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS } from '../../../service/http/headers';
 import { sharedTestService } from '../../helpers/service';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -177,7 +177,7 @@ describe('what a validator reading only docs/openapi.json refuses, as the API do
 
   test('headers come from the declarations their senders are typed by, on the answers that carry them', () => {
     expect(Object.keys(committed.components.headers).sort()).toEqual(
-      Object.keys({ ...CONDITIONAL_HEADERS, ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS, ...CHALLENGE_HEADERS, ...ENCODING_HEADERS, ...RETRY_HEADERS }).sort(),
+      Object.keys({ ...CONDITIONAL_HEADERS, ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS, ...CHALLENGE_HEADERS, ...ENCODING_HEADERS, ...RETRY_HEADERS, ...NEXT_PAGE_HEADERS, ...CREATED_HEADERS, ...REPLAYED_HEADERS }).sort(),
     );
     const list = committed.paths['/api/v1/jobs'].get.responses;
     expect(Object.keys(list['200'].headers)).toEqual(expect.arrayContaining(['ETag', 'Cache-Control', 'Link', 'RateLimit-Policy', 'X-Request-ID']));
