@@ -6,8 +6,6 @@ export const ip = (...args: string[]) => execFileSync('ip', args, { stdio: ['ign
 export interface VethNamespace {
   /** This host's end of the pair, `<subnet>.1`. */
   here: string;
-  /** The namespace's end, `<subnet>.2`. */
-  there: string;
   /** Removes the pair and the namespace; safe to call twice. */
   close(): void;
 }
@@ -36,5 +34,5 @@ export function openVethNamespace(namespace: string, here: string, there: string
     close();
     throw error;
   }
-  return { here, there, close };
+  return { here, close };
 }

@@ -1,3 +1,5 @@
+import type { ENCODING_HEADERS, HeaderValues, RETRY_HEADERS } from './http/headers';
+
 /** Seconds a client is asked to wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = '5';
 
@@ -75,7 +77,8 @@ export const jobNotFound = () => notFound(MESSAGES.jobNotFound);
 /** A method the path does not serve; Allow names the ones it does. */
 export const methodNotAllowed = (allow: readonly string[]) => new HttpError(405, MESSAGES.methodNotAllowed, {}, { Allow: allow.join(', ') });
 /** The database or the service cannot serve now: retrying after Retry-After can succeed. */
-export const unavailable = (message: string = MESSAGES.unavailable) => new HttpError(503, message, {}, { 'Retry-After': RETRY_AFTER_SECONDS });
+const retryAfter: HeaderValues<typeof RETRY_HEADERS> = { 'Retry-After': RETRY_AFTER_SECONDS };
+export const unavailable = (message: string = MESSAGES.unavailable) => new HttpError(503, message, {}, retryAfter);
 export const notThroughGateway = () => new HttpError(401, MESSAGES.notThroughGateway);
 export const noConsumer = () => new HttpError(401, MESSAGES.noConsumer);
 export const tooManyHeaders = (limit: number) => new HttpError(431, `Too many request headers: send at most ${limit}`);
@@ -94,8 +97,9 @@ export const bodyIncomplete = () => new HttpError(400, MESSAGES.bodyIncomplete, 
 export const unsupportedTransferEncoding = (value: string) =>
   new HttpError(501, `Unsupported Transfer-Encoding "${value.slice(0, 40)}": send the body with Content-Length, or chunked alone`, {}, CLOSE);
 // RFC 9110 §12.5.3: a 415 about content coding names the codings that would be accepted.
+const ACCEPTED_ENCODINGS: HeaderValues<typeof ENCODING_HEADERS> = { 'Accept-Encoding': 'gzip' };
 export const unsupportedEncoding = (encoding: string) =>
-  new HttpError(415, `Unsupported Content-Encoding "${encoding.slice(0, 40)}": send the body uncompressed or gzip-compressed`, {}, { 'Accept-Encoding': 'gzip', ...CLOSE });
+  new HttpError(415, `Unsupported Content-Encoding "${encoding.slice(0, 40)}": send the body uncompressed or gzip-compressed`, {}, { ...ACCEPTED_ENCODINGS, ...CLOSE });
 export const notJson = () => new HttpError(415, MESSAGES.notJson);
 export const duplicateField = (field: string) => {
   const name = clip(field, 64);
@@ -103,7 +107,7 @@ export const duplicateField = (field: string) => {
 };
 
 // Idempotent creates.
-export const keyInProgress = () => new HttpError(409, MESSAGES.keyInProgress, {}, { 'Retry-After': '1' });
+export const keyInProgress = () => new HttpError(409, MESSAGES.keyInProgress, {}, { 'Retry-After': '1' } satisfies HeaderValues<typeof RETRY_HEADERS>);
 export const keyReused = () => new HttpError(422, MESSAGES.keyReused);
 
 // Webhook subscriptions.
@@ -116,6 +120,8 @@ export const rotationRefusedMessage = (until: string) =>
   `Two replaced secrets still sign until ${until}: rotate again after then, or send {"expirePrevious": true} to end every replaced secret now`;
 export const rotationRefused = (until: string) => new HttpError(409, rotationRefusedMessage(until));
 /** The server has no WEBHOOK_SECRETS_KEY: it cannot seal a secret, so it stores nothing. */
-export const webhooksUnavailable = () => new HttpError(503, MESSAGES.webhooksUnavailable, {}, { 'Retry-After': '60' });
+// A missing key waits on an operator, not on load: a minute, not RETRY_AFTER_SECONDS.
+const retryInAMinute: HeaderValues<typeof RETRY_HEADERS> = { 'Retry-After': '60' };
+export const webhooksUnavailable = () => new HttpError(503, MESSAGES.webhooksUnavailable, {}, retryInAMinute);
 /** No key of the server's keyring opens the subscription's secret (a sealing key rotation gone wrong): the operator's to mend. */
-export const secretUnopenable = () => new HttpError(503, MESSAGES.secretUnopenable, {}, { 'Retry-After': '60' });
+export const secretUnopenable = () => new HttpError(503, MESSAGES.secretUnopenable, {}, retryInAMinute);

@@ -1,7 +1,8 @@
 /**
  * No dead exports: every name a source file exports is used, by another file (source, bench, tools or
  * tests) or by its own (a type in an exported signature). An export nothing uses is code nobody runs,
- * or a second copy waiting to drift.
+ * or a second copy waiting to drift. The same of the members of exported interfaces and classes: each
+ * is read somewhere (`.name`, `['name']`, or a destructuring).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -39,4 +40,35 @@ test('every exported name is used somewhere besides its declaration', () => {
     return (own.match(word) ?? []).length < 2 && !all.some((other) => other !== own && once.test(other));
   });
   expect(dead.map(({ file, name }) => `${file}: ${name}`)).toEqual([]);
+});
+
+// Members read without being named: written out whole as JSON.
+const READ_WHOLE = new Set([
+  'bench/measure.ts: Measurement.good', // a field of the bench's results file
+]);
+
+const BLOCK = /^export\s+(?:interface|class)\s+(\w+)[^{]*\{\n([\s\S]*?)^\}/gm;
+const MEMBER = /^ {2}(?:(?:readonly|private|public|protected|static|async|override)\s+)*(\w+)\??(?:\(|:|<| =)/gm;
+// Template literals' ${...} as parentheses, so a destructuring with a template default still reads as one.
+const code = [...text.values()].join('\n').replace(/\$\{([^{}]*)\}/g, ' ($1) ');
+
+/** Every member of an exported interface or class, with its file. */
+export function membersOf(sources: string[]): Array<{ file: string; owner: string; name: string }> {
+  return sources.flatMap((file) =>
+    [...text.get(file)!.matchAll(BLOCK)].flatMap(([, owner, body]) =>
+      [...body!.matchAll(MEMBER)].map((match) => ({ file, owner: owner!, name: match[1]! })).filter(({ name }) => name !== 'constructor'),
+    ),
+  );
+}
+
+test('the member scan sees interfaces\' and classes\' members', () => {
+  expect(membersOf(['service/http/route.ts']).map(({ owner, name }) => `${owner}.${name}`)).toEqual(expect.arrayContaining(['Route.operationId', 'ResponseSpec.headers']));
+});
+
+test('every member of an exported interface or class is read somewhere', () => {
+  const dead = membersOf(SOURCES.flatMap(files)).filter(({ file, owner, name }) => {
+    const read = new RegExp(`\\??\\.${name}(?![\\w$])|\\[['"]${name}['"]\\]|\\{[^{}]*(?<![\\w$])${name}(?![\\w$])[^{}]*\\}\\s*(?:=[^=>]|:|\\))`);
+    return !READ_WHOLE.has(`${file}: ${owner}.${name}`) && !read.test(code);
+  });
+  expect(dead.map(({ file, owner, name }) => `${file}: ${owner}.${name}`)).toEqual([]);
 });

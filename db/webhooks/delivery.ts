@@ -3,7 +3,8 @@ import type { Database } from '../client';
 import { jobChanges } from '../schema';
 import { primaryOf } from '../sql';
 import { recordAttempts, type AttemptRecord } from './attempts';
-import { EVENT_TYPES, utcNow, webhookSubscriptions as subs } from './schema';
+import { EVENT_TYPES } from '../../domain/webhook';
+import { utcNow, webhookSubscriptions as subs } from './schema';
 
 /**
  * A walk's right to deliver one subscription: the dispatcher's name and the generation its claim raised

@@ -1,12 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, customType, index, int, mysqlEnum, mysqlTable, smallint, varchar } from 'drizzle-orm/mysql-core';
+import { SUBSCRIPTION_STATUSES } from '../../domain/webhook';
 import { timestamp, uuidBinary } from '../schema';
-
-/** A subscription is delivering, or was disabled for failing (or by an operator) until enabled again. */
-export const SUBSCRIPTION_STATUSES = ['active', 'disabled'] as const;
-
-/** The feed's event types a subscription may choose among. */
-export const EVENT_TYPES = ['job.updated', 'job.removed'] as const;
 
 /** An encrypted secret: iv, tag and ciphertext, as bytes. */
 const sealed = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'varbinary(128)' });

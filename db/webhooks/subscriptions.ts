@@ -4,7 +4,8 @@ import { errorCode } from '../errors';
 import { primaryOf } from '../sql';
 import { lastSequenced, sequencePendingChanges } from '../jobs/change-numbering';
 import { uuidv7 } from '../../domain/uuid';
-import { EVENT_TYPES, utcNow, webhookAttempts, webhookSubscriptions as subs } from './schema';
+import { EVENT_TYPES, type EventType } from '../../domain/webhook';
+import { utcNow, webhookAttempts, webhookSubscriptions as subs } from './schema';
 
 // Subscriptions are read and written on the primary: an owner sees at once what it just changed.
 
@@ -27,7 +28,6 @@ export const subscriptionColumns = {
 };
 export type SubscriptionView = { [K in keyof typeof subscriptionColumns]: (typeof subs.$inferSelect)[K] };
 
-export type EventType = (typeof EVENT_TYPES)[number];
 /** The stored form of a choice of event types: a comma list in EVENT_TYPES' order, null for all of them. */
 export const storedEventTypes = (types: readonly EventType[] | null): string | null =>
   types === null || EVENT_TYPES.every((type) => types.includes(type)) ? null : EVENT_TYPES.filter((type) => types.includes(type)).join(',');

@@ -9,6 +9,7 @@ import { headerMap } from './nginx';
 import { RequestContext } from './request-context';
 import { normalizePath, type Router } from './router';
 import type { PluginInstance } from './types';
+import type { GATEWAY_HEADERS, HeaderValues } from '../../service/http/headers';
 import { proxy, type Upstreams } from './upstream/proxy';
 
 export type Serving = LoadedGateway & { router: Router };
@@ -23,7 +24,8 @@ export const newRequestId = (): string => randomBytes(16).toString('hex');
 /** Kong's header_filter: the plugins', then X-Kong-Request-Id, X-Request-ID (nginx-proxy-jobs.conf) and an explicit Connection (nginx never sends the Keep-Alive header Node would add). */
 export function filterHeaders(ctx: RequestContext, plugins: readonly PluginInstance[], headers: Array<[string, string]>, close: boolean): string[] {
   for (const plugin of plugins) plugin.definition.headerFilter?.(ctx, plugin.config);
-  const added: Array<[string, string]> = [...ctx.responseHeaders, ['X-Kong-Request-Id', ctx.requestId], ['X-Request-ID', ctx.correlationId], ['Connection', close ? 'close' : 'keep-alive']];
+  const ids: HeaderValues<typeof GATEWAY_HEADERS> = { 'X-Kong-Request-Id': ctx.requestId, 'X-Request-ID': ctx.correlationId };
+  const added: Array<[string, string]> = [...ctx.responseHeaders, ...Object.entries(ids), ['Connection', close ? 'close' : 'keep-alive']];
   const replaced = new Set(added.map(([name]) => name.toLowerCase()));
   return [...headers.filter(([name]) => !replaced.has(name.toLowerCase())), ...added].flat();
 }

@@ -4,8 +4,11 @@ import { Job, Salary, Tombstone } from '../../domain/job';
 import { GUIDES, withFacts } from './guides';
 import { ChangeList, JobEnvelope, JobList } from '../jobs/contract/responses';
 import { ErrorBody, ScopeErrorBody, ValidationErrorBody } from '../http/responses';
+import {
+  CHALLENGE_HEADERS, CONDITIONAL_HEADERS, CREATED_HEADERS, ENCODING_HEADERS, GATEWAY_HEADERS, NEXT_PAGE_HEADERS, RATE_LIMIT_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS, type HeaderDeclaration,
+} from '../http/headers';
 import { say, type ResponseSpec, type Route } from '../http/route';
-import { EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, TEST_EVENT_EXAMPLE, TEST_EVENT_TYPE, Webhook, WebhookTestEvent } from '../webhooks/contract';
+import { CreatedWebhook, EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, TEST_EVENT_EXAMPLE, TEST_EVENT_TYPE, Webhook, WebhookTestEvent } from '../webhooks/contract';
 import { spoken } from '../webhooks/settings';
 import type { ApiRoute, ApiSettings } from './settings';
 
@@ -14,7 +17,10 @@ import type { ApiRoute, ApiSettings } from './settings';
 type JsonSchema = Record<string, unknown>;
 
 // Named schemas become components; a route's schema that is (or holds) one of them gets a $ref.
-const NAMED = { Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody, Webhook, JobUpdatedEvent, JobRemovedEvent, WebhookTestEvent };
+const NAMED = {
+  Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody,
+  Webhook, WebhookWithSecret: CreatedWebhook.shape.data, JobUpdatedEvent, JobRemovedEvent, WebhookTestEvent,
+};
 const components = z.registry<{ id: string }>();
 for (const [id, schema] of Object.entries(NAMED)) components.add(schema, { id });
 const idOf = new Map<z.ZodType, string>(Object.entries(NAMED).map(([id, schema]) => [schema as z.ZodType, id]));
@@ -33,48 +39,70 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return rest;
 }
 
-/** A parameter's schema: the parsed value's when it is a plain one. */
+/** An answer's schema, with every named schema it holds as a $ref to its component (one named type for a generated client). */
+function answerSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _dialect, $defs: _named, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', metadata: components }) as JsonSchema;
+  return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema;
+}
+
+/** A parameter's schema: the parsed value's when it is a plain one, or a comma list (OpenAPI's form style, not exploded). */
 function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
   const parsed = jsonSchema(schema, 'output');
-  const { description, examples, ...rest } = parsed.type === 'integer' || parsed.type === 'string' ? parsed : jsonSchema(schema, 'input');
+  const list = parsed.type === 'array';
+  const { description, examples, ...rest } = list || parsed.type === 'integer' || parsed.type === 'string' ? parsed : jsonSchema(schema, 'input');
   // What a client sends: zod leaves a list filter's examples out of its input schema, so they come from its metadata.
-  const example = ((examples ?? schema.meta()?.examples) as unknown[] | undefined)?.[0];
-  return { name, in: where, required: where === 'path', description, schema: rest, ...(example === undefined ? {} : { example }) };
+  const sent = ((examples ?? schema.meta()?.examples) as unknown[] | undefined)?.[0];
+  const example = list && typeof sent === 'string' ? sent.split(',') : sent;
+  return {
+    name,
+    in: where,
+    required: where === 'path',
+    description,
+    ...(list ? { style: 'form', explode: false } : {}),
+    schema: rest,
+    ...(example === undefined ? {} : { example }),
+  };
 }
 
 const header = (description: string, schema: JsonSchema = { type: 'string' }) => ({ description, schema });
 const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
-const bodySchema = (schema: z.ZodType) => (idOf.has(schema) ? ref(idOf.get(schema)!) : jsonSchema(schema, 'output'));
+const bodySchema = (schema: z.ZodType) => (idOf.has(schema) ? ref(idOf.get(schema)!) : answerSchema(schema));
+
+/** Every header headers.ts declares, as a component; each answer references those its senders add. */
+const HEADERS: Record<string, HeaderDeclaration> = {
+  ...CONDITIONAL_HEADERS, ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS, ...CHALLENGE_HEADERS, ...ENCODING_HEADERS, ...RETRY_HEADERS, ...NEXT_PAGE_HEADERS, ...CREATED_HEADERS, ...REPLAYED_HEADERS,
+};
+const headerRefs = (...groups: Array<Record<string, HeaderDeclaration>>) =>
+  Object.fromEntries(groups.flatMap((group) => Object.keys(group)).map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+// The gateway's ids are on every answer; its rate limits on every answer to a key that passed its checks.
+const KEYED = [GATEWAY_HEADERS, RATE_LIMIT_HEADERS];
 
 /** The answers the gateway and the service's guards give on every route, with the body each carries. */
 const SHARED = {
-  NotModified: { description: 'If-None-Match matched the current ETag: nothing changed, no body', headers: { ETag: { $ref: '#/components/headers/ETag' } } },
   Unauthorized: {
     description: 'Gateway: no key ("Missing API key. Pass your key in the X-API-Key header.") or an unknown key ("Invalid API key")',
+    headers: headerRefs(GATEWAY_HEADERS, CHALLENGE_HEADERS),
     content: json(ref('Error'), { error: 'Missing API key. Pass your key in the X-API-Key header.' }),
   },
   Forbidden: {
     description: 'Gateway: "API key disabled", or "Missing scope <scope>" with requiredScope',
+    headers: headerRefs(GATEWAY_HEADERS),
     content: json(ref('ScopeError'), { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' }),
   },
   TooManyRequests: {
     // The limits themselves are kong.yaml's (per consumer and plan); the headers say where a caller stands.
     description: 'Gateway: "Rate limit exceeded" (the per-consumer limits of the key\'s plan), or too many failed key checks from one address',
-    headers: {
-      'Retry-After': header('Seconds until a request may succeed', { type: 'integer' }),
-      'RateLimit-Limit': header('The limit of the current window', { type: 'integer' }),
-      'RateLimit-Remaining': header('Requests left in the current window', { type: 'integer' }),
-      'RateLimit-Reset': header('Seconds until the window resets', { type: 'integer' }),
-    },
+    headers: headerRefs(RETRY_HEADERS, ...KEYED),
     content: json(ref('Error'), { error: 'Rate limit exceeded' }),
   },
   Unavailable: {
     description: 'The database is unreachable or the service is saturated: retry after Retry-After seconds',
-    headers: { 'Retry-After': header('Seconds to wait', { type: 'integer' }) },
+    headers: headerRefs(RETRY_HEADERS, ...KEYED),
     content: json(ref('Error'), { error: MESSAGES.unavailable }),
   },
   InternalError: {
     description: `"${MESSAGES.internal}": retrying after a moment is advised`,
+    headers: headerRefs(...KEYED),
     content: json(ref('Error'), { error: MESSAGES.internal }),
   },
 };
@@ -85,29 +113,39 @@ const COMMON = { '401': shared('Unauthorized'), '403': shared('Forbidden'), '429
 
 // A write key is checked for jobs:write on top of what every key holds (jobs:read).
 const scopesOf = (scope: Route['scope']) => (scope === 'jobs:read' ? ['jobs:read'] : ['jobs:read', scope]);
-// One scheme, the header: the page's Authorize takes the key once (api_key is in the Authentication guide).
-const security = (scope: Route['scope']) => [{ apiKey: scopesOf(scope) }];
+// The header, or (the spec's second way, for quick tests only) the api_key query parameter.
+const security = (scope: Route['scope']) => [{ apiKey: scopesOf(scope) }, { apiKeyQuery: scopesOf(scope) }];
 
 const IF_NONE_MATCH = {
   name: 'If-None-Match',
   in: 'header',
   required: false,
   description: 'An ETag from an earlier response: answered 304 with no body while nothing visible has changed',
-  schema: { type: 'string' },
+  // Node refuses request headers over 16 KB altogether.
+  schema: { type: 'string', maxLength: 16_384 },
 };
 
-function response(spec: ResponseSpec<ApiSettings>, conditional: boolean, settings: ApiSettings) {
-  const headers = Object.fromEntries(
-    Object.entries(spec.headers ?? {}).map(([name, h]) => [name, typeof h === 'string' ? header(h) : header(h.description, { type: h.type })]),
+/** The headers a route's answer carries: the gateway's, the conditional ones, and the route's own. */
+function answerHeaders(spec: ResponseSpec<ApiSettings>, conditional: boolean) {
+  const own = Object.entries(spec.headers ?? {}).map(([name, h]) =>
+    [name, typeof h === 'string' ? header(h) : name in HEADERS ? { $ref: `#/components/headers/${name}` } : h] as const,
   );
-  const cached = conditional ? { ETag: { $ref: '#/components/headers/ETag' }, 'Cache-Control': header('private, no-cache') } : {};
-  const allHeaders = { ...cached, ...headers };
+  return { ...headerRefs(...KEYED, ...(conditional ? [CONDITIONAL_HEADERS] : [])), ...Object.fromEntries(own) };
+}
+
+function response(spec: ResponseSpec<ApiSettings>, conditional: boolean, settings: ApiSettings) {
   return {
     description: say(spec.description, settings),
-    ...(Object.keys(allHeaders).length > 0 ? { headers: allHeaders } : {}),
+    headers: answerHeaders(spec, conditional),
     ...(spec.body ? { content: json(bodySchema(spec.body), typeof spec.example === 'function' ? (spec.example as (s: ApiSettings) => unknown)(settings) : spec.example) } : {}),
   };
 }
+
+/** A 304 carries what the 200 would have, but no body (RFC 9110 15.4.5). */
+const notModified = (ok: ResponseSpec<ApiSettings>) => ({
+  description: 'If-None-Match matched the current ETag: nothing changed, no body',
+  headers: answerHeaders(ok, true),
+});
 
 /** `/api/v1/jobs/:id` as OpenAPI writes it: `/api/v1/jobs/{id}`. */
 const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
@@ -121,7 +159,7 @@ function operation(route: ApiRoute, settings: ApiSettings) {
       in: 'header',
       required: false,
       description: h.description,
-      schema: { type: 'string', ...(h.pattern ? { pattern: h.pattern } : {}) },
+      schema: { type: 'string', ...(h.pattern ? { pattern: h.pattern } : {}), ...(h.maxLength ? { maxLength: h.maxLength } : {}) },
     })),
     ...(conditional ? [IF_NONE_MATCH] : []),
   ];
@@ -145,7 +183,7 @@ function operation(route: ApiRoute, settings: ApiSettings) {
       : {}),
     responses: {
       [okStatus!]: response(route.responses[okStatus!]!, conditional, settings),
-      ...(conditional ? { '304': shared('NotModified') } : {}),
+      ...(conditional ? { '304': notModified(route.responses[okStatus!]!) } : {}),
       ...Object.fromEntries(others.map((status) => [status, response(route.responses[status]!, false, settings)])),
       ...COMMON,
       // A route's own answer for a common status (one that says more) replaces the shared one.
@@ -161,8 +199,21 @@ function paths(routes: readonly ApiRoute[], settings: ApiSettings) {
     const item = (byPath[path] ??= {});
     if (route.params) item.parameters = Object.entries(route.params.shape).map(([name, schema]) => parameter(name, 'path', schema as z.ZodType));
     item[route.method] = operation(route, settings);
+    if (route.method === 'get') item.head = head(item.get as ReturnType<typeof operation>);
   }
   return byPath;
+}
+
+/** HEAD, which the router serves wherever GET is: the same answers and headers, without their bodies. */
+function head(get: ReturnType<typeof operation>) {
+  const bodiless = ({ content: _body, ...answer }: { content?: unknown; [key: string]: unknown }) => answer;
+  const responses = Object.fromEntries(
+    Object.entries(get.responses).map(([status, answer]) => [
+      status,
+      bodiless('$ref' in answer ? SHARED[(answer.$ref as string).split('/').pop() as keyof typeof SHARED] : (answer as { content?: unknown })),
+    ]),
+  );
+  return { ...get, operationId: `${get.operationId}Head`, summary: `${get.summary} (headers only)`, responses };
 }
 
 /** What we POST to a subscription's URL (OpenAPI 3.1's `webhooks`): one operation per event type. */
@@ -193,9 +244,10 @@ function webhookEvents({ webhooks }: ApiSettings) {
 export const LOCAL_GATEWAY_URL = 'http://127.0.0.1:8000';
 
 function servers(publicUrl: string | undefined) {
-  const local = { url: LOCAL_GATEWAY_URL, description: 'The local gateway of `npm start`, with the demo keys' };
+  // x-internal: false, as OWASP's inventory rule asks: both are for partners.
+  const local = { url: LOCAL_GATEWAY_URL, description: 'The local gateway of `npm start`, with the demo keys', 'x-internal': false };
   if (!publicUrl || publicUrl === LOCAL_GATEWAY_URL) return [local];
-  return [{ url: publicUrl, description: 'Production: the API gateway' }, local];
+  return [{ url: publicUrl, description: 'Production: the API gateway', 'x-internal': false }, local];
 }
 
 const INTRO =
@@ -203,9 +255,21 @@ const INTRO =
   'Every request goes through the API gateway with your key in the `X-API-Key` header. ' +
   'Read the guides below first; the operations follow them.';
 
+const INT32 = 2 ** 31;
+
+/** Every integer schema says its width, as generated clients and OWASP's rules ask: int32 when its bounds fit one, else int64. */
+function withIntegerWidths<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(withIntegerWidths) as T;
+  if (node === null || typeof node !== 'object') return node;
+  const schema = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withIntegerWidths(value)])) as JsonSchema;
+  if (schema.type !== 'integer' || 'format' in schema) return schema as T;
+  const fits = (bound: unknown) => typeof bound === 'number' && bound >= -INT32 && bound < INT32;
+  return { ...schema, format: fits(schema.minimum) && fits(schema.maximum) ? 'int32' : 'int64' } as T;
+}
+
 /** The document for a route table under `settings`: what the settings decide is stated as they decide it. */
 export function openApiDocument(routes: readonly ApiRoute[], settings: ApiSettings) {
-  return {
+  return withIntegerWidths({
     openapi: '3.1.1',
     info: {
       title: 'Job Listings API',
@@ -224,15 +288,21 @@ export function openApiDocument(routes: readonly ApiRoute[], settings: ApiSettin
     components: {
       schemas: componentSchemas(),
       responses: SHARED,
-      headers: { ETag: header('SHA-256 of the exact body; send it back in If-None-Match') },
+      headers: Object.fromEntries(Object.entries(HEADERS).map(([name, h]) => [name, header(h.description, h.schema)])),
       securitySchemes: {
         apiKey: {
           type: 'apiKey',
           in: 'header',
           name: 'X-API-Key',
-          description: 'Your API key. For quick tests only, the query parameter api_key also works (the header wins when both are sent).',
+          description: 'Your API key, in the X-API-Key header: the way to send it.',
+        },
+        apiKeyQuery: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'api_key',
+          description: 'The same key as the query parameter api_key: for quick tests only, as URLs end up in logs and histories (the header wins when both are sent).',
         },
       },
     },
-  };
+  });
 }

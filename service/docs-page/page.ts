@@ -40,6 +40,7 @@ window.ui = SwaggerUIBundle({
 // Swagger UI's white-on-pastel method badges and pale text fall short of WCAG AA contrast (4.5:1).
 export const PAGE_STYLE = `body { margin: 0; }
 .swagger-ui .opblock .opblock-summary-method { color: #111; text-shadow: none; }
+.swagger-ui .opblock.opblock-head .opblock-summary-method { color: #fff; }
 .swagger-ui .info .url, .swagger-ui .info a { color: #1f5fa8; }
 .swagger-ui .info .title small pre, .swagger-ui .info .title small.version-stamp pre { color: #111; }
 .swagger-ui .btn.authorize { color: #1b6b45; border-color: #1b6b45; }

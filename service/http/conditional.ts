@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Middleware } from 'koa';
+import { CONDITIONAL_HEADERS, type HeaderValues } from './headers';
 
 /** Conditional GETs: the ETag is a SHA-256 of the exact body, so it changes exactly when what a reader sees changes. */
 export const conditional: Middleware = async (ctx, next) => {
@@ -12,8 +13,8 @@ export const conditional: Middleware = async (ctx, next) => {
   // The type goes first: set after the string body, Koa would look up text/plain, then this.
   ctx.res.setHeader('Content-Type', 'application/json; charset=utf-8');
   ctx.body = text;
-  ctx.res.setHeader('ETag', tag);
-  ctx.res.setHeader('Cache-Control', 'private, no-cache');
+  const sent: HeaderValues<typeof CONDITIONAL_HEADERS> = { ETag: tag, 'Cache-Control': 'private, no-cache' };
+  for (const name in sent) ctx.res.setHeader(name, sent[name as keyof typeof sent]);
   if (noneMatch(ctx.req.headers['if-none-match'] ?? '', tag)) ctx.status = 304;
 };
 

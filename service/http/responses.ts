@@ -1,3 +1,4 @@
+import type { HeaderDeclaration } from './headers';
 import { z } from 'zod';
 
 /** The error bodies every route may answer with, and a documented error answer. */
@@ -17,7 +18,7 @@ export const ValidationErrorBody = z
   .meta({ description: 'Validation failed (with every problem in details), malformed JSON, or a body that is not an object' });
 
 /** A documented error answer: its description and the body it carries, as an example. */
-export const errorResponse = (description: string, error: string, headers?: Record<string, string | { description: string; type: 'integer' }>) => ({
+export const errorResponse = (description: string, error: string, headers?: Record<string, string | HeaderDeclaration>) => ({
   description,
   body: ErrorBody,
   example: { error },

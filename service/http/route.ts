@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { Database } from '../../db/client';
+import type { HeaderDeclaration } from './headers';
 import type { QueryString, RequestBody } from './input';
 
 /** A response a route declares: its body's schema (none for 304) and an example of it. */
@@ -9,14 +10,15 @@ export interface ResponseSpec<S = unknown> {
   body?: z.ZodType;
   /** A value, or one made from the settings (an error whose message states one). */
   example?: unknown;
-  /** Response headers, each with its description (and `integer` when it is a number). */
-  headers?: Record<string, string | { description: string; type: 'integer' }>;
+  /** Response headers the route sends itself: a description (a string header), or a declaration of headers.ts. */
+  headers?: Record<string, string | HeaderDeclaration>;
 }
 
 /** A request header a route reads. */
 export interface HeaderSpec {
   description: string;
   pattern?: string;
+  maxLength?: number;
 }
 
 /** What the router hands a handler: the path, query and body as the route's schemas parsed them. */

@@ -5,6 +5,10 @@ import { z } from 'zod';
 // C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph separators.
 const SINGLE_LINE_FORBIDDEN = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
 const MULTI_LINE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+// The same rules as the document's patterns: only allowed characters, and (for a required text) one that is not a space.
+const allowed = (forbidden: RegExp) => `[^${forbidden.source.slice(1, -1)}]*`;
+const pattern = (multiLine: boolean, nonEmpty: boolean) =>
+  `^${nonEmpty ? '(?=[\\s\\S]*\\S)' : ''}${allowed(multiLine ? MULTI_LINE_FORBIDDEN : SINGLE_LINE_FORBIDDEN)}$`;
 // A lone UTF-16 surrogate ("\ud800" in JSON) cannot be stored as UTF-8; it would come back as U+FFFD.
 const wellFormed = (value: string) => (value as string & { isWellFormed(): boolean }).isWellFormed();
 
@@ -19,9 +23,11 @@ export const plainText = (field: string, multiLine = false) =>
       multiLine
         ? `${field} must not contain control characters other than tab and line breaks`
         : `${field} must not contain control characters or line breaks`,
-    );
+    )
+    .meta({ pattern: pattern(multiLine, false) });
 
 export const text = (field: string, max: number, multiLine = false) =>
   plainText(field, multiLine)
     .min(1, `${field} must not be empty`)
-    .max(max, `${field} must be at most ${max} characters`);
+    .max(max, `${field} must be at most ${max} characters`)
+    .meta({ pattern: pattern(multiLine, true) });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from '../../db/webhooks/schema';
+import { EVENT_TYPES } from '../../domain/webhook';
 import { Job, JOB_EXAMPLE, timestamp, Tombstone } from '../../domain/job';
 import { isUuid } from '../../domain/uuid';
 import { MESSAGES } from '../errors';
@@ -20,12 +20,17 @@ const eventType = z.enum(EVENT_TYPES, { error: `eventTypes may hold only ${EVENT
 const eventTypes = z
   .array(eventType, { error: 'eventTypes must be a list of event types, or null for all' })
   .min(1, 'eventTypes must name at least one event type, or be null for all')
+  .max(EVENT_TYPES.length, `eventTypes may name each of the ${EVENT_TYPES.length} event types once`)
   .nullable()
   .meta({ description: `The event types delivered (${EVENT_TYPES.join(', ')}); null or absent: all of them` });
 
 const position = z.string().meta({ description: 'A change-feed position: meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position' });
 
-const url = z.string({ error: (issue) => (issue.input === undefined ? 'url is required' : 'url must be a string') }).max(2048, 'url must be at most 2048 characters').meta({ description: 'https URL of your receiver, reachable from the internet' });
+const url = z
+  .string({ error: (issue) => (issue.input === undefined ? 'url is required' : 'url must be a string') })
+  .max(2048, 'url must be at most 2048 characters')
+  // url-guard.ts's first rule (the scheme, in any case), as the document can state it.
+  .meta({ description: 'https URL of your receiver, reachable from the internet', pattern: '^[Hh][Tt][Tt][Pp][Ss]://' });
 // The jobs' rule for one line of text: no control characters, no lone surrogates, trimmed.
 const description = text('description', 500).nullable().optional();
 
@@ -44,7 +49,7 @@ export const CREATE_WEBHOOK_BODY: RequestBody<typeof CreateWebhookFields> = {
   internal: () => false,
 };
 
-const UpdateWebhookFields = z.object({ url: url.optional(), description, eventTypes: eventTypes.optional() });
+const UpdateWebhookFields = z.object({ url: url.optional(), description, eventTypes: eventTypes.optional() }).meta({ minProperties: 1 });
 /** PATCH /api/v1/webhooks/{id}'s body: what the partner chose; the position and the secrets stay. */
 export const UPDATE_WEBHOOK_BODY: RequestBody<typeof UpdateWebhookFields> = {
   schema: UpdateWebhookFields,
@@ -77,7 +82,7 @@ export const REPLAY_BODY: RequestBody<typeof ReplayFields> = {
 
 /** A subscription's id in a path: not a UUID, no subscription has it. */
 export const WebhookIdParams = z.object({
-  id: z.string().refine(isUuid, MESSAGES.webhookNotFound).meta({ description: 'The subscription\'s id', examples: ['019a9e10-2b44-7c11-8f3e-5d2a7b9c0e11'] }),
+  id: z.string().refine(isUuid, MESSAGES.webhookNotFound).meta({ description: 'The subscription\'s id', format: 'uuid', maxLength: 36, examples: ['019a9e10-2b44-7c11-8f3e-5d2a7b9c0e11'] }),
 });
 
 export const Webhook = z

@@ -129,31 +129,28 @@ export function postEvent(to: string | Target, headers: Record<string, string>, 
       if (code >= 200 && code < 300) return { ok: true, status: code };
       return { ok: false, status: code, error: DELIVERY_ERRORS.http(code), ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
     };
-    const handler: Dispatcher.DispatchHandlers = {
-      onConnect: (abortRequest) => {
-        abort = abortRequest;
-        if (settled) return abortRequest(new Error('delivery ended'));
+    // undici's controller handler: the request starts on its connection, then the answer's start, data and end.
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart: (controller) => {
+        abort = (reason) => controller.abort(reason ?? new Error('delivery ended'));
+        if (settled) return controller.abort(new Error('delivery ended'));
         answerTimer = setTimeout(timedOut, timeoutMs);
       },
-      onHeaders: (statusCode, rawHeaders) => {
+      onResponseStart: (_controller, statusCode, headers) => {
         status = statusCode;
-        if (RETRY_AFTER_STATUSES.has(statusCode)) {
-          const named = (name: string) => {
-            for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (String(rawHeaders[i]).toLowerCase() === name) return String(rawHeaders[i + 1]);
-            return undefined;
-          };
-          retryAfter = retryAfterMs(named('retry-after'), named('date'));
-        }
-        return true;
+        const named = (name: string) => {
+          const value = headers[name];
+          return Array.isArray(value) ? value[0] : value;
+        };
+        if (RETRY_AFTER_STATUSES.has(statusCode)) retryAfter = retryAfterMs(named('retry-after'), named('date'));
       },
-      onData: (chunk) => {
+      onResponseData: (_controller, chunk) => {
         read += chunk.length;
         // Past the limit the answer is dropped with its connection: an answer not read whole is not an acknowledgement.
         if (read > ANSWER_LIMIT_BYTES) giveUp({ ok: false, status, error: DELIVERY_ERRORS.tooLarge });
-        return true;
       },
-      onComplete: () => finish(answerOf()),
-      onError: (error) => {
+      onResponseEnd: () => finish(answerOf()),
+      onResponseError: (_controller, error) => {
         if (status !== undefined) return finish({ ok: false, status, error: DELIVERY_ERRORS.connection, detail: 'answer cut off' });
         finish(failureOf(error));
       },

@@ -31,6 +31,21 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     expect(keys).toEqual(FIELDS.filter((f) => f !== 'workplace' || 'workplace' in job));
   }
 
+  test('every read operation, its HEAD and its 304 answer as the document says, headers included (send() checks each)', async () => {
+    const reader = { 'X-API-Key': DEMO.reader };
+    const id = (await list({ limit: '1' })).json.data[0].id as string;
+    for (const path of ['/api/v1/jobs', `/api/v1/jobs/${id}`, '/api/v1/jobs/changes', '/api/v1/openapi.json']) {
+      const got = await send(stack.url, { path, headers: reader });
+      const head = await send(stack.url, { method: 'HEAD', path, headers: reader });
+      expect([path, got.status, head.status, head.headers['ratelimit-remaining']]).toEqual([path, 200, 200, expect.stringMatching(/^\d+$/)]);
+      if (path === '/api/v1/openapi.json') continue;
+      const again = await send(stack.url, { path, headers: { ...reader, 'If-None-Match': got.headers.etag as string } });
+      expect([path, again.status, again.headers['cache-control']]).toEqual([path, 304, 'private, no-cache']);
+    }
+    const keyless = await send(stack.url, { path: '/api/v1/jobs' });
+    expect([keyless.status, keyless.headers['www-authenticate']]).toEqual([401, 'Key realm="kong"']);
+  });
+
   describe('GET /api/v1/jobs', () => {
     test('default: active and open jobs only, newest first, each with exactly the public fields', async () => {
       const res = await list({ limit: '100' });

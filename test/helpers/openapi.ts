@@ -1,7 +1,7 @@
 /**
  * Checks a response against the committed OpenAPI document (docs/openapi.json), the contract
  * partners are given. test/helpers/http.ts's call() and the e2e suites' send() run it on every
- * response they receive, so a body the document does not describe fails the test that got it.
+ * response they receive, so a body or header the document does not describe fails the test that got it.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -42,6 +42,35 @@ export interface CheckedResponse {
   contentType: string | null | undefined;
   body: unknown;
   text: string;
+  /** The answer's headers, lower-case names; when given, each must be declared with a value its schema takes. */
+  headers?: Record<string, string | string[] | undefined>;
+}
+
+// What any HTTP answer may carry and no API declares: framing, the date, the connection.
+const TRANSPORT = new Set(['content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'date', 'connection', 'keep-alive', 'vary', 'server', 'via']);
+
+function checkHeaders(where: string, declared: Record<string, any> | undefined, sent: NonNullable<CheckedResponse['headers']>, at: string) {
+  const { ajv, document } = load();
+  const byName = new Map(Object.keys(declared ?? {}).map((name) => [name.toLowerCase(), name]));
+  for (const [lower, raw] of Object.entries(sent)) {
+    if (TRANSPORT.has(lower) || raw === undefined) continue;
+    const name = byName.get(lower);
+    if (name === undefined) throw new Error(`${where}: header ${lower} is not declared in docs/openapi.json (${at})`);
+    const spec = declared![name];
+    const pointer = spec.$ref ? (spec.$ref as string) : `#/${at}/${pointer_(name)}`;
+    const schema = (spec.$ref ? (spec.$ref as string).slice(2).split('/').reduce((node: any, part) => node[part], document) : spec).schema;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    const typed = schema.type === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value;
+    const validate = ajv.getSchema(`openapi.json${pointer}/schema`)!;
+    if (!validate(typed)) throw new Error(`${where}: header ${name}: ${JSON.stringify(value)} does not match docs/openapi.json: ${ajv.errorsText(validate.errors)}`);
+  }
+}
+const pointer_ = (name: string) => name.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** The document's path template a URL's path falls under (literal paths first), if any. */
+export function templateOf(url: string): string | undefined {
+  const pathname = new URL(url, 'http://x').pathname;
+  return load().matchers.find((m) => m.pattern.test(pathname))?.template;
 }
 
 /** Throws when the response is not one the document describes. */
@@ -52,16 +81,14 @@ export function validateResponse(response: CheckedResponse): void {
   // Only the documented API: health probes and the like are not part of it.
   if (!pathname.startsWith('/api/v1')) return;
   const where = `${method} ${pathname} -> ${response.status}`;
-  if (method === 'HEAD') {
-    if (response.text !== '') throw new Error(`${where}: a HEAD response has a body`);
-    return;
-  }
+  if (method === 'HEAD' && response.text !== '') throw new Error(`${where}: a HEAD response has a body`);
   const match = matchers.find((m) => m.pattern.test(pathname));
   const operation = match ? document.paths[match.template]?.[method.toLowerCase()] : undefined;
   let schemaPointer: string;
   if (!match || !operation) {
     // Unknown paths (404) and methods the document does not list (405) still answer the error shape.
     if (response.status < 400) throw new Error(`${where}: no operation in docs/openapi.json answers this`);
+    if (method === 'HEAD') return;
     schemaPointer = '#/components/schemas/Error';
   } else {
     const responses = operation.responses as Record<string, any>;
@@ -73,6 +100,8 @@ export function validateResponse(response: CheckedResponse): void {
       at = (described.$ref as string).slice(2);
       described = at.split('/').reduce((node: any, part) => node[part], document);
     }
+    if (response.headers) checkHeaders(where, described.headers, response.headers, `${at}/headers`);
+    if (method === 'HEAD') return;
     if (!described.content) {
       if (response.text !== '') throw new Error(`${where}: documented without a body, but one was sent`);
       return;

@@ -7,6 +7,7 @@
  * list every window.
  */
 import { z } from 'zod';
+import { RATE_LIMIT_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../../service/http/headers';
 import { definePlugin, parseWith, type Exit } from './definition';
 
 /** The counters of a running gateway, shared with auth-guard. They survive configuration reloads. */
@@ -73,15 +74,16 @@ export function jobRateLimitsPlugin(counters: RateLimitCounters) {
       let chosen = windows[0]!;
       for (const w of windows) if (Math.max(0, w.limit - w.count) <= Math.max(0, chosen.limit - chosen.count)) chosen = w;
       const left = (w: (typeof windows)[number]) => Math.max(0, w.limit - w.count);
-      const headers: Record<string, string> = {
+      const headers: HeaderValues<typeof RATE_LIMIT_HEADERS> = {
         'RateLimit-Limit': String(chosen.limit),
         'RateLimit-Remaining': String(left(chosen)),
         'RateLimit-Reset': String(chosen.reset),
         'RateLimit-Policy': windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),
         RateLimit: windows.map((w) => `"${w.name}";r=${left(w)};t=${w.reset}`).join(', '),
       };
-      if (full) return ctx.error(conf.error_code, conf.error_message, { ...headers, 'Retry-After': String(chosen.reset) });
-      for (const name in headers) ctx.responseHeaders.set(name, headers[name]!);
+      const retry: HeaderValues<typeof RETRY_HEADERS> = { 'Retry-After': String(chosen.reset) };
+      if (full) return ctx.error(conf.error_code, conf.error_message, { ...headers, ...retry });
+      for (const name in headers) ctx.responseHeaders.set(name, headers[name as keyof typeof headers]);
       return undefined;
     },
   });

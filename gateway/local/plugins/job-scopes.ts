@@ -1,6 +1,7 @@
 /** The project's job-scopes plugin (gateway/plugins/job-scopes/handler.lua) step for step. */
 import type { RequestContext } from '../request-context';
 import { z } from 'zod';
+import type { CHALLENGE_HEADERS, HeaderValues } from '../../../service/http/headers';
 import { definePlugin, parseWith, type Exit } from './definition';
 import { presentedKey } from './key-auth';
 
@@ -13,7 +14,7 @@ const Config = z.strictObject({
 /** schema.lua's default key_names, what kong.yaml's key-auth uses. */
 const KEY_NAMES = ['X-API-Key', 'api_key'];
 
-const REALM = { 'WWW-Authenticate': 'Key realm="kong"' };
+const REALM: HeaderValues<typeof CHALLENGE_HEADERS> = { 'WWW-Authenticate': 'Key realm="kong"' };
 
 function exit(status: number, body: Record<string, string>, headers: Record<string, string> = {}): Exit {
   return { status, body: JSON.stringify(body), headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' } };

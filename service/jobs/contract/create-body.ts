@@ -28,7 +28,8 @@ const SalaryInput = z
       max: amount('salary.max'),
       currency: z
         .string({ error: 'salary.currency must be a string' })
-        .refine((code) => CURRENCIES.has(code), 'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD'),
+        .refine((code) => CURRENCIES.has(code), 'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD')
+        .meta({ enum: [...CURRENCIES] }),
     },
     { error: 'salary must be an object with min, max and currency, or null' },
   )
@@ -38,7 +39,9 @@ const SalaryInput = z
     } else if (salary.min !== null && salary.max !== null && salary.min > salary.max) {
       ctx.addIssue({ code: 'custom', path: ['min'], message: 'salary.min must not be greater than salary.max' });
     }
-  });
+  })
+  // What a validator reading only the document can check of the rule above: min or max is a number.
+  .meta({ anyOf: (['min', 'max'] as const).map((bound) => ({ required: [bound], properties: { [bound]: { type: 'number' } } })) });
 
 /** POST /api/v1/jobs's body: every settable field (decisions.md). */
 export const CreateJobBody = z.object({
@@ -61,6 +64,7 @@ export const CreateJobBody = z.object({
   state: z
     .string({ error: 'state must be a string' })
     .regex(/^[A-Z]{2}$/, 'state must be a two-letter upper-case code, e.g. TX')
+    .meta({ maxLength: 2 })
     .nullable()
     .optional(),
   requirements: bulletList('requirements'),

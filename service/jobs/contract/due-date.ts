@@ -12,6 +12,17 @@ export const dueDate = z.string({ error: 'submissionDueDate must be a string' })
   if ('date' in parsed) return parsed.date;
   ctx.addIssue({ code: 'custom', message: DUE_DATE_PROBLEMS[parsed.problem] });
   return z.NEVER;
+}).meta({
+  description: 'A date (midnight UTC) or a date-time with Z or an offset, seconds optional; from 1970 to 9999',
+  // As much of parseDueDate as JSON Schema says: the forms (the formats check the calendar) and the years.
+  pattern: '^(19[7-9][0-9]|[2-9][0-9]{3})-',
+  // The longest form DATE_TIME takes: 9999-12-31T23:59:59.123456789+23:59.
+  maxLength: 35,
+  anyOf: [
+    { format: 'date' },
+    { format: 'date-time', pattern: '^[^t z]*(Z|[+-][0-9]{2}:[0-9]{2})$' },
+    { pattern: '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$' },
+  ],
 });
 
 

@@ -22,7 +22,10 @@ function commaList<T extends string>(name: string, allowed: readonly T[], explai
       }
     }
     return [...new Set(values)] as T[];
-  }).meta({ pattern: `^ *(${allowed.join('|')})( *, *(${allowed.join('|')}))* *$` });
+  })
+    // What the document says it is: OpenAPI's comma list (style form, not exploded) of the allowed values.
+    // Duplicates are dropped first, so no list holds more than the allowed values.
+    .pipe(z.array(z.enum(allowed as readonly [T, ...T[]])).min(1).max(allowed.length));
 }
 
 function boundedInteger(min: number, max: number, fallback: number, message: string, tooBig = message) {
@@ -122,5 +125,5 @@ export const CHANGES_QUERY: QueryString<typeof ChangesQuery> = { parameters: Cha
 /** GET /api/v1/jobs/:id's path. */
 export const JobIdParams = z.object({
   // Not a UUID: no job has that id.
-  id: z.string().refine(isUuid, MESSAGES.jobNotFound).meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }),
+  id: z.string().refine(isUuid, MESSAGES.jobNotFound).meta({ description: 'The job\'s UUID (any case)', format: 'uuid', maxLength: 36, examples: [JOB_EXAMPLE.id] }),
 });

@@ -7,7 +7,8 @@ import { keyInProgress, keyReused, MESSAGES } from '../../errors';
 import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { JobEnvelope } from '../contract/responses';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
-import { idempotencyKey, KEY, requestHash } from './idempotency-key';
+import { CREATED_HEADERS, ENCODING_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../http/headers';
+import { idempotencyKey, KEY, KEY_LENGTH, requestHash } from '../contract/idempotency-key';
 import { defineRoute } from '../../http/route';
 
 export const createJobRoute = defineRoute({
@@ -21,6 +22,7 @@ export const createJobRoute = defineRoute({
     'Idempotency-Key': {
       description: 'Makes a retry safe: the same body with the same key within 24 hours answers the first 201 again instead of creating a second job',
       pattern: KEY.source,
+      maxLength: KEY_LENGTH,
     },
   },
   body: CREATE_BODY,
@@ -31,10 +33,7 @@ export const createJobRoute = defineRoute({
       description: 'Created; the body is what GET /api/v1/jobs/{id} answers',
       body: JobEnvelope,
       example: { data: { ...JOB_EXAMPLE, status: 'active' } },
-      headers: {
-        Location: '/api/v1/jobs/{id}',
-        'Idempotent-Replayed': 'true when this is the stored answer to an earlier request with the same Idempotency-Key',
-      },
+      headers: { ...CREATED_HEADERS, ...REPLAYED_HEADERS },
     },
     '400': {
       description: 'Validation failed (every problem in details), malformed JSON, or not a JSON object',
@@ -50,10 +49,10 @@ export const createJobRoute = defineRoute({
     '409': errorResponse(
       'A request with this Idempotency-Key is still being processed: retry after Retry-After',
       MESSAGES.keyInProgress,
-      { 'Retry-After': { description: 'Seconds to wait', type: 'integer' } },
+      RETRY_HEADERS,
     ),
     '413': errorResponse('Body over 100 KB ("Request size limit exceeded" from the gateway)', 'Request size limit exceeded'),
-    '415': errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson),
+    '415': errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson, ENCODING_HEADERS),
     '422': errorResponse(
       'This Idempotency-Key was used with a different body',
       MESSAGES.keyReused,
@@ -74,8 +73,8 @@ async function createJob(ctx: Context, db: Database, body: CreateJobBody): Promi
   if ('refused' in outcome) throw outcome.refused === 'in progress' ? keyInProgress() : keyReused();
   const { response, replayed } = outcome;
   ctx.status = response.status;
-  if (response.location) ctx.set('Location', response.location);
-  if (replayed) ctx.set('Idempotent-Replayed', 'true');
+  if (response.location) ctx.set({ Location: response.location } satisfies HeaderValues<typeof CREATED_HEADERS>);
+  if (replayed) ctx.set({ 'Idempotent-Replayed': 'true' } satisfies HeaderValues<typeof REPLAYED_HEADERS>);
   // The exact text recorded is the text sent, so a replay is byte for byte the same.
   ctx.type = 'json';
   ctx.body = response.body;

@@ -4,6 +4,7 @@ import { signingKey } from '../../../db/signing-key';
 import { DEFAULT_STATUSES, LIST_FILTERS, type ListFilter } from '../../../domain/job';
 import { LIST_LIMIT_MESSAGE, LIST_QUERY, type ListQuery } from '../contract/queries';
 import { JobList, LIST_PAGE_EXAMPLE } from '../contract/responses';
+import { NEXT_PAGE_HEADERS, type HeaderValues } from '../../http/headers';
 import { errorResponse } from '../../http/responses';
 import { defineRoute } from '../../http/route';
 import { decodeCursor, encodeCursor, filterDigest } from '../../http/tokens';
@@ -86,14 +87,14 @@ export const listJobsRoute = defineRoute({
       description: 'A page of jobs',
       body: JobList,
       example: LIST_PAGE_EXAMPLE,
-      headers: { Link: '`</api/v1/jobs?...&cursor=...>; rel="next"` while another page follows' },
+      headers: NEXT_PAGE_HEADERS,
     },
     '400': errorResponse('A query parameter or cursor is not valid; the message says which', LIST_LIMIT_MESSAGE),
   },
   handler: ({ db }) => async (ctx, { query }) => {
     const { body, next } = await listPage(db, await signingKey(db), query);
     // Relative: behind the gateway the Host we see is the upstream's, not the one the partner called.
-    if (next) ctx.set('Link', `<${next}>; rel="next"`);
+    if (next) ctx.set({ Link: `<${next}>; rel="next"` } satisfies HeaderValues<typeof NEXT_PAGE_HEADERS>);
     ctx.body = body;
   },
 });

@@ -7,8 +7,6 @@ const CHECK_MS = 60_000;
 export interface DatabaseClock {
   /** Now on the database's clock: the last reading carried forward on this host's monotonic clock. */
   now(): Date;
-  /** The database's clock minus this host's, in ms, at the last reading. */
-  skewMs(): number;
   stop(): void;
 }
 
@@ -42,7 +40,6 @@ export async function databaseClock(read: () => Promise<number>, options: { logg
   timer.unref();
   return {
     now: () => new Date(base.db + (performance.now() - base.mono)),
-    skewMs: () => skew,
     stop: () => clearInterval(timer),
   };
 }

@@ -231,7 +231,6 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
     async stop() {
       stopping = true;
       wake?.();
-      feed.close();
       await loop;
       await Promise.allSettled(walking.values());
       await writer.flush();

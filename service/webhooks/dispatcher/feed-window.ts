@@ -2,7 +2,8 @@ import type { Database } from '../../../db/client';
 import { readChangeEvents, type ChangeEvent } from '../../../db/jobs/change-feed';
 import { readLineage } from '../../../db/jobs/change-history';
 import { lastSequenced } from '../../../db/jobs/change-numbering';
-import { eventBody, eventId, eventType, type EventType } from './events';
+import type { EventType } from '../../../domain/webhook';
+import { eventBody, eventId, eventType } from './events';
 
 /** A feed entry with its delivery body, made once for every subscription that is sent it. */
 export interface WindowEvent {
@@ -19,13 +20,10 @@ const READ = 500;
 const KEEP = 5_000;
 
 export interface FeedWindow {
-  /** Reads what the feed gained since the last refresh, once for every walk; wakes the walks waiting for it. */
+  /** Reads what the feed gained since the last refresh, once for every walk. */
   refresh(): Promise<void>;
   /** Up to `limit` entries after `position`: from the window when it covers them, else from the database. */
   after(position: number, limit: number): Promise<WindowEvent[]>;
-  /** Resolves at the next refresh that brought entries, or after `ms`, or at close. */
-  more(ms: number): Promise<void>;
-  close(): void;
 }
 
 /** The newest feed entries, shared by a dispatcher's walks: one read a tick instead of one per subscription (docs/decisions.md, Webhooks). */
@@ -36,12 +34,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
   let events: WindowEvent[] = [];
   // The lineage's newest history when the window last read: a new one (a restore) empties the window.
   let tip: string | undefined;
-  let waiting = new Set<() => void>();
-  const wakeAll = () => {
-    const woken = waiting;
-    waiting = new Set();
-    for (const wake of woken) wake();
-  };
   const withBodies = async (read: ChangeEvent[]) => {
     const key = await tokenKey();
     return read.map((event) => ({ seq: event.seq, id: eventId(event), jobId: event.entry.id, type: eventType(event), body: eventBody(key, event) }));
@@ -62,7 +54,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
         from = to;
         return;
       }
-      let added = 0;
       for (;;) {
         const read = await withBodies(await readChangeEvents(db, to, READ));
         if (read.length === 0) break;
@@ -71,7 +62,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
         events = events.filter((event) => !moved.has(event.jobId));
         events.push(...read);
         to = read[read.length - 1]!.seq;
-        added += read.length;
         if (read.length < READ) break;
       }
       if (events.length > KEEP) {
@@ -79,7 +69,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
         from = events[dropped - 1]!.seq;
         events = events.slice(dropped);
       }
-      if (added > 0) wakeAll();
     },
     async after(position, limit) {
       if (from === undefined || position < from) return withBodies(await readChangeEvents(db, position, limit));
@@ -93,19 +82,5 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
       }
       return events.slice(low, low + limit);
     },
-    more(ms) {
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          waiting.delete(done);
-          resolve();
-        }, ms);
-        const done = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        waiting.add(done);
-      });
-    },
-    close: wakeAll,
   };
 }

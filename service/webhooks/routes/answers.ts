@@ -1,14 +1,15 @@
 import type { Database } from '../../../db/client';
 import type { SubscriptionView } from '../../../db/webhooks/subscriptions';
 import { MESSAGES } from '../../errors';
+import { ENCODING_HEADERS } from '../../http/headers';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
 import type { Handler, RouteDependencies } from '../../http/route';
 import { WEBHOOK_EXAMPLE, WebhookEnvelope, WebhookIdParams } from '../contract';
-import { webhookAnswer } from '../view';
+import { webhookAnswer } from '../route-support';
 
 /** The answers several webhook routes document alike. */
 export const notFound = errorResponse('No subscription of yours has this id', MESSAGES.webhookNotFound);
-export const notJson = errorResponse('Content-Type is not application/json', MESSAGES.notJson);
+export const notJson = errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson, ENCODING_HEADERS);
 export const invalid = (description: string) => ({
   description,
   body: ValidationErrorBody,

@@ -1,11 +1,12 @@
 import { createSubscription, storedEventTypes } from '../../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhookLimit, webhookLimitMessage } from '../../errors';
+import { CREATED_HEADERS, type HeaderValues } from '../../http/headers';
 import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
 import { CREATE_WEBHOOK_BODY, CreatedWebhook, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from '../contract';
 import { encryptSecret, newSecret } from '../secrets';
 import type { WebhookRouteSettings } from '../settings';
-import { checkedUrl, feedPositions, secretsKeyring, toWebhook } from '../view';
+import { checkedUrl, feedPositions, secretsKeyring, toWebhook } from '../route-support';
 import { invalid, notJson } from './answers';
 
 export const createWebhookRoute = defineRoute({
@@ -22,7 +23,7 @@ export const createWebhookRoute = defineRoute({
   consumer: 'required',
   database: true,
   responses: {
-    '201': { description: 'Subscribed', body: CreatedWebhook, example: { data: { ...WEBHOOK_EXAMPLE, secret: SECRET_EXAMPLE } }, headers: { Location: '/api/v1/webhooks/{id}' } },
+    '201': { description: 'Subscribed', body: CreatedWebhook, example: { data: { ...WEBHOOK_EXAMPLE, secret: SECRET_EXAMPLE } }, headers: CREATED_HEADERS },
     '400': invalid('A field is missing or wrong (an unknown event type), the url is not https or does not resolve only to public addresses, or position is not valid'),
     '409': {
       ...errorResponse('', ''),
@@ -47,7 +48,7 @@ export const createWebhookRoute = defineRoute({
     if (created === 'limit') throw webhookLimit(webhooks.subscriptionLimit);
     if (created === 'ahead') throw badRequest(MESSAGES.positionAhead);
     ctx.status = 201;
-    ctx.set('Location', `/api/v1/webhooks/${created.id}`);
+    ctx.set({ Location: `/api/v1/webhooks/${created.id}` } satisfies HeaderValues<typeof CREATED_HEADERS>);
     ctx.body = { data: { ...toWebhook(positions, created), secret } };
   },
 });

@@ -2,7 +2,7 @@ import { listAttempts } from '../../../db/webhooks/attempts';
 import { webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
 import { ATTEMPT_EXAMPLES, AttemptList } from '../contract';
-import { feedPositions, toAttempt } from '../view';
+import { feedPositions, toAttempt } from '../route-support';
 import { notFound, OWN_SUBSCRIPTION } from './answers';
 
 export const listAttemptsRoute = defineRoute({

@@ -1,7 +1,7 @@
 import { listSubscriptions } from '../../../db/webhooks/subscriptions';
 import { defineRoute } from '../../http/route';
 import { WEBHOOK_EXAMPLE, WebhookList } from '../contract';
-import { feedPositions, toWebhook } from '../view';
+import { feedPositions, toWebhook } from '../route-support';
 
 export const listWebhooksRoute = defineRoute({
   operationId: 'listWebhooks',

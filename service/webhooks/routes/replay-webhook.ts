@@ -2,7 +2,7 @@ import { replayFrom } from '../../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhookNotFound } from '../../errors';
 import { defineRoute } from '../../http/route';
 import { REPLAY_BODY, WebhookIdParams } from '../contract';
-import { feedPositions, toWebhook } from '../view';
+import { feedPositions, toWebhook } from '../route-support';
 import { invalid, notJson, subscriptionAnswer } from './answers';
 
 export const replayWebhookRoute = defineRoute({

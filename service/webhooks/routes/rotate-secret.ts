@@ -5,7 +5,7 @@ import { defineRoute, type RouteDependencies } from '../../http/route';
 import { ROTATE_BODY, ROTATION_OVERLAP_MS, RotatedSecret, SECRET_EXAMPLE, WEBHOOK_EXAMPLE, WebhookIdParams } from '../contract';
 import { encryptSecret, newSecret } from '../secrets';
 import { spoken, type WebhookRouteSettings } from '../settings';
-import { secretsKeyring } from '../view';
+import { secretsKeyring } from '../route-support';
 import { invalid, notFound, notJson } from './answers';
 
 export const rotateWebhookSecretRoute = defineRoute({

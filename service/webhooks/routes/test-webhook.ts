@@ -3,6 +3,7 @@ import { recordAttempts } from '../../../db/webhooks/attempts';
 import { testTarget } from '../../../db/webhooks/subscriptions';
 import { uuidv7 } from '../../../domain/uuid';
 import { badRequest, MESSAGES, secretUnopenable, webhookNotFound } from '../../errors';
+import { RETRY_HEADERS } from '../../http/headers';
 import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
 import { TEST_EVENT_EXAMPLE, TEST_EVENT_TYPE, TestOutcome, WebhookIdParams } from '../contract';
@@ -10,7 +11,7 @@ import { postEvent } from '../post';
 import { decryptSecret, SecretUnopenable, type Keyring } from '../secrets';
 import { spoken, type WebhookRouteSettings } from '../settings';
 import { signer } from '../signing';
-import { secretsKeyring } from '../view';
+import { secretsKeyring } from '../route-support';
 import { notFound } from './answers';
 
 /** The secrets that sign, opened; one no key of the ring opens is the 503 its owner can read, never a 500. */
@@ -48,7 +49,7 @@ export const testWebhookRoute = defineRoute({
     '503': errorResponse(
       'The server cannot open the subscription\'s signing secret (an operator\'s sealing key is missing; deliveries wait, none is lost), or the database is unreachable or the service saturated: nothing was sent; retry after Retry-After seconds',
       MESSAGES.secretUnopenable,
-      { 'Retry-After': { description: 'Seconds to wait', type: 'integer' } },
+      RETRY_HEADERS,
     ),
   },
   handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { params: { id } }) => {

@@ -4,7 +4,7 @@ import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
 import { UPDATE_WEBHOOK_BODY, WEBHOOK_EXAMPLE, WebhookEnvelope } from '../contract';
 import type { WebhookRouteSettings } from '../settings';
-import { checkedUrl, webhookAnswer } from '../view';
+import { checkedUrl, webhookAnswer } from '../route-support';
 import { invalid, notFound, notJson, OWN_SUBSCRIPTION } from './answers';
 
 export const updateWebhookRoute = defineRoute({

@@ -11,6 +11,7 @@ import { ListQuery } from '../../../service/jobs/contract/queries';
 import { reader } from '../../helpers/consumers';
 import { call } from '../../helpers/http';
 import { validateResponse } from '../../helpers/openapi';
+import { CHALLENGE_HEADERS, CONDITIONAL_HEADERS, CREATED_HEADERS, ENCODING_HEADERS, GATEWAY_HEADERS, NEXT_PAGE_HEADERS, RATE_LIMIT_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS } from '../../../service/http/headers';
 import { sharedTestService } from '../../helpers/service';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -47,12 +48,13 @@ describe('docs/openapi.json', () => {
     expect(paths['/api/v1/jobs'].get.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
   });
 
-  test('one key scheme, the X-API-Key header (entered once on the page), and the scope each operation needs', () => {
+  test('the key in the X-API-Key header, or in api_key for quick tests only, and the scope each operation needs', () => {
     expect(committed.components.securitySchemes).toEqual({
-      apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: expect.stringContaining('api_key') }),
+      apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
+      apiKeyQuery: expect.objectContaining({ type: 'apiKey', in: 'query', name: 'api_key', description: expect.stringContaining('quick tests only') }),
     });
-    expect(committed.security).toEqual([{ apiKey: ['jobs:read'] }]);
-    expect(committed.paths['/api/v1/jobs'].post.security).toEqual([{ apiKey: ['jobs:read', 'jobs:write'] }]);
+    expect(committed.security).toEqual([{ apiKey: ['jobs:read'] }, { apiKeyQuery: ['jobs:read'] }]);
+    expect(committed.paths['/api/v1/jobs'].post.security).toEqual([{ apiKey: ['jobs:read', 'jobs:write'] }, { apiKeyQuery: ['jobs:read', 'jobs:write'] }]);
   });
 
   test('lists only the operations the API serves: the 405 rule is said once, in the Errors guide', () => {
@@ -66,6 +68,13 @@ describe('docs/openapi.json', () => {
       'get /api/v1/webhooks',
       'get /api/v1/webhooks/{id}',
       'get /api/v1/webhooks/{id}/attempts',
+      'head /api/v1/jobs',
+      'head /api/v1/jobs/changes',
+      'head /api/v1/jobs/{id}',
+      'head /api/v1/openapi.json',
+      'head /api/v1/webhooks',
+      'head /api/v1/webhooks/{id}',
+      'head /api/v1/webhooks/{id}/attempts',
       'patch /api/v1/webhooks/{id}',
       'post /api/v1/jobs',
       'post /api/v1/webhooks',
@@ -82,7 +91,8 @@ describe('docs/openapi.json', () => {
     const ajv = new Ajv2020({ strict: false });
     addFormats(ajv);
     ajv.addSchema({ $id: 'doc', components: committed.components });
-    const resolve = (schema: any) => (schema.$ref ? { $ref: `doc${schema.$ref}` } : schema);
+    // Every reference, at the top or nested in an inline schema, into the components added above.
+    const resolve = (schema: any) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
     const checked: string[] = [];
     for (const [path, item] of Object.entries<any>(committed.paths)) {
       for (const [method, operation] of Object.entries<any>(item)) {
@@ -113,9 +123,67 @@ describe('docs/openapi.json', () => {
     expect(statuses('/api/v1/jobs', 'post')).toEqual(expect.arrayContaining(['201', '400', '413', '415']));
     expect(statuses('/api/v1/jobs/{id}', 'get')).toEqual(expect.arrayContaining(['200', '304', '404']));
     const responses = committed.components.responses;
-    expect(Object.keys(responses.TooManyRequests.headers)).toEqual(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
-    expect(Object.keys(responses.Unavailable.headers)).toEqual(['Retry-After']);
+    const rateLimits = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+    expect(Object.keys(responses.TooManyRequests.headers)).toEqual(['Retry-After', 'X-Kong-Request-Id', 'X-Request-ID', ...rateLimits]);
+    expect(Object.keys(responses.Unavailable.headers)).toEqual(['Retry-After', 'X-Kong-Request-Id', 'X-Request-ID', ...rateLimits]);
+    expect(Object.keys(responses.Unauthorized.headers)).toEqual(['X-Kong-Request-Id', 'X-Request-ID', 'WWW-Authenticate']);
     expect(committed.components.schemas.ScopeError.properties.requiredScope.enum).toEqual(['jobs:read', 'jobs:write']);
+  });
+});
+
+describe('what a validator reading only docs/openapi.json refuses, as the API does', () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema({ $id: 'doc', ...committed });
+  const createBody = ajv.getSchema(`doc#/paths/~1api~1v1~1jobs/post/requestBody/content/application~1json/schema`)!;
+  const valid = { title: 'Engineer', department: 'Engineering', type: 'full-time', description: 'Build things.' };
+
+  test.each([
+    ['a currency ISO 4217 does not list', { salary: { min: 1, max: 2, currency: 'XXQ' } }],
+    ['a month 13', { submissionDueDate: '2027-13-45' }],
+    ['a due date that is no date', { submissionDueDate: 'not-a-date' }],
+    ['a salary with neither min nor max', { salary: { currency: 'USD' } }],
+    ['a date-time without a zone', { submissionDueDate: '2026-12-31T17:00:00' }],
+    ['a date before 1970', { submissionDueDate: '1969-12-31' }],
+    ['a title of spaces', { title: '   ' }],
+    ['a line break in a title', { title: 'a\nb' }],
+    ['a requirement list of 101', { requirements: Array.from({ length: 101 }, () => 'x') }],
+  ])('the create body with %s', (_label, change) => {
+    expect(createBody({ ...valid, ...change })).toBe(false);
+  });
+
+  test.each([
+    ['the bare minimum', {}],
+    ['a salary with only max', { salary: { min: null, max: 90000, currency: 'EUR' } }],
+    ['a date-time to the minute with an offset', { submissionDueDate: '2026-12-31T17:00+02:00' }],
+    ['a line break in the description', { description: 'one\ntwo' }],
+  ])('accepts the create body with %s', (_label, change) => {
+    expect([createBody({ ...valid, ...change }), createBody.errors]).toEqual([true, null]);
+  });
+
+  test('the list filters are comma lists of their enums, which a generated client types as unions', () => {
+    const status = committed.paths['/api/v1/jobs'].get.parameters.find((p: any) => p.name === 'status');
+    expect(status).toMatchObject({ style: 'form', explode: false, schema: { type: 'array', items: { enum: ['active', 'open', 'paused', 'closed'] } }, example: ['active', 'paused'] });
+  });
+
+  test('every webhook answer names the one Webhook schema', () => {
+    const schemaOf = (path: string, method: string, status: string) => committed.paths[path][method].responses[status].content['application/json'].schema;
+    expect(schemaOf('/api/v1/webhooks', 'get', '200').properties.data.items).toEqual({ $ref: '#/components/schemas/Webhook' });
+    expect(schemaOf('/api/v1/webhooks/{id}', 'patch', '200').properties.data).toEqual({ $ref: '#/components/schemas/Webhook' });
+    expect(schemaOf('/api/v1/webhooks', 'post', '201').properties.data).toEqual({ $ref: '#/components/schemas/WebhookWithSecret' });
+    // Nowhere an inline copy of it (its examples may still show the field).
+    expect(JSON.stringify(committed.paths)).not.toContain('"disabledReason":{');
+  });
+
+  test('headers come from the declarations their senders are typed by, on the answers that carry them', () => {
+    expect(Object.keys(committed.components.headers).sort()).toEqual(
+      Object.keys({ ...CONDITIONAL_HEADERS, ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS, ...CHALLENGE_HEADERS, ...ENCODING_HEADERS, ...RETRY_HEADERS, ...NEXT_PAGE_HEADERS, ...CREATED_HEADERS, ...REPLAYED_HEADERS }).sort(),
+    );
+    const list = committed.paths['/api/v1/jobs'].get.responses;
+    expect(Object.keys(list['200'].headers)).toEqual(expect.arrayContaining(['ETag', 'Cache-Control', 'Link', 'RateLimit-Policy', 'X-Request-ID']));
+    expect(Object.keys(list['304'].headers)).toEqual(expect.arrayContaining(['ETag', 'Cache-Control', 'Link', 'RateLimit-Limit']));
+    expect(Object.keys(list['400'].headers)).toEqual(expect.arrayContaining(['RateLimit-Remaining']));
+    expect(committed.paths['/api/v1/jobs'].head.responses['200']).not.toHaveProperty('content');
   });
 });
 

@@ -68,9 +68,17 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
     expect(text).toContain('X-API-Key');
     const summaries = await page.locator('.opblock-summary').allInnerTexts();
     expect(summaries.filter((summary) => /not supported/i.test(summary))).toEqual([]);
-    // The only operations: the four, the webhook subscriptions and their two events, and the document itself.
+    // The only operations: the four, the webhook subscriptions and their two events, and the document itself, each GET with its HEAD.
     const ids = await page.locator('.opblock').evaluateAll((blocks) => blocks.map((b) => b.id));
-    expect(ids.sort()).toEqual([...OPERATIONS.map((op) => `operations-jobs-${op.id}`), ...WEBHOOK_OPERATIONS.map((id) => `operations-webhooks-${id}`), 'operations-meta-getOpenApiDocument'].sort());
+    const withHeads = (ids: string[], gets: string[]) => [...ids, ...gets.map((id) => `${id}Head`)];
+    expect(ids.sort()).toEqual(
+      [
+        ...withHeads(OPERATIONS.map((op) => op.id), OPERATIONS.filter((op) => op.method === 'GET').map((op) => op.id)).map((id) => `operations-jobs-${id}`),
+        ...withHeads(WEBHOOK_OPERATIONS, ['listWebhooks', 'getWebhook', 'listWebhookAttempts']).map((id) => `operations-webhooks-${id}`),
+        'operations-meta-getOpenApiDocument',
+        'operations-meta-getOpenApiDocumentHead',
+      ].sort(),
+    );
     // Each guide is a visible heading, in order, above the first operation.
     const firstOperation = (await page.locator('.opblock').first().boundingBox())!.y;
     let previous = 0;
@@ -98,9 +106,11 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
     await page.locator('.btn.authorize').click();
     const dialog = page.locator('.modal-ux');
     await expect(dialog.innerText()).resolves.toContain('X-API-Key');
-    await dialog.locator('input').fill(DEMO.reader);
-    await dialog.locator('button.authorize').click();
-    await dialog.locator('.btn-done').click();
+    // The header's scheme; the query's (api_key, for quick tests) is left empty.
+    const header = dialog.locator('form').filter({ hasText: 'apiKey (apiKey)' });
+    await header.locator('input').fill(DEMO.reader);
+    await header.locator('button.authorize').click();
+    await dialog.locator('.btn-done').first().click();
 
     const block = page.locator('#operations-jobs-listJobs');
     await block.locator('.opblock-summary-control').click();

@@ -6,7 +6,7 @@ import { createLogger } from '../../../../service/logger';
 import { call, expectJsonError, serve } from '../../../helpers/http';
 import { writer2, json, writer } from '../../../helpers/consumers';
 import { sharedTestService } from '../../../helpers/service';
-import { canonicalJson } from '../../../../service/jobs/routes/idempotency-key';
+import { canonicalJson } from '../../../../service/jobs/contract/idempotency-key';
 import { MINIMAL_JOB } from '../../../helpers/job-bodies';
 
 const service = sharedTestService({ name: 'idempotency' });
@@ -296,7 +296,7 @@ describe('key rules and their messages', () => {
 });
 
 /**
- * canonicalJson (service/jobs/routes/idempotency-key.ts), what makes two Idempotency-Key retries "the same
+ * canonicalJson (service/jobs/contract/idempotency-key.ts), what makes two Idempotency-Key retries "the same
  * request": JSON.stringify's text with keys sorted at every level, arrays kept in order.
  */
 describe('canonicalJson', () => {

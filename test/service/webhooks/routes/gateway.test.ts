@@ -70,6 +70,19 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     expect((await call('DELETE', `/api/v1/webhooks/${id}`, DEMO.reader)).status).toBe(204);
   });
 
+  test('every webhook operation and its HEAD answers as the document says, headers included (send() checks each)', async () => {
+    const created = await call('POST', '/api/v1/webhooks', DEMO.reader, URL_BODY);
+    const id = created.json.data.id as string;
+    expect((await call('POST', `/api/v1/webhooks/${id}/rotate-secret`, DEMO.reader)).status).toBe(200);
+    expect((await call('POST', `/api/v1/webhooks/${id}/replay`, DEMO.reader, JSON.stringify({ position: created.json.data.position }))).status).toBe(200);
+    expect((await call('POST', `/api/v1/webhooks/${id}/enable`, DEMO.reader)).status).toBe(200);
+    for (const path of ['/api/v1/webhooks', `/api/v1/webhooks/${id}`, `/api/v1/webhooks/${id}/attempts`]) {
+      const head = await call('HEAD', path, DEMO.reader);
+      expect([path, head.status, head.headers['ratelimit-limit']]).toEqual([path, 200, expect.stringMatching(/^\d+$/)]);
+    }
+    expect((await call('DELETE', `/api/v1/webhooks/${id}`, DEMO.reader)).status).toBe(204);
+  });
+
   test('the gateway\'s key and scope answers, before anything is stored', async () => {
     const noKey = await call('POST', '/api/v1/webhooks', undefined, URL_BODY);
     expect([noKey.status, noKey.json]).toEqual([401, { error: 'Missing API key. Pass your key in the X-API-Key header.' }]);

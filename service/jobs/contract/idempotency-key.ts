@@ -3,7 +3,8 @@ import type { Context } from 'koa';
 import { badRequest, MESSAGES } from '../../errors';
 
 // Stripe's limit is 255 characters; visible ASCII keeps keys unambiguous in logs and headers.
-export const KEY = /^[\x21-\x7E]{1,255}$/;
+export const KEY_LENGTH = 255;
+export const KEY = new RegExp(`^[\\x21-\\x7E]{1,${KEY_LENGTH}}$`);
 
 /** The Idempotency-Key a request sent, if any; several, or one not of the key's form, is a 400. */
 export function idempotencyKey(ctx: Context): string | undefined {
