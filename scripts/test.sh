@@ -8,9 +8,9 @@
 # one line says which Kong it used and how many of its tests ran, or why it was skipped.
 # REQUIRE_REAL_KONG=1 (.ci/run) makes a skipped or empty tier a failure.
 #
-# Then the service's suites below (PRODUCTION_NODE_SUITES) again on the production Node, the exact
-# version the Dockerfile names (scripts/node-runtime.sh installs it from npm once); their counts are
-# added in. PRODUCTION_NODE=off skips that run (it is then named as skipped, never silently).
+# The production processes' suites (PRODUCTION_NODE_SUITES) run on the production Node, the exact
+# version the Dockerfile names (scripts/node-runtime.sh installs it from npm once), and only there;
+# their counts are added in. PRODUCTION_NODE=off runs them with the rest on the machine's Node.
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -29,6 +29,16 @@ elif [[ "$kong_which" == Kong* ]]; then
 else
   export REAL_KONG=off
   jest_args+=('--testPathIgnorePatterns=<rootDir>/test/kong/')
+fi
+
+# The service, its HTTP contract, its start-up and its database outage, and the dispatcher: the
+# production processes' own code, run once, on the production Node (below). Every other suite
+# (end to end, examples, gateways, keys tool, bench) runs the same service code on the machine's Node.
+PRODUCTION_NODE_SUITES=(test/service test/startup.test.ts test/e2e/contract.test.ts test/faults/database-outage.test.ts)
+on_production_node=1
+if [ "${PRODUCTION_NODE:-on}" = off ] || [ $# -gt 0 ]; then on_production_node=0; fi
+if [ "$on_production_node" = 1 ]; then
+  for suite in "${PRODUCTION_NODE_SUITES[@]}"; do jest_args+=("--testPathIgnorePatterns=<rootDir>/${suite}"); done
 fi
 
 npx jest --json --outputFile="$report" "$@" "${jest_args[@]}"
@@ -64,15 +74,12 @@ else
   tier_ok=0
 fi
 
-# The service, its HTTP contract, its start-up and its database outage, and the dispatcher: the
-# production processes' own code. The rest (gateway, keys tool, bench) runs on the machine's Node.
-PRODUCTION_NODE_SUITES=(test/service test/startup.test.ts test/e2e/contract.test.ts test/faults/database-outage.test.ts)
 prod_passed=0
 prod_failed=0
 if [ "${PRODUCTION_NODE:-on}" = off ]; then
-  prod_line="production Node: skipped (PRODUCTION_NODE=off)"
+  prod_line="production Node: off (PRODUCTION_NODE=off), so its suites ran on $(node --version) above"
 elif [ $# -gt 0 ]; then
-  prod_line="production Node: skipped (npm test was given jest arguments: a chosen run)"
+  prod_line="production Node: not used (npm test was given jest arguments: a chosen run, on $(node --version))"
 elif prod_node="$(bash scripts/node-runtime.sh)"; then
   prod_report="$(mktemp)"
   # Its own PATH first, so a suite's npm or node child runs on it too.
@@ -88,7 +95,7 @@ elif prod_node="$(bash scripts/node-runtime.sh)"; then
   prod_line="production Node $("$prod_node" --version): $prod_passed passed, $prod_failed failed (${PRODUCTION_NODE_SUITES[*]})"
 else
   prod_failed=1
-  prod_line="production Node: scripts/node-runtime.sh could not install it"
+  prod_line="production Node: scripts/node-runtime.sh could not install it, so ${PRODUCTION_NODE_SUITES[*]} did not run"
 fi
 
 bash gateway/test.sh 2>&1 | tee "$gateway_log"
