@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS } from '../../domain/list-filters';
+import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS, type Filters } from '../../domain/list-filters';
 import { LIST_QUERY } from '../jobs/contract/queries';
 import { allowedParameters } from '../http/validate';
 import { spoken, type WebhookSettings } from '../webhooks/settings';
@@ -50,7 +50,7 @@ const spokenList = (items: readonly string[]) => (items.length < 2 ? items.join(
 const LIST_FACTS: Record<string, string> = {
   listParameters: allowedParameters(LIST_QUERY).join(', '),
   listFilters: spokenList(FILTER_NAMES.map(code)),
-  countedFilters: spokenList(FILTER_NAMES.filter((name) => LIST_FILTERS[name].counted).map(code)),
+  countedFilters: spokenList(FILTER_NAMES.filter((name) => (LIST_FILTERS as Filters)[name]!.counted).map(code)),
   countedUpTo: COUNTED_UP_TO.toLocaleString('en-US'),
 };
 
