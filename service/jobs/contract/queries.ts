@@ -49,7 +49,7 @@ function filterRule(name: string, declared: FilterDeclaration): z.ZodType {
         .optional()
         .meta(documented);
     case 'codes':
-      return commaList(name, (value) => declared.pattern.test(value.toUpperCase()), () => declared.rule)
+      return commaList(name, (value) => declared.pattern.test(value), () => declared.rule)
         .transform((values) => [...new Set(values.map((value) => value.toUpperCase()))])
         .meta({ pattern: listPattern(declared.pattern.source.replace(/^\^|\$$/g, '')) })
         .optional()
