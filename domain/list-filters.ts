@@ -31,7 +31,7 @@ export interface ValuesFilter extends Declared {
   explain?: (value: string) => string | undefined;
 }
 
-/** A comma list of codes of one shape, e.g. `state=CA,TX`, read in upper case. */
+/** A comma list of codes of one shape, e.g. `state=CA,TX`, read in upper case (as stored). */
 export interface CodesFilter extends Declared {
   kind: 'codes';
   pattern: RegExp;
@@ -92,6 +92,15 @@ export const LIST_FILTERS = {
     percentPerValue: 10,
     inEveryCursor: true,
     counted: true,
+  },
+  state: {
+    kind: 'codes',
+    pattern: /^[A-Za-z]{2}$/,
+    rule: 'a two-letter code such as CA',
+    column: 'state',
+    description: 'A two-letter state code (any case), or a comma list of them: the jobs whose state is one of them.',
+    example: 'CA,TX',
+    percentPerValue: 5,
   },
 } as const satisfies Record<string, FilterDeclaration>;
 
