@@ -61,14 +61,15 @@ export async function readListing<T>(read: ReadRows, query: ListFilter, limit: n
     return { ...counted, rows: rows.slice(0, limit), hasMore: rows.length > limit };
   }
   const offset = (mode.page - 1) * limit;
-  if (offset === 0 && plan.counted) {
-    // First page: both statements at once.
-    const [counted, rows] = await Promise.all([count(), rowsOf({ after: null, skip: 0, take: limit })]);
-    return { ...counted, rows, hasMore: rows.length < counted.total };
+  if (offset === 0) {
+    // First page: both statements at once; without an exact total, one row more tells whether a page follows.
+    const take = plan.counted ? limit : limit + 1;
+    const [counted, rows] = await Promise.all([count(), rowsOf({ after: null, skip: 0, take })]);
+    return { ...counted, rows: rows.slice(0, limit), hasMore: plan.counted ? rows.length < counted.total : rows.length > limit };
   }
   const counted = await count();
   if (!counted.exact) {
-    // Past the bound the total is not known: one row more tells whether a page follows.
+    // Past the bound the total is not known: read forward, one row more.
     const rows = await rowsOf({ after: null, skip: offset, take: limit + 1 });
     return { ...counted, rows: rows.slice(0, limit), hasMore: rows.length > limit };
   }
