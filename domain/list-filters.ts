@@ -4,7 +4,8 @@ import { JOB_TYPES, LISTED_STATUSES, TEXT_LIMITS, WORKPLACES, DEFAULT_STATUSES }
  * The listing's filters, each declared once. The query's rules and documentation
  * (service/jobs/contract/queries.ts), the SQL and its indexes (db/schema.ts, db/jobs/listing.ts),
  * a cursor's filter, the guides' "Allowed" text and the benchmark's baseline derive from this.
- * Adding a filter is an entry here and the migration `npm run db:generate` writes for its indexes.
+ * Adding a filter is an entry here and the migration `npm run db:generate` writes for its indexes;
+ * then `npm run openapi`, and the guides test names the guide lines whose shown text to update.
  */
 
 interface Declared {
