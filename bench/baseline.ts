@@ -16,10 +16,8 @@ import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { formatUuid, uuidToBuffer, uuidv7 } from '../domain/uuid';
-import { offsetWindow } from '../db/jobs/listing';
-import { countStatement, pageStatement, planList } from '../db/jobs/listing';
-import type { ListQuery } from '../service/jobs/contract/queries';
-import { canonicalFilter } from '../service/jobs/routes/list-jobs';
+import { readListing } from '../db/jobs/listing';
+import { canonicalFilter, LIST_FILTERS, type Filters, type ListFilter } from '../domain/list-filters';
 import { decodeCursor, encodeCursor, filterDigest } from '../service/http/tokens';
 import * as SQL from './baseline-sql';
 
@@ -60,7 +58,7 @@ function job(row: Row) {
   };
 }
 
-const list = (value: string | null) => (value === null ? undefined : [...new Set(value.split(',').map((item) => item.trim()))]);
+const list = (value: string) => [...new Set(value.split(',').map((item) => item.trim()))];
 
 export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
   let recorded: Set<string> | undefined;
@@ -75,38 +73,29 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt! < b.createdAt! ? 1 : -1;
 
   async function listJobs(params: URLSearchParams) {
-    const filter = {
-      status: list(params.get('status')),
-      type: list(params.get('type')),
-      workplace: list(params.get('workplace')),
-      department: params.get('department')?.trim(),
-    } as Pick<ListQuery, 'status' | 'type' | 'workplace' | 'department'>;
+    // Each declared filter as the query parser reads it (lists split and trimmed, codes in upper case, text trimmed).
+    const parsed: Record<string, string | string[]> = {};
+    const filter = parsed as ListFilter;
+    for (const [name, declared] of Object.entries(LIST_FILTERS as Filters)) {
+      const raw = params.get(name);
+      if (raw === null) continue;
+      parsed[name] = declared.kind === 'text' ? raw.trim() : list(declared.kind === 'codes' ? raw.toUpperCase() : raw);
+    }
     const limit = Number(params.get('limit') ?? 20);
     const cursor = params.get('cursor');
-    const plan = planList(filter);
-    const count = async () => Number((await run(countStatement(filter)))[0]![0]);
     if (cursor === null) {
       const page = Number(params.get('page') ?? 1);
-      const offset = (page - 1) * limit;
-      let total: number;
-      let rows: Row[];
-      if (offset === 0) [total, rows] = await Promise.all([count(), run(pageStatement(plan, { after: null, skip: 0, take: limit }))]);
-      else {
-        // The service's deep-page walk (nearer end, day counts), so page 2500 is like for like.
-        total = await count();
-        rows = offset >= total ? [] : await run(pageStatement(plan, await offsetWindow(run, plan, offset, limit, total)));
-      }
-      return { data: rows.map(job).sort(inListingOrder), meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
+      const { rows, total } = await readListing(run, filter, limit, { page }, job, inListingOrder);
+      return { data: rows, meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
     }
-    const digest = filterDigest(canonicalFilter(filter as ListQuery));
+    const digest = filterDigest(canonicalFilter(filter));
     const position = cursor === '' ? null : decodeCursor(signingKey, digest, cursor);
     const page = position?.page ?? 1;
     const after = position && { createdAt: position.createdAt, id: position.id };
-    const [total, found] = await Promise.all([count(), run(pageStatement(plan, { after, skip: 0, take: limit + 1 }))]);
-    const jobs = found.map(job).sort(inListingOrder);
-    const last = jobs.length > limit ? jobs[limit - 1] : undefined;
+    const { rows: jobs, total, hasMore } = await readListing(run, filter, limit, { after }, job, inListingOrder);
+    const last = hasMore ? jobs.at(-1) : undefined;
     const nextCursor = last ? encodeCursor(signingKey, digest, { createdAt: new Date(last.createdAt!), id: last.id, page: page + 1 }) : null;
-    return { data: jobs.slice(0, limit), meta: { total, page, limit, totalPages: Math.ceil(total / limit), nextCursor } };
+    return { data: jobs, meta: { total, page, limit, totalPages: Math.ceil(total / limit), nextCursor } };
   }
 
   async function findJob(id: string, consumerId: string | undefined) {

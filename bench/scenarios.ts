@@ -9,7 +9,7 @@ import { formatUuid } from '../domain/uuid';
 import { JOB_EXAMPLE } from '../domain/job';
 import type { CreateJobBody } from '../service/jobs/contract/create-body';
 
-export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W'] as const;
+export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'H', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W'] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 
 /**
@@ -126,12 +126,13 @@ export async function scenariosFor(
   { overloadConnections, kongUnavailable }: { overloadConnections: number; kongUnavailable?: string },
 ): Promise<Scenario[]> {
   const [[newest]] = await connection.query<mysql.RowDataPacket[]>(
-    'SELECT department, type FROM jobs WHERE listed ORDER BY created_at DESC, id DESC LIMIT 1',
+    'SELECT department, type, state FROM jobs WHERE listed AND state IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1',
   );
   const [sample] = await connection.query<mysql.RowDataPacket[]>('SELECT id FROM jobs WHERE listed ORDER BY RAND() LIMIT 2000');
   const ids = sample.map((row) => formatUuid(row.id as Buffer));
   const deep = await cursorAtDepth(serviceUrl, headersFor({ as: 'reader', via: 'direct', method: 'GET' }, gatewaySecret));
   const department = encodeURIComponent(String(newest?.department ?? 'Engineering').toLowerCase());
+  const state = String(newest?.state ?? 'CA');
 
   const direct: Comparison = { subjects: ['service'], reference: 'baseline', counts: 'answers' };
   const proxied: Comparison = { subjects: ['gateway', 'proxy'], reference: 'service', counts: 'answers' };
@@ -145,6 +146,7 @@ export async function scenariosFor(
     { key: 'D', title: 'get by id (random)', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'direct', comparison: direct },
     { key: 'E', title: 'create', method: 'POST', path: '/api/v1/jobs', body: CREATE_BODY, as: 'writer', via: 'direct', comparison: direct },
     { key: 'G', title: 'status=active,paused', method: 'GET', path: '/api/v1/jobs?status=active,paused', as: 'reader', via: 'direct', comparison: direct },
+    { key: 'H', title: `state=${state}`, method: 'GET', path: `/api/v1/jobs?state=${state}`, as: 'reader', via: 'direct', comparison: direct },
     { key: 'F-A', title: 'A through the local gateway', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'gateway', comparison: proxied },
     { key: 'F-D', title: 'D through the local gateway', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'gateway', comparison: proxied },
     {

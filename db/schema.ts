@@ -18,8 +18,10 @@ import {
   tinyint,
   uniqueIndex,
   varchar,
+  type MySqlColumn,
 } from 'drizzle-orm/mysql-core';
 import { JOB_STATUSES, JOB_TYPES, WORKPLACES, TEXT_LIMITS } from '../domain/job';
+import { LIST_FILTERS } from '../domain/list-filters';
 import { formatUuid, uuidToBuffer } from '../domain/uuid';
 
 /** Ids are time-ordered UUIDs (v7, domain/uuid.ts) in BINARY(16). */
@@ -35,18 +37,6 @@ const stringList = customType<{ data: string[]; driverData: string }>({
   toDriver: (value) => JSON.stringify(value),
   fromDriver: (value) => JSON.parse(value) as string[],
 });
-
-/** Every set of the listing's filter columns, in index order, each named as its indexes are (jobs below). */
-const FILTER_SETS = [
-  [],
-  ['type'],
-  ['department'],
-  ['workplace'],
-  ['type', 'workplace'],
-  ['department', 'type'],
-  ['department', 'workplace'],
-  ['department', 'type', 'workplace'],
-] as const;
 
 /** Timestamps are UTC with milliseconds; the pool runs every session in UTC (db/client.ts). */
 export const timestamp = (name: string) => datetime(name, { mode: 'date', fsp: 3 });
@@ -117,14 +107,18 @@ export const jobs = mysqlTable(
       { mode: 'stored' },
     ),
   },
-  // One index per set of filtered columns, for the default listing (`listed`) and for explicit statuses (`visible_status`).
+  // The listing's indexes, one per lead and filter (db/jobs/listing.ts reads them): the default
+  // listing's `listed` and explicit statuses' `visible_status`, each alone and before each filter's column.
   (t) => {
-    const filtered = { department: t.departmentKey, type: t.type, workplace: t.workplace };
-    const indexes = (lead: typeof t.listed | typeof t.visibleStatus, prefix: string, unfiltered: string) =>
-      FILTER_SETS.map((set) =>
-        index(set.length === 0 ? unfiltered : `${prefix}_${set.join('_')}_idx`).on(lead, ...set.map((c) => filtered[c]), t.createdAt, t.id),
-      );
-    return [...indexes(t.listed, 'jobs_listed', 'jobs_listed_idx'), ...indexes(t.visibleStatus, 'jobs_status', 'jobs_visible_status_idx')];
+    const columns = t as unknown as Record<string, MySqlColumn>;
+    const narrowing = Object.entries(LIST_FILTERS).filter(([name]) => name !== 'status');
+    const listing = (name: string, lead: MySqlColumn, filter?: string) =>
+      index(name).on(lead, ...(filter === undefined ? [] : [columns[filter]!]), t.createdAt, t.id);
+    return [
+      listing('jobs_listed_idx', t.listed),
+      listing('jobs_visible_status_idx', t.visibleStatus),
+      ...narrowing.flatMap(([name, { column }]) => [listing(`jobs_listed_${name}_idx`, t.listed, column), listing(`jobs_status_${name}_idx`, t.visibleStatus, column)]),
+    ];
   },
 );
 

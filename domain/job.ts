@@ -11,21 +11,6 @@ export const DEFAULT_STATUSES = ['active', 'open'] as const;
 /** The longest text each settable field may hold, in characters: the columns are this wide (db/schema.ts). */
 export const TEXT_LIMITS = { postingId: 64, title: 200, department: 100, location: 200 } as const;
 
-/** What a listing is filtered on, named once: the query's parameters, a cursor's filter, the next link and the SQL derive from it. */
-export const LIST_FILTERS = ['status', 'type', 'workplace', 'department'] as const;
-
-/** A listing's filter; each list holds distinct values (the query parser sees to that). */
-export interface ListFilter {
-  status?: ReadonlyArray<(typeof LISTED_STATUSES)[number]>;
-  type?: ReadonlyArray<(typeof JOB_TYPES)[number]>;
-  workplace?: ReadonlyArray<(typeof WORKPLACES)[number]>;
-  department?: string;
-}
-// Each named filter is a field of ListFilter and no other: the two cannot drift apart.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const _filtersNamed: Same<(typeof LIST_FILTERS)[number], keyof ListFilter> = true;
-void _filtersNamed;
-
 /** The public Job, defined once: the spec's 19 fields in the spec's order. */
 export const Currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code', examples: ['USD'] });
 

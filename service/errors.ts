@@ -52,7 +52,7 @@ export const MESSAGES = {
   keyForm: 'Idempotency-Key must be 1 to 255 visible ASCII characters, without spaces (a UUID is a good choice)',
   cursorInvalid: 'cursor is not valid: pass meta.nextCursor (or the Link header\'s URL) back exactly as it was given',
   cursorOtherFilter:
-    'cursor belongs to another filter: send the same status, type, workplace and department as the request that returned it (the Link header\'s URL has them), or start again without cursor',
+    'cursor belongs to another filter: send the same filters as the request that returned it (the Link header\'s URL has them), or start again without cursor',
   sinceInvalid: 'since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning',
   sinceRewritten: 'since belongs to a history of the feed that a restore from a backup rewrote: empty your mirror and read the feed again from the beginning, without since',
   sinceAhead: 'since is ahead of this feed (the data was restored from a backup?): read the feed again from the beginning, without since',

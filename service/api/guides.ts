@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS, type Filters } from '../../domain/list-filters';
+import { LIST_QUERY } from '../jobs/contract/queries';
+import { allowedParameters } from '../http/validate';
 import { spoken, type WebhookSettings } from '../webhooks/settings';
 
 /**
@@ -40,6 +43,17 @@ function readGuide(file: string): Guide {
 
 export const GUIDES: readonly Guide[] = GUIDE_FILES.map(readGuide);
 
+const code = (name: string) => `\`${name}\``;
+const spokenList = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+
+/** What the guides say of the listing's filters (domain/list-filters.ts) and its query (the "Allowed" list of its errors). */
+const LIST_FACTS: Record<string, string> = {
+  listParameters: allowedParameters(LIST_QUERY).join(', '),
+  listFilters: spokenList(FILTER_NAMES.map(code)),
+  countedFilters: spokenList(FILTER_NAMES.filter((name) => (LIST_FILTERS as Filters)[name]!.counted).map(code)),
+  countedUpTo: COUNTED_UP_TO.toLocaleString('en-US'),
+};
+
 const FACT = /<!--fact:(\w+)-->(.*?)<!--\/fact-->/g;
 
 /** A guide's text with each `<!--fact:name-->default<!--/fact-->` stated as the settings have it (the file shows the default). */
@@ -48,6 +62,7 @@ export function withFacts(text: string, webhooks: WebhookSettings): string {
     subscriptionLimit: String(webhooks.subscriptionLimit),
     deliveryTimeout: spoken(webhooks.timeoutMs),
     giveUpAfter: spoken(webhooks.retry.giveUpAfterMs),
+    ...LIST_FACTS,
   };
   return text.replace(FACT, (_marked, name: string) => {
     const fact = facts[name];

@@ -6,12 +6,18 @@ import type { QueryString, RequestBody } from './input';
 // api_key is the gateway's business (and never reaches us through it); tolerated, never echoed.
 const TOLERATED = 'api_key';
 
+/** The parameters an unknown-parameter error lists: the two ways to page named as the alternatives they are, so a partner learns both. */
+export function allowedParameters(spec: QueryString): string[] {
+  const names = Object.keys(spec.parameters.shape);
+  const apart = spec.apart;
+  return apart ? names.filter((name) => name !== apart.first).map((name) => (name === apart.second ? `${apart.second} or ${apart.first}` : name)) : names;
+}
+
 /** Reads a query string by its contract; throws the 400 that names the first problem. */
 export function queryReader<T extends z.ZodObject>(spec: QueryString<T>): (raw: ParsedUrlQuery) => z.output<T> {
   const names = Object.keys(spec.parameters.shape);
   const apart = spec.apart;
-  // The two ways to page named as the alternatives they are, so a partner learns both.
-  const allowed = apart ? names.filter((name) => name !== apart.first).map((name) => (name === apart.second ? `${apart.second} or ${apart.first}` : name)) : names;
+  const allowed = allowedParameters(spec);
   return (raw) => {
     const input: Record<string, string> = {};
     for (const [name, value] of Object.entries(raw)) {

@@ -198,7 +198,7 @@ describe('the command line', () => {
   test('defaults: at least 3 and at most 10 rounds, 5% spread, one wrk thread, every scenario, docs written', () => {
     const options = parseOptions([], {});
     expect(options).toMatchObject({ rounds: 3, maxRounds: 10, spread: 5, threads: 1, overloadConnections: 200, docs: true, sizes: [10_000, 100_000] });
-    expect(options.scenarios).toEqual(['A', 'B', 'C', "C'", 'D', 'E', 'G', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W']);
+    expect(options.scenarios).toEqual(['A', 'B', 'C', "C'", 'D', 'E', 'G', 'H', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W']);
   });
 
   test('the round limit is never below the minimum, and --no-docs leaves docs/performance.md alone', () => {
@@ -213,7 +213,7 @@ describe('the command line', () => {
   });
 
   test('wrong arguments are one line naming the argument', () => {
-    expect(() => parseOptions(['--scenarios', 'D,X'], {})).toThrow('--scenarios takes a comma list of A, B, C, C\', D, E, G, F-A, F-D, O, S, K, N, N-A, W (got X)');
+    expect(() => parseOptions(['--scenarios', 'D,X'], {})).toThrow('--scenarios takes a comma list of A, B, C, C\', D, E, G, H, F-A, F-D, O, S, K, N, N-A, W (got X)');
     expect(() => parseOptions(['--spread', '0'], {})).toThrow('--spread takes a whole number >= 1 (got "0")');
     expect(() => parseOptions(['--webhook-seconds', '0'], {})).toThrow('--webhook-seconds takes a whole number >= 1 (got "0")');
     expect(() => parseOptions(['--readme'], {})).toThrow(/Unknown option '--readme'.*Usage: npm run bench/);

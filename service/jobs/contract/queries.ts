@@ -1,31 +1,27 @@
 import { z } from 'zod';
 import { isUuid } from '../../../domain/uuid';
-import { JOB_EXAMPLE, JOB_TYPES, LIST_FILTERS, LISTED_STATUSES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
+import { JOB_EXAMPLE } from '../../../domain/job';
+import { LIST_FILTERS, type FilterDeclaration, type FilterName, type ListFilter } from '../../../domain/list-filters';
 import { clip, MESSAGES } from '../../errors';
 import type { QueryString } from '../../http/input';
 import { CHANGES_LIMIT } from './responses';
 
 
-/** A comma list of allowed values, e.g. `status=active,paused`. */
-function commaList<T extends string>(name: string, allowed: readonly T[], explain?: (value: string) => string | undefined) {
+/** A comma list whose every value passes `allowed`, e.g. `status=active,paused`; `rule` says what is allowed. */
+function commaList(name: string, allowed: (value: string) => boolean, rule: () => string, explain?: (value: string) => string | undefined) {
   return z.string().transform((raw, ctx) => {
     const values = raw.split(',').map((value) => value.trim());
     for (const value of values) {
-      if (!(allowed as readonly string[]).includes(value)) {
+      if (!allowed(value)) {
         ctx.addIssue({
           code: 'custom',
-          message:
-            explain?.(value) ??
-            `${name} must be one of ${allowed.join(', ')} (or a comma-separated list of them); got "${clip(value, 40)}"`,
+          message: explain?.(value) ?? `${name} must be ${rule()} (or a comma-separated list of them); got "${clip(value, 40)}"`,
         });
         return z.NEVER;
       }
     }
-    return [...new Set(values)] as T[];
-  })
-    // What the document says it is: OpenAPI's comma list (style form, not exploded) of the allowed values.
-    // Duplicates are dropped first, so no list holds more than the allowed values.
-    .pipe(z.array(z.enum(allowed as readonly [T, ...T[]])).min(1).max(allowed.length));
+    return [...new Set(values)];
+  });
 }
 
 function boundedInteger(min: number, max: number, fallback: number, message: string, tooBig = message) {
@@ -38,34 +34,43 @@ function boundedInteger(min: number, max: number, fallback: number, message: str
     .default(fallback);
 }
 
+/** The most codes one code filter takes: a bound a request's array must have (OWASP API4). */
+const CODES_AT_MOST = 100;
+
 export const LIST_LIMIT_MESSAGE = 'limit must be an integer from 1 to 100';
 
-/** The list filters' rules, messages and documentation: one for each of LIST_FILTERS, as the type demands. */
-const FILTERS = {
-  status: commaList('status', LISTED_STATUSES, (value) =>
-    value === 'draft'
-      ? 'status=draft is not available: drafts are never listed (fetch your own draft by id)'
-      : undefined,
-  )
-    .optional()
-    .meta({ description: 'One of active, open, paused, closed, or a comma list of them. Default: active,open. draft is never listed (400).', examples: ['active,paused'] }),
-  type: commaList('type', JOB_TYPES, (value) =>
-    value === 'remote' ? 'remote is not a job type; to find remote roles filter on workplace=remote' : undefined,
-  )
-    .optional()
-    .meta({ description: 'One of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams, or a comma list. remote is not a type (400): use workplace.', examples: ['full-time,contract'] }),
-  workplace: commaList('workplace', WORKPLACES).optional().meta({ description: 'One of on-site, hybrid, remote, or a comma list.', examples: ['remote,hybrid'] }),
-  department: z
-    .string()
-    .trim()
-    .min(1, 'department must not be empty')
-    .max(TEXT_LIMITS.department, `department must be at most ${TEXT_LIMITS.department} characters`)
-    .optional()
-    .meta({
-      description: 'Exact department name, case-insensitive, surrounding spaces ignored (+ and %20 are spaces). 1 to 100 characters.',
-      examples: ['Engineering'],
-    }),
-} satisfies Record<(typeof LIST_FILTERS)[number], z.ZodType>;
+/** A filter's rule, message and documentation, from its declaration. */
+function filterRule(name: string, declared: FilterDeclaration): z.ZodType {
+  const documented = { description: declared.description, examples: [declared.example] };
+  switch (declared.kind) {
+    case 'values':
+      return commaList(name, (value) => declared.values.includes(value), () => `one of ${declared.values.join(', ')}`, declared.explain)
+        // What the document says it is: OpenAPI's comma list (style form, not exploded) of the allowed values.
+        // Duplicates are dropped first, so no list holds more than the allowed values.
+        .pipe(z.array(z.enum(declared.values as readonly [string, ...string[]])).min(1).max(declared.values.length))
+        .optional()
+        .meta(documented);
+    case 'codes':
+      return commaList(name, (value) => declared.pattern.test(value), () => declared.rule)
+        .transform((values) => [...new Set(values.map((value) => value.toUpperCase()))])
+        .pipe(z.array(z.string().regex(declared.pattern)).min(1).max(CODES_AT_MOST, `${name} takes at most ${CODES_AT_MOST} codes`))
+        .optional()
+        .meta(documented);
+    case 'text':
+      return z
+        .string()
+        .trim()
+        .min(1, `${name} must not be empty`)
+        .max(declared.maxLength, `${name} must be at most ${declared.maxLength} characters`)
+        .optional()
+        .meta(documented);
+  }
+}
+
+/** The list filters' rules, messages and documentation, in their declared order. */
+const FILTERS = Object.fromEntries(Object.entries(LIST_FILTERS).map(([name, declared]) => [name, filterRule(name, declared)])) as {
+  [K in FilterName]: z.ZodType<ListFilter[K], string | undefined>;
+};
 
 /** GET /api/v1/jobs's query: the filters, then how to page. */
 export const ListQuery = z.object({
@@ -125,5 +130,5 @@ export const CHANGES_QUERY: QueryString<typeof ChangesQuery> = { parameters: Cha
 /** GET /api/v1/jobs/:id's path. */
 export const JobIdParams = z.object({
   // Not a UUID: no job has that id.
-  id: z.string().refine(isUuid, MESSAGES.jobNotFound).meta({ description: 'The job\'s UUID (any case)', format: 'uuid', maxLength: 36, examples: [JOB_EXAMPLE.id] }),
+  id: z.string().refine(isUuid, MESSAGES.jobNotFound).meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }),
 });

@@ -1,21 +1,13 @@
 import type { Database } from '../../../db/client';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
 import { signingKey } from '../../../db/signing-key';
-import { DEFAULT_STATUSES, LIST_FILTERS, type ListFilter } from '../../../domain/job';
+import { canonicalFilter, FILTER_NAMES } from '../../../domain/list-filters';
 import { LIST_LIMIT_MESSAGE, LIST_QUERY, type ListQuery } from '../contract/queries';
 import { JobList, LIST_PAGE_EXAMPLE } from '../contract/responses';
 import { NEXT_PAGE_HEADERS, type HeaderValues } from '../../http/headers';
 import { errorResponse } from '../../http/responses';
 import { defineRoute } from '../../http/route';
 import { decodeCursor, encodeCursor, filterDigest } from '../../http/tokens';
-
-/** The filter in one canonical string: lists sorted, the default status spelled out, department folded as the database folds it. */
-export function canonicalFilter(query: ListQuery): string {
-  const given: ListFilter = { ...query, status: query.status ?? DEFAULT_STATUSES };
-  const canonical = (value: string | readonly string[] | undefined) =>
-    value === undefined ? null : typeof value === 'string' ? value.toLowerCase() : [...value].sort();
-  return JSON.stringify(Object.fromEntries(LIST_FILTERS.map((name) => [name, canonical(given[name])])));
-}
 
 export interface ListPage {
   body: JobList;
@@ -26,7 +18,7 @@ export interface ListPage {
 /** The next page's URL: this request's filter and limit, and the cursor; never api_key. */
 function nextUrl(query: ListQuery, cursor: string): string {
   const params = new URLSearchParams();
-  for (const name of LIST_FILTERS) {
+  for (const name of FILTER_NAMES) {
     const value = query[name];
     if (value !== undefined) params.set(name, typeof value === 'string' ? value : value.join(','));
   }

@@ -12,7 +12,8 @@ import { LIST_QUERY } from '../../../service/jobs/contract/queries';
 import { queryReader } from '../../../service/http/validate';
 import { listJobs, planList } from '../../../db/jobs/listing';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
-import { DEFAULT_STATUSES, JOB_TYPES, type ListFilter } from '../../../domain/job';
+import { DEFAULT_STATUSES, JOB_TYPES } from '../../../domain/job';
+import type { ListFilter } from '../../../domain/list-filters';
 
 const parseListQuery = queryReader(LIST_QUERY);
 
@@ -63,6 +64,8 @@ describe('planList', () => {
       index: 'jobs_listed_idx',
       where: '`listed` = ?',
       combinations: [[true]],
+      matching: { sql: '`listed` = ?', params: [true] },
+      counted: true,
       statusesOnly: DEFAULT_STATUSES,
     });
   });
@@ -79,7 +82,19 @@ describe('planList', () => {
     const plan = planList({ status: ['paused'], department: 'Finance', type: ['contract'], workplace: ['remote'] });
     expect(plan.where).toBe('`visible_status` = ? and `department_key` = lower(?) and `type` = ? and `workplace` = ?');
     expect(plan.combinations).toEqual([['paused', 'Finance', 'contract', 'remote']]);
-    expect(plan.index).toBe('jobs_status_department_type_workplace_idx');
+  });
+
+  test('several filters read the index of the one matching fewest jobs, one range per value, and check the others on its rows', () => {
+    // A department matches fewer jobs than two types; two workplaces more than one type.
+    const plan = planList({ status: ['paused', 'closed'], department: 'Finance', type: ['contract', 'direct-hire'], workplace: ['remote', 'hybrid'] });
+    expect(plan.index).toBe('jobs_status_department_idx');
+    expect(plan.where).toBe('`visible_status` = ? and `department_key` = lower(?) and `type` in (?, ?) and `workplace` in (?, ?)');
+    expect(plan.combinations).toEqual([
+      ['paused', 'Finance', 'contract', 'direct-hire', 'remote', 'hybrid'],
+      ['closed', 'Finance', 'contract', 'direct-hire', 'remote', 'hybrid'],
+    ]);
+    expect(planList({ type: ['contract'], workplace: ['remote', 'hybrid'] }).index).toBe('jobs_listed_type_idx');
+    expect(planList({ type: ['contract', 'direct-hire', 'full-time'], workplace: ['remote'] }).index).toBe('jobs_listed_workplace_idx');
   });
 
   test.each<[string, ListFilter['status'], readonly string[]]>([

@@ -5,6 +5,10 @@ import { sharedTestService, startTestService, type TestService } from '../../../
 import { generateJobs } from '../../../../db/seed-data';
 import { insertInBatches } from '../../../../db/seed';
 import { byListingOrder } from '../../../../db/jobs/listing';
+import { FILTER_NAMES } from '../../../../domain/list-filters';
+
+// Every declared filter, then the two ways to page, then limit.
+const ALLOWED = [...FILTER_NAMES, 'page or cursor', 'limit'].join(', ');
 
 const service = sharedTestService({ name: 'list', seed: true });
 const list = (query = '') => call(`${service.url}/api/v1/jobs${query}`, { headers: reader });
@@ -128,6 +132,28 @@ describe('GET /api/v1/jobs: filters', () => {
     );
   });
 
+  test('state takes a code in any case, or a comma list, and combines with every other filter', async () => {
+    const ca = await list('?state=CA&limit=100');
+    expect(ca.body.meta.total).toBe(await countWhere(`status in ('active','open') and state = 'CA'`));
+    expect(ca.body.meta.total).toBeGreaterThan(0);
+    expect(ca.body.data.every((j: Job) => j.state === 'CA')).toBe(true);
+    const two = await list('?state=ca,%20tx&limit=100');
+    expect(two.body.meta.total).toBe(await countWhere(`status in ('active','open') and state in ('CA','TX')`));
+    expect(new Set(two.body.data.map((j: Job) => j.state))).toEqual(new Set(['CA', 'TX']));
+    const every = await list('?status=active,paused&type=full-time,contract,part-time&workplace=on-site,hybrid&department=engineering&state=CA,TX,CO&limit=100');
+    const expected = await countWhere(
+      `status in ('active','paused') and type in ('full-time','contract','part-time') and workplace in ('on-site','hybrid') and department = 'Engineering' and state in ('CA','TX','CO')`,
+    );
+    expect(expected).toBeGreaterThan(0);
+    expect(every.body.meta.total).toBe(expected);
+    expect(every.body.data).toHaveLength(expected);
+  });
+
+  test('a state that is not a two-letter code is a 400 that says what is', async () => {
+    expectJsonError(await list('?state=California'), 400, 'state must be a two-letter code such as CA (or a comma-separated list of them); got "California"');
+    expectJsonError(await list('?state=CA,,TX'), 400, 'state must be a two-letter code such as CA (or a comma-separated list of them); got ""');
+  });
+
   test('SQL-looking values are data, not SQL', async () => {
     const res = await list(`?department=${encodeURIComponent("x' OR '1'='1")}`);
     expect(res.status).toBe(200);
@@ -170,7 +196,7 @@ describe('GET /api/v1/jobs: pagination and parameter checks', () => {
     const res = await list('?sort=title');
     expect(res.status).toBe(400);
     expect(res.body.error).toBe(
-      'Unknown query parameter "sort". Allowed: status, type, workplace, department, page or cursor, limit',
+      `Unknown query parameter "sort". Allowed: ${ALLOWED}`,
     );
   });
 
@@ -319,12 +345,12 @@ describe('page and limit edges', () => {
     [
       'an unknown parameter in offset mode names the offset parameters',
       '?sort=title',
-      'Unknown query parameter "sort". Allowed: status, type, workplace, department, page or cursor, limit',
+      `Unknown query parameter "sort". Allowed: ${ALLOWED}`,
     ],
     [
       'an unknown parameter of exactly 40 characters is quoted whole',
       `?${'p'.repeat(40)}=1`,
-      `Unknown query parameter "${'p'.repeat(40)}". Allowed: status, type, workplace, department, page or cursor, limit`,
+      `Unknown query parameter "${'p'.repeat(40)}". Allowed: ${ALLOWED}`,
     ],
   ]);
 
@@ -366,6 +392,8 @@ describe('paging edges', () => {
     await insertInBatches(service.database.db, rows);
   });
   afterAll(() => service.close());
+  // Every state the fixture's jobs are in.
+  const STATES = 'AZ,CA,CO,GA,IL,MA,NC,OH,TX,WA';
 
   describe('offset pages', () => {
     test('a listing that fits on the first page has no Link header', async () => {
@@ -384,14 +412,15 @@ describe('paging edges', () => {
       expect(last.headers.get('link')).toBeNull();
     });
 
-    test('the next page keeps every filter: status, type, workplace and department', async () => {
-      const res = await list('limit=1&status=active&type=contract,full-time&workplace=remote,hybrid&department=Engineering');
+    test('the next page keeps every filter: status, type, workplace, department and state', async () => {
+      const res = await list(`limit=1&status=active&type=contract,full-time&workplace=remote,hybrid&department=Engineering&state=${STATES}`);
       const link = new URL(/^<([^>]+)>/.exec(res.headers.get('link') ?? '')![1]!, 'http://x');
       expect(Object.fromEntries([...link.searchParams].filter(([name]) => name !== 'cursor'))).toEqual({
         status: 'active',
         type: 'contract,full-time',
         workplace: 'remote,hybrid',
         department: 'Engineering',
+        state: STATES,
         limit: '1',
       });
     });

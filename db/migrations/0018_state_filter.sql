@@ -1,0 +1,2 @@
+CREATE INDEX `jobs_listed_state_idx` ON `jobs` (`listed`,`state`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `jobs_status_state_idx` ON `jobs` (`visible_status`,`state`,`created_at`,`id`);
