@@ -36,6 +36,8 @@ export interface ValuesFilter extends Declared {
 export interface CodesFilter extends Declared {
   kind: 'codes';
   pattern: RegExp;
+  /** Every code's length (the pattern's too): what the document bounds each with. */
+  length: number;
   /** The rule, in the error for a value that breaks it. */
   rule: string;
 }
@@ -97,6 +99,7 @@ export const LIST_FILTERS = {
   state: {
     kind: 'codes',
     pattern: /^[A-Za-z]{2}$/,
+    length: 2,
     rule: 'a two-letter code such as CA',
     column: 'state',
     description: 'A two-letter state code (any case), or a comma list of them: the jobs whose state is one of them.',

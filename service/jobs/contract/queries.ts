@@ -53,7 +53,7 @@ function filterRule(name: string, declared: FilterDeclaration): z.ZodType {
     case 'codes':
       return commaList(name, (value) => declared.pattern.test(value), () => declared.rule)
         .transform((values) => [...new Set(values.map((value) => value.toUpperCase()))])
-        .pipe(z.array(z.string().regex(declared.pattern)).min(1).max(CODES_AT_MOST, `${name} takes at most ${CODES_AT_MOST} codes`))
+        .pipe(z.array(z.string().length(declared.length).regex(declared.pattern)).min(1).max(CODES_AT_MOST, `${name} takes at most ${CODES_AT_MOST} codes`))
         .optional()
         .meta(documented);
     case 'text':
@@ -130,5 +130,5 @@ export const CHANGES_QUERY: QueryString<typeof ChangesQuery> = { parameters: Cha
 /** GET /api/v1/jobs/:id's path. */
 export const JobIdParams = z.object({
   // Not a UUID: no job has that id.
-  id: z.string().refine(isUuid, MESSAGES.jobNotFound).meta({ description: 'The job\'s UUID (any case)', examples: [JOB_EXAMPLE.id] }),
+  id: z.string().refine(isUuid, MESSAGES.jobNotFound).meta({ description: 'The job\'s UUID (any case)', format: 'uuid', maxLength: 36, examples: [JOB_EXAMPLE.id] }),
 });
