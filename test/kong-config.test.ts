@@ -394,6 +394,7 @@ const invariants: Invariants<Files> = {
     if (active?.http_path !== '/readyz' || !(active?.healthy?.interval > 0) || !(active?.unhealthy?.interval > 0)) problems.push('no active /readyz check');
     if (!(passive?.unhealthy?.tcp_failures > 0)) problems.push('no passive check on connection failures');
     if ((passive?.unhealthy?.http_statuses ?? []).includes(503)) problems.push("passive checks eject on the service's own 503");
+    if ((active?.unhealthy?.http_statuses ?? []).includes(503)) problems.push("active checks eject on /readyz's 503, so a database away from every instance is Kong's own 503, without Retry-After");
     for (const service of kong.services ?? []) if (!(Number(service.retries) > 0)) problems.push(`${service.name}: retries ${String(service.retries)}`);
     return problems;
   },
@@ -619,6 +620,9 @@ describe('the state file invariants catch a broken copy', () => {
     }],
     ['passive checks on 503', "jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it", (f) => {
       f.kong.upstreams![0]!.healthchecks.passive.unhealthy.http_statuses.push(503);
+    }],
+    ['active checks on /readyz\'s 503', "jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it", (f) => {
+      f.kong.upstreams![0]!.healthchecks.active.unhealthy.http_statuses.push(503);
     }],
     ['no retries', "jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it", (f) => {
       f.kong.services![0]!.retries = 0;
