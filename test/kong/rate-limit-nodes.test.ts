@@ -163,8 +163,10 @@ test('Redis back on its address: requests are counted again and each node logs i
       await res.arrayBuffer();
       // An empty Redis: the pair counts from zero again, once for both nodes.
       expect([res.status, res.headers.get('ratelimit-remaining')]).toEqual([200, String(READS_PER_MINUTE - 1 - i)]);
-      const lines = node.logs().stderr.split('\n').filter((l) => l.includes('[job-rate-limits]'));
-      expect(lines.slice(1)).toEqual([expect.stringMatching(/Redis answers again, requests are counted/)]);
+      // The line reaches the error log a moment after the answer: wait for it, briefly.
+      const lines = () => node.logs().stderr.split('\n').filter((l) => l.includes('[job-rate-limits]'));
+      for (const waitUntil = Date.now() + 3000; lines().length < 2 && Date.now() < waitUntil; ) await new Promise((r) => setTimeout(r, 100));
+      expect(lines().slice(1)).toEqual([expect.stringMatching(/Redis answers again, requests are counted/)]);
     }
   } finally {
     again.kill('SIGKILL');
