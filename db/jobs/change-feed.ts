@@ -5,7 +5,7 @@ import { jobChanges, jobs } from '../schema';
 import { primaryOf } from '../sql';
 import { lastSequenced, sequencePendingChanges } from './change-numbering';
 import type { Job, Tombstone } from '../../domain/job';
-import { historyOf, holds, type FeedPosition } from '../../domain/feed';
+import { historyOf, holds, type FeedPosition, type History } from '../../domain/feed';
 import { readLineage } from './change-history';
 import { publicColumns, toJob } from './job-columns';
 
@@ -67,9 +67,9 @@ export interface ChangeEvent {
   entry: Job | Tombstone;
 }
 
-/** The feed's entries after `since`, read exactly as readChanges reads them, with their positions and times, in one statement. */
-export async function readChangeEvents(db: Database, since: number, limit: number): Promise<ChangeEvent[]> {
-  const lineage = await readLineage(db);
+/** The feed's entries after `since`, read exactly as readChanges reads them, with their positions, histories (from `lineage`, read when not given) and times. */
+export async function readChangeEvents(db: Database, since: number, limit: number, lineage?: readonly History[]): Promise<ChangeEvent[]> {
+  lineage ??= await readLineage(db);
   const rows = await afterPosition(db.select({ ...entryColumns, changedAt: jobChanges.changedAt }).from(jobChanges).leftJoin(jobs, eq(jobs.id, jobChanges.jobId)).$dynamic(), since, limit);
   return rows.map(({ seq, jobId, changedAt, listable, job }) => ({
     seq: seq!,

@@ -55,7 +55,7 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
         return;
       }
       for (;;) {
-        const read = await withBodies(await readChangeEvents(db, to, READ));
+        const read = await withBodies(await readChangeEvents(db, to, READ, lineage));
         if (read.length === 0) break;
         // A job's newer entry replaces its older one, as in the feed: the window stays what the feed is now.
         const moved = new Set(read.map((event) => event.jobId));
