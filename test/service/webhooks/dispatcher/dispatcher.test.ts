@@ -316,7 +316,8 @@ inNamespaces('a delivery that fails after an operator disabled its subscription 
   const hanging = await receiver('hang');
   const { id } = await subscribe(hanging.url);
   await job('stopped');
-  dispatch({ ...settingsFor(hanging), timeoutMs: 1000 });
+  // A timeout well past the lease read below, so a loaded machine cannot fail the POST before the disable lands.
+  dispatch({ ...settingsFor(hanging), timeoutMs: 5000, leaseMs: 10_000 });
   // Claimed: a walk sends its first event without looking at the lease again, so the disable lands before the failure either way.
   await until(() => database.db.select({ owner: webhookSubscriptions.leaseOwner }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, id)), ([row]) => row?.owner != null);
   expect(await disableSubscription(database.db, id, 'stopped by an operator')).toBe(true);
