@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { z } from 'zod';
 import type { RouterContext, RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
+import compose from 'koa-compose';
 import { methodNotAllowed } from '../errors';
 import { requireConsumer } from '../middleware/gateway-trust';
 import { jsonBody } from '../middleware/json-body';
@@ -26,10 +27,10 @@ function steps<S>(route: Route<z.ZodObject, z.ZodObject, z.ZodObject, S>, depend
   ];
 }
 
-/** `routes` as one Koa router, each handler given `dependencies` once. */
+/** `routes` as one Koa router, each handler given `dependencies` once and its steps chained once: routes() then chains one function per route, not each step, per request. */
 export function routerOf<S>(routes: readonly Route<z.ZodObject, z.ZodObject, z.ZodObject, S>[], dependencies: RouteDependencies<S>): Router {
   const router = new Router();
-  for (const route of routes) router[route.method](route.path, ...steps(route, dependencies));
+  for (const route of routes) router[route.method](route.path, compose(steps(route, dependencies)));
   return router;
 }
 
@@ -64,18 +65,21 @@ function served(ctx: RouterContext): string[] {
 }
 
 /**
- * A router's routes(): the first route matching path and method answers (HEAD with GET), a path it
- * does not know goes on. A path matched only under other methods, OPTIONS and methods @koa/router
- * does not implement included, is our JSON 405 naming the ones served, if nothing downstream
- * answered: allowedMethods() would answer OPTIONS 200 and those methods 501.
+ * A router's routes(): the first route matching path and method answers (HEAD with GET; no step
+ * of ours calls next() after answering), a path it does not know goes on. A path matched only under
+ * other methods, OPTIONS and methods @koa/router does not implement included, is our JSON 405
+ * naming the ones served, once nothing downstream answered: allowedMethods() would answer those 200 and 501.
  */
 export function mount(router: Router): Middleware {
   const dispatch = router.routes();
-  return (ctx, next) =>
-    dispatch(ctx as RouterContext, () => {
-      if (!(ctx as RouterContext).matched?.length) return next();
+  return (ctx, next) => {
+    const routed = ctx as RouterContext;
+    return dispatch(routed, () => {
+      if (!routed.matched?.length) return next();
       return next().then(() => {
-        if (ctx.status === 404 && ctx.body == null) throw methodNotAllowed(served(ctx as RouterContext));
+        const allow = served(routed);
+        if (allow.length > 0 && ctx.status === 404 && ctx.body == null) throw methodNotAllowed(allow);
       });
     });
+  };
 }
