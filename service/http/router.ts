@@ -65,10 +65,9 @@ function served(ctx: RouterContext): string[] {
 }
 
 /**
- * A router's routes(): the first route matching path and method answers (HEAD with GET; no step
- * of ours calls next() after answering), a path it does not know goes on. A path matched only under
- * other methods, OPTIONS and methods @koa/router does not implement included, is our JSON 405
- * naming the ones served, once nothing downstream answered: allowedMethods() would answer those 200 and 501.
+ * @koa/router's routes(): the first route matching path and method answers (HEAD with GET), an
+ * unknown path goes on. A path served under other methods only (OPTIONS and methods the router does
+ * not implement too) is our JSON 405 once nothing downstream answered; allowedMethods() would answer 200 or 501.
  */
 export function mount(router: Router): Middleware {
   const dispatch = router.routes();
