@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import { ping as pingDatabase, type Database } from '../db/client';
 import { deadlineError } from '../db/errors';
 import { MESSAGES, unavailable } from './errors';
+import { named } from './http/router';
 import type { Admission } from './middleware/admission';
 
 /** Resolves like `work`, or rejects with a deadline error after `ms` (the work itself goes on). */
@@ -17,11 +18,11 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 export function healthRouter(db: Database, readyTimeoutMs: number, admission?: Pick<Admission, 'full'>): Router {
   const router = new Router();
   // Liveness: the process answers.
-  router.get('/healthz', (ctx) => {
+  router.get('/healthz', named('/healthz'), (ctx) => {
     ctx.body = { status: 'ok' };
   });
   // Readiness: the database answers too, in time; a failure becomes the error middleware's 503.
-  router.get('/readyz', async (ctx) => {
+  router.get('/readyz', named('/readyz'), async (ctx) => {
     if (admission?.full()) {
       throw unavailable(MESSAGES.saturated);
     }

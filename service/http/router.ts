@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { z } from 'zod';
-import type { RouterMiddleware } from '@koa/router';
+import type { RouterContext, RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { methodNotAllowed } from '../errors';
@@ -10,7 +10,7 @@ import { conditional } from './conditional';
 import type { Route, RouteDependencies } from './route';
 import { bodyReader, paramsReader, queryReader } from './validate';
 
-/** A route's steps: its guards, then its input read once by its own schemas, then its handler. */
+/** A route's steps: its name, its guards, then its input read once by its own schemas, then its handler. */
 function steps<S>(route: Route<z.ZodObject, z.ZodObject, z.ZodObject, S>, dependencies: RouteDependencies<S>): RouterMiddleware[] {
   const handle = route.handler(dependencies);
   const params = route.params && paramsReader(route.params);
@@ -19,6 +19,7 @@ function steps<S>(route: Route<z.ZodObject, z.ZodObject, z.ZodObject, S>, depend
   const answer: RouterMiddleware = (ctx) =>
     handle(ctx, { params: params?.(ctx.params), query: query?.(ctx.query), body: body?.(ctx.request.body!) } as Parameters<typeof handle>[1]);
   return [
+    named(route.path),
     ...(route.conditional ? [conditional] : []),
     ...(route.consumer ? [requireConsumer] : []),
     ...(route.body ? [jsonBody(route.body.optional)] : []),
@@ -26,10 +27,10 @@ function steps<S>(route: Route<z.ZodObject, z.ZodObject, z.ZodObject, S>, depend
   ];
 }
 
-/** `routes` as one Koa router, each handler given `dependencies` once. */
+/** `routes` as one Koa router, each handler given `dependencies` once and its steps chained once: routes() then chains one function per route, not each step, per request. */
 export function routerOf<S>(routes: readonly Route<z.ZodObject, z.ZodObject, z.ZodObject, S>[], dependencies: RouteDependencies<S>): Router {
   const router = new Router();
-  for (const route of routes) router[route.method](route.path, ...steps(route, dependencies));
+  for (const route of routes) router[route.method](route.path, compose(steps(route, dependencies)));
   return router;
 }
 
@@ -48,33 +49,36 @@ declare module 'koa' {
   }
 }
 
+/** A route's first step: names it as declared (`/api/v1/jobs/:id`) for the metrics, before any guard can refuse. */
+export function named(path: string): RouterMiddleware {
+  return (ctx, next) => {
+    ctx.state.route = path;
+    return next();
+  };
+}
+
+/** Every method the routers' matched paths serve (@koa/router's documented `ctx.matched`), in declaration order. */
+function served(ctx: RouterContext): string[] {
+  const methods = new Set<string>();
+  for (const layer of ctx.matched ?? []) for (const method of layer.methods) methods.add(method);
+  return [...methods];
+}
+
 /**
- * A router, entered only by a path one of its routes matches: the first route matching path and
- * method answers, and a path matched only under other methods is a 405 naming them. The router
- * compiles the paths (its layers' regexps, HEAD with GET); the dispatch is ours, so a request
- * matches once and runs a chain built at mount.
+ * @koa/router's routes(): the first route matching path and method answers (HEAD with GET), an
+ * unknown path goes on. A path served under other methods only (OPTIONS and methods the router does
+ * not implement too) is our JSON 405 once nothing downstream answered; allowedMethods() would answer 200 or 501.
  */
 export function mount(router: Router): Middleware {
-  const routes = router.stack.map((layer) => ({ layer, path: String(layer.path), run: compose(layer.stack as Middleware[]) }));
+  const dispatch = router.routes();
   return (ctx, next) => {
-    const path = ctx.path;
-    let allowed: string[] | undefined;
-    for (const { layer, path: declared, run } of routes) {
-      const found = layer.regexp.exec(path);
-      if (found === null) continue;
-      if (!layer.methods.includes(ctx.method)) {
-        (allowed ??= []).push(...layer.methods);
-        continue;
-      }
-      // The layer names and decodes its own parameters, as @koa/router's dispatch would.
-      ctx.params = layer.params(path, found.slice(1));
-      ctx.state.route = declared;
-      return run(ctx, next);
-    }
-    if (allowed === undefined) return next();
-    const methods = [...new Set(allowed)];
-    return next().then(() => {
-      if (ctx.status === 404 && ctx.body == null) throw methodNotAllowed(methods);
+    const routed = ctx as RouterContext;
+    return dispatch(routed, () => {
+      if (!routed.matched?.length) return next();
+      return next().then(() => {
+        const allow = served(routed);
+        if (allow.length > 0 && ctx.status === 404 && ctx.body == null) throw methodNotAllowed(allow);
+      });
     });
   };
 }

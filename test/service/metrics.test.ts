@@ -46,7 +46,9 @@ test('requests are counted and timed by route pattern, method and status, not by
   await fetch(`${service.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader });
   await fetch(`${service.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000001`, { headers: reader });
   await fetch(`${service.url}/no/such/path/${Date.now()}`, { headers: reader });
+  await fetch(`${service.url}/healthz`);
   const text = await scrape();
+  expect(value(text, 'http_requests_total{route="/healthz",method="GET",status="200"}')).toBe(1);
   expect(value(text, 'http_requests_total{route="/api/v1/jobs/:id",method="GET",status="404"}')).toBe(2);
   expect(value(text, 'http_requests_total{route="unmatched",method="GET",status="404"}')).toBeGreaterThanOrEqual(2);
   expect(text).not.toMatch(/0190f5d8|no\/such/);

@@ -1,12 +1,15 @@
 /**
  * The router applies what each route declares: a query, path or body its schemas refuse is the
  * route's declared 400 (404 for a path) before its handler runs, and the handler receives the
- * parsed input. Every route of ROUTES is mounted with its handler replaced by a recorder.
+ * parsed input. Every route of ROUTES is mounted with its handler replaced by a recorder. How
+ * mount() dispatches: HEAD as GET, parameters percent-decoded, each request counted under its
+ * route's declared path, a method a path does not serve a 405 unless something downstream answers.
  */
 import Koa from 'koa';
 import type { Database } from '../../../db/client';
 import { MESSAGES } from '../../../service/errors';
 import { createLogger } from '../../../service/logger';
+import { createMetrics } from '../../../service/metrics';
 import { trustGateway } from '../../../service/middleware/gateway-trust';
 import { requestOutcome } from '../../../service/middleware/request-outcome';
 import { mount, routerOf } from '../../../service/http/router';
@@ -28,9 +31,10 @@ const recorded: ApiRoute[] = ROUTES.map((route) => ({
 }));
 
 let served: Served;
+const metrics = createMetrics();
 beforeAll(async () => {
   const app = new Koa();
-  app.use(requestOutcome(createLogger('silent')));
+  app.use(requestOutcome(createLogger('silent'), metrics));
   app.use(trustGateway({}));
   app.use(mount(routerOf(recorded, { db: {} as Database, settings: {} as ApiSettings })));
   served = await serve(app.callback());
@@ -123,4 +127,66 @@ test('a method no route serves on a path is one 405 naming the methods that are'
   expect(res.headers.get('allow')).toBe('HEAD, GET');
   expect(res.body).toEqual({ error: MESSAGES.methodNotAllowed });
   expect(received).toEqual([]);
+});
+
+describe('dispatch', () => {
+  const getJob = ROUTES.find((route) => route.operationId === 'getJob')!;
+  const counted = async (route: string, method: string, status: number) => {
+    const line = (await metrics.registry.metrics()).split('\n').find((entry) => entry.startsWith(`http_requests_total{route="${route}",method="${method}",status="${status}"} `));
+    return line === undefined ? 0 : Number(line.split(' ')[1]);
+  };
+
+  test('HEAD is served by the GET route', async () => {
+    const res = await fetch(`${served.url}${pathOf(getJob)}`, { method: 'HEAD', headers: writer });
+    expect(res.status).toBe(204);
+    expect(received.map(({ operationId, input }) => [operationId, input.params])).toEqual([['getJob', { id: JOB_ID }]]);
+  });
+
+  test('a path parameter reaches the handler percent-decoded; a malformed escape is kept as sent, which the schema refuses', async () => {
+    await reach(getJob, '', JOB_ID.replace(/-/g, '%2D'));
+    expect(received.map(({ input }) => input.params)).toEqual([{ id: JOB_ID }]);
+    const malformed = await send(getJob, '', '%E0%A4%A');
+    expect(malformed.status).toBe(404);
+    expect(malformed.body).toEqual(getJob.responses['404']!.example);
+  });
+
+  test('a request is counted under its route as declared, a refusal by its schemas too; a 405 is unmatched', async () => {
+    const before = { ok: await counted(getJob.path, 'GET', 204), refused: await counted(getJob.path, 'GET', 404), other: await counted('unmatched', 'PUT', 405) };
+    await reach(getJob, '');
+    await send(getJob, '', 'not-a-uuid');
+    await call(`${served.url}${pathOf(getJob)}`, { method: 'PUT', headers: writer });
+    expect(await counted(getJob.path, 'GET', 204)).toBe(before.ok + 1);
+    expect(await counted(getJob.path, 'GET', 404)).toBe(before.refused + 1);
+    expect(await counted('unmatched', 'PUT', 405)).toBe(before.other + 1);
+  });
+
+  test('OPTIONS and a method the router does not implement are the 405 too; OPTIONS on an unknown path is a 404', async () => {
+    for (const method of ['OPTIONS', 'PROPFIND']) {
+      const res = await call(`${served.url}/api/v1/jobs`, { method, headers: writer });
+      expect([res.status, res.headers.get('allow'), res.body]).toEqual([405, 'HEAD, GET, POST', { error: MESSAGES.methodNotAllowed }]);
+    }
+    const unknown = await call(`${served.url}/api/v1/nowhere`, { method: 'OPTIONS', headers: writer });
+    expect([unknown.status, unknown.headers.get('allow')]).toEqual([404, null]);
+    expect(received).toEqual([]);
+  });
+
+  test('a path matched only under other methods goes on first: an answer downstream stands, and nothing downstream is the 405', async () => {
+    const app = new Koa();
+    app.use(requestOutcome(createLogger('silent')));
+    app.use(trustGateway({}));
+    app.use(mount(routerOf(recorded.filter((route) => ['getJob', 'createJob'].includes(route.operationId)), { db: {} as Database, settings: {} as ApiSettings })));
+    app.use((ctx, next) => {
+      if (ctx.method !== 'DELETE') return next();
+      ctx.body = { answeredBy: 'downstream' };
+    });
+    const downstream = await serve(app.callback());
+    try {
+      const answered = await fetch(`${downstream.url}${pathOf(getJob)}`, { method: 'DELETE', headers: writer });
+      expect([answered.status, answered.headers.get('allow'), await answered.json()]).toEqual([200, null, { answeredBy: 'downstream' }]);
+      const refused = await fetch(`${downstream.url}/api/v1/jobs`, { method: 'PUT', headers: writer });
+      expect([refused.status, refused.headers.get('allow'), await refused.json()]).toEqual([405, 'POST', { error: MESSAGES.methodNotAllowed }]);
+    } finally {
+      await downstream.close();
+    }
+  });
 });
