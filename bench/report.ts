@@ -332,7 +332,7 @@ export function targets(run: RunResult): string[] {
       // No worse: the CPU ratio (before's µs over ours) short of 1 by less than the spread a stable row may have.
       say(
         row && row.cpu >= 1 - run.options.spread / 100,
-        `E CPU per create no worse than before's (within the ${run.options.spread}% spread) at ${size}: service ${fixed(ours?.chainCpu)} µs, before ${fixed(theirs?.chainCpu)} µs (CPU ${fixed(row?.cpu, 2)}x)`,
+        `E CPU per create no worse than before's (within the ${run.options.spread}% spread) at ${size}: CPU ${fixed(row?.cpu, 2)}x over its last ${WINDOW} rounds (service ${fixed(ours?.chainCpu)} µs, before ${fixed(theirs?.chainCpu)} µs a create, medians of every round)`,
         undecided(beforeE, 'service', row, run.options.spread),
       );
     }

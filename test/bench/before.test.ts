@@ -139,9 +139,9 @@ describe('the report with --before', () => {
 
   test("E's CPU per create is held to the before service's: no worse within the run's spread", () => {
     const line = (cpu: number) => targets(run(cpu)).find((t) => t.includes('than before'));
-    expect(line(250)).toBe("- met: E CPU per create no worse than before's (within the 5% spread) at 10000: service 250 µs, before 250 µs (CPU 1.00x)");
-    expect(line(260)).toBe("- met: E CPU per create no worse than before's (within the 5% spread) at 10000: service 260 µs, before 250 µs (CPU 0.96x)");
-    expect(line(280)).toBe("- NOT met: E CPU per create no worse than before's (within the 5% spread) at 10000: service 280 µs, before 250 µs (CPU 0.89x)");
+    expect(line(250)).toBe("- met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 1.00x over its last 3 rounds (service 250 µs, before 250 µs a create, medians of every round)");
+    expect(line(260)).toBe("- met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 0.96x over its last 3 rounds (service 260 µs, before 250 µs a create, medians of every round)");
+    expect(line(280)).toBe("- NOT met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 0.89x over its last 3 rounds (service 280 µs, before 250 µs a create, medians of every round)");
     // The baseline targets read the baseline rows, whichever comes first.
     expect(targets(run(250))[0]).toBe('- met: D get by id >= 0.9x baseline at 10000: 0.95x (CPU 0.96x)');
   });
