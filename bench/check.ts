@@ -55,13 +55,13 @@ function withoutNewIdentity(text: string): string {
   }
 }
 
-function describeDifference(service: Answer, baseline: Answer): string {
-  if (service.status !== baseline.status) return `MISMATCH: service answered ${service.status}, baseline ${baseline.status}`;
-  if (service.text === baseline.text && service.etag !== baseline.etag) return `MISMATCH: ETag ${service.etag ?? 'none'} from the service, ${baseline.etag ?? 'none'} from the baseline`;
+function describeDifference(service: Answer, baseline: Answer, other = 'baseline', word = 'MISMATCH'): string {
+  if (service.status !== baseline.status) return `${word}: service answered ${service.status}, ${other} ${baseline.status}`;
+  if (service.text === baseline.text && service.etag !== baseline.etag) return `${word}: ETag ${service.etag ?? 'none'} from the service, ${baseline.etag ?? 'none'} from the ${other}`;
   let at = 0;
   while (at < service.text.length && service.text[at] === baseline.text[at]) at++;
   const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 40), at + 40));
-  return `MISMATCH at byte ${at} (service ${service.text.length} bytes, baseline ${baseline.text.length}): service ${around(service.text)} baseline ${around(baseline.text)}`;
+  return `${word} at byte ${at} (service ${service.text.length} bytes, ${other} ${baseline.text.length}): service ${around(service.text)} ${other} ${around(baseline.text)}`;
 }
 
 /** The statements the service's own code sends for a scenario, captured through drizzle's logger. */
@@ -123,4 +123,22 @@ export async function checkScenario(
     sql = `not checked (${(error as Error).message})`;
   }
   return { body, sql, ms };
+}
+
+/**
+ * --before: the before checkout's service asked what this one is asked. Another commit may answer
+ * differently (its own signing key, fields it lacks), so a difference is recorded, not a fault;
+ * a refusal (an older commit without the scenario's filter) makes its row not applicable.
+ */
+export async function checkBefore(scenario: Scenario, service: Server, before: Server, gatewaySecret: string): Promise<ScenarioCheck | { unavailable: string }> {
+  const path = samplePath(scenario);
+  const fromService = await ask(service, scenario, path, gatewaySecret);
+  const fromBefore = await ask(before, scenario, path, gatewaySecret);
+  const ms = Math.max(fromService.ms, fromBefore.ms);
+  if (fromBefore.status >= 300 && fromService.status < 300) return { unavailable: `not applicable: the before service answers ${fromBefore.status} ${fromBefore.text.slice(0, 160)}` };
+  const same =
+    fromService.status === fromBefore.status &&
+    (scenario.method === 'POST' ? withoutNewIdentity(fromService.text) === withoutNewIdentity(fromBefore.text) : fromService.text === fromBefore.text && fromService.etag === fromBefore.etag);
+  const body = same ? 'identical' : describeDifference(fromService, fromBefore, 'before', 'differs from the before service');
+  return { body, sql: "not checked (the before checkout's own code)", ms };
 }

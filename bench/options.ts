@@ -2,8 +2,10 @@
  * npm run bench's command line: what it takes, its defaults, and the one-line message a wrong
  * argument gets.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ALL_SCENARIOS, type ScenarioKey } from './scenarios';
+import { ALL_SCENARIOS, BEFORE_SCENARIOS, type ScenarioKey } from './scenarios';
 
 export interface Options {
   sizes: number[];
@@ -37,6 +39,8 @@ export interface Options {
   serverUrl: string;
   /** The node binary the service and the baseline run on (--node; default: the one running the bench). */
   node: string;
+  /** A built checkout of another commit (--before): its service is each data-layer scenario's second reference; '' for none. */
+  before: string;
   argv: string;
 }
 
@@ -61,11 +65,13 @@ const FLAGS = {
   'no-docs': { type: 'boolean' },
   note: { type: 'string' },
   node: { type: 'string' },
+  before: { type: 'string' },
 } as const;
 
 export const USAGE =
   'npm run bench -- [--sizes 10000,100000] [--scenarios A,D,...] [--rounds 3] [--max-rounds 10] [--spread 5] [--duration 5] [--warmup 10] ' +
-  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--in-turn] [--no-docs] [--note text] [--node /path/to/bin/node]';
+  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--in-turn] [--no-docs] [--note text] [--node /path/to/bin/node] ' +
+  '[--before /path/to/another/checkout (built with npx tsc -b tsconfig.build.json, node_modules present): D, E, A, B, G and H also measure this service against that one, on a copy of the same jobs migrated by its own migrations]';
 
 /** An argument as a shell would need it quoted, so the recorded command line can be pasted back. */
 const quoted = (arg: string) => (/^[\w.,=:/'-]+$/.test(arg) && !arg.includes("'") ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
@@ -93,6 +99,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     note: env.BENCH_NOTE ?? '',
     serverUrl: env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
     node: process.execPath,
+    before: '',
     argv: argv.map(quoted).join(' '),
   };
   const whole = (name: string, value: string | undefined, min: number) => {
@@ -137,6 +144,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (parsed.node !== undefined) {
     if (!parsed.node.trim()) throw new Error('--node takes the path of a node binary (e.g. "$(bash scripts/node-runtime.sh)")');
     options.node = parsed.node;
+  }
+  if (parsed.before !== undefined) {
+    const dir = path.resolve(parsed.before);
+    if (!parsed.before.trim() || !existsSync(path.join(dir, 'dist/service/server.js'))) {
+      throw new Error(`--before takes a checkout built with npx tsc -b tsconfig.build.json (no dist/service/server.js in "${dir}")`);
+    }
+    if (!options.scenarios.some((key) => BEFORE_SCENARIOS.includes(key))) throw new Error(`--before compares ${BEFORE_SCENARIOS.join(', ')}: --scenarios names none of them`);
+    options.before = dir;
   }
   return options;
 }

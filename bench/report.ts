@@ -5,9 +5,10 @@
  * bench/results/ and docs/performance.md's latest section, never anything else.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { checkoutLine, type BeforeCheckout } from './before';
 import type { ScenarioCheck } from './check';
 import type { Measurement } from './measure';
-import type { Comparison, ScenarioKey, Target } from './scenarios';
+import { BEFORE_SCENARIOS, type Comparison, type ScenarioKey, type Target } from './scenarios';
 import { serviceNodeFlags } from './servers';
 import { DISAGREEMENT, median, settle, WINDOW, type RoundRatio, type Settled } from './stability';
 import { syncRatios, type SyncRun } from './sync';
@@ -41,7 +42,10 @@ export interface RunResult {
   minutes: number;
   machine: Record<string, string | number>;
   options: Record<string, unknown> & { spread: number; rounds: number; maxRounds: number; duration: number; connections: number; warmup: number; pool: number };
-  tables: Array<{ size: number; rows: number; seededSeconds: number }>;
+  /** --before: the checkout whose service the data-layer scenarios also compare with (absent without it). */
+  before?: BeforeCheckout;
+  /** before: its database's copy of the table (--before only). */
+  tables: Array<{ size: number; rows: number; seededSeconds: number; before?: { rows: number; seededSeconds: number } }>;
   scenarios: ScenarioResult[];
   syncs: SyncResult[];
   /** W, webhook delivery (absent in runs from before it existed). */
@@ -148,6 +152,7 @@ const LABELS: Record<Target, string> = {
   'kong-bare': 'Kong, no plugin',
   'kong-key-auth': "Kong's key-auth + acl",
   'kong-ours': 'Kong, our configuration (Redis)',
+  before: 'before',
 };
 
 function nonSuccess(s: Summary): string {
@@ -196,14 +201,15 @@ const HEADER = [
 
 export function markdownTable(run: RunResult): string {
   const lines: string[] = [];
-  for (const { size, rows, seededSeconds } of run.tables) {
-    lines.push('', `**${size.toLocaleString('en-US')} jobs** (${rows.toLocaleString('en-US')} rows${seededSeconds ? `, seeded in ${seededSeconds.toFixed(0)} s` : ''})`);
+  for (const { size, rows, seededSeconds, before } of run.tables) {
+    const copy = before ? `; before's database ${before.rows.toLocaleString('en-US')} rows, migrated and copied in ${before.seededSeconds.toFixed(0)} s` : '';
+    lines.push('', `**${size.toLocaleString('en-US')} jobs** (${rows.toLocaleString('en-US')} rows${seededSeconds ? `, seeded in ${seededSeconds.toFixed(0)} s` : ''}${copy})`);
     // A run of W alone has no wrk rows: no empty table.
     if (run.scenarios.some((r) => r.size === size)) lines.push('', ...HEADER);
     for (const result of run.scenarios.filter((r) => r.size === size)) {
       const label = `${result.key} ${result.title}`;
       if (result.unavailable) {
-        lines.push(`| ${label} | n/a | | | | | | | | | | ${result.unavailable} |`);
+        lines.push(`| ${label}${result.comparison.reference === 'before' ? ': service vs before' : ''} | n/a | | | | | | | | | | ${result.unavailable} |`);
         continue;
       }
       const reference = summarise(result, result.comparison.reference);
@@ -260,8 +266,9 @@ function syncTable(syncs: SyncResult[]): string[] {
   return lines;
 }
 
-function find(results: ScenarioResult[], size: number, key: ScenarioKey) {
-  return results.find((r) => r.size === size && r.key === key);
+/** A scenario's result; with --before, the row against its own reference, not the before twin. */
+function find(results: ScenarioResult[], size: number, key: ScenarioKey, reference?: Target) {
+  return results.find((r) => r.size === size && r.key === key && (reference ? r.comparison.reference === reference : r.comparison.reference !== 'before'));
 }
 
 /** Why a row's figure cannot decide a target: unstable, its two readings apart, or a busy machine. */
@@ -318,6 +325,17 @@ export function targets(run: RunResult): string[] {
     if (ran(size, 'E')) say(e && e.throughput >= 0.85, `E create >= 0.85x baseline at ${size}: ${fixed(e?.throughput, 2)}x (CPU ${fixed(e?.cpu, 2)}x)`, flagOf(size, 'E', 'service'));
     const f = ratioOf(size, 'F-D', 'gateway');
     if (ran(size, 'F-D')) say(f && f.throughput >= 0.85, `F-D the local gateway >= 0.85x direct at ${size}: ${fixed(f?.throughput, 2)}x`, flagOf(size, 'F-D', 'gateway'));
+    const beforeE = find(run.scenarios, size, 'E', 'before');
+    if (beforeE && !beforeE.unavailable) {
+      const row = settled(beforeE, 'service', run.options.spread);
+      const [ours, theirs] = [summarise(beforeE, 'service'), summarise(beforeE, 'before')];
+      // No worse: the CPU ratio (before's µs over ours) short of 1 by less than the spread a stable row may have.
+      say(
+        row && row.cpu >= 1 - run.options.spread / 100,
+        `E CPU per create no worse than before's (within the ${run.options.spread}% spread) at ${size}: CPU ${fixed(row?.cpu, 2)}x over its last ${WINDOW} rounds (service ${fixed(ours?.chainCpu)} µs, before ${fixed(theirs?.chainCpu)} µs a create, medians of every round)`,
+        undecided(beforeE, 'service', row, run.options.spread),
+      );
+    }
     const o = find(run.scenarios, size, 'O');
     const overload = ratioOf(size, 'O', 'service');
     const refused = o && summarise(o, 'service')?.statuses['503'];
@@ -389,6 +407,12 @@ export function markdownReport(run: RunResult): string {
   return [
     `Run ${run.startedAt} (${run.minutes.toFixed(1)} min), \`npm run bench -- ${String(o.argv ?? '')}\`.`,
     `Machine: ${machine}.`,
+    ...(run.before
+      ? [
+          `Before (--before): ${checkoutLine(run.before)}; its service from its own dist with its own Dockerfile's flags, on jobs_bench_<size>_before, migrated by its own start-up and holding a copy of the same jobs; ` +
+            `the "service vs before" rows of ${BEFORE_SCENARIOS.join(', ')} are measured as the pairs are.`,
+        ]
+      : []),
     `Rounds of ${o.duration} s after a ${o.warmup} s warm-up, ${o.connections} connections a target (O: ${String(o.overloadConnections)}), wrk with ${String(o.threads)} thread(s) a target; ` +
       `${o.inTurn ? 'every target measured in turn (--in-turn)' : 'where each side is one process, subject and reference measured at once, both on one core, wrk on the others; otherwise in turn'}; ` +
       `each scenario runs at least ${o.rounds} and at most ${o.maxRounds} rounds, until the last 3 agree within ${o.spread}% both ways. ` +

@@ -8,6 +8,14 @@
  * (bench/stability.ts). The full sync (S) runs on the largest table. Prints every measurement,
  * writes bench/results/<time>.json and .md and docs/performance.md's latest section. It asserts
  * nothing; how to read it: docs/performance.md.
+ *
+ * Before and after in one run: --before <dir>, another checkout of this repository built there
+ * (npx tsc -b tsconfig.build.json, node_modules present), any commit or a worktree with changes.
+ * Its service runs from its own dist on jobs_bench_<size>_before, which its own start-up migrates
+ * and which gets a copy of the same jobs (bench/before.ts); D, E, A, B, G and H then each get a
+ * "service vs before" row, measured as the pairs are, and the header records its commit. E.g.
+ *   git worktree add /work/before-<commit> <commit> && ln -s "$PWD/node_modules" /work/before-<commit>/ &&
+ *   (cd /work/before-<commit> && npx tsc -b tsconfig.build.json) && npm run bench -- --scenarios D,E,A,B,G,H --before /work/before-<commit>
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -17,14 +25,15 @@ import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
-import { checkScenario } from './check';
+import { checkBefore, checkScenario } from './check';
+import { checkoutLine, describeCheckout, prepareBeforeTable } from './before';
 import { measure, measureTogether, type Endpoint, type Measurement } from './measure';
 import { parseOptions, USAGE, type Options } from './options';
 import { databasePid, pin } from './proc';
 import { markdownReport, markdownTable, settled, targets, writeLatest, type RunResult, type ScenarioResult } from './report';
 import { kongUnavailable, startKong } from './kong';
 import { linkUnavailable, openLink, type Link } from './link';
-import { BENCH_WRITER_ID, CREATE_BODY, DEMO_READER, DEMO_READER_KEY, headersFor, headersForTarget, scenariosFor, subscriberHeaders, type Scenario, type Target } from './scenarios';
+import { BENCH_WRITER_ID, CREATE_BODY, DEMO_READER, DEMO_READER_KEY, headersFor, headersForTarget, scenariosFor, subscriberHeaders, withBefore, type Scenario, type Target } from './scenarios';
 import { ROOT, startBareProxy, startBaseline, startDispatcherProcess, startGateway, startService, type Server } from './servers';
 import { compareSyncs, syncRatios, type SyncRun } from './sync';
 import { prepareTable } from './tables';
@@ -39,13 +48,13 @@ const UNBOUNDED_QUEUE = '10000';
 
 const log = (line: string) => console.log(line);
 
-/** Waits until no statement of another session is running on the bench database (abandoned requests finish). */
-async function quiet(admin: mysql.Connection, database: string): Promise<void> {
+/** Waits until no statement of another session is running on the bench databases (abandoned requests finish). */
+async function quiet(admin: mysql.Connection, databases: string[]): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     const [[row]] = await admin.query<mysql.RowDataPacket[]>(
-      "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE db = ? AND command = 'Query' AND id <> CONNECTION_ID()",
-      [database],
+      "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE db IN (?) AND command = 'Query' AND id <> CONNECTION_ID()",
+      [databases],
     );
     if (Number(row!.n) === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -66,12 +75,20 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
   const table = await prepareTable(options.serverUrl, size, { reseed: options.reseed, log });
   run.tables.push({ size, rows: table.rows, seededSeconds: table.seededSeconds });
   const database = new URL(table.url).pathname.slice(1);
+  const wants = (...keys: string[]) => options.scenarios.some((key) => keys.includes(key));
+  // On a shared core V8's parallel GC helpers wait for the other server's slice while the main thread waits for them.
+  const nodeFlags = options.inTurn ? [] : ['--single-threaded-gc'];
+  const startBefore = (url: string) => startService(url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, name: 'before', nodeFlags, node: options.node, root: options.before });
+  const beforeTable = options.before ? await prepareBeforeTable(table, size, startBefore, log) : undefined;
+  if (beforeTable) run.tables.at(-1)!.before = { rows: beforeTable.rows, seededSeconds: beforeTable.seededSeconds };
+  const databases = [database, ...(beforeTable ? [new URL(beforeTable.url).pathname.slice(1)] : [])];
   await admin.query(`USE \`${database}\``);
   const createdFrom = Buffer.alloc(16);
   createdFrom.writeUIntBE(new Date(run.startedAt).getTime(), 0, 6);
   // Creates are removed after each timed run: every id from this run on is younger than the start.
-  const removeCreates = () => admin.query('DELETE FROM jobs WHERE id >= ? AND created_by_consumer = ?', [createdFrom, BENCH_WRITER_ID]);
-  const wants = (...keys: string[]) => options.scenarios.some((key) => keys.includes(key));
+  const removeCreates = async () => {
+    for (const db of databases) await admin.query(`DELETE FROM \`${db}\`.jobs WHERE id >= ? AND created_by_consumer = ?`, [createdFrom, BENCH_WRITER_ID]);
+  };
 
   const servers: Server[] = [];
   const started = async (server: Promise<Server>) => {
@@ -88,12 +105,11 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     }
     // The sync client across the link reaches the gateways at this host's end of it.
     const gatewayHost = link ? '0.0.0.0' : undefined;
-    // On a shared core V8's parallel GC helpers wait for the other server's slice while the main thread waits for them.
-    const nodeFlags = options.inTurn ? [] : ['--single-threaded-gc'];
     // W's receivers listen on loopback: allowed by name, as npm start allows them (http, 127.0.0.1 only).
     const webhookEnv = { WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1' };
     const service = await started(startService(table.url, { poolSize: options.pool, gatewaySecret: GATEWAY_SECRET, nodeFlags, node: options.node, env: wants('W') ? webhookEnv : {} }));
     const baseline = await started(startBaseline(table.url, { poolSize: options.pool, nodeFlags, node: options.node }));
+    const before = beforeTable ? await started(startBefore(beforeTable.url)) : undefined;
     const gateway = wants('F-A', 'F-D', 'S') ? await started(startGateway(service, { gatewaySecret: GATEWAY_SECRET, apiKey: DEMO_READER_KEY, host: gatewayHost })) : undefined;
     // F's floor: what the cheapest proxy process costs on this machine (bench/bare-proxy.ts).
     const proxy = wants('F-A', 'F-D')
@@ -106,6 +122,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     const endpoints = new Map<Target, Endpoint>();
     endpoints.set('service', { target: 'service', server: service, chain: [service] });
     endpoints.set('baseline', { target: 'baseline', server: baseline, chain: [baseline] });
+    if (before) endpoints.set('before', { target: 'before', server: before, chain: [before] });
     if (gateway) endpoints.set('gateway', { target: 'gateway', server: gateway, chain: [gateway, service] });
     if (proxy) endpoints.set('proxy', { target: 'proxy', server: proxy, chain: [proxy, service] });
     if (wants('N', 'N-A')) {
@@ -127,7 +144,8 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
         endpoints.set(target, { target, server: kong, chain: [kong, service] });
       }
     }
-    const scenarios = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios, { overloadConnections: options.overloadConnections, kongUnavailable: noKong });
+    const asked = await scenariosFor(admin, service.url, GATEWAY_SECRET, options.scenarios, { overloadConnections: options.overloadConnections, kongUnavailable: noKong });
+    const scenarios = before ? withBefore(asked) : asked;
     const results = new Map<Scenario, ScenarioResult>();
     const slow = new Set<Scenario>();
     // One request's time, unloaded (from the check): slower scenarios get longer windows.
@@ -146,6 +164,16 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
         latency.set(scenario, result.check.ms);
         if (result.check.ms > SLOW_MS) slow.add(scenario);
         log(`${scenario.key.padEnd(4)} ${scenario.title}: response ${result.check.body}; SQL ${result.check.sql}${slow.has(scenario) ? `; ${result.check.ms.toFixed(0)} ms a request: timed one at a time` : ''}`);
+      } else if (scenario.comparison.reference === 'before' && before) {
+        const check = await checkBefore(scenario, service, before, GATEWAY_SECRET);
+        if (scenario.method === 'POST') await removeCreates();
+        if ('unavailable' in check) {
+          scenario.unavailable = result.unavailable = check.unavailable;
+          log(`${scenario.key.padEnd(4)} vs before n/a: ${check.unavailable}`);
+          continue;
+        }
+        result.check = check;
+        log(`${scenario.key.padEnd(4)} vs before: response ${check.body}`);
       }
     }
     // A proxied scenario follows its direct one's latency (and slow mode).
@@ -190,7 +218,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
       return endpoint;
     };
     const afterWindow = async (scenario: Scenario) => {
-      await quiet(admin, database);
+      await quiet(admin, databases);
       if (scenario.method === 'POST') await removeCreates();
     };
     const measureOne = async (scenario: Scenario, target: Target, round: number, seconds: number): Promise<Measurement> => {
@@ -237,7 +265,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
     for (let round = 1; round <= options.maxRounds; round++) {
       const pending = runnable.filter((scenario) => !done(scenario));
       if (pending.length === 0) break;
-      log(`round ${round} (at least ${options.rounds}, at most ${options.maxRounds}): ${pending.map((s) => s.key).join(', ')}`);
+      log(`round ${round} (at least ${options.rounds}, at most ${options.maxRounds}): ${pending.map((s) => `${s.key}${s.comparison.reference === 'before' ? ' vs before' : ''}`).join(', ')}`);
       for (const scenario of pending) {
         const result = results.get(scenario)!;
         result.rounds = round;
@@ -255,7 +283,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
         const rows = settledOf(scenario);
         log(
           `  ${scenario.key.padEnd(4)} ratio ${scenario.comparison.subjects
-            .map((subject, i) => `${subject}: ${rows[i] ? `${rows[i]!.throughput.toFixed(3)}x throughput / ${rows[i]!.cpu.toFixed(3)}x CPU, spread ${(rows[i]!.spread * 100).toFixed(1)}%` : 'no valid round yet'}`)
+            .map((subject, i) => `${subject} vs ${scenario.comparison.reference}: ${rows[i] ? `${rows[i]!.throughput.toFixed(3)}x throughput / ${rows[i]!.cpu.toFixed(3)}x CPU, spread ${(rows[i]!.spread * 100).toFixed(1)}%` : 'no valid round yet'}`)
             .join('; ')}`,
         );
       }
@@ -278,7 +306,7 @@ async function benchSize(options: Options, size: number, admin: mysql.Connection
         return undefined;
       });
       if (result) (run.webhooks ??= []).push(result);
-      await quiet(admin, database);
+      await quiet(admin, databases);
       await removeCreates();
     }
 
@@ -332,7 +360,9 @@ async function main(): Promise<void> {
     ...(options.note ? { note: options.note } : {}),
   };
   log(`Machine: ${Object.entries(machine).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
-  const run: RunResult = { startedAt: startedAt.toISOString(), finishedAt: '', minutes: 0, machine, options: { ...options }, tables: [], scenarios: [], syncs: [], webhooks: [] };
+  const before = options.before ? describeCheckout(options.before) : undefined;
+  if (before) log(`Before: ${checkoutLine(before)}`);
+  const run: RunResult = { startedAt: startedAt.toISOString(), finishedAt: '', minutes: 0, machine, options: { ...options }, ...(before ? { before } : {}), tables: [], scenarios: [], syncs: [], webhooks: [] };
   try {
     const largest = Math.max(...options.sizes);
     for (const size of options.sizes) await benchSize(options, size, admin, run, size === largest);

@@ -11,15 +11,18 @@ import type { CreateJobBody } from '../service/jobs/contract/create-body';
 
 export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'H', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W'] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
+/** The scenarios that exercise the data layer: with --before, each also compares this service with another checkout's. */
+export const BEFORE_SCENARIOS: readonly ScenarioKey[] = ['D', 'E', 'A', 'B', 'G', 'H'];
 
 /**
  * What a scenario's rows compare, each row one subject against the reference, measured in the
  * same round: direct scenarios the service against the raw baseline; F the local gateway and a
  * bare proxy against the service direct; O the service at its default settings against the same
  * service with an unbounded queue; K real Kong three ways against the service direct; N a service
- * with the Dockerfile's node flags against one with node's defaults, both serving N alone (peak RSS is N's).
+ * with the Dockerfile's node flags against one with node's defaults, both serving N alone (peak RSS is N's);
+ * with --before, the data-layer scenarios also the service against another checkout's service (before).
  */
-export type Target = 'service' | 'baseline' | 'gateway' | 'proxy' | 'service-unbounded' | 'service-flags' | 'service-node-defaults' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
+export type Target = 'before' | 'service' | 'baseline' | 'gateway' | 'proxy' | 'service-unbounded' | 'service-flags' | 'service-node-defaults' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
 
 export interface Comparison {
   subjects: Target[];
@@ -66,7 +69,7 @@ export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';
  * key-auth + acl the gateway secret too (nothing standard in Kong adds it).
  */
 export function headersForTarget(scenario: Pick<Scenario, 'as' | 'method'>, target: Target, gatewaySecret: string): Record<string, string> {
-  const direct = target === 'service' || target === 'baseline' || target === 'service-unbounded' || target === 'service-flags' || target === 'service-node-defaults' || target === 'kong-bare';
+  const direct = target === 'service' || target === 'baseline' || target === 'before' || target === 'service-unbounded' || target === 'service-flags' || target === 'service-node-defaults' || target === 'kong-bare';
   const headers = headersFor({ ...scenario, via: direct ? 'direct' : 'gateway' }, gatewaySecret);
   return target === 'kong-key-auth' ? { ...headers, 'X-Gateway-Secret': gatewaySecret } : headers;
 }
@@ -194,6 +197,18 @@ export async function scenariosFor(
   ];
   // S, the full sync, and W, webhook delivery, are not request mixes: bench/sync.ts and bench/webhooks.ts measure them.
   return all.filter((scenario) => wanted.includes(scenario.key));
+}
+
+/**
+ * The scenarios with, after each data-layer one, its twin comparing the service with the before
+ * checkout's service (same path, ids and body): a row of its own, measured as a pair.
+ */
+export function withBefore(scenarios: Scenario[]): Scenario[] {
+  return scenarios.flatMap((scenario) =>
+    BEFORE_SCENARIOS.includes(scenario.key) && scenario.comparison.reference === 'baseline'
+      ? [scenario, { ...scenario, comparison: { subjects: ['service'], reference: 'before', counts: 'answers' } satisfies Comparison }]
+      : [scenario],
+  );
 }
 
 /** The path of one request of a scenario (get by id: the first sampled id). */

@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 
-export const ROOT = path.resolve(__dirname, '..', '..');
+// The checkout's root from dist/bench/ (npm run bench) and from bench/ (the bench's tests).
+export const ROOT = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
 
 export interface Server {
   name: string;
@@ -62,11 +63,12 @@ async function startNode(
   nodeFlags: string[] = [],
   launcher: string[] = [],
   node: string = process.execPath,
+  root: string = ROOT,
 ): Promise<Server> {
   // A launcher (chrt) execs node in its own process: the pid is node's either way.
-  const argv = [...launcher, node, ...nodeFlags, path.resolve(ROOT, script), ...args];
+  const argv = [...launcher, node, ...nodeFlags, path.resolve(root, script), ...args];
   const child: ChildProcess = spawn(argv[0]!, argv.slice(1), {
-    cwd: ROOT,
+    cwd: root,
     env: { ...process.env, ...env },
     // The service logs to stdout as in production; nothing reads it here.
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -100,8 +102,10 @@ async function startNode(
 
 export async function startService(
   databaseUrl: string,
-  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[]; nodeDefaults?: boolean; node?: string },
+  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[]; nodeDefaults?: boolean; node?: string; root?: string },
 ): Promise<Server> {
+  // Another checkout (--before) runs its own dist with its own Dockerfile's flags.
+  const root = options.root ?? ROOT;
   const port = await freePort();
   return startNode(
     options.name ?? 'service',
@@ -121,9 +125,10 @@ export async function startService(
     `http://127.0.0.1:${port}`,
     { path: '/healthz' },
     // nodeDefaults: V8's own heap sizing, what the Dockerfile's flags are priced against (scenario N).
-    [...(options.nodeDefaults ? [] : serviceNodeFlags()), ...(options.nodeFlags ?? [])],
+    [...(options.nodeDefaults ? [] : serviceNodeFlags(readFileSync(path.join(root, 'Dockerfile'), 'utf8'))), ...(options.nodeFlags ?? [])],
     [],
     options.node,
+    root,
   );
 }
 
