@@ -37,7 +37,7 @@ export interface PoolWatch {
 
 type Method = 'query' | 'execute';
 type Sql = string | QueryOptions;
-type Done = (error: QueryError | null, rows?: unknown, fields?: FieldPacket[]) => void;
+type Result = [never, FieldPacket[]];
 
 /**
  * `pool` as mysql2's promise pool whose statements carry a client-side `timeout` of `clientMs`
@@ -49,14 +49,15 @@ export function boundedPool(pool: CorePool, clientMs: number | undefined, watch:
   const bounded = (sql: Sql): Sql =>
     clientMs === undefined ? sql : typeof sql === 'string' ? { sql, timeout: clientMs } : sql.timeout === undefined ? { ...sql, timeout: clientMs } : sql;
 
-  /** Runs one statement on `connection`; `settle` hears the outcome after the connection was released or dropped. */
-  function send(connection: CoreConnection, method: Method, sql: Sql, values: unknown, release: boolean, settle: Done): void {
-    const done: Done = (error, rows, fields) => {
+  /** Runs one statement on `connection`, then releases it (when `release`) or drops it (when the deadline passed). */
+  function send(connection: CoreConnection, method: Method, sql: Sql, values: unknown, release: boolean, resolve: (result: Result) => void, reject: (error: unknown) => void): void {
+    const done = (error: QueryError | null, rows?: unknown, fields?: FieldPacket[]) => {
       if (error && errorCode(error) === 'PROTOCOL_SEQUENCE_TIMEOUT') {
         connection.destroy();
         watch.dropped(connection);
       } else if (release) connection.release();
-      settle(error, rows, fields);
+      if (error) reject(error);
+      else resolve([rows as never, fields!]);
     };
     const run = connection[method] as (options: Sql, ...rest: unknown[]) => unknown;
     try {
@@ -65,37 +66,28 @@ export function boundedPool(pool: CorePool, clientMs: number | undefined, watch:
     } catch (thrown) {
       // As mysql2's own pool: a statement refused before it is sent (undefined bind values) rejects.
       if (release) connection.release();
-      settle(thrown as QueryError);
+      reject(thrown);
     }
   }
 
-  const promised = (run: (settle: Done) => void) =>
-    new Promise<[never, FieldPacket[]]>((resolve, reject) =>
-      run((error, rows, fields) => (error ? reject(error) : resolve([rows as never, fields as FieldPacket[]]))),
-    );
-
-  function acquire(then: (error: NodeJS.ErrnoException | null, connection: CoreConnection) => void): void {
+  function acquire(reject: (error: unknown) => void, then: (connection: CoreConnection) => void): void {
     watch.waiting++;
     pool.getConnection((error, connection) => {
       watch.waiting--;
-      then(error, connection);
+      if (error) reject(error);
+      else then(connection);
     });
   }
 
   const once = (method: Method) => (sql: Sql, values?: unknown) =>
-    promised((settle) =>
-      acquire((error, connection) => {
-        if (error) settle(error as QueryError);
-        else send(connection, method, sql, values, true, settle);
-      }),
-    );
+    new Promise<Result>((resolve, reject) => acquire(reject, (connection) => send(connection, method, sql, values, true, resolve, reject)));
 
   // Transactions hold one connection for several statements: each of them is bounded the same way.
   const getConnection = () =>
     new Promise<PoolConnection>((resolve, reject) =>
-      acquire((error, connection) => {
-        if (error) return reject(error);
-        const on = (method: Method) => (sql: Sql, values?: unknown) => promised((settle) => send(connection, method, sql, values, false, settle));
+      acquire(reject, (connection) => {
+        const on = (method: Method) => (sql: Sql, values?: unknown) =>
+          new Promise<Result>((done, fail) => send(connection, method, sql, values, false, done, fail));
         resolve(Object.assign(connection.promise(), { query: on('query'), execute: on('execute') }));
       }),
     );
