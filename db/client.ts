@@ -1,7 +1,7 @@
 import { withReplicas } from 'drizzle-orm/mysql-core';
 import { sql } from 'drizzle-orm';
 import { drizzle, type MySql2Database } from 'drizzle-orm/mysql2';
-import mysql, { type PoolConnection as CorePoolConnection } from 'mysql2';
+import mysql, { type PoolConnection as CoreConnection } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
 import { boundedPool, CLIENT_MARGIN_MS, limitSessions, type PoolWatch } from './deadlines';
 import * as schema from './schema';
@@ -64,7 +64,7 @@ export function connectionOptions(url: string, options: PoolOptions = {}): mysql
 }
 
 /** pool.end(), but a connection that does not close within `timeoutMs` is destroyed. */
-async function endWithin(pool: Pool, open: Set<CorePoolConnection>, timeoutMs: number): Promise<void> {
+async function endWithin(pool: Pool, open: Set<CoreConnection>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const ended = await Promise.race([
     pool.end().then(() => true, () => true),
@@ -86,9 +86,9 @@ const statsOf = new WeakMap<Pool, () => PoolStats>();
 export function createDatabase(url: string, options: PoolOptions = {}): DatabaseHandle {
   const core = mysql.createPool(connectionOptions(url, options));
   // The pool's connections as its documented events tell them: opened, handed out, given back, gone.
-  const open = new Set<CorePoolConnection>();
-  const free = new Set<CorePoolConnection>();
-  const gone = (connection: CorePoolConnection) => {
+  const open = new Set<CoreConnection>();
+  const free = new Set<CoreConnection>();
+  const gone = (connection: CoreConnection) => {
     open.delete(connection);
     free.delete(connection);
   };
