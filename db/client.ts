@@ -75,9 +75,10 @@ async function endWithin(pool: Pool, open: Set<CoreConnection>, timeoutMs: numbe
 }
 
 export interface PoolStats {
+  /** Connections established (one still being opened is not yet counted). */
   open: number;
   inUse: number;
-  /** Callers waiting for a connection. */
+  /** Callers waiting for a connection: for a free one, or for one being opened. */
   waiting: number;
 }
 
