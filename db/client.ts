@@ -1,9 +1,9 @@
-import type { Socket } from 'node:net';
 import { withReplicas } from 'drizzle-orm/mysql-core';
 import { sql } from 'drizzle-orm';
 import { drizzle, type MySql2Database } from 'drizzle-orm/mysql2';
-import mysql, { type Pool } from 'mysql2/promise';
-import { withDeadlines } from './deadlines';
+import mysql, { type PoolConnection as CoreConnection } from 'mysql2';
+import type { Pool } from 'mysql2/promise';
+import { boundedPool, CLIENT_MARGIN_MS, limitSessions, type PoolWatch } from './deadlines';
 import * as schema from './schema';
 
 export type Database = MySql2Database<typeof schema>;
@@ -64,49 +64,58 @@ export function connectionOptions(url: string, options: PoolOptions = {}): mysql
 }
 
 /** pool.end(), but a connection that does not close within `timeoutMs` is destroyed. */
-async function endWithin(pool: Pool, sockets: Set<Socket>, timeoutMs: number): Promise<void> {
+async function endWithin(pool: Pool, open: Set<CoreConnection>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const ended = await Promise.race([
     pool.end().then(() => true, () => true),
     new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
   ]);
   clearTimeout(timer);
-  if (!ended) for (const socket of sockets) socket.destroy();
-}
-
-export function createDatabase(url: string, options: PoolOptions = {}): DatabaseHandle {
-  const raw = mysql.createPool(connectionOptions(url, options));
-  const sockets = new Set<Socket>();
-  // A broken idle connection must not crash the process; the pool drops it and the next request opens a new one.
-  raw.on('connection', (connection) => {
-    connection.on('error', () => undefined);
-    const socket = (connection as unknown as { stream: Socket }).stream;
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  const pool = options.queryTimeoutMs ? withDeadlines(raw, options.queryTimeoutMs) : raw;
-  const db = drizzle(pool, { schema, mode: 'default' });
-  return { db, pool, close: (timeoutMs = CLOSE_TIMEOUT_MS) => endWithin(raw, sockets, timeoutMs) };
+  if (!ended) for (const connection of open) connection.destroy();
 }
 
 export interface PoolStats {
+  /** Connections established (one still being opened is not yet counted). */
   open: number;
   inUse: number;
-  /** Callers waiting for a connection. */
+  /** Callers waiting for a connection: for a free one, or for one being opened. */
   waiting: number;
 }
 
-interface PoolInternals {
-  _allConnections: { length: number };
-  _freeConnections: { length: number };
-  _connectionQueue: { length: number };
+const statsOf = new WeakMap<Pool, () => PoolStats>();
+
+export function createDatabase(url: string, options: PoolOptions = {}): DatabaseHandle {
+  const core = mysql.createPool(connectionOptions(url, options));
+  // The pool's connections as its documented events tell them: opened, handed out, given back, gone.
+  const open = new Set<CoreConnection>();
+  const free = new Set<CoreConnection>();
+  const gone = (connection: CoreConnection) => {
+    open.delete(connection);
+    free.delete(connection);
+  };
+  core.on('connection', (connection) => {
+    open.add(connection);
+    // A broken idle connection must not crash the process; the pool drops it and the next request opens a new one.
+    connection.on('error', () => gone(connection));
+    connection.once('end', () => gone(connection));
+  });
+  core.on('acquire', (connection) => free.delete(connection));
+  core.on('release', (connection) => free.add(connection));
+  const watch: PoolWatch = { waiting: 0, dropped: gone };
+
+  const statementMs = options.queryTimeoutMs;
+  if (statementMs) limitSessions(core, statementMs);
+  const pool = boundedPool(core, statementMs ? statementMs + CLIENT_MARGIN_MS : undefined, watch);
+  statsOf.set(pool, () => ({ open: open.size, inUse: open.size - free.size, waiting: watch.waiting }));
+  const db = drizzle(pool, { schema, mode: 'default' });
+  return { db, pool, close: (timeoutMs = CLOSE_TIMEOUT_MS) => endWithin(pool, open, timeoutMs) };
 }
 
-/** The pool's connections and waiters, for metrics (mysql2 keeps them only in its internal fields). */
+/** The connections and waiters of a pool createDatabase made, for metrics. */
 export function poolStats(pool: Pool): PoolStats {
-  const core = (pool as unknown as { pool: PoolInternals }).pool;
-  const open = core._allConnections.length;
-  return { open, inUse: open - core._freeConnections.length, waiting: core._connectionQueue.length };
+  const stats = statsOf.get(pool);
+  if (!stats) throw new Error('poolStats: not a pool of createDatabase');
+  return stats();
 }
 
 /** The database with optional read replicas (DATABASE_READ_URLS). */

@@ -1,134 +1,96 @@
-import type { Socket } from 'node:net';
-import type { Pool, PoolConnection, QueryOptions, RowDataPacket } from 'mysql2/promise';
+import type { FieldPacket, Pool as CorePool, PoolConnection as CoreConnection, QueryError, QueryOptions } from 'mysql2';
+import type { Pool, PoolConnection } from 'mysql2/promise';
 import { errorCode } from './errors';
 
 /** How much longer than the server's own statement limit the client waits before it calls the link dead. */
 export const CLIENT_MARGIN_MS = 1000;
 
-/** The statement that makes the server itself stop a statement after `ms`. */
-export function sessionLimitsSql(serverVersion: string, ms: number): string {
+/**
+ * The statement that makes the server itself stop a statement after `ms`, one for both servers:
+ * MariaDB runs `/*M!` comments and skips MySQL's `/*!50700`..`/*!99999` ones, MySQL does the opposite.
+ */
+export function sessionLimitsSql(ms: number): string {
   const lockSeconds = Math.max(1, Math.ceil(ms / 1000));
-  const locks = `lock_wait_timeout = ${lockSeconds}, innodb_lock_wait_timeout = ${lockSeconds}`;
-  return /mariadb/i.test(serverVersion)
-    ? `SET SESSION max_statement_time = ${(ms / 1000).toFixed(3)}, ${locks}`
-    : `SET SESSION max_execution_time = ${ms}, ${locks}`;
+  return (
+    `SET SESSION lock_wait_timeout = ${lockSeconds}, innodb_lock_wait_timeout = ${lockSeconds}` +
+    ` /*!50708 , max_execution_time = ${ms} */ /*M!100101 , max_statement_time = ${(ms / 1000).toFixed(3)} */`
+  );
 }
 
-/** A connection of mysql2's callback pool, as used here. */
-interface CoreConnection {
-  query(options: QueryOptions, ...rest: unknown[]): void;
-  execute(options: QueryOptions, ...rest: unknown[]): void;
-  release(): void;
-  destroy(): void;
-  stream?: Socket;
+/**
+ * Sets the server's limits on every new connection of `pool` before its first statement: mysql2
+ * emits 'connection' before it hands the connection over, so this statement is queued first.
+ */
+export function limitSessions(pool: CorePool, statementMs: number): void {
+  const limits = sessionLimitsSql(statementMs);
+  pool.on('connection', (connection) => {
+    // A connection without its limits is not reused (the statement queued behind this one still gets its answer).
+    connection.query(limits, (error) => error && connection.destroy());
+  });
 }
 
-interface CorePool {
-  getConnection(callback: (error: unknown, connection: CoreConnection) => void): void;
+/** Counts kept by the pool's own user: callers waiting for a connection, and connections it dropped. */
+export interface PoolWatch {
+  waiting: number;
+  dropped(connection: CoreConnection): void;
 }
-
-/** Closes a connection whose state is unknown (a command still unanswered) instead of reusing it. */
-function discard(connection: CoreConnection): void {
-  connection.destroy(); // out of the pool; mysql2 only half-closes the socket
-  connection.stream?.destroy();
-}
-
-const coreOf = (connection: PoolConnection) => connection.connection as unknown as CoreConnection;
 
 type Method = 'query' | 'execute';
 type Sql = string | QueryOptions;
+type Result = [never, FieldPacket[]];
 
-/** The pool with every query bounded. */
-export function withDeadlines(pool: Pool, statementMs: number): Pool {
-  const clientMs = statementMs + CLIENT_MARGIN_MS;
-  const limited = new WeakSet<object>();
+/**
+ * `pool` as mysql2's promise pool whose statements carry a client-side `timeout` of `clientMs`
+ * (none when undefined): a statement nothing answered in time fails, and its connection, whose
+ * state is unknown, is destroyed instead of reused. Statements go through the callback API: the
+ * promise wrappers capture a stack trace per statement.
+ */
+export function boundedPool(pool: CorePool, clientMs: number | undefined, watch: PoolWatch): Pool {
+  const bounded = (sql: Sql): Sql =>
+    clientMs === undefined ? sql : typeof sql === 'string' ? { sql, timeout: clientMs } : sql.timeout === undefined ? { ...sql, timeout: clientMs } : sql;
 
-  async function run(connection: PoolConnection, method: Method, sql: Sql, values?: unknown): Promise<unknown> {
-    const options = typeof sql === 'string' ? { sql } : sql;
+  /** Runs one statement on `connection`, then releases it (when `release`) or drops it (when the deadline passed). */
+  function send(connection: CoreConnection, method: Method, sql: Sql, values: unknown, release: boolean, resolve: (result: Result) => void, reject: (error: unknown) => void): void {
+    const done = (error: QueryError | null, rows?: unknown, fields?: FieldPacket[]) => {
+      if (error && errorCode(error) === 'PROTOCOL_SEQUENCE_TIMEOUT') {
+        connection.destroy();
+        watch.dropped(connection);
+      } else if (release) connection.release();
+      if (error) reject(error);
+      else resolve([rows as never, fields!]);
+    };
+    const run = connection[method] as (options: Sql, ...rest: unknown[]) => unknown;
     try {
-      return await (connection[method] as (options: QueryOptions, values?: unknown) => Promise<unknown>)(
-        { ...options, timeout: options.timeout ?? clientMs },
-        values,
-      );
-    } catch (error) {
-      if (errorCode(error) === 'PROTOCOL_SEQUENCE_TIMEOUT') discard(coreOf(connection));
-      throw error;
+      if (values === undefined) run.call(connection, bounded(sql), done);
+      else run.call(connection, bounded(sql), values, done);
+    } catch (thrown) {
+      // As mysql2's own pool: a statement refused before it is sent (undefined bind values) rejects.
+      if (release) connection.release();
+      reject(thrown);
     }
   }
 
-  async function acquire(): Promise<PoolConnection> {
-    const connection = await pool.getConnection();
-    if (limited.has(connection.connection)) return connection;
-    try {
-      const [rows] = (await run(connection, 'query', 'SELECT VERSION() AS version')) as [RowDataPacket[]];
-      await run(connection, 'query', sessionLimitsSql(String(rows[0]?.version ?? ''), statementMs));
-    } catch (error) {
-      discard(coreOf(connection));
-      throw error;
-    }
-    limited.add(connection.connection);
-    return connection;
-  }
-
-  const firstUse = (method: Method) => async (sql: Sql, values?: unknown) => {
-    const connection = await acquire();
-    try {
-      return await run(connection, method, sql, values);
-    } finally {
-      connection.release(); // a no-op when run() discarded it
-    }
-  };
-
-  // Through mysql2's callback pool: the promise pool's wrappers cost CPU on every statement.
-  const core = (pool as unknown as { pool: CorePool }).pool;
-  const once = (method: Method) => {
-    const slow = firstUse(method);
-    return (sql: Sql, values?: unknown) =>
-      new Promise<unknown>((resolve, reject) => {
-        core.getConnection((error, connection) => {
-          if (error) return reject(error);
-          if (!limited.has(connection)) {
-            connection.release();
-            return slow(sql, values).then(resolve, reject);
-          }
-          const done = (failure: unknown, rows?: unknown, fields?: unknown) => {
-            if (failure && errorCode(failure) === 'PROTOCOL_SEQUENCE_TIMEOUT') discard(connection);
-            else connection.release();
-            if (failure) reject(failure);
-            else resolve([rows, fields]);
-          };
-          const options = typeof sql === 'string' ? { sql } : sql;
-          const bounded = { ...options, timeout: options.timeout ?? clientMs };
-          try {
-            if (values === undefined) connection[method](bounded, done);
-            else connection[method](bounded, values, done);
-          } catch (thrown) {
-            // As the promise pool: a statement mysql2 refuses before sending (undefined bind values) rejects.
-            connection.release();
-            reject(thrown);
-          }
-        });
-      });
-  };
-
-  // Transactions hold one connection for several queries: each of them is bounded the same way.
-  const getConnection = async () => {
-    const connection = await acquire();
-    return new Proxy(connection, {
-      get(target, property) {
-        if (property === 'query' || property === 'execute') return (sql: Sql, values?: unknown) => run(target, property, sql, values);
-        const value = Reflect.get(target, property, target) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+  function acquire(reject: (error: unknown) => void, then: (connection: CoreConnection) => void): void {
+    watch.waiting++;
+    pool.getConnection((error, connection) => {
+      watch.waiting--;
+      if (error) reject(error);
+      else then(connection);
     });
-  };
+  }
 
-  const overrides: Record<string | symbol, unknown> = { query: once('query'), execute: once('execute'), getConnection };
-  return new Proxy(pool, {
-    get(target, property) {
-      if (Object.hasOwn(overrides, property)) return overrides[property];
-      const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const once = (method: Method) => (sql: Sql, values?: unknown) =>
+    new Promise<Result>((resolve, reject) => acquire(reject, (connection) => send(connection, method, sql, values, true, resolve, reject)));
+
+  // Transactions hold one connection for several statements: each of them is bounded the same way.
+  const getConnection = () =>
+    new Promise<PoolConnection>((resolve, reject) =>
+      acquire(reject, (connection) => {
+        const on = (method: Method) => (sql: Sql, values?: unknown) =>
+          new Promise<Result>((done, fail) => send(connection, method, sql, values, false, done, fail));
+        resolve(Object.assign(connection.promise(), { query: on('query'), execute: on('execute') }));
+      }),
+    );
+
+  return Object.assign(pool.promise(), { query: once('query'), execute: once('execute'), getConnection });
 }
