@@ -1,4 +1,4 @@
-import { and, eq, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { errorCode } from '../errors';
 import { idempotencyKeys } from '../schema';
@@ -63,7 +63,7 @@ async function forgetExpiredKey(db: Database, consumerId: string, key: string): 
 
 /** Deletes up to `batch` expired keys, oldest first (by the expires_at index). */
 export async function deleteExpiredKeys(db: Database, batch = 100): Promise<void> {
-  await db.execute(sql`delete from ${idempotencyKeys} where ${idempotencyKeys.expiresAt} <= ${now} order by ${idempotencyKeys.expiresAt} limit ${sql.raw(String(batch))}`);
+  await db.delete(idempotencyKeys).where(lte(idempotencyKeys.expiresAt, now)).orderBy(asc(idempotencyKeys.expiresAt)).limit(batch);
 }
 
 /** How a keyed write ended: its response (fresh, or the first one's again), or why it did not run. */

@@ -299,7 +299,7 @@ function pageQuery(db: Database, plan: ListPlan, window: PageWindow) {
   } else {
     // Each range's first skip + take in order; the window is then cut from their union (drizzle's unionAll would nest a third one in parentheses).
     const reads = plan.ranges.map((one) => db.select({ pageId, createdAt: jobs.createdAt }).from(jobs, { forceIndex: plan.index }).where(range(one)).orderBy(...order).limit(window.skip + window.take));
-    const union = sql`(${sql.join(reads.map((read) => sql`(${read})`), sql` union all `)}) ${sql.identifier('matches')}`;
+    const union = sql`(${sql.join(reads, sql` union all `)}) ${sql.identifier('matches')}`;
     const [createdAt, id] = [sql.identifier(jobs.createdAt.name), sql.identifier('page_id')];
     ids = db
       .select({ pageId: sql<string>`${id}`.as('page_id') })
