@@ -1,3 +1,4 @@
+import { fillPlaceholders } from 'drizzle-orm';
 import type { MySQLWithReplicas } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
 import type { Database } from './client';
@@ -46,4 +47,32 @@ export function preparedOn<D extends object, P>(build: (db: D) => P): (db: D) =>
     }
     return statement;
   };
+}
+
+/** Shapes kept per database before the oldest are dropped: a bound on what odd queries can make it hold. */
+const SHAPES_KEPT = 1000;
+
+/**
+ * Statements whose text varies with a shape (which filters, how many values, which fields are
+ * null): each is built and prepared by `prepare` once per database and shape, values as `sql.placeholder`s.
+ */
+export function preparedByShape<D extends object, P>(): (db: D, shape: string, prepare: () => P) => P {
+  const byDatabase = new WeakMap<D, Map<string, P>>();
+  return (db, shape, prepare) => {
+    let shapes = byDatabase.get(db);
+    if (!shapes) byDatabase.set(db, (shapes = new Map()));
+    let statement = shapes.get(shape);
+    if (statement === undefined) {
+      if (shapes.size >= SHAPES_KEPT) shapes.delete(shapes.keys().next().value!);
+      statement = prepare();
+      shapes.set(shape, statement);
+    }
+    return statement;
+  };
+}
+
+/** A statement built with placeholders, as the driver takes it with these values: for EXPLAIN and the raw baseline. */
+export function statementOf(query: { toSQL(): Statement }, values: Record<string, unknown>): Statement {
+  const { sql, params } = query.toSQL();
+  return { sql, params: fillPlaceholders(params, values) };
 }

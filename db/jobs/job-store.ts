@@ -1,7 +1,8 @@
 import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
+import type { MySqlInsertValue } from 'drizzle-orm/mysql-core';
 import type { Job, Salary } from '../../domain/job';
 import { jobs, type NewJobRow } from '../schema';
-import { preparedOn, primaryOf, readerOf, type Queryable } from '../sql';
+import { preparedByShape, preparedOn, primaryOf, readerOf, type Queryable } from '../sql';
 import { uuidv7 } from '../../domain/uuid';
 import { publicColumns, toJob } from './job-columns';
 
@@ -40,6 +41,18 @@ export type NewJob = Omit<NewJobRow, 'id' | 'createdAt' | 'createdByConsumer' | 
   salary?: Salary | null;
 };
 
+type Row = Record<string, unknown>;
+
+/** A job's insert per shape (which fields a body sends, which of them null), prepared once per database; null stays SQL's null, not a placeholder the column would encode. */
+const inserts = preparedByShape<Queryable, { execute(values: Row): Promise<unknown> }>();
+function insertOf(db: Queryable, row: Row) {
+  const keys = Object.keys(row).filter((key) => row[key] !== undefined);
+  return inserts(db, keys.map((key) => (row[key] === null ? `${key}=null` : key)).join(), () => {
+    const values = Object.fromEntries(keys.map((key) => [key, row[key] === null ? null : sql.placeholder(key)]));
+    return db.insert(jobs).values(values as MySqlInsertValue<typeof jobs>).prepare();
+  });
+}
+
 /** Creates a job on the primary (or in the transaction `db` is) and reads it back there through the one projection. */
 export async function storeJob(db: Queryable, { salary = null, ...fields }: NewJob, consumerId: string): Promise<Job> {
   const primary = primaryOf(db);
@@ -55,6 +68,6 @@ export async function storeJob(db: Queryable, { salary = null, ...fields }: NewJ
     createdAt: now,
     createdByConsumer: consumerId,
   });
-  await primary.insert(jobs).values(row);
+  await insertOf(primary, row).execute(row);
   return (await readJob(primary, id, consumerId))!;
 }

@@ -1,10 +1,10 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, type MySqlColumn } from 'drizzle-orm/mysql-core';
 import { DEFAULT_STATUSES, type Job } from '../../domain/job';
 import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS, type FilterDeclaration, type FilterName, type ListFilter } from '../../domain/list-filters';
 import type { Database } from '../client';
 import { jobCounts, jobDayCounts, jobs } from '../schema';
-import { primaryOf, readerOf, textOnly, type Statement } from '../sql';
+import { preparedByShape, primaryOf, readerOf, statementOf, textOnly, type Statement } from '../sql';
 import { foldSoon } from './counters';
 import { publicColumns, toJob } from './job-columns';
 
@@ -61,14 +61,29 @@ export interface ListingReads<T> {
 /** Up to `days` days of job_day_counts for `statuses` in listing order (or, `fromEnd`, oldest first), after `past` when given. */
 export type DayReads = (statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) => Promise<DayCount[]>;
 
-/** The listing's statements run by drizzle on `reader`, rows mapped by drizzle. */
+/** The listing's statements, prepared by drizzle once per shape on `reader` and run there, rows mapped by drizzle. */
 export function databaseReads(reader: Database): ListingReads<Job> {
   return {
-    count: async (plan, query) => (plan.counted ? countedOf(await countQuery(reader, query)) : boundedOf(await boundedCountQuery(reader, plan))),
-    page: async (plan, window) => (await pageQuery(reader, plan, window)).map(toJob),
-    days: (statuses, fromEnd, past, days) => dayCountsQuery(reader, statuses, fromEnd, past, days),
+    async count(plan, query) {
+      if (!plan.counted) return boundedOf(await boundedCounts(reader, plan.shape, () => boundedCountQuery(reader, plan).prepare()).execute(boundedValues(plan)));
+      const { shape, values } = countValues(query);
+      return countedOf(await counts(reader, shape, () => countQuery(reader, query).prepare()).execute(values));
+    },
+    async page(plan, window) {
+      const statement = pages(reader, `${plan.shape}|${windowShape(window)}`, () => pageQuery(reader, plan, window).prepare());
+      return (await statement.execute(pageValues(plan, window))).map(toJob);
+    },
+    days(statuses, fromEnd, past, days) {
+      const { shape, values } = dayValues(statuses, fromEnd, past, days);
+      return dayCounts(reader, shape, () => dayCountsQuery(reader, statuses, fromEnd, past).prepare()).execute(values);
+    },
   };
 }
+
+const pages = preparedByShape<Database, ReturnType<ReturnType<typeof pageQuery>['prepare']>>();
+const counts = preparedByShape<Database, ReturnType<ReturnType<typeof countQuery>['prepare']>>();
+const boundedCounts = preparedByShape<Database, ReturnType<ReturnType<typeof boundedCountQuery>['prepare']>>();
+const dayCounts = preparedByShape<Database, ReturnType<ReturnType<typeof dayCountsQuery>['prepare']>>();
 
 /** Runs a statement's text on one database (one replica) and returns its rows as arrays: the raw baseline's driver. */
 export type ReadRows = (statement: Statement) => Promise<unknown[][]>;
@@ -202,6 +217,10 @@ export interface ListPlan {
   checks: SQL[];
   /** Every condition at once, value lists as `in`: what a bounded count reads. */
   matching: SQL;
+  /** The values of the placeholders in ranges, checks and matching. */
+  values: Record<string, unknown>;
+  /** What their text depends on (the lead, each filter and its number of values): plans of one shape share prepared statements. */
+  shape: string;
   /** The total is exact from job_counts: no filter outside it is given. */
   counted: boolean;
   /** For a filter on statuses only (the default listing included): those statuses, whose day counts cover it. */
@@ -222,10 +241,18 @@ function valuesOf({ declared, name }: Narrowing, query: ListFilter): readonly st
   return value;
 }
 
-/** A filter's value as the column stores it: folded (lower) for a text filter. */
-const stored = (narrowing: Narrowing, value: string): unknown => (narrowing.declared.kind === 'text' ? sql`lower(${value})` : value);
-const equals = (column: MySqlColumn, value: unknown) => eq(column, value);
-const among = (column: MySqlColumn, values: readonly unknown[]) => inArray(column, [...values]);
+/** Named placeholders for values, numbered in the order a statement's text names them. */
+function placeholders() {
+  const values: Record<string, unknown> = {};
+  const bind = (value: unknown) => {
+    const name = `v${Object.keys(values).length}`;
+    values[name] = value;
+    return sql.placeholder(name);
+  };
+  return { values, bind };
+}
+
+const among = (column: MySqlColumn, values: readonly SQL.Aliased[] | readonly unknown[]) => inArray(column, [...values]);
 const oneOf = (column: MySqlColumn, values: readonly unknown[]) => (values.length === 1 ? eq(column, values[0]) : among(column, values));
 
 /** The plan for a listing's filters; paging comes later. */
@@ -237,20 +264,32 @@ export function planList(query: ListFilter): ListPlan {
   const leadValues: readonly unknown[] = listed ? [true] : query.status!;
   const used = NARROWING.flatMap((narrowing) => {
     const values = valuesOf(narrowing, query);
-    return values ? [{ narrowing, values: values.map((value) => stored(narrowing, value)) }] : [];
+    return values ? [{ narrowing, values }] : [];
   });
   // The index of the filter that matches fewest jobs; the others are checked on its rows.
   const share = ({ narrowing, values }: (typeof used)[number]) => values.length * narrowing.declared.percentPerValue;
   const chosen = used.reduce<(typeof used)[number] | undefined>((best, next) => (best === undefined || share(next) < share(best) ? next : best), undefined);
-  const checks = used.filter((filter) => filter !== chosen).map(({ narrowing, values }) => oneOf(narrowing.column, values));
+  const others = used.filter((filter) => filter !== chosen);
+
+  const { values, bind } = placeholders();
+  // A filter's value as the column stores it: folded (lower) for a text filter.
+  const stored = ({ narrowing }: (typeof used)[number], value: string) => (narrowing.declared.kind === 'text' ? sql`lower(${bind(value)})` : bind(value));
   const ranges = chosen
-    ? leadValues.flatMap((value) => chosen.values.map((one) => and(equals(leadColumn, value), equals(chosen.narrowing.column, one))!))
-    : leadValues.map((value) => equals(leadColumn, value));
+    ? leadValues.flatMap((value) => chosen.values.map((one) => and(eq(leadColumn, bind(value)), eq(chosen.narrowing.column, stored(chosen, one)))!))
+    : leadValues.map((value) => eq(leadColumn, bind(value)));
+  const checks = others.map((filter) => oneOf(filter.narrowing.column, filter.values.map((value) => stored(filter, value))));
+  const matching = and(
+    oneOf(leadColumn, leadValues.map(bind)),
+    ...(chosen ? [oneOf(chosen.narrowing.column, chosen.values.map((value) => stored(chosen, value)))] : []),
+    ...others.map((filter) => oneOf(filter.narrowing.column, filter.values.map((value) => stored(filter, value)))),
+  )!;
   return {
     index: INDEXES.get(`${lead}:${chosen?.narrowing.name ?? ''}`)!,
     ranges,
     checks,
-    matching: and(oneOf(leadColumn, leadValues), ...(chosen ? [oneOf(chosen.narrowing.column, chosen.values)] : []), ...checks)!,
+    matching,
+    values,
+    shape: [`${lead}${leadValues.length}`, ...used.map(({ narrowing, values }) => `${narrowing.name}${values.length}`)].join(),
     counted: used.every(({ narrowing }) => narrowing.declared.counted),
     ...(used.length === 0 ? { statusesOnly: query.status ?? DEFAULT_STATUSES } : {}),
   };
@@ -276,12 +315,26 @@ export interface PageWindow {
 function windowConditions(window: PageWindow): SQL[] {
   const conditions: SQL[] = [];
   if (window.after) {
-    const { createdAt, id } = window.after;
-    conditions.push(or(lt(jobs.createdAt, createdAt), and(eq(jobs.createdAt, createdAt), lt(jobs.id, id)))!);
+    const [at, id] = [sql.placeholder('afterAt'), sql.placeholder('afterId')];
+    conditions.push(or(lt(jobs.createdAt, at), and(eq(jobs.createdAt, at), lt(jobs.id, id)))!);
   }
-  // `from` is already the driver's text: a plain parameter, not the column's Date.
-  if (window.from !== undefined) conditions.push(window.fromEnd === true ? sql`${jobs.createdAt} >= ${window.from}` : sql`${jobs.createdAt} < ${window.from}`);
+  if (window.from !== undefined) conditions.push(window.fromEnd === true ? gte(jobs.createdAt, sql.placeholder('from')) : lt(jobs.createdAt, sql.placeholder('from')));
   return conditions;
+}
+
+/** What a page statement's text depends on beyond its plan's shape. */
+const windowShape = (window: PageWindow) => [window.after ? 'after' : '', window.from === undefined ? '' : 'from', window.fromEnd === true ? 'fromEnd' : ''].join();
+
+/** The page statement's values: the plan's, then the window's (placeholders are not encoded by their column: the driver's values). */
+function pageValues(plan: ListPlan, window: PageWindow): Record<string, unknown> {
+  return {
+    ...plan.values,
+    ...(window.after ? { afterAt: jobs.createdAt.mapToDriverValue(window.after.createdAt), afterId: jobs.id.mapToDriverValue(window.after.id) } : {}),
+    ...(window.from === undefined ? {} : { from: window.from }),
+    take: window.take,
+    skip: window.skip,
+    reach: window.skip + window.take,
+  };
 }
 
 /**
@@ -293,27 +346,28 @@ function pageQuery(db: Database, plan: ListPlan, window: PageWindow) {
   const within = windowConditions(window);
   const pageId = sql<string>`${jobs.id}`.as('page_id');
   const range = (conditions: SQL) => and(conditions, ...plan.checks, ...within);
+  const [take, skip] = [sql.placeholder('take'), sql.placeholder('skip')];
   let ids;
   if (plan.ranges.length === 1) {
-    ids = db.select({ pageId }).from(jobs, { forceIndex: plan.index }).where(range(plan.ranges[0]!)).orderBy(...order).limit(window.take).offset(window.skip).as('page_ids');
+    ids = db.select({ pageId }).from(jobs, { forceIndex: plan.index }).where(range(plan.ranges[0]!)).orderBy(...order).limit(take).offset(skip).as('page_ids');
   } else {
     // Each range's first skip + take in order; the window is then cut from their union (drizzle's unionAll would nest a third one in parentheses).
-    const reads = plan.ranges.map((one) => db.select({ pageId, createdAt: jobs.createdAt }).from(jobs, { forceIndex: plan.index }).where(range(one)).orderBy(...order).limit(window.skip + window.take));
+    const reads = plan.ranges.map((one) => db.select({ pageId, createdAt: jobs.createdAt }).from(jobs, { forceIndex: plan.index }).where(range(one)).orderBy(...order).limit(sql.placeholder('reach')));
     const union = sql`(${sql.join(reads, sql` union all `)}) ${sql.identifier('matches')}`;
     const [createdAt, id] = [sql.identifier(jobs.createdAt.name), sql.identifier('page_id')];
     ids = db
       .select({ pageId: sql<string>`${id}`.as('page_id') })
       .from(union)
       .orderBy(...(window.fromEnd === true ? [sql`${createdAt}`, sql`${id}`] : [sql`${createdAt} desc`, sql`${id} desc`]))
-      .limit(window.take)
-      .offset(window.skip)
+      .limit(take)
+      .offset(skip)
       .as('page_ids');
   }
   return db.select(publicColumns).from(ids).innerJoin(jobs, eq(jobs.id, ids.pageId));
 }
 
-/** The page statement's text, as drizzle builds it. */
-export const pageStatement = (plan: ListPlan, window: PageWindow): Statement => pageQuery(textOnly, plan, window).toSQL();
+/** The page statement as the driver takes it. */
+export const pageStatement = (plan: ListPlan, window: PageWindow): Statement => statementOf(pageQuery(textOnly, plan, window), pageValues(plan, window));
 
 /** The job_counts column of a counted filter: the same key as its jobs column. */
 function countedColumn(key: string): MySqlColumn {
@@ -325,17 +379,21 @@ function countedColumn(key: string): MySqlColumn {
 /** The counted value filters with their job_counts columns; the counted text filter (department) has rows of its own (by_department). */
 const COUNTED_VALUES = NARROWING.filter(({ declared }) => declared.counted && declared.kind !== 'text').map((narrowing) => ({ ...narrowing, counts: countedColumn(narrowing.declared.column) }));
 
+/** The counted filters' values, in the order countQuery names them; the shape of its text. */
+function countValues(query: ListFilter) {
+  const { values, bind } = placeholders();
+  const department = query.department === undefined ? undefined : bind(query.department);
+  const statuses = (query.status ?? DEFAULT_STATUSES).map(bind);
+  const filters = COUNTED_VALUES.flatMap(({ name, counts }) => {
+    const given = query[name];
+    return given === undefined || typeof given === 'string' ? [] : [{ name, counts, values: given.map(bind) }];
+  });
+  return { values, department, statuses, filters, shape: [department ? 'department' : '', statuses.length, ...filters.map(({ name, values }) => `${name}${values.length}`)].join() };
+}
+
 /** A listing's exact total from job_counts (kept by triggers on `jobs`, migrations 0008 and 0010), for a filter of counted filters only. */
 function countQuery(db: Database, query: ListFilter) {
-  const conditions = [
-    eq(jobCounts.byDepartment, query.department !== undefined),
-    eq(jobCounts.departmentKey, query.department === undefined ? '' : sql`lower(${query.department})`),
-    among(jobCounts.status, query.status ?? DEFAULT_STATUSES),
-  ];
-  for (const { name, counts } of COUNTED_VALUES) {
-    const values = query[name];
-    if (values !== undefined && typeof values !== 'string') conditions.push(among(counts, values));
-  }
+  const { department, statuses, filters } = countValues(query);
   return db
     .select({
       // SUMs of BIGINTs are DECIMALs: the pool reads DECIMALs as numbers (db/client.ts).
@@ -343,33 +401,51 @@ function countQuery(db: Database, query: ListFilter) {
       unfolded: sql<number>`coalesce(sum(${jobCounts.slot} <> 0), 0)`.mapWith(Number),
     })
     .from(jobCounts)
-    .where(and(...conditions));
+    .where(
+      and(
+        eq(jobCounts.byDepartment, department !== undefined),
+        eq(jobCounts.departmentKey, department === undefined ? '' : sql`lower(${department})`),
+        among(jobCounts.status, statuses),
+        ...filters.map(({ counts, values }) => among(counts, values)),
+      ),
+    );
 }
 
-export const countStatement = (query: ListFilter): Statement => countQuery(textOnly, query).toSQL();
+export const countStatement = (query: ListFilter): Statement => statementOf(countQuery(textOnly, query), countValues(query).values);
 
 /** A listing's total counted on its index, up to one past COUNTED_UP_TO: a filter job_counts does not keep. */
 function boundedCountQuery(db: Database, plan: ListPlan) {
-  const matches = db.select({ one: sql`1`.as('one') }).from(jobs, { forceIndex: plan.index }).where(plan.matching).limit(COUNTED_UP_TO + 1).as('matches');
+  const matches = db.select({ one: sql`1`.as('one') }).from(jobs, { forceIndex: plan.index }).where(plan.matching).limit(sql.placeholder('bound')).as('matches');
   return db.select({ n: count() }).from(matches);
 }
 
-export const boundedCountStatement = (plan: ListPlan): Statement => boundedCountQuery(textOnly, plan).toSQL();
+const boundedValues = (plan: ListPlan) => ({ ...plan.values, bound: COUNTED_UP_TO + 1 });
+
+export const boundedCountStatement = (plan: ListPlan): Statement => statementOf(boundedCountQuery(textOnly, plan), boundedValues(plan));
+
+/** The day counts' values in the order dayCountsQuery names them; the shape of its text. */
+function dayValues(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) {
+  const { values, bind } = placeholders();
+  const named = { statuses: statuses.map(bind), past: past === undefined ? undefined : bind(past) };
+  values.days = days;
+  return { ...named, values, shape: [statuses.length, past === undefined ? '' : 'past', fromEnd ? 'fromEnd' : ''].join() };
+}
 
 /** Up to `days` days of job_day_counts in listing order (newest first) or, `fromEnd`, oldest first, after `past` when given. */
-function dayCountsQuery(db: Database, statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) {
+function dayCountsQuery(db: Database, statuses: readonly string[], fromEnd: boolean, past: string | undefined) {
   const { day } = jobDayCounts;
+  const named = dayValues(statuses, fromEnd, past, 0);
   return db
     .select({ day, n: sql<number>`sum(${jobDayCounts.n})`.mapWith(Number) })
     .from(jobDayCounts)
-    .where(and(among(jobDayCounts.status, statuses), past === undefined ? undefined : fromEnd ? gt(day, past) : lt(day, past)))
+    .where(and(among(jobDayCounts.status, named.statuses), named.past === undefined ? undefined : fromEnd ? gt(day, named.past) : lt(day, named.past)))
     .groupBy(day)
     .orderBy(fromEnd ? asc(day) : desc(day))
-    .limit(days);
+    .limit(sql.placeholder('days'));
 }
 
 export const dayCountsStatement = (statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number): Statement =>
-  dayCountsQuery(textOnly, statuses, fromEnd, past, days).toSQL();
+  statementOf(dayCountsQuery(textOnly, statuses, fromEnd, past), dayValues(statuses, fromEnd, past, days).values);
 
 export interface Counted {
   /** The total, or with `exact` false, COUNTED_UP_TO: at least that many. */

@@ -125,7 +125,7 @@ async function entriesPerMatch(filter: string): Promise<number> {
   if (plan.checks.length === 0) return 1;
   let entries = 0;
   for (const range of plan.ranges) {
-    const [row] = await database.db.select({ n: count() }).from(jobs).where(range);
+    const [row] = await database.db.select({ n: count() }).from(jobs).where(range).prepare().execute(plan.values);
     entries += row!.n;
   }
   const { where, params } = matching(filter);

@@ -13,7 +13,7 @@ import { queryReader } from '../../../service/http/validate';
 import { and, sql, type SQL } from 'drizzle-orm';
 import { listJobs, planList, type ListPlan } from '../../../db/jobs/listing';
 import { jobs } from '../../../db/schema';
-import { textOnly } from '../../../db/sql';
+import { statementOf, textOnly } from '../../../db/sql';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { DEFAULT_STATUSES, JOB_TYPES } from '../../../domain/job';
 import type { ListFilter } from '../../../domain/list-filters';
@@ -63,18 +63,18 @@ test.each([
  */
 describe('planList', () => {
   /** A condition of the plan as drizzle writes it, with its values. */
-  const written = (condition: SQL | undefined) => {
-    const { sql: text, params } = textOnly.select({ one: sql`1` }).from(jobs).where(condition).toSQL();
+  const written = (plan: ListPlan, condition: SQL | undefined) => {
+    const { sql: text, params } = statementOf(textOnly.select({ one: sql`1` }).from(jobs).where(condition), plan.values);
     return { sql: text.slice(text.indexOf(' where ') + ' where '.length), params };
   };
   /** Each range of the plan with the checks on its rows, as one read of the page states them. */
-  const reads = (plan: ListPlan) => plan.ranges.map((range) => written(and(range, ...plan.checks)));
+  const reads = (plan: ListPlan) => plan.ranges.map((range) => written(plan, and(range, ...plan.checks)));
 
   test('all six types is the unfiltered listing: one read of the listing index, with day counts for deep pages', () => {
     const plan = planList({ type: [...JOB_TYPES] });
     expect(plan).toMatchObject({ index: 'jobs_listed_idx', checks: [], counted: true, statusesOnly: DEFAULT_STATUSES });
     expect(reads(plan)).toEqual([{ sql: '`jobs`.`listed` = ?', params: [true] }]);
-    expect(written(plan.matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
+    expect(written(plan, plan.matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
   });
 
   test('five of the six types is a type filter: one read of the type index per type', () => {
