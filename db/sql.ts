@@ -76,3 +76,11 @@ export function statementOf(query: { toSQL(): Statement }, values: Record<string
   const { sql, params } = query.toSQL();
   return { sql, params: fillPlaceholders(params, values) };
 }
+
+const texts = preparedByShape<Database, Statement>();
+
+/** A statement's text built once per shape (on textOnly), with this call's values: what the raw baseline runs per request. */
+export function statementText(shape: string, build: () => { toSQL(): Statement }, values: Record<string, unknown>): Statement {
+  const { sql, params } = texts(textOnly, shape, () => build().toSQL());
+  return { sql, params: fillPlaceholders(params, values) };
+}

@@ -4,7 +4,7 @@ import { DEFAULT_STATUSES, type Job } from '../../domain/job';
 import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS, type FilterDeclaration, type FilterName, type ListFilter } from '../../domain/list-filters';
 import type { Database } from '../client';
 import { jobCounts, jobDayCounts, jobs } from '../schema';
-import { preparedByShape, primaryOf, readerOf, statementOf, textOnly, type Statement } from '../sql';
+import { preparedByShape, primaryOf, readerOf, statementText, textOnly, type Statement } from '../sql';
 import { foldSoon } from './counters';
 import { publicColumns, toJob } from './job-columns';
 
@@ -367,7 +367,8 @@ function pageQuery(db: Database, plan: ListPlan, window: PageWindow) {
 }
 
 /** The page statement as the driver takes it. */
-export const pageStatement = (plan: ListPlan, window: PageWindow): Statement => statementOf(pageQuery(textOnly, plan, window), pageValues(plan, window));
+export const pageStatement = (plan: ListPlan, window: PageWindow): Statement =>
+  statementText(`page|${plan.shape}|${windowShape(window)}`, () => pageQuery(textOnly, plan, window), pageValues(plan, window));
 
 /** The job_counts column of a counted filter: the same key as its jobs column. */
 function countedColumn(key: string): MySqlColumn {
@@ -411,7 +412,10 @@ function countQuery(db: Database, query: ListFilter) {
     );
 }
 
-export const countStatement = (query: ListFilter): Statement => statementOf(countQuery(textOnly, query), countValues(query).values);
+export function countStatement(query: ListFilter): Statement {
+  const { shape, values } = countValues(query);
+  return statementText(`count|${shape}`, () => countQuery(textOnly, query), values);
+}
 
 /** A listing's total counted on its index, up to one past COUNTED_UP_TO: a filter job_counts does not keep. */
 function boundedCountQuery(db: Database, plan: ListPlan) {
@@ -421,7 +425,7 @@ function boundedCountQuery(db: Database, plan: ListPlan) {
 
 const boundedValues = (plan: ListPlan) => ({ ...plan.values, bound: COUNTED_UP_TO + 1 });
 
-export const boundedCountStatement = (plan: ListPlan): Statement => statementOf(boundedCountQuery(textOnly, plan), boundedValues(plan));
+export const boundedCountStatement = (plan: ListPlan): Statement => statementText(`bounded|${plan.shape}`, () => boundedCountQuery(textOnly, plan), boundedValues(plan));
 
 /** The day counts' values in the order dayCountsQuery names them; the shape of its text. */
 function dayValues(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) {
@@ -444,8 +448,10 @@ function dayCountsQuery(db: Database, statuses: readonly string[], fromEnd: bool
     .limit(sql.placeholder('days'));
 }
 
-export const dayCountsStatement = (statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number): Statement =>
-  statementOf(dayCountsQuery(textOnly, statuses, fromEnd, past), dayValues(statuses, fromEnd, past, days).values);
+export function dayCountsStatement(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number): Statement {
+  const { shape, values } = dayValues(statuses, fromEnd, past, days);
+  return statementText(`days|${shape}`, () => dayCountsQuery(textOnly, statuses, fromEnd, past), values);
+}
 
 export interface Counted {
   /** The total, or with `exact` false, COUNTED_UP_TO: at least that many. */
