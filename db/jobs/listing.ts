@@ -208,19 +208,25 @@ const INDEXES = (() => {
   return found;
 })();
 
-export interface ListPlan {
-  /** The index every read of the page uses. */
-  index: string;
+/** A plan's conditions, values as placeholders named in ListPlan.values. */
+interface PlanConditions {
   /** One ordered range of the index per lead value x index filter value: its conditions on the index's leading columns. */
   ranges: SQL[];
   /** The other filters' conditions, checked on the rows each range reads. */
   checks: SQL[];
   /** Every condition at once, value lists as `in`: what a bounded count reads. */
   matching: SQL;
-  /** The values of the placeholders in ranges, checks and matching. */
+}
+
+export interface ListPlan {
+  /** The index every read of the page uses. */
+  index: string;
+  /** The values of the conditions' placeholders. */
   values: Record<string, unknown>;
-  /** What their text depends on (the lead, each filter and its number of values): plans of one shape share prepared statements. */
+  /** What the conditions' text depends on (the lead, each filter and its number of values): plans of one shape share prepared statements. */
   shape: string;
+  /** The conditions, built when a statement of this shape is first prepared (and then kept by this plan). */
+  conditions(): PlanConditions;
   /** The total is exact from job_counts: no filter outside it is given. */
   counted: boolean;
   /** For a filter on statuses only (the default listing included): those statuses, whose day counts cover it. */
@@ -241,18 +247,19 @@ function valuesOf({ declared, name }: Narrowing, query: ListFilter): readonly st
   return value;
 }
 
-/** Named placeholders for values, numbered in the order a statement's text names them. */
+/** Named placeholders for values, numbered as they are bound: statements of one shape bind them in one order. */
 function placeholders() {
   const values: Record<string, unknown> = {};
+  let bound = 0;
   const bind = (value: unknown) => {
-    const name = `v${Object.keys(values).length}`;
+    const name = `v${bound++}`;
     values[name] = value;
     return sql.placeholder(name);
   };
   return { values, bind };
 }
 
-const among = (column: MySqlColumn, values: readonly SQL.Aliased[] | readonly unknown[]) => inArray(column, [...values]);
+const among = (column: MySqlColumn, values: readonly unknown[]) => inArray(column, [...values]);
 const oneOf = (column: MySqlColumn, values: readonly unknown[]) => (values.length === 1 ? eq(column, values[0]) : among(column, values));
 
 /** The plan for a listing's filters; paging comes later. */
@@ -262,34 +269,42 @@ export function planList(query: ListFilter): ListPlan {
   const lead: Lead = listed ? 'listed' : 'status';
   const leadColumn = LEADS[lead];
   const leadValues: readonly unknown[] = listed ? [true] : query.status!;
+  // Each value gets its placeholder's name: the lead's `lead0`..., a filter's `type0`...
+  const values: Record<string, unknown> = {};
+  const name = (prefix: string) => (value: unknown, i: number) => {
+    values[`${prefix}${i}`] = value;
+    return `${prefix}${i}`;
+  };
+  const leadNames = leadValues.map(name('lead'));
   const used = NARROWING.flatMap((narrowing) => {
-    const values = valuesOf(narrowing, query);
-    return values ? [{ narrowing, values }] : [];
+    const given = valuesOf(narrowing, query);
+    return given ? [{ narrowing, names: given.map(name(narrowing.name)) }] : [];
   });
   // The index of the filter that matches fewest jobs; the others are checked on its rows.
-  const share = ({ narrowing, values }: (typeof used)[number]) => values.length * narrowing.declared.percentPerValue;
+  const share = ({ narrowing, names }: (typeof used)[number]) => names.length * narrowing.declared.percentPerValue;
   const chosen = used.reduce<(typeof used)[number] | undefined>((best, next) => (best === undefined || share(next) < share(best) ? next : best), undefined);
   const others = used.filter((filter) => filter !== chosen);
 
-  const { values, bind } = placeholders();
-  // A filter's value as the column stores it: folded (lower) for a text filter.
-  const stored = ({ narrowing }: (typeof used)[number], value: string) => (narrowing.declared.kind === 'text' ? sql`lower(${bind(value)})` : bind(value));
-  const ranges = chosen
-    ? leadValues.flatMap((value) => chosen.values.map((one) => and(eq(leadColumn, bind(value)), eq(chosen.narrowing.column, stored(chosen, one)))!))
-    : leadValues.map((value) => eq(leadColumn, bind(value)));
-  const checks = others.map((filter) => oneOf(filter.narrowing.column, filter.values.map((value) => stored(filter, value))));
-  const matching = and(
-    oneOf(leadColumn, leadValues.map(bind)),
-    ...(chosen ? [oneOf(chosen.narrowing.column, chosen.values.map((value) => stored(chosen, value)))] : []),
-    ...others.map((filter) => oneOf(filter.narrowing.column, filter.values.map((value) => stored(filter, value)))),
-  )!;
+  let built: PlanConditions | undefined;
+  const conditions = (): PlanConditions => {
+    // A filter's value as the column stores it: folded (lower) for a text filter.
+    const stored = ({ narrowing }: (typeof used)[number], named: string) =>
+      narrowing.declared.kind === 'text' ? sql`lower(${sql.placeholder(named)})` : sql.placeholder(named);
+    const leads = leadNames.map((named) => sql.placeholder(named));
+    const checks = others.map((filter) => oneOf(filter.narrowing.column, filter.names.map((named) => stored(filter, named))));
+    return {
+      ranges: chosen
+        ? leads.flatMap((value) => chosen.names.map((one) => and(eq(leadColumn, value), eq(chosen.narrowing.column, stored(chosen, one)))!))
+        : leads.map((value) => eq(leadColumn, value)),
+      checks,
+      matching: and(oneOf(leadColumn, leads), ...(chosen ? [oneOf(chosen.narrowing.column, chosen.names.map((named) => stored(chosen, named)))] : []), ...checks)!,
+    };
+  };
   return {
     index: INDEXES.get(`${lead}:${chosen?.narrowing.name ?? ''}`)!,
-    ranges,
-    checks,
-    matching,
     values,
-    shape: [`${lead}${leadValues.length}`, ...used.map(({ narrowing, values }) => `${narrowing.name}${values.length}`)].join(),
+    shape: [`${lead}${leadNames.length}`, ...used.map(({ narrowing, names }) => `${narrowing.name}${names.length}`)].join(),
+    conditions: () => (built ??= conditions()),
     counted: used.every(({ narrowing }) => narrowing.declared.counted),
     ...(used.length === 0 ? { statusesOnly: query.status ?? DEFAULT_STATUSES } : {}),
   };
@@ -344,15 +359,16 @@ function pageValues(plan: ListPlan, window: PageWindow): Record<string, unknown>
 function pageQuery(db: Database, plan: ListPlan, window: PageWindow) {
   const order = listingOrder(window.fromEnd === true);
   const within = windowConditions(window);
+  const { ranges, checks } = plan.conditions();
   const pageId = sql<string>`${jobs.id}`.as('page_id');
-  const range = (conditions: SQL) => and(conditions, ...plan.checks, ...within);
+  const range = (conditions: SQL) => and(conditions, ...checks, ...within);
   const [take, skip] = [sql.placeholder('take'), sql.placeholder('skip')];
   let ids;
-  if (plan.ranges.length === 1) {
-    ids = db.select({ pageId }).from(jobs, { forceIndex: plan.index }).where(range(plan.ranges[0]!)).orderBy(...order).limit(take).offset(skip).as('page_ids');
+  if (ranges.length === 1) {
+    ids = db.select({ pageId }).from(jobs, { forceIndex: plan.index }).where(range(ranges[0]!)).orderBy(...order).limit(take).offset(skip).as('page_ids');
   } else {
     // Each range's first skip + take in order; the window is then cut from their union (drizzle's unionAll would nest a third one in parentheses).
-    const reads = plan.ranges.map((one) => db.select({ pageId, createdAt: jobs.createdAt }).from(jobs, { forceIndex: plan.index }).where(range(one)).orderBy(...order).limit(sql.placeholder('reach')));
+    const reads = ranges.map((one) => db.select({ pageId, createdAt: jobs.createdAt }).from(jobs, { forceIndex: plan.index }).where(range(one)).orderBy(...order).limit(sql.placeholder('reach')));
     const union = sql`(${sql.join(reads, sql` union all `)}) ${sql.identifier('matches')}`;
     const [createdAt, id] = [sql.identifier(jobs.createdAt.name), sql.identifier('page_id')];
     ids = db
@@ -419,7 +435,7 @@ export function countStatement(query: ListFilter): Statement {
 
 /** A listing's total counted on its index, up to one past COUNTED_UP_TO: a filter job_counts does not keep. */
 function boundedCountQuery(db: Database, plan: ListPlan) {
-  const matches = db.select({ one: sql`1`.as('one') }).from(jobs, { forceIndex: plan.index }).where(plan.matching).limit(sql.placeholder('bound')).as('matches');
+  const matches = db.select({ one: sql`1`.as('one') }).from(jobs, { forceIndex: plan.index }).where(plan.conditions().matching).limit(sql.placeholder('bound')).as('matches');
   return db.select({ n: count() }).from(matches);
 }
 

@@ -122,9 +122,9 @@ async function expectedIds(filter: string, skip: number, take: number, after?: {
 /** Index entries per matching job: the jobs the index's ranges hold over the jobs that pass every filter. */
 async function entriesPerMatch(filter: string): Promise<number> {
   const plan = planList(parse(filter));
-  if (plan.checks.length === 0) return 1;
+  if (plan.conditions().checks.length === 0) return 1;
   let entries = 0;
-  for (const range of plan.ranges) {
+  for (const range of plan.conditions().ranges) {
     const [row] = await database.db.select({ n: count() }).from(jobs).where(range).prepare().execute(plan.values);
     entries += row!.n;
   }
@@ -136,8 +136,8 @@ async function entriesPerMatch(filter: string): Promise<number> {
 /** The plan checks of the file's comment, for a statement that skips `skip` and takes `take` per read. */
 async function checkStatement(filter: string, statement: Statement, skip: number, take: number): Promise<void> {
   const plan = planList(parse(filter));
-  const reads = plan.ranges.length;
-  const checked = plan.checks.length > 0;
+  const reads = plan.conditions().ranges.length;
+  const checked = plan.conditions().checks.length > 0;
   const steps = await explain(statement);
   const idReads = steps.filter((step) => step.table === 'jobs' && step.key === plan.index);
   expect(idReads).toHaveLength(reads);
@@ -182,7 +182,7 @@ async function checkPage(filter: string, mode: ListMode, skip: number, take: num
 }
 
 describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_name, filter) => {
-  const reads = planList(parse(filter)).ranges.length;
+  const reads = planList(parse(filter)).conditions().ranges.length;
 
   test.concurrent(`pages 1 and 3 and a cursor page: ${reads} index read(s) in order, rows by primary key, at most ${reads} x (offset + limit) ids sorted`, async () => {
     // A position some way into the filter, for the cursor page.
@@ -272,7 +272,7 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
     const read = steps.find((step) => step.table === 'jobs')!;
     expect(read.key).toBe(plan.index);
     expect(['ref', 'range']).toContain(read.type);
-    if (plan.checks.length === 0) expect(read.Extra).toMatch(/Using index/);
+    if (plan.conditions().checks.length === 0) expect(read.Extra).toMatch(/Using index/);
     // Never more than the bound's worth of matches, however large the table.
     expect(await rowsRead(count!)).toBeLessThanOrEqual((COUNTED_UP_TO + 1) * (await entriesPerMatch(filter)) * 2.4 + 10);
     expect(counted).toMatchObject(actual > COUNTED_UP_TO ? { total: COUNTED_UP_TO, exact: false } : { total: actual, exact: true });

@@ -68,13 +68,14 @@ describe('planList', () => {
     return { sql: text.slice(text.indexOf(' where ') + ' where '.length), params };
   };
   /** Each range of the plan with the checks on its rows, as one read of the page states them. */
-  const reads = (plan: ListPlan) => plan.ranges.map((range) => written(plan, and(range, ...plan.checks)));
+  const reads = (plan: ListPlan) => plan.conditions().ranges.map((range) => written(plan, and(range, ...plan.conditions().checks)));
 
   test('all six types is the unfiltered listing: one read of the listing index, with day counts for deep pages', () => {
     const plan = planList({ type: [...JOB_TYPES] });
-    expect(plan).toMatchObject({ index: 'jobs_listed_idx', checks: [], counted: true, statusesOnly: DEFAULT_STATUSES });
+    expect(plan).toMatchObject({ index: 'jobs_listed_idx', counted: true, statusesOnly: DEFAULT_STATUSES });
+    expect(plan.conditions().checks).toEqual([]);
     expect(reads(plan)).toEqual([{ sql: '`jobs`.`listed` = ?', params: [true] }]);
-    expect(written(plan, plan.matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
+    expect(written(plan, plan.conditions().matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
   });
 
   test('five of the six types is a type filter: one read of the type index per type', () => {
