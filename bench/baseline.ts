@@ -5,7 +5,8 @@
  * no middleware, no drizzle. It serves only what the scenarios ask.
  *
  * The SQL: listings take their statements' text from the service's own builders
- * (db/jobs/listing.ts, statementReads: drizzle's toSQL() of the same selects), so the
+ * (db/jobs/listing.ts, statementReads: drizzle's toSQL() of the same selects, built once per shape;
+ * per request only drizzle's fillPlaceholders puts the values in), so the
  * comparison stays like for like as that SQL improves; a job by id and a create are written out in
  * bench/baseline-sql.ts, and bench/check.ts tells when they drift from the service's.
  *

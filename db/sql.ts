@@ -21,12 +21,12 @@ export const textOnly: Database = drizzle.mock({ schema, mode: 'default' });
 
 const withReplicas = (db: Queryable): db is MySQLWithReplicas<Database> => '$primary' in db;
 
-/** Where reads that must see the latest committed writes go: withReplicas' `$primary` (drizzle's typings), else `db` itself. */
+/** Where reads that must see the latest committed writes go: withReplicas' `$primary` (drizzle's read-replica docs), else `db` itself. */
 export function primaryOf<D extends Queryable>(db: D): D {
   return withReplicas(db) ? (db.$primary as D) : db;
 }
 
-/** Where a read that may lag goes: one of withReplicas' `$replicas` at random, as drizzle's own select picks, else `db` itself. */
+/** Where a read that may lag goes: one of withReplicas' `$replicas` (typed by MySQLWithReplicas) at random, as drizzle's own select picks, else `db` itself. */
 export function readerOf<D extends Queryable>(db: D): D {
   if (!withReplicas(db)) return db;
   const replicas = db.$replicas;
