@@ -4,8 +4,9 @@
  * byte for byte with the contract's ETag (checked before every timed run), with nothing else: no validation, no logging,
  * no middleware, no drizzle. It serves only what the scenarios ask.
  *
- * The SQL: listings take their two statements from the service's own statement builders
- * (db/jobs/listing.ts: plain functions from a filter to SQL text and parameters), so the
+ * The SQL: listings take their statements' text from the service's own builders
+ * (db/jobs/listing.ts, statementReads: drizzle's toSQL() of the same selects, built once per shape;
+ * per request only drizzle's fillPlaceholders puts the values in), so the
  * comparison stays like for like as that SQL improves; a job by id and a create are written out in
  * bench/baseline-sql.ts, and bench/check.ts tells when they drift from the service's.
  *
@@ -16,7 +17,7 @@ import http from 'node:http';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../db/client';
 import { formatUuid, uuidToBuffer, uuidv7 } from '../domain/uuid';
-import { readListing } from '../db/jobs/listing';
+import { readListing, statementReads } from '../db/jobs/listing';
 import { canonicalFilter, LIST_FILTERS, type Filters, type ListFilter } from '../domain/list-filters';
 import { decodeCursor, encodeCursor, filterDigest } from '../service/http/tokens';
 import * as SQL from './baseline-sql';
@@ -69,6 +70,9 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     return rows as Row[];
   }
 
+  // The service's listing statements (drizzle's text of them), run here on the raw pool.
+  const reads = statementReads(run, job);
+
   const inListingOrder = (a: ReturnType<typeof job>, b: ReturnType<typeof job>) =>
     a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt! < b.createdAt! ? 1 : -1;
 
@@ -85,14 +89,14 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     const cursor = params.get('cursor');
     if (cursor === null) {
       const page = Number(params.get('page') ?? 1);
-      const { rows, total } = await readListing(run, filter, limit, { page }, job, inListingOrder);
+      const { rows, total } = await readListing(reads, filter, limit, { page }, inListingOrder);
       return { data: rows, meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
     }
     const digest = filterDigest(canonicalFilter(filter));
     const position = cursor === '' ? null : decodeCursor(signingKey, digest, cursor);
     const page = position?.page ?? 1;
     const after = position && { createdAt: position.createdAt, id: position.id };
-    const { rows: jobs, total, hasMore } = await readListing(run, filter, limit, { after }, job, inListingOrder);
+    const { rows: jobs, total, hasMore } = await readListing(reads, filter, limit, { after }, inListingOrder);
     const last = hasMore ? jobs.at(-1) : undefined;
     const nextCursor = last ? encodeCursor(signingKey, digest, { createdAt: new Date(last.createdAt!), id: last.id, page: page + 1 }) : null;
     return { data: jobs, meta: { total, page, limit, totalPages: Math.ceil(total / limit), nextCursor } };

@@ -1,62 +1,86 @@
 import { fillPlaceholders } from 'drizzle-orm';
-import { QueryBuilder } from 'drizzle-orm/mysql-core';
+import type { MySQLWithReplicas } from 'drizzle-orm/mysql-core';
+import { drizzle } from 'drizzle-orm/mysql2';
 import type { Database } from './client';
+import * as schema from './schema';
 
-/** A statement as the driver takes it: SQL text with `?` placeholders, and their values. */
+/** A statement as the driver takes it: SQL text with `?` placeholders, and their values (what drizzle's `toSQL()` gives). */
 export interface Statement {
   sql: string;
   params: unknown[];
 }
 
-/** A MySQL identifier, quoted: the one place hand-written SQL spells a table or column name. */
-export const quote = (name: string): string => `\`${name.replace(/`/g, '``')}\``;
+/** A transaction of `db.transaction()`: statements written for a Database run in it unchanged. */
+export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
 
-/** Builds statements without a connection: used once per statement shape, at load. */
-export const queryBuilder = new QueryBuilder();
+/** Where statements run: the database (with its replicas, if any) or a transaction on it. */
+export type Queryable = Database | Transaction;
 
-/** A statement built once by drizzle, with the values of its named placeholders filled in per call. */
-export function compile(builder: { toSQL(): Statement }): (values: Record<string, unknown>) => Statement {
-  const { sql: text, params } = builder.toSQL();
-  return (values) => ({ sql: text, params: fillPlaceholders(params, values) });
+/** A database with no connection (drizzle.mock()): statements built on it are only turned into text, for EXPLAIN and the raw baseline. */
+export const textOnly: Database = drizzle.mock({ schema, mode: 'default' });
+
+const withReplicas = (db: Queryable): db is MySQLWithReplicas<Database> => '$primary' in db;
+
+/** Where reads that must see the latest committed writes go: withReplicas' `$primary` (drizzle's read-replica docs), else `db` itself. */
+export function primaryOf<D extends Queryable>(db: D): D {
+  return withReplicas(db) ? (db.$primary as D) : db;
 }
 
-/** drizzle's mysql2 session, as used here: its query() (text SQL, logged), its pool or connection, its logger. */
-interface DriverSession {
-  query(sql: string, params: unknown[]): Promise<[unknown[][], unknown]>;
-  client: { query(options: { sql: string; rowsAsArray: true; dateStrings: true }, params: unknown[]): Promise<[unknown[][], unknown]> };
-  logger: { logQuery(sql: string, params: unknown[]): void };
+/** Where a read that may lag goes: one of withReplicas' `$replicas` (typed by MySQLWithReplicas) at random, as drizzle's own select picks, else `db` itself. */
+export function readerOf<D extends Queryable>(db: D): D {
+  if (!withReplicas(db)) return db;
+  const replicas = db.$replicas;
+  return replicas[Math.floor(Math.random() * replicas.length)] as D;
 }
 
-/** The session of `db`: not part of drizzle's typed surface, hence the check. */
-function sessionOf(db: Database): DriverSession {
-  const session = (db as unknown as { session?: Partial<DriverSession> }).session;
-  if (typeof session?.query !== 'function' || typeof session.client?.query !== 'function' || typeof session.logger?.logQuery !== 'function') {
-    throw new Error('drizzle session without query(): see db/sql.ts');
-  }
-  return session as DriverSession;
+/**
+ * A statement prepared by drizzle (`.prepare()`, with `sql.placeholder`s) once per database it
+ * runs on: a primary, each replica and the text-only database each get their own, on first use.
+ */
+export function preparedOn<D extends object, P>(build: (db: D) => P): (db: D) => P {
+  const prepared = new WeakMap<D, P>();
+  return (db) => {
+    let statement = prepared.get(db);
+    if (statement === undefined) {
+      statement = build(db);
+      prepared.set(db, statement);
+    }
+    return statement;
+  };
 }
 
-/** Where reads that must see the latest committed writes go. */
-export function primaryOf(db: Database): Database {
-  return (db as Database & { $primary?: Database }).$primary ?? db;
+/** Shapes kept per database before the oldest are dropped: a bound on what odd queries can make it hold. */
+const SHAPES_KEPT = 1000;
+
+/**
+ * Statements whose text varies with a shape (which filters, how many values, which fields are
+ * null): each is built and prepared by `prepare` once per database and shape, values as `sql.placeholder`s.
+ */
+export function preparedByShape<D extends object, P>(): (db: D, shape: string, prepare: () => P) => P {
+  const byDatabase = new WeakMap<D, Map<string, P>>();
+  return (db, shape, prepare) => {
+    let shapes = byDatabase.get(db);
+    if (!shapes) byDatabase.set(db, (shapes = new Map()));
+    let statement = shapes.get(shape);
+    if (statement === undefined) {
+      if (shapes.size >= SHAPES_KEPT) shapes.delete(shapes.keys().next().value!);
+      statement = prepare();
+      shapes.set(shape, statement);
+    }
+    return statement;
+  };
 }
 
-/** Where a read that may lag goes: a replica picked at random, as drizzle's select would, else `db` itself. */
-export function readerOf(db: Database): Database {
-  const replicas = (db as { $replicas?: Database[] }).$replicas;
-  return replicas?.length ? replicas[Math.floor(Math.random() * replicas.length)]! : db;
+/** A statement built with placeholders, as the driver takes it with these values: for EXPLAIN and the raw baseline. */
+export function statementOf(query: { toSQL(): Statement }, values: Record<string, unknown>): Statement {
+  const { sql, params } = query.toSQL();
+  return { sql, params: fillPlaceholders(params, values) };
 }
 
-/** Runs a statement on `db` itself (the primary or a transaction): for writes; the rows it matched. */
-export async function runStatement(db: Database, statement: Statement): Promise<number> {
-  const [result] = await sessionOf(db).query(statement.sql, statement.params);
-  return (result as unknown as { affectedRows?: number }).affectedRows ?? 0;
-}
+const texts = preparedByShape<Database, Statement>();
 
-/** Runs a hand-written read where drizzle would run a select (a replica, if any); rows as arrays. */
-export async function readRows(db: Database, statement: Statement): Promise<unknown[][]> {
-  const session = sessionOf(readerOf(db));
-  session.logger.logQuery(statement.sql, statement.params);
-  const [rows] = await session.client.query({ sql: statement.sql, rowsAsArray: true, dateStrings: true }, statement.params);
-  return rows;
+/** A statement's text built once per shape (on textOnly), with this call's values: what the raw baseline runs per request. */
+export function statementText(shape: string, build: () => { toSQL(): Statement }, values: Record<string, unknown>): Statement {
+  const { sql, params } = texts(textOnly, shape, () => build().toSQL());
+  return { sql, params: fillPlaceholders(params, values) };
 }

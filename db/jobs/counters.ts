@@ -1,4 +1,4 @@
-import { and, eq, gt, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, gt, sql } from 'drizzle-orm';
 import type { MySqlColumn, MySqlTable } from 'drizzle-orm/mysql-core';
 import type { Database } from '../client';
 import { jobCounts, jobDayCounts } from '../schema';
@@ -47,11 +47,13 @@ async function foldTable(db: Database, { table, keys, slot, n }: Counters): Prom
         groups.set(id, group);
       }
       const folded = [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, group]) => group);
-      const names = sql.join([...keys, slot, n].map((column) => sql.identifier(column.name)), sql`, `);
-      const values = folded.map(({ key, n: sum }) => sql`(${sql.join([...key, 0, sum].map((value) => sql`${value}`), sql`, `)})`);
-      await tx.execute(
-        sql`insert into ${table} (${names}) values ${sql.join(values, sql`, `)} on duplicate key update ${sql.identifier(n.name)} = ${sql.identifier(n.name)} + values(${sql.identifier(n.name)})`,
-      );
+      // Property keys of the columns, for the insert builder's values.
+      const keyOf = new Map(Object.entries(getTableColumns(table)).map(([key, column]) => [column, key]));
+      const field = (column: MySqlColumn) => keyOf.get(column)!;
+      await tx
+        .insert(table)
+        .values(folded.map(({ key, n: sum }) => Object.fromEntries([...keys.map((column, i) => [field(column), key[i]]), [field(slot), 0], [field(n), sum]])))
+        .onDuplicateKeyUpdate({ set: { [field(n)]: sql`${n} + values(${n})` } });
       for (const row of rows) {
         await tx.delete(table).where(and(...[...keys, slot].map((column) => eq(column, row[column.name]))));
       }

@@ -1,11 +1,8 @@
-import { and, eq, lte, sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/mysql2';
-import type { Pool, PoolConnection } from 'mysql2/promise';
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { errorCode } from '../errors';
-import * as schema from '../schema';
 import { idempotencyKeys } from '../schema';
-import { primaryOf } from '../sql';
+import { primaryOf, type Queryable, type Transaction } from '../sql';
 
 /** How long a key is remembered (Stripe's "at least 24 hours"). */
 export const KEY_RETENTION_HOURS = 24;
@@ -46,61 +43,15 @@ async function findKey(db: Database, consumerId: string, key: string): Promise<K
   };
 }
 
-/** A claimed key: the transaction the keyed request writes through, ended by exactly one of its methods. */
-interface KeyClaim {
-  tx: Database;
-  /** Stores the response with the claim, commits both with whatever the request wrote, and releases the connection. */
-  commit(response: StoredResponse): Promise<void>;
-  /** Undoes the claim and the request's writes, and releases the connection. */
-  rollback(): Promise<void>;
-}
-
-async function rollbackOrDestroy(connection: PoolConnection): Promise<void> {
-  // A connection that cannot even roll back is in an unknown state: close it rather than reuse it.
-  await connection.rollback().catch(() => connection.destroy());
-}
-
-/** Opens a transaction on a connection of its own and claims the key in it. */
-async function claimKey(db: Database, consumerId: string, key: string, requestHash: string): Promise<KeyClaim> {
-  // drizzle keeps its pool as $client (db/client.ts's Database type leaves it out).
-  const connection = await (db as Database & { $client: Pool }).$client.getConnection();
-  const tx = drizzle(connection, { schema, mode: 'default' });
-  try {
-    await connection.beginTransaction();
-    await tx.insert(idempotencyKeys).values({
-      consumerId,
-      idempotencyKey: key,
-      requestHash,
-      createdAt: now,
-      expiresAt: sql`${now} + interval ${sql.raw(String(KEY_RETENTION_HOURS))} hour`,
-    });
-  } catch (error) {
-    await rollbackOrDestroy(connection);
-    connection.release();
-    throw error;
-  }
-  const where = and(eq(idempotencyKeys.consumerId, consumerId), eq(idempotencyKeys.idempotencyKey, key));
-  return {
-    tx,
-    async commit(response) {
-      try {
-        await tx
-          .update(idempotencyKeys)
-          .set({ responseStatus: response.status, responseLocation: response.location, responseBody: response.body })
-          .where(where);
-        await connection.commit();
-      } catch (error) {
-        await rollbackOrDestroy(connection);
-        throw error;
-      } finally {
-        connection.release();
-      }
-    },
-    async rollback() {
-      await rollbackOrDestroy(connection);
-      connection.release();
-    },
-  };
+/** Claims the key in `tx`: its row lock holds every other request with the key until `tx` ends. */
+async function claimKey(tx: Transaction, consumerId: string, key: string, requestHash: string): Promise<void> {
+  await tx.insert(idempotencyKeys).values({
+    consumerId,
+    idempotencyKey: key,
+    requestHash,
+    createdAt: now,
+    expiresAt: sql`${now} + interval ${sql.raw(String(KEY_RETENTION_HOURS))} hour`,
+  });
 }
 
 /** Forgets one consumer's key whose retention is over, so it can be claimed again. */
@@ -112,7 +63,7 @@ async function forgetExpiredKey(db: Database, consumerId: string, key: string): 
 
 /** Deletes up to `batch` expired keys, oldest first (by the expires_at index). */
 export async function deleteExpiredKeys(db: Database, batch = 100): Promise<void> {
-  await db.execute(sql`delete from ${idempotencyKeys} where ${idempotencyKeys.expiresAt} <= ${now} order by ${idempotencyKeys.expiresAt} limit ${sql.raw(String(batch))}`);
+  await db.delete(idempotencyKeys).where(lte(idempotencyKeys.expiresAt, now)).orderBy(asc(idempotencyKeys.expiresAt)).limit(batch);
 }
 
 /** How a keyed write ended: its response (fresh, or the first one's again), or why it did not run. */
@@ -133,17 +84,29 @@ export async function writeOnce(
   consumerId: string,
   key: string,
   requestHash: string,
-  write: (tx: Database) => Promise<StoredResponse>,
+  write: (tx: Queryable) => Promise<StoredResponse>,
 ): Promise<Once> {
   const primary = primaryOf(db);
   const existing = await findKey(primary, consumerId, key);
   if (existing?.live) return answer(existing, requestHash);
   if (existing) await forgetExpiredKey(primary, consumerId, key);
 
-  let claim: KeyClaim;
+  let claimed = false;
+  let response: StoredResponse;
   try {
-    claim = await claimKey(primary, consumerId, key, requestHash);
+    // One transaction holds the claim, the keyed write and its stored response: a failure anywhere rolls back all three.
+    response = await primary.transaction(async (tx) => {
+      await claimKey(tx, consumerId, key, requestHash);
+      claimed = true;
+      const written = await write(tx);
+      await tx
+        .update(idempotencyKeys)
+        .set({ responseStatus: written.status, responseLocation: written.location, responseBody: written.body })
+        .where(and(eq(idempotencyKeys.consumerId, consumerId), eq(idempotencyKeys.idempotencyKey, key)));
+      return written;
+    });
   } catch (error) {
+    if (claimed) throw error;
     const code = errorCode(error);
     if (STILL_RUNNING.has(code)) return { refused: 'in progress' };
     if (code !== 'ER_DUP_ENTRY') throw error;
@@ -151,14 +114,6 @@ export async function writeOnce(
     const winner = await findKey(primary, consumerId, key);
     return winner?.live ? answer(winner, requestHash) : { refused: 'in progress' };
   }
-  let response: StoredResponse;
-  try {
-    response = await write(claim.tx);
-  } catch (error) {
-    await claim.rollback();
-    throw error;
-  }
-  await claim.commit(response);
   // Housekeeping after the answer, not before it: a failure here only postpones the cleanup.
   void deleteExpiredKeys(primary).catch(() => undefined);
   return { response, replayed: false };

@@ -1,14 +1,14 @@
-import { and, Column, eq, getTableColumns, getTableName, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
+import type { MySqlInsertValue } from 'drizzle-orm/mysql-core';
 import type { Job, Salary } from '../../domain/job';
-import type { Database } from '../client';
 import { jobs, type NewJobRow } from '../schema';
-import { compile, primaryOf, queryBuilder, quote, readRows, runStatement, type Statement } from '../sql';
+import { preparedByShape, preparedOn, primaryOf, readerOf, type Queryable } from '../sql';
 import { uuidv7 } from '../../domain/uuid';
-import { publicColumns, rowToJob } from './job-columns';
+import { publicColumns, toJob } from './job-columns';
 
-/** One job as its reader may see it. */
-const byId = compile(
-  queryBuilder
+/** One job as its reader may see it: prepared once per database, the id as the column stores it. */
+const byId = preparedOn((db: Queryable) =>
+  db
     .select(publicColumns)
     .from(jobs)
     .where(
@@ -18,19 +18,22 @@ const byId = compile(
         or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, sql.placeholder('consumer'))),
       ),
     )
-    .limit(1),
+    .limit(1)
+    .prepare(),
 );
 
-function readJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
-  return readRows(db, byId({ id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null })).then(([row]) => row && rowToJob(row));
+async function readJob(db: Queryable, id: string, consumerId: string | undefined): Promise<Job | undefined> {
+  // A placeholder compared with a column is not encoded by drizzle: the id goes as the column's driver value.
+  const [row] = await byId(db).execute({ id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null });
+  return row && toJob(row);
 }
 
 /** One job by id, in any case (its 16 bytes are compared), as `consumerId` may see it. */
-export function findJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
+export function findJob(db: Queryable, id: string, consumerId: string | undefined): Promise<Job | undefined> {
   const primary = primaryOf(db);
   // Without replicas the one read is the answer: no second frame to wait in.
   if (primary === db) return readJob(db, id, consumerId);
-  return readJob(db, id, consumerId).then((job) => job ?? readJob(primary, id, consumerId));
+  return readJob(readerOf(db), id, consumerId).then((job) => job ?? readJob(primary, id, consumerId));
 }
 
 /** A create's fields as the contract has them: the row's own columns, with the salary as one object. */
@@ -38,43 +41,22 @@ export type NewJob = Omit<NewJobRow, 'id' | 'createdAt' | 'createdByConsumer' | 
   salary?: Salary | null;
 };
 
-type NewRow = Record<string, unknown>;
-type Encode = (value: unknown) => unknown;
+type Row = Record<string, unknown>;
 
-const COLUMNS: Record<string, Column> = getTableColumns(jobs);
-
-/** The insert of a row with these columns, built once per shape (the optional fields a body sends vary). */
-const inserts = new Map<string, { sql: string; encoders: (Encode | undefined)[] }>();
-function insertOf(row: NewRow): Statement {
+/** A job's insert per shape (which fields a body sends, which of them null), prepared once per database; null stays SQL's null, not a placeholder the column would encode. */
+const inserts = preparedByShape<Queryable, { execute(values: Row): Promise<unknown> }>();
+function insertOf(db: Queryable, row: Row) {
   const keys = Object.keys(row).filter((key) => row[key] !== undefined);
-  const shape = keys.join();
-  let insert = inserts.get(shape);
-  if (!insert) {
-    const columns = keys.map((key) => {
-      const column = COLUMNS[key];
-      if (!column) throw new Error(`jobs has no column for ${key}`);
-      return column;
-    });
-    insert = {
-      sql: `insert into ${quote(getTableName(jobs))} (${columns.map((column) => quote(column.name)).join(', ')}) values (${columns.map(() => '?').join(', ')})`,
-      // Stryker disable next-line ConditionalExpression: equivalent, the base encoder hands the value back as it is
-      encoders: columns.map((column) => (column.mapToDriverValue === Column.prototype.mapToDriverValue ? undefined : (value) => column.mapToDriverValue(value))),
-    };
-    inserts.set(shape, insert);
-  }
-  const { encoders } = insert;
-  return {
-    sql: insert.sql,
-    params: keys.map((key, i) => {
-      const value = row[key];
-      const encode = encoders[i];
-      return value === null || encode === undefined ? value : encode(value);
-    }),
-  };
+  return inserts(db, keys.map((key) => (row[key] === null ? `${key}=null` : key)).join(), () => {
+    const values = Object.fromEntries(keys.map((key) => [key, row[key] === null ? null : sql.placeholder(key)]));
+    return db.insert(jobs).values(values as MySqlInsertValue<typeof jobs>).prepare();
+  });
 }
 
-/** Stores a new job and returns its id. */
-async function insertJob(db: Database, { salary = null, ...fields }: NewJob, consumerId: string, now = new Date()): Promise<string> {
+/** Creates a job on the primary (or in the transaction `db` is) and reads it back there through the one projection. */
+export async function storeJob(db: Queryable, { salary = null, ...fields }: NewJob, consumerId: string): Promise<Job> {
+  const primary = primaryOf(db);
+  const now = new Date();
   const id = uuidv7(now);
   // Added to the rest object: spreading it into a new literal cost measurably more a create.
   const row: NewJobRow = Object.assign(fields, {
@@ -86,13 +68,6 @@ async function insertJob(db: Database, { salary = null, ...fields }: NewJob, con
     createdAt: now,
     createdByConsumer: consumerId,
   });
-  await runStatement(db, insertOf(row));
-  return id;
-}
-
-/** Creates a job on the primary (or in the transaction `db` is) and reads it back there through the one projection. */
-export async function storeJob(db: Database, fields: NewJob, consumerId: string): Promise<Job> {
-  const primary = primaryOf(db);
-  const id = await insertJob(primary, fields, consumerId);
+  await insertOf(primary, row).execute(row);
   return (await readJob(primary, id, consumerId))!;
 }

@@ -1,12 +1,12 @@
-import { getTableColumns, getTableName } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, type MySqlColumn } from 'drizzle-orm/mysql-core';
 import { DEFAULT_STATUSES, type Job } from '../../domain/job';
 import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS, type FilterDeclaration, type FilterName, type ListFilter } from '../../domain/list-filters';
 import type { Database } from '../client';
 import { jobCounts, jobDayCounts, jobs } from '../schema';
-import { primaryOf, quote, readerOf, readRows, type Statement } from '../sql';
+import { preparedByShape, primaryOf, readerOf, statementText, textOnly, type Statement } from '../sql';
 import { foldSoon } from './counters';
-import { PUBLIC_SELECT_LIST, rowToJob } from './job-columns';
+import { publicColumns, toJob } from './job-columns';
 
 /** A listing page, read with the statements below: the total from job_counts and the page from the filter's index. */
 
@@ -26,15 +26,13 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 export const byListingOrder = (a: Job, b: Job) => compare(b.createdAt, a.createdAt) || compare(b.id, a.id);
 
 /** A listing's total: exact from job_counts, or counted on its index up to COUNTED_UP_TO. */
-export async function countJobs(reader: Database, query: ListFilter): Promise<Counted> {
-  const plan = planList(query);
-  return plan.counted ? countedOf(await readRows(reader, countStatement(query))) : boundedOf(await readRows(reader, boundedCountStatement(plan)));
+export function countJobs(reader: Database, query: ListFilter): Promise<Counted> {
+  return databaseReads(reader).count(planList(query), query);
 }
 
 /** GET /api/v1/jobs's page: its rows in listing order, on one database (one replica). */
 export async function listJobs(db: Database, query: ListFilter & { limit: number; page: number }, mode: ListMode = { page: query.page }): Promise<JobPage> {
-  const reader = readerOf(db);
-  const read = await readListing((statement) => readRows(reader, statement), query, query.limit, mode, rowToJob, byListingOrder);
+  const read = await readListing(databaseReads(readerOf(db)), query, query.limit, mode, byListingOrder);
   // Connection rows were summed: fold them (in the background, on the primary) so totals stay cheap.
   if (read.unfolded > 0) foldSoon(primaryOf(db));
   return { rows: read.rows, total: read.total, hasMore: read.hasMore };
@@ -46,15 +44,70 @@ export interface ListingRead<T> extends Counted {
   hasMore: boolean;
 }
 
+/** One day of job_day_counts for some statuses: its date (YYYY-MM-DD) and their jobs created that day. */
+export interface DayCount {
+  day: string;
+  n: number;
+}
+
+/** The three reads of a listing, on one database (one replica): the statements below, run by drizzle or, for the raw baseline, as text. */
+export interface ListingReads<T> {
+  count(plan: ListPlan, query: ListFilter): Promise<Counted>;
+  /** The window's rows, in no particular order. */
+  page(plan: ListPlan, window: PageWindow): Promise<T[]>;
+  days: DayReads;
+}
+
+/** Up to `days` days of job_day_counts for `statuses` in listing order (or, `fromEnd`, oldest first), after `past` when given. */
+export type DayReads = (statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) => Promise<DayCount[]>;
+
+/** The listing's statements, prepared by drizzle once per shape on `reader` and run there, rows mapped by drizzle. */
+export function databaseReads(reader: Database): ListingReads<Job> {
+  return {
+    async count(plan, query) {
+      if (!plan.counted) return boundedOf(await boundedCounts(reader, plan.shape, () => boundedCountQuery(reader, plan).prepare()).execute(boundedValues(plan)));
+      const { shape, values } = countValues(query);
+      return countedOf(await counts(reader, shape, () => countQuery(reader, query).prepare()).execute(values));
+    },
+    async page(plan, window) {
+      const statement = pages(reader, `${plan.shape}|${windowShape(window)}`, () => pageQuery(reader, plan, window).prepare());
+      return (await statement.execute(pageValues(plan, window))).map(toJob);
+    },
+    days(statuses, fromEnd, past, days) {
+      const { shape, values } = dayValues(statuses, fromEnd, past, days);
+      return dayCounts(reader, shape, () => dayCountsQuery(reader, statuses, fromEnd, past).prepare()).execute(values);
+    },
+  };
+}
+
+const pages = preparedByShape<Database, ReturnType<ReturnType<typeof pageQuery>['prepare']>>();
+const counts = preparedByShape<Database, ReturnType<ReturnType<typeof countQuery>['prepare']>>();
+const boundedCounts = preparedByShape<Database, ReturnType<ReturnType<typeof boundedCountQuery>['prepare']>>();
+const dayCounts = preparedByShape<Database, ReturnType<ReturnType<typeof dayCountsQuery>['prepare']>>();
+
+/** Runs a statement's text on one database (one replica) and returns its rows as arrays: the raw baseline's driver. */
+export type ReadRows = (statement: Statement) => Promise<unknown[][]>;
+
+/** The same statements' text (drizzle's toSQL()), run with `read`; `rowOf` makes a page row of the driver's array. */
+export function statementReads<T>(read: ReadRows, rowOf: (row: unknown[]) => T): ListingReads<T> {
+  return {
+    async count(plan, query) {
+      if (!plan.counted) return boundedOf((await read(boundedCountStatement(plan))).map(([n]) => ({ n: Number(n) })));
+      return countedOf((await read(countStatement(query))).map(([total, unfolded]) => ({ total: Number(total), unfolded: Number(unfolded) })));
+    },
+    page: async (plan, window) => (await read(pageStatement(plan, window))).map(rowOf),
+    days: async (statuses, fromEnd, past, days) => (await read(dayCountsStatement(statuses, fromEnd, past, days))).map(([day, n]) => ({ day: String(day), n: Number(n) })),
+  };
+}
+
 /**
- * The statements of a listing page, each run with `read` (the service's and the raw baseline's
- * alike); `rowOf` makes a row of the driver's, `order` is listing order on them (the join by
- * primary key does not keep it).
+ * The statements of a listing page, each run by `reads` (the service's and the raw baseline's
+ * alike); `order` is listing order on the rows (the join by primary key does not keep it).
  */
-export async function readListing<T>(read: ReadRows, query: ListFilter, limit: number, mode: ListMode, rowOf: (row: unknown[]) => T, order: (a: T, b: T) => number): Promise<ListingRead<T>> {
+export async function readListing<T>(reads: ListingReads<T>, query: ListFilter, limit: number, mode: ListMode, order: (a: T, b: T) => number): Promise<ListingRead<T>> {
   const plan = planList(query);
-  const count = async () => (plan.counted ? countedOf(await read(countStatement(query))) : boundedOf(await read(boundedCountStatement(plan))));
-  const rowsOf = async (window: PageWindow) => (await read(pageStatement(plan, window))).map(rowOf).sort(order);
+  const count = () => reads.count(plan, query);
+  const rowsOf = async (window: PageWindow) => (await reads.page(plan, window)).sort(order);
 
   if ('after' in mode) {
     const [counted, rows] = await Promise.all([count(), rowsOf({ after: mode.after, skip: 0, take: limit + 1 })]);
@@ -74,12 +127,9 @@ export async function readListing<T>(read: ReadRows, query: ListFilter, limit: n
     return { ...counted, rows: rows.slice(0, limit), hasMore: rows.length > limit };
   }
   if (offset >= counted.total) return { ...counted, rows: [], hasMore: false };
-  const rows = await rowsOf(await offsetWindow(read, plan, offset, limit, counted.total));
+  const rows = await rowsOf(await offsetWindow(reads.days, plan, offset, limit, counted.total));
   return { ...counted, rows, hasMore: offset + rows.length < counted.total };
 }
-
-/** Runs a statement on one database (one replica) and returns its rows as arrays. */
-export type ReadRows = (statement: Statement) => Promise<unknown[][]>;
 
 /** A skip at least this long walks the day counts first: below it, stepping over entries is cheaper. */
 export const DAY_JUMP_MIN = 1000;
@@ -87,23 +137,22 @@ const DAYS_PER_READ = 100;
 const DAY_MS = 86_400_000;
 
 /** The window of an offset page past the first, whose listing holds `total` jobs (offset < total). */
-export async function offsetWindow(read: ReadRows, plan: ListPlan, offset: number, limit: number, total: number): Promise<PageWindow> {
+export async function offsetWindow(days: DayReads, plan: ListPlan, offset: number, limit: number, total: number): Promise<PageWindow> {
   const take = Math.min(limit, total - offset);
   // Counted from the end only when that steps over fewer entries; a tie reads forward.
   const skip = Math.min(offset, total - offset - take);
   const window: PageWindow = skip < offset ? { after: null, skip, take, fromEnd: true } : { after: null, skip, take };
-  return plan.statusesOnly && window.skip >= DAY_JUMP_MIN ? startAtDay(read, plan.statusesOnly, window) : window;
+  return plan.statusesOnly && window.skip >= DAY_JUMP_MIN ? startAtDay(days, plan.statusesOnly, window) : window;
 }
 
 /** The window moved to the day (of created_at, UTC) that holds its first row, walking job_day_counts from the window's end of the listing. */
-export async function startAtDay(read: ReadRows, statuses: readonly string[], window: PageWindow): Promise<PageWindow> {
+export async function startAtDay(readDays: DayReads, statuses: readonly string[], window: PageWindow): Promise<PageWindow> {
   const fromEnd = window.fromEnd === true;
   let passed = 0;
   let past: string | undefined;
   for (;;) {
-    const days = (await read(dayCountsStatement(statuses, fromEnd, past, DAYS_PER_READ))) as Array<[string, unknown]>;
-    for (const [day, counted] of days) {
-      const n = Number(counted);
+    const days = await readDays(statuses, fromEnd, past, DAYS_PER_READ);
+    for (const { day, n } of days) {
       if (passed + n > window.skip) {
         const start = new Date(`${day}T00:00:00.000Z`).getTime();
         return { ...window, skip: window.skip - passed, from: String(jobs.createdAt.mapToDriverValue(new Date(fromEnd ? start : start + DAY_MS))) };
@@ -111,7 +160,7 @@ export async function startAtDay(read: ReadRows, statuses: readonly string[], wi
       passed += n;
     }
     if (days.length < DAYS_PER_READ) return window;
-    past = days.at(-1)![0];
+    past = days.at(-1)!.day;
   }
 }
 
@@ -141,11 +190,8 @@ function columnOf(key: string): MySqlColumn {
 /** Every filter but status (which picks the lead), in declared order. */
 const NARROWING: Narrowing[] = FILTER_NAMES.filter((name) => name !== 'status').map((name) => ({ name, declared: LIST_FILTERS[name], column: columnOf(LIST_FILTERS[name].column) }));
 
-const CREATED_AT = quote(jobs.createdAt.name);
-const ID = quote(jobs.id.name);
 /** Listing order, or its reverse for a window counted from the end. */
-const order = (fromEnd: boolean, id = ID) => (fromEnd ? `order by ${CREATED_AT}, ${id}` : `order by ${CREATED_AT} desc, ${id} desc`);
-const JOBS = quote(getTableName(jobs));
+const listingOrder = (fromEnd: boolean) => (fromEnd ? [asc(jobs.createdAt), asc(jobs.id)] : [desc(jobs.createdAt), desc(jobs.id)]);
 
 /** The schema's index for a lead and filter ('' for none), found by its columns: a missing one is a schema mistake, found at start-up. */
 const INDEXES = (() => {
@@ -162,15 +208,25 @@ const INDEXES = (() => {
   return found;
 })();
 
+/** A plan's conditions, values as placeholders named in ListPlan.values. */
+interface PlanConditions {
+  /** One ordered range of the index per lead value x index filter value: its conditions on the index's leading columns. */
+  ranges: SQL[];
+  /** The other filters' conditions, checked on the rows each range reads. */
+  checks: SQL[];
+  /** Every condition at once, value lists as `in`: what a bounded count reads. */
+  matching: SQL;
+}
+
 export interface ListPlan {
   /** The index every read of the page uses. */
   index: string;
-  /** The conditions of one ordered range (`?` for the lead's and the index filter's value), then the other filters'. */
-  where: string;
-  /** One parameter list per ordered range (lead value x index filter value), each ending with the other filters' values. */
-  combinations: unknown[][];
-  /** Every condition at once, value lists as `in`: what a bounded count reads. */
-  matching: Statement;
+  /** The values of the conditions' placeholders. */
+  values: Record<string, unknown>;
+  /** What the conditions' text depends on (the lead, each filter and its number of values): plans of one shape share prepared statements. */
+  shape: string;
+  /** The conditions, built when a statement of this shape is first prepared (and then kept by this plan). */
+  conditions(): PlanConditions;
   /** The total is exact from job_counts: no filter outside it is given. */
   counted: boolean;
   /** For a filter on statuses only (the default listing included): those statuses, whose day counts cover it. */
@@ -191,38 +247,64 @@ function valuesOf({ declared, name }: Narrowing, query: ListFilter): readonly st
   return value;
 }
 
-/** `column = ?`, folded as the stored value is for a text filter. */
-const equals = (narrowing: Narrowing) => `${quote(narrowing.column.name)} = ${narrowing.declared.kind === 'text' ? 'lower(?)' : '?'}`;
-const oneOf = (narrowing: Narrowing, values: readonly unknown[]) =>
-  values.length === 1 ? equals(narrowing) : `${quote(narrowing.column.name)} in (${values.map(() => (narrowing.declared.kind === 'text' ? 'lower(?)' : '?')).join(', ')})`;
+/** Named placeholders for values, numbered as they are bound: statements of one shape bind them in one order. */
+function placeholders() {
+  const values: Record<string, unknown> = {};
+  let bound = 0;
+  const bind = (value: unknown) => {
+    const name = `v${bound++}`;
+    values[name] = value;
+    return sql.placeholder(name);
+  };
+  return { values, bind };
+}
+
+const among = (column: MySqlColumn, values: readonly unknown[]) => inArray(column, [...values]);
+const oneOf = (column: MySqlColumn, values: readonly unknown[]) => (values.length === 1 ? eq(column, values[0]) : among(column, values));
 
 /** The plan for a listing's filters; paging comes later. */
 export function planList(query: ListFilter): ListPlan {
   // Asking for active and open is asking for the default listing: one read of `listed`.
   const listed = !query.status || sameSet(query.status, DEFAULT_STATUSES);
   const lead: Lead = listed ? 'listed' : 'status';
+  const leadColumn = LEADS[lead];
   const leadValues: readonly unknown[] = listed ? [true] : query.status!;
-  const leadEquals = `${quote(LEADS[lead].name)} = ?`;
+  // Each value gets its placeholder's name: the lead's `lead0`..., a filter's `type0`...
+  const values: Record<string, unknown> = {};
+  const name = (prefix: string) => (value: unknown, i: number) => {
+    values[`${prefix}${i}`] = value;
+    return `${prefix}${i}`;
+  };
+  const leadNames = leadValues.map(name('lead'));
   const used = NARROWING.flatMap((narrowing) => {
-    const values = valuesOf(narrowing, query);
-    return values ? [{ narrowing, values }] : [];
+    const given = valuesOf(narrowing, query);
+    return given ? [{ narrowing, names: given.map(name(narrowing.name)) }] : [];
   });
   // The index of the filter that matches fewest jobs; the others are checked on its rows.
-  const share = ({ narrowing, values }: (typeof used)[number]) => values.length * narrowing.declared.percentPerValue;
+  const share = ({ narrowing, names }: (typeof used)[number]) => names.length * narrowing.declared.percentPerValue;
   const chosen = used.reduce<(typeof used)[number] | undefined>((best, next) => (best === undefined || share(next) < share(best) ? next : best), undefined);
   const others = used.filter((filter) => filter !== chosen);
-  const checks = others.map(({ narrowing, values }) => oneOf(narrowing, values));
-  const checked = others.flatMap(({ values }) => values);
-  const ranges = chosen ? leadValues.flatMap((value) => chosen.values.map((one) => [value, one])) : leadValues.map((value) => [value]);
-  const leadIn = leadValues.length === 1 ? leadEquals : `${quote(LEADS[lead].name)} in (${leadValues.map(() => '?').join(', ')})`;
+
+  let built: PlanConditions | undefined;
+  const conditions = (): PlanConditions => {
+    // A filter's value as the column stores it: folded (lower) for a text filter.
+    const stored = ({ narrowing }: (typeof used)[number], named: string) =>
+      narrowing.declared.kind === 'text' ? sql`lower(${sql.placeholder(named)})` : sql.placeholder(named);
+    const leads = leadNames.map((named) => sql.placeholder(named));
+    const checks = others.map((filter) => oneOf(filter.narrowing.column, filter.names.map((named) => stored(filter, named))));
+    return {
+      ranges: chosen
+        ? leads.flatMap((value) => chosen.names.map((one) => and(eq(leadColumn, value), eq(chosen.narrowing.column, stored(chosen, one)))!))
+        : leads.map((value) => eq(leadColumn, value)),
+      checks,
+      matching: and(oneOf(leadColumn, leads), ...(chosen ? [oneOf(chosen.narrowing.column, chosen.names.map((named) => stored(chosen, named)))] : []), ...checks)!,
+    };
+  };
   return {
     index: INDEXES.get(`${lead}:${chosen?.narrowing.name ?? ''}`)!,
-    where: [leadEquals, ...(chosen ? [equals(chosen.narrowing)] : []), ...checks].join(' and '),
-    combinations: ranges.map((range) => [...range, ...checked]),
-    matching: {
-      sql: [leadIn, ...(chosen ? [oneOf(chosen.narrowing, chosen.values)] : []), ...checks].join(' and '),
-      params: [...leadValues, ...(chosen?.values ?? []), ...checked],
-    },
+    values,
+    shape: [`${lead}${leadNames.length}`, ...used.map(({ narrowing, names }) => `${narrowing.name}${names.length}`)].join(),
+    conditions: () => (built ??= conditions()),
     counted: used.every(({ narrowing }) => narrowing.declared.counted),
     ...(used.length === 0 ? { statusesOnly: query.status ?? DEFAULT_STATUSES } : {}),
   };
@@ -244,41 +326,65 @@ export interface PageWindow {
   from?: string;
 }
 
-const AFTER = `(${CREATED_AT} < ? or (${CREATED_AT} = ? and ${ID} < ?))`;
-const afterParams = (after: ListPosition) => {
-  const createdAt = jobs.createdAt.mapToDriverValue(after.createdAt);
-  return [createdAt, createdAt, jobs.id.mapToDriverValue(after.id)];
-};
+/** The window's conditions beyond the plan's: strictly after its position, and from where its read starts. */
+function windowConditions(window: PageWindow): SQL[] {
+  const conditions: SQL[] = [];
+  if (window.after) {
+    const [at, id] = [sql.placeholder('afterAt'), sql.placeholder('afterId')];
+    conditions.push(or(lt(jobs.createdAt, at), and(eq(jobs.createdAt, at), lt(jobs.id, id)))!);
+  }
+  if (window.from !== undefined) conditions.push(window.fromEnd === true ? gte(jobs.createdAt, sql.placeholder('from')) : lt(jobs.createdAt, sql.placeholder('from')));
+  return conditions;
+}
 
-/** The page's rows in one statement. */
-export function pageStatement(plan: ListPlan, window: PageWindow): Statement {
-  const fromEnd = window.fromEnd === true;
-  let where = window.after ? `${plan.where} and ${AFTER}` : plan.where;
-  const after = window.after ? afterParams(window.after) : [];
-  if (window.from !== undefined) {
-    where += ` and ${CREATED_AT} ${fromEnd ? '>=' : '<'} ?`;
-    after.push(window.from);
-  }
-  const from = `from ${JOBS} force index (${quote(plan.index)}) where ${where} ${order(fromEnd)}`;
-  let ids: string;
-  let params: unknown[];
-  if (plan.combinations.length === 1) {
-    ids = `select ${ID} as \`page_id\` ${from} limit ? offset ?`;
-    params = [...plan.combinations[0]!, ...after, window.take, window.skip];
-  } else {
-    // Each combination's first skip + take in order; the window is then cut from their union.
-    const reads = plan.combinations.map(() => `(select ${ID} as \`page_id\`, ${CREATED_AT} ${from} limit ?)`);
-    ids = `select \`page_id\` from (${reads.join(' union all ')}) \`matches\` ${order(fromEnd, '`page_id`')} limit ? offset ?`;
-    params = [...plan.combinations.flatMap((combination) => [...combination, ...after, window.skip + window.take]), window.take, window.skip];
-  }
+/** What a page statement's text depends on beyond its plan's shape. */
+const windowShape = (window: PageWindow) => [window.after ? 'after' : '', window.from === undefined ? '' : 'from', window.fromEnd === true ? 'fromEnd' : ''].join();
+
+/** The page statement's values: the plan's, then the window's (placeholders are not encoded by their column: the driver's values). */
+function pageValues(plan: ListPlan, window: PageWindow): Record<string, unknown> {
   return {
-    sql: `select ${PUBLIC_SELECT_LIST} from (${ids}) \`page_ids\` join ${JOBS} on ${JOBS}.${ID} = \`page_ids\`.\`page_id\``,
-    params,
+    ...plan.values,
+    ...(window.after ? { afterAt: jobs.createdAt.mapToDriverValue(window.after.createdAt), afterId: jobs.id.mapToDriverValue(window.after.id) } : {}),
+    ...(window.from === undefined ? {} : { from: window.from }),
+    take: window.take,
+    skip: window.skip,
+    reach: window.skip + window.take,
   };
 }
 
-const c = (column: { name: string }) => quote(column.name);
-const inList = (column: { name: string }, values: readonly unknown[]) => `${c(column)} in (${values.map(() => '?').join(', ')})`;
+/**
+ * The page's rows in one statement: the ids of the window from the plan's index (each range read
+ * in order, their union cut to the window when there are several), then those rows by primary key.
+ */
+function pageQuery(db: Database, plan: ListPlan, window: PageWindow) {
+  const order = listingOrder(window.fromEnd === true);
+  const within = windowConditions(window);
+  const { ranges, checks } = plan.conditions();
+  const pageId = sql<string>`${jobs.id}`.as('page_id');
+  const range = (conditions: SQL) => and(conditions, ...checks, ...within);
+  const [take, skip] = [sql.placeholder('take'), sql.placeholder('skip')];
+  let ids;
+  if (ranges.length === 1) {
+    ids = db.select({ pageId }).from(jobs, { forceIndex: plan.index }).where(range(ranges[0]!)).orderBy(...order).limit(take).offset(skip).as('page_ids');
+  } else {
+    // Each range's first skip + take in order; the window is then cut from their union (drizzle's unionAll would nest a third one in parentheses).
+    const reads = ranges.map((one) => db.select({ pageId, createdAt: jobs.createdAt }).from(jobs, { forceIndex: plan.index }).where(range(one)).orderBy(...order).limit(sql.placeholder('reach')));
+    const union = sql`(${sql.join(reads, sql` union all `)}) ${sql.identifier('matches')}`;
+    const [createdAt, id] = [sql.identifier(jobs.createdAt.name), sql.identifier('page_id')];
+    ids = db
+      .select({ pageId: sql<string>`${id}`.as('page_id') })
+      .from(union)
+      .orderBy(...(window.fromEnd === true ? [sql`${createdAt}`, sql`${id}`] : [sql`${createdAt} desc`, sql`${id} desc`]))
+      .limit(take)
+      .offset(skip)
+      .as('page_ids');
+  }
+  return db.select(publicColumns).from(ids).innerJoin(jobs, eq(jobs.id, ids.pageId));
+}
+
+/** The page statement as the driver takes it. */
+export const pageStatement = (plan: ListPlan, window: PageWindow): Statement =>
+  statementText(`page|${plan.shape}|${windowShape(window)}`, () => pageQuery(textOnly, plan, window), pageValues(plan, window));
 
 /** The job_counts column of a counted filter: the same key as its jobs column. */
 function countedColumn(key: string): MySqlColumn {
@@ -290,41 +396,77 @@ function countedColumn(key: string): MySqlColumn {
 /** The counted value filters with their job_counts columns; the counted text filter (department) has rows of its own (by_department). */
 const COUNTED_VALUES = NARROWING.filter(({ declared }) => declared.counted && declared.kind !== 'text').map((narrowing) => ({ ...narrowing, counts: countedColumn(narrowing.declared.column) }));
 
+/** The counted filters' values, in the order countQuery names them; the shape of its text. */
+function countValues(query: ListFilter) {
+  const { values, bind } = placeholders();
+  const department = query.department === undefined ? undefined : bind(query.department);
+  const statuses = (query.status ?? DEFAULT_STATUSES).map(bind);
+  const filters = COUNTED_VALUES.flatMap(({ name, counts }) => {
+    const given = query[name];
+    return given === undefined || typeof given === 'string' ? [] : [{ name, counts, values: given.map(bind) }];
+  });
+  return { values, department, statuses, filters, shape: [department ? 'department' : '', statuses.length, ...filters.map(({ name, values }) => `${name}${values.length}`)].join() };
+}
+
 /** A listing's exact total from job_counts (kept by triggers on `jobs`, migrations 0008 and 0010), for a filter of counted filters only. */
+function countQuery(db: Database, query: ListFilter) {
+  const { department, statuses, filters } = countValues(query);
+  return db
+    .select({
+      // SUMs of BIGINTs are DECIMALs: the pool reads DECIMALs as numbers (db/client.ts).
+      total: sql<number>`coalesce(sum(${jobCounts.n}), 0)`.mapWith(Number),
+      unfolded: sql<number>`coalesce(sum(${jobCounts.slot} <> 0), 0)`.mapWith(Number),
+    })
+    .from(jobCounts)
+    .where(
+      and(
+        eq(jobCounts.byDepartment, department !== undefined),
+        eq(jobCounts.departmentKey, department === undefined ? '' : sql`lower(${department})`),
+        among(jobCounts.status, statuses),
+        ...filters.map(({ counts, values }) => among(counts, values)),
+      ),
+    );
+}
+
 export function countStatement(query: ListFilter): Statement {
-  const department = query.department === undefined ? `${c(jobCounts.departmentKey)} = ''` : `${c(jobCounts.departmentKey)} = lower(?)`;
-  const statuses = query.status ?? DEFAULT_STATUSES;
-  const conditions = [`${c(jobCounts.byDepartment)} = ?`, department, inList(jobCounts.status, statuses)];
-  const params: unknown[] = [query.department !== undefined, ...(query.department === undefined ? [] : [query.department]), ...statuses];
-  for (const { name, counts } of COUNTED_VALUES) {
-    const values = query[name];
-    if (values === undefined || typeof values === 'string') continue;
-    conditions.push(inList(counts, values));
-    params.push(...values);
-  }
-  return {
-    // SUMs of BIGINTs are DECIMALs: the pool reads DECIMALs as numbers (db/client.ts).
-    sql: `select coalesce(sum(${c(jobCounts.n)}), 0), coalesce(sum(${c(jobCounts.slot)} <> 0), 0) from ${quote(getTableName(jobCounts))} where ${conditions.join(' and ')}`,
-    params,
-  };
+  const { shape, values } = countValues(query);
+  return statementText(`count|${shape}`, () => countQuery(textOnly, query), values);
 }
 
 /** A listing's total counted on its index, up to one past COUNTED_UP_TO: a filter job_counts does not keep. */
-export function boundedCountStatement(plan: ListPlan): Statement {
-  return {
-    sql: `select count(*) from (select 1 from ${JOBS} force index (${quote(plan.index)}) where ${plan.matching.sql} limit ?) \`matches\``,
-    params: [...plan.matching.params, COUNTED_UP_TO + 1],
-  };
+function boundedCountQuery(db: Database, plan: ListPlan) {
+  const matches = db.select({ one: sql`1`.as('one') }).from(jobs, { forceIndex: plan.index }).where(plan.conditions().matching).limit(sql.placeholder('bound')).as('matches');
+  return db.select({ n: count() }).from(matches);
+}
+
+const boundedValues = (plan: ListPlan) => ({ ...plan.values, bound: COUNTED_UP_TO + 1 });
+
+export const boundedCountStatement = (plan: ListPlan): Statement => statementText(`bounded|${plan.shape}`, () => boundedCountQuery(textOnly, plan), boundedValues(plan));
+
+/** The day counts' values in the order dayCountsQuery names them; the shape of its text. */
+function dayValues(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) {
+  const { values, bind } = placeholders();
+  const named = { statuses: statuses.map(bind), past: past === undefined ? undefined : bind(past) };
+  values.days = days;
+  return { ...named, values, shape: [statuses.length, past === undefined ? '' : 'past', fromEnd ? 'fromEnd' : ''].join() };
 }
 
 /** Up to `days` days of job_day_counts in listing order (newest first) or, `fromEnd`, oldest first, after `past` when given. */
+function dayCountsQuery(db: Database, statuses: readonly string[], fromEnd: boolean, past: string | undefined) {
+  const { day } = jobDayCounts;
+  const named = dayValues(statuses, fromEnd, past, 0);
+  return db
+    .select({ day, n: sql<number>`sum(${jobDayCounts.n})`.mapWith(Number) })
+    .from(jobDayCounts)
+    .where(and(among(jobDayCounts.status, named.statuses), named.past === undefined ? undefined : fromEnd ? gt(day, named.past) : lt(day, named.past)))
+    .groupBy(day)
+    .orderBy(fromEnd ? asc(day) : desc(day))
+    .limit(sql.placeholder('days'));
+}
+
 export function dayCountsStatement(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number): Statement {
-  const day = c(jobDayCounts.day);
-  const conditions = [inList(jobDayCounts.status, statuses), ...(past === undefined ? [] : [`${day} ${fromEnd ? '>' : '<'} ?`])];
-  return {
-    sql: `select ${day}, sum(${c(jobDayCounts.n)}) from ${quote(getTableName(jobDayCounts))} where ${conditions.join(' and ')} group by ${day} order by ${day}${fromEnd ? '' : ' desc'} limit ?`,
-    params: [...statuses, ...(past === undefined ? [] : [past]), days],
-  };
+  const { shape, values } = dayValues(statuses, fromEnd, past, days);
+  return statementText(`days|${shape}`, () => dayCountsQuery(textOnly, statuses, fromEnd, past), values);
 }
 
 export interface Counted {
@@ -335,9 +477,9 @@ export interface Counted {
   unfolded: number;
 }
 
-export const countedOf = (rows: unknown[][]): Counted => ({ total: Number(rows[0]?.[0] ?? 0), exact: true, unfolded: Number(rows[0]?.[1] ?? 0) });
+const countedOf = ([row]: Array<{ total: number; unfolded: number }>): Counted => ({ total: row?.total ?? 0, exact: true, unfolded: row?.unfolded ?? 0 });
 
-const boundedOf = (rows: unknown[][]): Counted => {
-  const counted = Number(rows[0]?.[0] ?? 0);
+const boundedOf = ([row]: Array<{ n: number }>): Counted => {
+  const counted = row?.n ?? 0;
   return { total: Math.min(counted, COUNTED_UP_TO), exact: counted <= COUNTED_UP_TO, unfolded: 0 };
 };

@@ -1,6 +1,6 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../client';
-import { primaryOf } from '../sql';
+import { primaryOf, type Queryable } from '../sql';
 import { utcNow, webhookAttempts as attempts, webhookSubscriptions as subs } from './schema';
 
 /** Attempts kept per subscription: what its owner can read back. */
@@ -24,7 +24,7 @@ export interface AttemptRecord {
 const TRIM_EVERY = 16;
 
 /** Records attempts in one statement (timed by the database's clock); now and then trims a subscription to its last ATTEMPTS_KEPT (a list shows no more). */
-export async function recordAttempts(database: Database, records: readonly AttemptRecord[], random: () => number = Math.random): Promise<void> {
+export async function recordAttempts(database: Queryable, records: readonly AttemptRecord[], random: () => number = Math.random): Promise<void> {
   if (records.length === 0) return;
   const db = primaryOf(database);
   // The error column holds a class, not a story: anything longer is cut to its width.

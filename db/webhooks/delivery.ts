@@ -144,7 +144,7 @@ export async function recordProgress(database: Database, progress: readonly Prog
       })
       .where(inArray(subs.id, kept.map((one) => one.lease.id)));
     const keptIds = new Set(kept.map((one) => one.lease.id));
-    await recordAttempts(tx as unknown as Database, attempts.filter((attempt) => keptIds.has(attempt.subscriptionId)));
+    await recordAttempts(tx, attempts.filter((attempt) => keptIds.has(attempt.subscriptionId)));
     return lost;
   });
 }
@@ -181,7 +181,7 @@ export async function recordFailure(database: Database, lease: Lease, failure: F
       })
       .where(fenced(lease));
     if (result.affectedRows !== 1) return 'lost' as const;
-    await recordAttempts(tx as unknown as Database, attempts);
+    await recordAttempts(tx, attempts);
     const [row] = await tx.select({ status: subs.status }).from(subs).where(eq(subs.id, lease.id));
     return row?.status === 'disabled' ? ('disabled' as const) : ('retry' as const);
   });
@@ -195,7 +195,7 @@ export async function disableHeld(database: Database, lease: Lease, position: nu
       .set({ status: 'disabled', disabledReason: reason, lastError: error, position: sql`greatest(${subs.position}, ${position})`, leaseOwner: null, leaseExpiresAt: null })
       .where(fenced(lease));
     if (result.affectedRows !== 1) return false;
-    await recordAttempts(tx as unknown as Database, attempts);
+    await recordAttempts(tx, attempts);
     return true;
   });
 }

@@ -1,6 +1,7 @@
 import { JOB_EXAMPLE } from '../../../domain/job';
 import type { Context } from 'koa';
 import type { Database } from '../../../db/client';
+import type { Queryable } from '../../../db/sql';
 import { writeOnce, type StoredResponse } from '../../../db/jobs/idempotency-keys';
 import { storeJob } from '../../../db/jobs/job-store';
 import { keyInProgress, keyReused, MESSAGES } from '../../errors';
@@ -64,7 +65,7 @@ export const createJobRoute = defineRoute({
 /** POST /api/v1/jobs: stores the job and answers what GET will answer, once per Idempotency-Key. */
 async function createJob(ctx: Context, db: Database, body: CreateJobBody): Promise<void> {
   const consumerId = ctx.state.consumer!.id;
-  const store = async (write: Database): Promise<StoredResponse> => {
+  const store = async (write: Queryable): Promise<StoredResponse> => {
     const job = await storeJob(write, body, consumerId);
     return { status: 201, location: `/api/v1/jobs/${job.id}`, body: JSON.stringify({ data: job }) };
   };

@@ -9,9 +9,8 @@ import { readChanges } from '../../../db/jobs/change-feed';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
 import { queryReader } from '../../../service/http/validate';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
-import { readRows, type Statement } from '../../../db/sql';
-import { rowToJob } from '../../../db/jobs/job-columns';
-import { pageStatement, planList } from '../../../db/jobs/listing';
+import type { Statement } from '../../../db/sql';
+import { databaseReads, planList } from '../../../db/jobs/listing';
 import { pageRead, recordingDatabase, rowsRead as engineRowsRead, rowsReadBy } from '../../helpers/statements';
 
 const parseListQuery = queryReader(LIST_QUERY);
@@ -71,8 +70,7 @@ const rowsRead = (statement: Statement) => engineRowsRead(database.pool, stateme
 async function positionAt(query: string, n: number): Promise<ListPosition> {
   const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(query)));
   // Arrangement only: this table's rows were loaded without job_counts, so the statement is run directly.
-  const [values] = await readRows(database.db, pageStatement(planList(parsed), { after: null, skip: n, take: 1 }));
-  const row = values && rowToJob(values);
+  const [row] = await databaseReads(database.db).page(planList(parsed), { after: null, skip: n, take: 1 });
   return { createdAt: new Date(row!.createdAt), id: row!.id };
 }
 

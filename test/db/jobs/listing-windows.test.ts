@@ -3,9 +3,7 @@
  * exact rows it steps over, when it first walks job_day_counts to the day holding its first row,
  * and that walk over many days. `read` is a stub that serves day counts as the table would.
  */
-import { offsetWindow, startAtDay, type ReadRows } from '../../../db/jobs/listing';
-import { dayCountsStatement, planList } from '../../../db/jobs/listing';
-import type { Statement } from '../../../db/sql';
+import { offsetWindow, planList, startAtDay, type DayReads } from '../../../db/jobs/listing';
 import { DEFAULT_STATUSES } from '../../../domain/job';
 
 const DAY_MS = 86_400_000;
@@ -13,20 +11,19 @@ const DAY_MS = 86_400_000;
 const OLDEST_FIRST = Array.from({ length: 250 }, (_, i) => new Date(Date.UTC(2024, 0, 1) + i * DAY_MS).toISOString().slice(0, 10));
 const NEWEST_FIRST = [...OLDEST_FIRST].reverse();
 
-/** job_day_counts for the default statuses: `days` in the order the walk reads them, `perDay` jobs each; records each statement. */
+/** job_day_counts for the default statuses: `days` in the order the walk reads them, `perDay` jobs each; records each read's arguments. */
 function dayCounts(days: readonly string[], perDay: number | number[]) {
-  const statements: Statement[] = [];
-  const read: ReadRows = async (statement) => {
-    statements.push(statement);
-    // Params: the statuses, then `past` when given, then the number of days to read.
-    const past = statement.params.length > DEFAULT_STATUSES.length + 1 ? statement.params.at(-2) : undefined;
-    const start = past === undefined ? 0 : days.indexOf(past as string) + 1;
-    return days.slice(start, start + Number(statement.params.at(-1))).map((day, i) => [day, Array.isArray(perDay) ? perDay[start + i] : perDay]);
+  const statements: Array<Parameters<DayReads>> = [];
+  const read: DayReads = async (...args) => {
+    statements.push(args);
+    const [, , past, count] = args;
+    const start = past === undefined ? 0 : days.indexOf(past) + 1;
+    return days.slice(start, start + count).map((day, i) => ({ day, n: Array.isArray(perDay) ? perDay[start + i]! : perDay }));
   };
   return { read, statements };
 }
 
-const unread = () => jest.fn<ReturnType<ReadRows>, Parameters<ReadRows>>(async () => []);
+const unread = () => jest.fn<ReturnType<DayReads>, Parameters<DayReads>>(async () => []);
 const listing = planList({});
 
 test.each([
@@ -91,7 +88,7 @@ test.each([
   const window = { after: null, skip: 2345, take: 10, ...(fromEnd ? { fromEnd } : {}) };
   expect(await startAtDay(read, DEFAULT_STATUSES, window)).toEqual({ ...window, skip: 5, from });
   // The first read starts at the newest (or oldest) day; each next one after the last day read.
-  expect(statements).toEqual([undefined, ...pasts].map((past) => dayCountsStatement(DEFAULT_STATUSES, fromEnd, past, 100)));
+  expect(statements).toEqual([undefined, ...pasts].map((past) => [DEFAULT_STATUSES, fromEnd, past, 100]));
 });
 
 test('when the day counts run out before the page (a write since the total), the page is a plain skip', async () => {
@@ -100,8 +97,8 @@ test('when the day counts run out before the page (a write since the total), the
   // 250 days hold 2,500 rows: the third read returns 50 days and the walk stops there.
   expect(await startAtDay(read, DEFAULT_STATUSES, window)).toEqual(window);
   expect(statements).toEqual([
-    dayCountsStatement(DEFAULT_STATUSES, false, undefined, 100),
-    dayCountsStatement(DEFAULT_STATUSES, false, '2024-05-30', 100),
-    dayCountsStatement(DEFAULT_STATUSES, false, '2024-02-20', 100),
+    [DEFAULT_STATUSES, false, undefined, 100],
+    [DEFAULT_STATUSES, false, '2024-05-30', 100],
+    [DEFAULT_STATUSES, false, '2024-02-20', 100],
   ]);
 });

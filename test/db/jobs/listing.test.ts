@@ -10,7 +10,10 @@ import { insertInBatches } from '../../../db/seed';
 import { generateJobs } from '../../../db/seed-data';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
 import { queryReader } from '../../../service/http/validate';
-import { listJobs, planList } from '../../../db/jobs/listing';
+import { and, sql, type SQL } from 'drizzle-orm';
+import { listJobs, planList, type ListPlan } from '../../../db/jobs/listing';
+import { jobs } from '../../../db/schema';
+import { statementOf, textOnly } from '../../../db/sql';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { DEFAULT_STATUSES, JOB_TYPES } from '../../../domain/job';
 import type { ListFilter } from '../../../domain/list-filters';
@@ -59,40 +62,50 @@ test.each([
  * have day counts a deep page may start from (test/db/jobs/listing-windows.test.ts uses them).
  */
 describe('planList', () => {
+  /** A condition of the plan as drizzle writes it, with its values. */
+  const written = (plan: ListPlan, condition: SQL | undefined) => {
+    const { sql: text, params } = statementOf(textOnly.select({ one: sql`1` }).from(jobs).where(condition), plan.values);
+    return { sql: text.slice(text.indexOf(' where ') + ' where '.length), params };
+  };
+  /** Each range of the plan with the checks on its rows, as one read of the page states them. */
+  const reads = (plan: ListPlan) => plan.conditions().ranges.map((range) => written(plan, and(range, ...plan.conditions().checks)));
+
   test('all six types is the unfiltered listing: one read of the listing index, with day counts for deep pages', () => {
-    expect(planList({ type: [...JOB_TYPES] })).toEqual({
-      index: 'jobs_listed_idx',
-      where: '`listed` = ?',
-      combinations: [[true]],
-      matching: { sql: '`listed` = ?', params: [true] },
-      counted: true,
-      statusesOnly: DEFAULT_STATUSES,
-    });
+    const plan = planList({ type: [...JOB_TYPES] });
+    expect(plan).toMatchObject({ index: 'jobs_listed_idx', counted: true, statusesOnly: DEFAULT_STATUSES });
+    expect(plan.conditions().checks).toEqual([]);
+    expect(reads(plan)).toEqual([{ sql: '`jobs`.`listed` = ?', params: [true] }]);
+    expect(written(plan, plan.conditions().matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
   });
 
   test('five of the six types is a type filter: one read of the type index per type', () => {
     const five = JOB_TYPES.slice(0, 5);
     const plan = planList({ type: [...five] });
     expect(plan.index).toBe('jobs_listed_type_idx');
-    expect(plan.combinations).toEqual(five.map((type) => [true, type]));
+    expect(reads(plan).map(({ params }) => params)).toEqual(five.map((type) => [true, type]));
   });
 
   test('department is matched as department_key is stored, lowered; no other filter value is', () => {
     // department_key is lower(trim(department)) in a binary collation, and the query keeps the partner's case.
     const plan = planList({ status: ['paused'], department: 'Finance', type: ['contract'], workplace: ['remote'] });
-    expect(plan.where).toBe('`visible_status` = ? and `department_key` = lower(?) and `type` = ? and `workplace` = ?');
-    expect(plan.combinations).toEqual([['paused', 'Finance', 'contract', 'remote']]);
+    expect(reads(plan)).toEqual([
+      {
+        sql: '((`jobs`.`visible_status` = ? and `jobs`.`department_key` = lower(?)) and `jobs`.`type` = ? and `jobs`.`workplace` = ?)',
+        params: ['paused', 'Finance', 'contract', 'remote'],
+      },
+    ]);
   });
 
   test('several filters read the index of the one matching fewest jobs, one range per value, and check the others on its rows', () => {
     // A department matches fewer jobs than two types; two workplaces more than one type.
     const plan = planList({ status: ['paused', 'closed'], department: 'Finance', type: ['contract', 'direct-hire'], workplace: ['remote', 'hybrid'] });
     expect(plan.index).toBe('jobs_status_department_idx');
-    expect(plan.where).toBe('`visible_status` = ? and `department_key` = lower(?) and `type` in (?, ?) and `workplace` in (?, ?)');
-    expect(plan.combinations).toEqual([
-      ['paused', 'Finance', 'contract', 'direct-hire', 'remote', 'hybrid'],
-      ['closed', 'Finance', 'contract', 'direct-hire', 'remote', 'hybrid'],
-    ]);
+    expect(reads(plan)).toEqual(
+      ['paused', 'closed'].map((status) => ({
+        sql: '((`jobs`.`visible_status` = ? and `jobs`.`department_key` = lower(?)) and `jobs`.`type` in (?, ?) and `jobs`.`workplace` in (?, ?))',
+        params: [status, 'Finance', 'contract', 'direct-hire', 'remote', 'hybrid'],
+      })),
+    );
     expect(planList({ type: ['contract'], workplace: ['remote', 'hybrid'] }).index).toBe('jobs_listed_type_idx');
     expect(planList({ type: ['contract', 'direct-hire', 'full-time'], workplace: ['remote'] }).index).toBe('jobs_listed_workplace_idx');
   });
