@@ -1,6 +1,7 @@
 import { fillPlaceholders } from 'drizzle-orm';
 import type { MySQLWithReplicas } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
+import type { Pool } from 'mysql2/promise';
 import type { Database } from './client';
 import * as schema from './schema';
 
@@ -83,4 +84,17 @@ const texts = preparedByShape<Database, Statement>();
 export function statementText(shape: string, build: () => { toSQL(): Statement }, values: Record<string, unknown>): Statement {
   const { sql, params } = texts(textOnly, shape, () => build().toSQL());
   return { sql, params: fillPlaceholders(params, values) };
+}
+
+/** The driver drizzle runs `db` on (its documented `$client`): a database has one, a transaction none. */
+export const driverOf = (db: Queryable): Pool | undefined => ('$client' in db ? (db as { $client: Pool }).$client : undefined);
+
+/**
+ * A statement's text run on the driver itself, rows as arrays with dates as text: the request
+ * path's reads and create, outside transactions. drizzle's per-field typeCast and row mapping cost
+ * about a fifth of such a request (docs/decisions.md).
+ */
+export async function driverRows(driver: Pool, { sql, params }: Statement): Promise<unknown[][]> {
+  const [rows] = await driver.query<never>({ sql, rowsAsArray: true, dateStrings: true }, params);
+  return rows;
 }

@@ -2,12 +2,12 @@ import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import type { MySqlInsertValue } from 'drizzle-orm/mysql-core';
 import type { Job, Salary } from '../../domain/job';
 import { jobs, type NewJobRow } from '../schema';
-import { preparedByShape, preparedOn, primaryOf, readerOf, type Queryable } from '../sql';
+import { driverOf, driverRows, preparedByShape, preparedOn, primaryOf, readerOf, statementText, textOnly, type Queryable } from '../sql';
 import { uuidv7 } from '../../domain/uuid';
-import { publicColumns, toJob } from './job-columns';
+import { publicColumns, rowToJob, toJob } from './job-columns';
 
-/** One job as its reader may see it: prepared once per database, the id as the column stores it. */
-const byId = preparedOn((db: Queryable) =>
+/** One job as its reader may see it, the id as the column stores it. */
+const byIdQuery = (db: Queryable) =>
   db
     .select(publicColumns)
     .from(jobs)
@@ -18,13 +18,18 @@ const byId = preparedOn((db: Queryable) =>
         or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, sql.placeholder('consumer'))),
       ),
     )
-    .limit(1)
-    .prepare(),
-);
+    .limit(1);
+const byId = preparedOn((db: Queryable) => byIdQuery(db).prepare());
 
 async function readJob(db: Queryable, id: string, consumerId: string | undefined): Promise<Job | undefined> {
   // A placeholder compared with a column is not encoded by drizzle: the id goes as the column's driver value.
-  const [row] = await byId(db).execute({ id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null });
+  const values = { id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null };
+  const driver = driverOf(db);
+  if (driver) {
+    const [row] = await driverRows(driver, statementText('job by id', () => byIdQuery(textOnly), values));
+    return row && rowToJob(row);
+  }
+  const [row] = await byId(db).execute(values);
   return row && toJob(row);
 }
 
@@ -43,14 +48,20 @@ export type NewJob = Omit<NewJobRow, 'id' | 'createdAt' | 'createdByConsumer' | 
 
 type Row = Record<string, unknown>;
 
-/** A job's insert per shape (which fields a body sends, which of them null), prepared once per database; null stays SQL's null, not a placeholder the column would encode. */
+/** A job's insert with these fields sent; null stays SQL's null, not a placeholder the column would encode. */
+const insertQuery = (db: Queryable, keys: string[], row: Row) =>
+  db.insert(jobs).values(Object.fromEntries(keys.map((key) => [key, row[key] === null ? null : sql.placeholder(key)])) as MySqlInsertValue<typeof jobs>);
+
+/** Prepared once per database and shape, for a transaction. */
 const inserts = preparedByShape<Queryable, { execute(values: Row): Promise<unknown> }>();
-function insertOf(db: Queryable, row: Row) {
+
+async function insertJob(db: Queryable, row: Row): Promise<void> {
+  // One statement per shape: which fields a body sends, and which of them are null.
   const keys = Object.keys(row).filter((key) => row[key] !== undefined);
-  return inserts(db, keys.map((key) => (row[key] === null ? `${key}=null` : key)).join(), () => {
-    const values = Object.fromEntries(keys.map((key) => [key, row[key] === null ? null : sql.placeholder(key)]));
-    return db.insert(jobs).values(values as MySqlInsertValue<typeof jobs>).prepare();
-  });
+  const shape = `insert|${keys.map((key) => (row[key] === null ? `${key}=null` : key)).join()}`;
+  const driver = driverOf(db);
+  if (driver) await driverRows(driver, statementText(shape, () => insertQuery(textOnly, keys, row), row));
+  else await inserts(db, shape, () => insertQuery(db, keys, row).prepare()).execute(row);
 }
 
 /** Creates a job on the primary (or in the transaction `db` is) and reads it back there through the one projection. */
@@ -68,6 +79,6 @@ export async function storeJob(db: Queryable, { salary = null, ...fields }: NewJ
     createdAt: now,
     createdByConsumer: consumerId,
   });
-  await insertOf(primary, row).execute(row);
+  await insertJob(primary, row);
   return (await readJob(primary, id, consumerId))!;
 }

@@ -4,9 +4,9 @@ import { DEFAULT_STATUSES, type Job } from '../../domain/job';
 import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS, type FilterDeclaration, type FilterName, type ListFilter } from '../../domain/list-filters';
 import type { Database } from '../client';
 import { jobCounts, jobDayCounts, jobs } from '../schema';
-import { preparedByShape, primaryOf, readerOf, statementText, textOnly, type Statement } from '../sql';
+import { driverOf, driverRows, primaryOf, readerOf, statementText, textOnly, type Statement } from '../sql';
 import { foldSoon } from './counters';
-import { publicColumns, toJob } from './job-columns';
+import { publicColumns, rowToJob } from './job-columns';
 
 /** A listing page, read with the statements below: the total from job_counts and the page from the filter's index. */
 
@@ -61,29 +61,12 @@ export interface ListingReads<T> {
 /** Up to `days` days of job_day_counts for `statuses` in listing order (or, `fromEnd`, oldest first), after `past` when given. */
 export type DayReads = (statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) => Promise<DayCount[]>;
 
-/** The listing's statements, prepared by drizzle once per shape on `reader` and run there, rows mapped by drizzle. */
+/** The listing's statements on `reader`: their text, built by drizzle once per shape, run on its driver (db/sql.ts driverRows). */
 export function databaseReads(reader: Database): ListingReads<Job> {
-  return {
-    async count(plan, query) {
-      if (!plan.counted) return boundedOf(await boundedCounts(reader, plan.shape, () => boundedCountQuery(reader, plan).prepare()).execute(boundedValues(plan)));
-      const { shape, values } = countValues(query);
-      return countedOf(await counts(reader, shape, () => countQuery(reader, query).prepare()).execute(values));
-    },
-    async page(plan, window) {
-      const statement = pages(reader, `${plan.shape}|${windowShape(window)}`, () => pageQuery(reader, plan, window).prepare());
-      return (await statement.execute(pageValues(plan, window))).map(toJob);
-    },
-    days(statuses, fromEnd, past, days) {
-      const { shape, values } = dayValues(statuses, fromEnd, past, days);
-      return dayCounts(reader, shape, () => dayCountsQuery(reader, statuses, fromEnd, past).prepare()).execute(values);
-    },
-  };
+  const driver = driverOf(reader);
+  if (!driver) throw new Error('a listing reads on a database, not in a transaction');
+  return statementReads((statement) => driverRows(driver, statement), rowToJob);
 }
-
-const pages = preparedByShape<Database, ReturnType<ReturnType<typeof pageQuery>['prepare']>>();
-const counts = preparedByShape<Database, ReturnType<ReturnType<typeof countQuery>['prepare']>>();
-const boundedCounts = preparedByShape<Database, ReturnType<ReturnType<typeof boundedCountQuery>['prepare']>>();
-const dayCounts = preparedByShape<Database, ReturnType<ReturnType<typeof dayCountsQuery>['prepare']>>();
 
 /** Runs a statement's text on one database (one replica) and returns its rows as arrays: the raw baseline's driver. */
 export type ReadRows = (statement: Statement) => Promise<unknown[][]>;

@@ -6,12 +6,19 @@ import * as schema from '../../db/schema';
 import type { Statement } from '../../db/sql';
 
 /**
- * A database on `pool` whose drizzle logger records each statement the service's code sends, so
- * a test reads the plan of exactly what runs. `take()` hands over what was recorded since the last call.
+ * A database on `pool` that records each statement the service's code sends, whether drizzle runs
+ * it or db/sql.ts's driverRows does, so a test reads the plan of exactly what runs. `take()` hands
+ * over what was recorded since the last call.
  */
 export function recordingDatabase(pool: Pool): { db: Database; take(): Statement[] } {
   let recorded: Statement[] = [];
-  const db = drizzle(pool, { schema, mode: 'default', logger: { logQuery: (sql, params) => recorded.push({ sql, params }) } });
+  const recordingPool = Object.assign(Object.create(pool) as Pool, {
+    query: (options: string | { sql: string }, params?: unknown[]) => {
+      recorded.push({ sql: typeof options === 'string' ? options : options.sql, params: params ?? [] });
+      return pool.query(options as never, params);
+    },
+  });
+  const db = drizzle(recordingPool, { schema, mode: 'default' });
   return {
     db,
     take() {

@@ -1,8 +1,10 @@
 /**
- * A job by id (db/jobs/job-store.ts) runs a statement drizzle prepared once per database, its row
- * mapped by drizzle. These tests pin that it gives exactly the Job of drizzle's own query over the
- * same columns, for every kind of row the seed makes (disclosed and undisclosed salary and names,
- * no workplace, drafts, deleted rows), and that a draft is its creator's alone.
+ * A job by id (db/jobs/job-store.ts) runs drizzle's statement text on the driver and maps the row
+ * itself (db/sql.ts driverRows, job-columns.ts rowToJob); in a transaction drizzle runs and maps it.
+ * These tests pin that both give exactly the Job of drizzle's own query over the same columns, for
+ * every kind of row the seed makes (disclosed and undisclosed salary and names, no workplace,
+ * drafts, deleted rows): they fail when drizzle's select list leaves publicColumns' order or its
+ * `$client` stops being the pool. And a draft is its creator's alone.
  */
 import { eq } from 'drizzle-orm';
 import { insertInBatches } from '../../../db/seed';
@@ -10,6 +12,7 @@ import { generateJobs } from '../../../db/seed-data';
 import { jobs } from '../../../db/schema';
 import { publicColumns, toJob } from '../../../db/jobs/job-columns';
 import { findJob, storeJob } from '../../../db/jobs/job-store';
+import { driverOf } from '../../../db/sql';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 
 let database: TestDatabase;
@@ -33,10 +36,16 @@ test('a job by id is field for field what drizzle selects, for every seeded job 
     }
     found++;
     expect(row).toStrictEqual(expected);
+    expect(await database.db.transaction((tx) => findJob(tx, id, creator ?? 'someone'))).toStrictEqual(expected);
     // Same keys in the same order: the JSON written is byte for byte the same.
     expect(JSON.stringify(row)).toBe(JSON.stringify(expected));
   }
   expect(found).toBeGreaterThan(100);
+});
+
+test("outside a transaction statements run on the pool drizzle documents as $client; a transaction has none", async () => {
+  expect(driverOf(database.db)).toBe(database.pool);
+  await database.db.transaction(async (tx) => expect(driverOf(tx)).toBeUndefined());
 });
 
 test('a stored job reads back as its creator sees it; a draft is not found by another consumer, a listed job is', async () => {
