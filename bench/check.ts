@@ -64,11 +64,17 @@ function describeDifference(service: Answer, baseline: Answer, other = 'baseline
   return `${word} at byte ${at} (service ${service.text.length} bytes, ${other} ${baseline.text.length}): service ${around(service.text)} ${other} ${around(baseline.text)}`;
 }
 
-/** The statements the service's own code sends for a scenario, captured through drizzle's logger. */
+/** The statements the service's own code sends for a scenario, captured at the pool (drizzle's and db/sql.ts's driverRows alike). */
 async function serviceStatements(databaseUrl: string, scenario: Scenario): Promise<string[] | undefined> {
   const pool = mysql.createPool(connectionOptions(databaseUrl, { connectionLimit: 2 }));
   const logged: string[] = [];
-  const db = drizzle(pool, { schema, mode: 'default', logger: { logQuery: (sql) => logged.push(sql) } });
+  const recording = Object.assign(Object.create(pool) as typeof pool, {
+    query: (options: string | { sql: string }, values?: unknown) => {
+      logged.push(typeof options === 'string' ? options : options.sql);
+      return pool.query(options as never, values as never);
+    },
+  });
+  const db = drizzle(recording, { schema, mode: 'default' });
   try {
     const url = new URL(samplePath(scenario), 'http://bench');
     if (scenario.ids) {
