@@ -11,7 +11,7 @@ import type { Measurement } from '../../bench/measure';
 import { parseOptions } from '../../bench/options';
 import { markdownReport, markdownTable, targets, type ScenarioResult } from '../../bench/report';
 import { headersForTarget, withBefore, type Comparison, type Scenario, type ScenarioKey, type Target } from '../../bench/scenarios';
-import { benchRun } from '../helpers/bench-run';
+import { benchRun, benchWindow } from '../helpers/bench-run';
 
 let dir: string;
 beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'bench-before-'))));
@@ -70,32 +70,8 @@ describe('the scenarios measured against the before service', () => {
   });
 });
 
-function window(target: Target, round: number, reqPerSec: number, cpu: number): Measurement {
-  const requests = reqPerSec * 5;
-  return {
-    round,
-    target,
-    mode: 'load',
-    together: true,
-    requests,
-    good: requests,
-    seconds: 5,
-    reqPerSec,
-    goodPerSec: reqPerSec,
-    p50: 8,
-    p99: 20,
-    statuses: { '200': requests },
-    errors: 0,
-    timeouts: 0,
-    bytes: requests * 1000,
-    cpuPerRequest: { [target]: cpu, generator: 12, database: 90 },
-    cores: { [target]: 0.5 },
-    chainCpuPerRequest: cpu,
-    peakRssBytes: { [target]: 100 * 1024 * 1024 },
-    generatorBusy: 0.05,
-    otherCores: 0.02,
-  };
-}
+const window = (target: Target, round: number, reqPerSec: number, cpu: number): Measurement =>
+  benchWindow(target, round, reqPerSec, cpu, { together: true, cpuPerRequest: { [target]: cpu, generator: 12, database: 90 }, cores: { [target]: 0.5 } });
 
 const result = (key: ScenarioKey, title: string, reference: Target, measurements: Measurement[], unavailable?: string): ScenarioResult => ({
   size: 10_000,

@@ -10,34 +10,7 @@ import type { Measurement } from '../../bench/measure';
 import { parseOptions } from '../../bench/options';
 import { markdownTable, roundRatios, settled, targets, writeLatest, type RunResult, type ScenarioResult } from '../../bench/report';
 import type { Target } from '../../bench/scenarios';
-import { benchRun } from '../helpers/bench-run';
-
-function window(target: Target, round: number, reqPerSec: number, cpu: number, extra: Partial<Measurement> = {}): Measurement {
-  const requests = reqPerSec * 5;
-  return {
-    round,
-    target,
-    mode: 'load',
-    requests,
-    good: requests,
-    seconds: 5,
-    reqPerSec,
-    goodPerSec: reqPerSec,
-    p50: 8,
-    p99: 20,
-    statuses: { '200': requests },
-    errors: 0,
-    timeouts: 0,
-    bytes: requests * 1000,
-    cpuPerRequest: { [target]: cpu, generator: 12 },
-    cores: { [target]: (reqPerSec * cpu) / 1e6 },
-    chainCpuPerRequest: cpu,
-    peakRssBytes: { [target]: 100 * 1024 * 1024 },
-    generatorBusy: 0.05,
-    otherCores: 0.02,
-    ...extra,
-  };
-}
+import { benchRun, benchWindow as window } from '../helpers/bench-run';
 
 function scenario(measurements: Measurement[], rounds = Math.max(...measurements.map((m) => m.round))): ScenarioResult {
   return { size: 100_000, key: 'D', title: 'get by id (random)', path: '/api/v1/jobs/', comparison: { subjects: ['service'], reference: 'baseline', counts: 'answers' }, measurements, rounds };

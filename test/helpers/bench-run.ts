@@ -1,4 +1,6 @@
+import type { Measurement } from '../../bench/measure';
 import type { RunResult } from '../../bench/report';
+import type { Target } from '../../bench/scenarios';
 
 /** A bench run's record around the given results, with the bench's default options: what its report reads. */
 export function benchRun(size: number, results: Partial<Pick<RunResult, 'scenarios' | 'syncs' | 'webhooks'>>): RunResult {
@@ -12,5 +14,33 @@ export function benchRun(size: number, results: Partial<Pick<RunResult, 'scenari
     scenarios: [],
     syncs: [],
     ...results,
+  };
+}
+
+/** One measured window of a target, with what a test varies in `extra`. */
+export function benchWindow(target: Target, round: number, reqPerSec: number, cpu: number, extra: Partial<Measurement> = {}): Measurement {
+  const requests = reqPerSec * 5;
+  return {
+    round,
+    target,
+    mode: 'load',
+    requests,
+    good: requests,
+    seconds: 5,
+    reqPerSec,
+    goodPerSec: reqPerSec,
+    p50: 8,
+    p99: 20,
+    statuses: { '200': requests },
+    errors: 0,
+    timeouts: 0,
+    bytes: requests * 1000,
+    cpuPerRequest: { [target]: cpu, generator: 12 },
+    cores: { [target]: (reqPerSec * cpu) / 1e6 },
+    chainCpuPerRequest: cpu,
+    peakRssBytes: { [target]: 100 * 1024 * 1024 },
+    generatorBusy: 0.05,
+    otherCores: 0.02,
+    ...extra,
   };
 }
