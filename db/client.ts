@@ -13,6 +13,8 @@ export interface DatabaseHandle {
   pool: Pool;
   /** Ends the pool; connections still busy after `timeoutMs` (a hung link) are destroyed. */
   close(timeoutMs?: number): Promise<void>;
+  /** The primary pool's connections and waiters, for metrics. */
+  stats(): PoolStats;
 }
 
 export interface PoolOptions {
@@ -82,8 +84,6 @@ export interface PoolStats {
   waiting: number;
 }
 
-const statsOf = new WeakMap<Pool, () => PoolStats>();
-
 export function createDatabase(url: string, options: PoolOptions = {}): DatabaseHandle {
   const core = mysql.createPool(connectionOptions(url, options));
   // The pool's connections as its documented events tell them: opened, handed out, given back, gone.
@@ -106,16 +106,13 @@ export function createDatabase(url: string, options: PoolOptions = {}): Database
   const statementMs = options.queryTimeoutMs;
   if (statementMs) limitSessions(core, statementMs);
   const pool = boundedPool(core, statementMs ? statementMs + CLIENT_MARGIN_MS : undefined, watch);
-  statsOf.set(pool, () => ({ open: open.size, inUse: open.size - free.size, waiting: watch.waiting }));
   const db = drizzle(pool, { schema, mode: 'default' });
-  return { db, pool, close: (timeoutMs = CLOSE_TIMEOUT_MS) => endWithin(pool, open, timeoutMs) };
-}
-
-/** The connections and waiters of a pool createDatabase made, for metrics. */
-export function poolStats(pool: Pool): PoolStats {
-  const stats = statsOf.get(pool);
-  if (!stats) throw new Error('poolStats: not a pool of createDatabase');
-  return stats();
+  return {
+    db,
+    pool,
+    close: (timeoutMs = CLOSE_TIMEOUT_MS) => endWithin(pool, open, timeoutMs),
+    stats: () => ({ open: open.size, inUse: open.size - free.size, waiting: watch.waiting }),
+  };
 }
 
 /** The database with optional read replicas (DATABASE_READ_URLS). */
@@ -127,6 +124,7 @@ export function openDatabase(url: string, readUrls: readonly string[] = [], opti
   return {
     db: withReplicas(primary.db, [first!, ...rest]),
     pool: primary.pool,
+    stats: primary.stats,
     close: async (...args: Parameters<DatabaseHandle['close']>) => {
       await Promise.all([primary, ...replicas].map((handle) => handle.close(...args)));
     },

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { describeDatabaseUrl, poolStats } from '../db/client';
+import { describeDatabaseUrl } from '../db/client';
 import { pendingChangeCount } from '../db/jobs/pending-changes';
 import { migrateDatabase, startupDatabaseError, type MigrationReport } from '../db/migrate';
 import { openDatabase } from '../db/client';
@@ -92,7 +92,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   let metricsServer: MetricsServer | undefined;
   if (metrics) {
     metrics.watchConnections(() => new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count)))));
-    metrics.watchPool(() => poolStats(database.pool));
+    metrics.watchPool(database.stats);
     metrics.watchPendingChanges(() => pendingChangeCount(database.db));
     try {
       metricsServer = await serveMetrics(metrics.registry, config.metricsPort!, config.host);

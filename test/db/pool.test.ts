@@ -4,7 +4,7 @@
  * deadline that drops the connection it gave up on, the numbers the metrics read, and close().
  */
 import mysql from 'mysql2/promise';
-import { createDatabase, poolStats, type DatabaseHandle } from '../../db/client';
+import { createDatabase, type DatabaseHandle } from '../../db/client';
 import { CLIENT_MARGIN_MS } from '../../db/deadlines';
 import { errorCode } from '../../db/errors';
 import { startRelay, type Relay } from '../faults/relay';
@@ -98,7 +98,7 @@ describe('a link that stops answering', () => {
       },
     ],
   ])('%s fails a margin after the limit, and the pool of one drops that connection and serves again on a new one', async (_label, statement) => {
-    const { pool } = open(relay.via(URL), { connectionLimit: 1, queryTimeoutMs: QUERY_TIMEOUT_MS });
+    const { pool, stats } = open(relay.via(URL), { connectionLimit: 1, queryTimeoutMs: QUERY_TIMEOUT_MS });
     const [[before]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
     relay.set('blackhole');
     const started = Date.now();
@@ -110,7 +110,7 @@ describe('a link that stops answering', () => {
     expect(failure).toBe('PROTOCOL_SEQUENCE_TIMEOUT');
     expect(ms).toBeGreaterThanOrEqual(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS - 50);
     expect(ms).toBeLessThan(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS + 2000);
-    expect(poolStats(pool)).toEqual({ open: 0, inUse: 0, waiting: 0 });
+    expect(stats()).toEqual({ open: 0, inUse: 0, waiting: 0 });
 
     relay.set('forward');
     const [[after]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
@@ -140,24 +140,24 @@ describe('a link that stops answering', () => {
 
 describe('the numbers the metrics read', () => {
   test('a pool of 2 under 5 slow statements: 2 open, 2 in use, 3 waiting; then all free', async () => {
-    const { pool } = open(URL, { connectionLimit: 2, queryTimeoutMs: 5000 });
-    expect(poolStats(pool)).toEqual({ open: 0, inUse: 0, waiting: 0 });
+    const { pool, stats } = open(URL, { connectionLimit: 2, queryTimeoutMs: 5000 });
+    expect(stats()).toEqual({ open: 0, inUse: 0, waiting: 0 });
     const running = Promise.all([1, 2, 3, 4, 5].map(() => pool.query('SELECT SLEEP(0.4)')));
-    const during = await eventually(() => poolStats(pool), (stats) => stats.open === 2);
+    const during = await eventually(stats, (now) => now.open === 2);
     expect(during).toEqual({ open: 2, inUse: 2, waiting: 3 });
     // The first two finish and hand their connections to the next two waiters.
-    expect(await eventually(() => poolStats(pool), (stats) => stats.waiting === 1, 3000)).toEqual({ open: 2, inUse: 2, waiting: 1 });
+    expect(await eventually(stats, (now) => now.waiting === 1, 3000)).toEqual({ open: 2, inUse: 2, waiting: 1 });
     await running;
-    expect(poolStats(pool)).toEqual({ open: 2, inUse: 0, waiting: 0 });
+    expect(stats()).toEqual({ open: 2, inUse: 0, waiting: 0 });
   });
 
   test('a connection held for a transaction is in use until released; one the server closed is no longer open', async () => {
-    const { pool } = open(URL, { connectionLimit: 2 });
+    const { pool, stats } = open(URL, { connectionLimit: 2 });
     const held = await pool.getConnection();
     const [[{ id }]] = (await held.query<Row[]>('SELECT CONNECTION_ID() AS id')) as unknown as [[{ id: number }]];
-    expect(poolStats(pool)).toEqual({ open: 1, inUse: 1, waiting: 0 });
+    expect(stats()).toEqual({ open: 1, inUse: 1, waiting: 0 });
     held.release();
-    expect(poolStats(pool)).toEqual({ open: 1, inUse: 0, waiting: 0 });
+    expect(stats()).toEqual({ open: 1, inUse: 0, waiting: 0 });
 
     const admin = await mysql.createConnection(testServerOptions());
     try {
@@ -165,6 +165,6 @@ describe('the numbers the metrics read', () => {
     } finally {
       await admin.end();
     }
-    expect(await eventually(() => poolStats(pool), (stats) => stats.open === 0)).toEqual({ open: 0, inUse: 0, waiting: 0 });
+    expect(await eventually(stats, (now) => now.open === 0)).toEqual({ open: 0, inUse: 0, waiting: 0 });
   });
 });
