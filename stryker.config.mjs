@@ -14,15 +14,31 @@ export default {
     // the processes they start, so no import links them to it: run every one of them for each mutant.
     enableFindRelatedTests: !process.env.STRYKER_CHILD_PROCESS,
     config: {
-      roots: ['<rootDir>/test', '<rootDir>/domain', '<rootDir>/service', '<rootDir>/db', '<rootDir>/gateway/local', '<rootDir>/scripts'],
+      roots: [
+        '<rootDir>/test',
+        '<rootDir>/domain',
+        '<rootDir>/service',
+        '<rootDir>/db',
+        '<rootDir>/gateway/local',
+        '<rootDir>/scripts',
+      ],
       // STRYKER_QUICK=1: leave out the suites that start processes or wait on clocks (e2e, faults,
       // startup, logging, replicas, ...). A mutant only they would kill then counts as survived,
       // so quick scores are a lower bound.
       ...(process.env.STRYKER_QUICK
         ? {
             testPathIgnorePatterns: [
-              '/node_modules/', '/test/e2e/', '/test/faults/', '/test/startup', '/test/logging', '/test/replicas',
-              '/test/leak', '/test/kong-logs', '/test/seed-demo-data', '/test/deploy-config', '/test/keys/',
+              '/node_modules/',
+              '/test/e2e/',
+              '/test/faults/',
+              '/test/startup',
+              '/test/logging',
+              '/test/replicas',
+              '/test/leak',
+              '/test/kong-logs',
+              '/test/seed-demo-data',
+              '/test/deploy-config',
+              '/test/keys/',
             ],
           }
         : {}),

@@ -10,7 +10,15 @@
 import http from 'node:http';
 import { Pool } from 'undici';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'host', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'host',
+  'content-length',
+]);
 
 const upstream = new Pool(process.env.UPSTREAM_URL!, { pipelining: 1, keepAliveTimeout: 60_000 });
 const identity: Record<string, string> = {
@@ -27,7 +35,8 @@ http
       return;
     }
     const headers: Record<string, string | string[]> = { ...identity };
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'x-api-key') headers[name] = value;
+    for (const [name, value] of Object.entries(req.headers))
+      if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'x-api-key') headers[name] = value;
     upstream.request({ method: req.method as 'GET', path: req.url ?? '/', headers }).then(
       (response) => {
         const out: string[] = [];

@@ -35,7 +35,11 @@ const driverDate = (date: Date) => date.toISOString().replace('T', ' ').replace(
 /** One selected row as the spec's Job, fields in the spec's order (db/jobs/job-columns.ts). */
 function job(row: Row) {
   // JSON_OBJECT comes back as text or, when the server marks it as JSON, already parsed by mysql2.
-  const salary = (typeof row[11] === 'string' ? JSON.parse(row[11]) : row[11]) as { min: number | null; max: number | null; currency: string } | null;
+  const salary = (typeof row[11] === 'string' ? JSON.parse(row[11]) : row[11]) as {
+    min: number | null;
+    max: number | null;
+    currency: string;
+  } | null;
   return {
     id: formatUuid(row[0] as Buffer),
     postingId: row[1],
@@ -98,7 +102,9 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     const after = position && { createdAt: position.createdAt, id: position.id };
     const { rows: jobs, total, hasMore } = await readListing(reads, filter, limit, { after }, inListingOrder);
     const last = hasMore ? jobs.at(-1) : undefined;
-    const nextCursor = last ? encodeCursor(signingKey, digest, { createdAt: new Date(last.createdAt!), id: last.id, page: page + 1 }) : null;
+    const nextCursor = last
+      ? encodeCursor(signingKey, digest, { createdAt: new Date(last.createdAt!), id: last.id, page: page + 1 })
+      : null;
     return { data: jobs, meta: { total, page, limit, totalPages: Math.ceil(total / limit), nextCursor } };
   }
 
@@ -138,7 +144,11 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
 
   function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), ...headers });
+    res.writeHead(status, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(text),
+      ...headers,
+    });
     res.end(text);
   }
 
@@ -152,7 +162,11 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
       res.end();
       return;
     }
-    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), ...cache });
+    res.writeHead(200, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(text),
+      ...cache,
+    });
     res.end(text);
   }
 
@@ -160,7 +174,8 @@ export function createBaseline(pool: mysql.Pool, signingKey: Buffer) {
     const url = new URL(req.url ?? '/', 'http://baseline');
     const consumerId = req.headers['x-consumer-id'] as string | undefined;
     if (url.pathname === '/healthz') return send(res, 200, { status: 'ok' });
-    if (url.pathname === '/api/v1/jobs' && req.method === 'GET') return sendConditional(req, res, await listJobs(url.searchParams));
+    if (url.pathname === '/api/v1/jobs' && req.method === 'GET')
+      return sendConditional(req, res, await listJobs(url.searchParams));
     if (url.pathname === '/api/v1/jobs' && req.method === 'POST') {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -189,10 +204,14 @@ async function main(): Promise<void> {
   const url = process.env.BASELINE_DATABASE_URL;
   if (!url) throw new Error('BASELINE_DATABASE_URL is required');
   const pool = mysql.createPool(connectionOptions(url, { connectionLimit: Number(process.env.DB_POOL_SIZE ?? 10) }));
-  const [[key]] = await pool.query<mysql.RowDataPacket[]>("select `secret` from `service_secrets` where `name` = 'token-signing'");
+  const [[key]] = await pool.query<mysql.RowDataPacket[]>(
+    "select `secret` from `service_secrets` where `name` = 'token-signing'",
+  );
   const server = createBaseline(pool, (key?.secret as Buffer | undefined) ?? Buffer.alloc(32));
   server.keepAliveTimeout = 60_000;
-  server.listen(Number(process.env.PORT ?? 3100), '127.0.0.1', () => console.log(`baseline listening on ${process.env.PORT}`));
+  server.listen(Number(process.env.PORT ?? 3100), '127.0.0.1', () =>
+    console.log(`baseline listening on ${process.env.PORT}`),
+  );
   process.on('SIGTERM', () => {
     server.close();
     server.closeAllConnections();

@@ -24,9 +24,14 @@ export interface BeforeCheckout {
 }
 
 export function describeCheckout(dir: string): BeforeCheckout {
-  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   try {
-    return { dir, commit: git('rev-parse', 'HEAD'), changes: git('status', '--porcelain', '--untracked-files=no') !== '' };
+    return {
+      dir,
+      commit: git('rev-parse', 'HEAD'),
+      changes: git('status', '--porcelain', '--untracked-files=no') !== '',
+    };
   } catch (error) {
     return { dir, commit: `unknown (${(error as Error).message.split('\n')[0]})`, changes: false };
   }
@@ -51,7 +56,12 @@ async function jobColumns(connection: mysql.Connection, database: string): Promi
  * by one start of the before service (`migrate`), then every job of `source` copied into the
  * columns both schemas have, its own triggers filling its own feed and counts.
  */
-export async function prepareBeforeTable(source: PreparedTable, size: number, migrate: (url: string) => Promise<Server>, log: (line: string) => void): Promise<PreparedTable> {
+export async function prepareBeforeTable(
+  source: PreparedTable,
+  size: number,
+  migrate: (url: string) => Promise<Server>,
+  log: (line: string) => void,
+): Promise<PreparedTable> {
   const sourceDatabase = new URL(source.url).pathname.slice(1);
   const database = `jobs_bench_${size}_before`;
   const url = source.url.replace(/\/[^/]*$/, `/${database}`);
@@ -67,7 +77,9 @@ export async function prepareBeforeTable(source: PreparedTable, size: number, mi
     const onlyOurs = ours.filter((name) => !theirs.includes(name));
     const onlyTheirs = theirs.filter((name) => !ours.includes(name));
     if (onlyOurs.length || onlyTheirs.length) {
-      log(`${database}: columns not copied: ${onlyOurs.join(', ') || 'none'}; the before schema's own, left to their defaults: ${onlyTheirs.join(', ') || 'none'}`);
+      log(
+        `${database}: columns not copied: ${onlyOurs.join(', ') || 'none'}; the before schema's own, left to their defaults: ${onlyTheirs.join(', ') || 'none'}`,
+      );
     }
     const columns = common.map((name) => `\`${name}\``).join(', ');
     let copied = 0;
@@ -81,7 +93,8 @@ export async function prepareBeforeTable(source: PreparedTable, size: number, mi
       copied += result.affectedRows;
       const [[row]] = await admin.query<mysql.RowDataPacket[]>(`SELECT MAX(id) AS id FROM \`${database}\`.jobs`);
       last = row!.id as Buffer;
-      if (copied % (5 * CHUNK_ROWS) === 0 || copied === source.rows) log(`${database}: ${copied} / ${source.rows} jobs copied`);
+      if (copied % (5 * CHUNK_ROWS) === 0 || copied === source.rows)
+        log(`${database}: ${copied} / ${source.rows} jobs copied`);
     }
     if (copied !== source.rows) throw new Error(`${database}: copied ${copied} jobs of ${source.rows}`);
     await admin.query(`ANALYZE TABLE \`${database}\`.jobs`);

@@ -56,8 +56,10 @@ function withoutNewIdentity(text: string): string {
 }
 
 function describeDifference(service: Answer, baseline: Answer, other = 'baseline', word = 'MISMATCH'): string {
-  if (service.status !== baseline.status) return `${word}: service answered ${service.status}, ${other} ${baseline.status}`;
-  if (service.text === baseline.text && service.etag !== baseline.etag) return `${word}: ETag ${service.etag ?? 'none'} from the service, ${baseline.etag ?? 'none'} from the ${other}`;
+  if (service.status !== baseline.status)
+    return `${word}: service answered ${service.status}, ${other} ${baseline.status}`;
+  if (service.text === baseline.text && service.etag !== baseline.etag)
+    return `${word}: ETag ${service.etag ?? 'none'} from the service, ${baseline.etag ?? 'none'} from the ${other}`;
   let at = 0;
   while (at < service.text.length && service.text[at] === baseline.text[at]) at++;
   const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 40), at + 40));
@@ -115,7 +117,12 @@ export async function checkScenario(
       break;
     }
   }
-  if (scenario.method === 'POST') return { body: body === 'identical' ? 'identical (new id and createdAt aside)' : body, sql: 'not checked (the INSERT is hand-written)', ms };
+  if (scenario.method === 'POST')
+    return {
+      body: body === 'identical' ? 'identical (new id and createdAt aside)' : body,
+      sql: 'not checked (the INSERT is hand-written)',
+      ms,
+    };
 
   const fromBaseline = ((await (await fetch(`${baseline.url}/__bench/sql`)).json()) as string[]).sort();
   let sql: string;
@@ -136,15 +143,27 @@ export async function checkScenario(
  * differently (its own signing key, fields it lacks), so a difference is recorded, not a fault;
  * a refusal (an older commit without the scenario's filter) makes its row not applicable.
  */
-export async function checkBefore(scenario: Scenario, service: Server, before: Server, gatewaySecret: string): Promise<ScenarioCheck | { unavailable: string }> {
+export async function checkBefore(
+  scenario: Scenario,
+  service: Server,
+  before: Server,
+  gatewaySecret: string,
+): Promise<ScenarioCheck | { unavailable: string }> {
   const path = samplePath(scenario);
   const fromService = await ask(service, scenario, path, gatewaySecret);
   const fromBefore = await ask(before, scenario, path, gatewaySecret);
   const ms = Math.max(fromService.ms, fromBefore.ms);
-  if (fromBefore.status >= 300 && fromService.status < 300) return { unavailable: `not applicable: the before service answers ${fromBefore.status} ${fromBefore.text.slice(0, 160)}` };
+  if (fromBefore.status >= 300 && fromService.status < 300)
+    return {
+      unavailable: `not applicable: the before service answers ${fromBefore.status} ${fromBefore.text.slice(0, 160)}`,
+    };
   const same =
     fromService.status === fromBefore.status &&
-    (scenario.method === 'POST' ? withoutNewIdentity(fromService.text) === withoutNewIdentity(fromBefore.text) : fromService.text === fromBefore.text && fromService.etag === fromBefore.etag);
-  const body = same ? 'identical' : describeDifference(fromService, fromBefore, 'before', 'differs from the before service');
+    (scenario.method === 'POST'
+      ? withoutNewIdentity(fromService.text) === withoutNewIdentity(fromBefore.text)
+      : fromService.text === fromBefore.text && fromService.etag === fromBefore.etag);
+  const body = same
+    ? 'identical'
+    : describeDifference(fromService, fromBefore, 'before', 'differs from the before service');
   return { body, sql: "not checked (the before checkout's own code)", ms };
 }

@@ -43,7 +43,9 @@ export interface LoadResult {
 }
 
 /** bench/wrk.lua, from bench/ (ts-jest) or dist/bench/ (compiled). */
-const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..', 'bench', 'wrk.lua')].find((file) => existsSync(file))!;
+const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..', 'bench', 'wrk.lua')].find((file) =>
+  existsSync(file),
+)!;
 
 /** A generator whose threads were busy this share of the window or more was the bottleneck. */
 export const SATURATED_SHARE = 0.8;
@@ -54,7 +56,9 @@ export const SATURATED_SHARE = 0.8;
  */
 export function generatorBusy(result: Pick<LoadResult, 'seconds' | 'generator'>): number {
   const { cpuMicros, waitMicros, threads } = result.generator;
-  return result.seconds > 0 ? (cpuMicros + (Number.isFinite(waitMicros) ? waitMicros : 0)) / (result.seconds * 1e6 * threads) : 0;
+  return result.seconds > 0
+    ? (cpuMicros + (Number.isFinite(waitMicros) ? waitMicros : 0)) / (result.seconds * 1e6 * threads)
+    : 0;
 }
 
 export function saturated(result: Pick<LoadResult, 'seconds' | 'generator'>): boolean {
@@ -72,16 +76,28 @@ export function luaString(text: string): string {
 }
 
 /** One whole HTTP/1.1 request as wrk sends it (keep-alive, the body's length stated). */
-export function httpRequest(origin: string, method: string, requestPath: string, headers: Record<string, string>, body?: string): string {
+export function httpRequest(
+  origin: string,
+  method: string,
+  requestPath: string,
+  headers: Record<string, string>,
+  body?: string,
+): string {
   const host = new URL(origin).host;
-  const lines = [`${method} ${requestPath} HTTP/1.1`, `Host: ${host}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  const lines = [
+    `${method} ${requestPath} HTTP/1.1`,
+    `Host: ${host}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
   if (body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
   return `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`;
 }
 
 /** The Lua chunk bench/wrk.lua loads: the list of requests. */
 export function requestsChunk(request: Pick<LoadRequest, 'origin' | 'method' | 'paths' | 'headers' | 'body'>): string {
-  const formatted = request.paths.map((p) => luaString(httpRequest(request.origin, request.method, p, request.headers, request.body)));
+  const formatted = request.paths.map((p) =>
+    luaString(httpRequest(request.origin, request.method, p, request.headers, request.body)),
+  );
   return `return {\n${formatted.join(',\n')}\n}\n`;
 }
 
@@ -139,10 +155,18 @@ export function runLoad(request: LoadRequest): Promise<LoadResult> {
       rmSync(dir, { recursive: true, force: true });
       if (error) {
         const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-        return reject(new Error(missing ? 'wrk is not installed (Debian: apt-get install wrk)' : `wrk failed: ${stderr.trim() || error.message}`));
+        return reject(
+          new Error(
+            missing
+              ? 'wrk is not installed (Debian: apt-get install wrk)'
+              : `wrk failed: ${stderr.trim() || error.message}`,
+          ),
+        );
       }
       try {
-        resolve(parseResult(stdout, request.threads, waits.size ? [...waits.values()].reduce((a, b) => a + b, 0) : NaN));
+        resolve(
+          parseResult(stdout, request.threads, waits.size ? [...waits.values()].reduce((a, b) => a + b, 0) : NaN),
+        );
       } catch (parseError) {
         reject(parseError as Error);
       }

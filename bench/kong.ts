@@ -99,7 +99,8 @@ function redisPid(port: number): number | undefined {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      if (/redis-server/.test(cmdline) && (cmdline.includes(`:${port}`) || cmdline.includes(`--port ${port}`))) return Number(entry);
+      if (/redis-server/.test(cmdline) && (cmdline.includes(`:${port}`) || cmdline.includes(`--port ${port}`)))
+        return Number(entry);
     } catch {
       // ended meanwhile
     }
@@ -127,7 +128,8 @@ async function described<T>(kong: RealKong, describe: () => T): Promise<T> {
 function asServer(target: KongTarget, kong: RealKong): Server {
   const { master, members } = kongProcesses(kong);
   const redis = target === 'kong-ours' ? redisPid(kong.redis.port) : undefined;
-  if (target === 'kong-ours' && redis === undefined) throw new Error(`kong-ours: no redis-server found on port ${kong.redis.port}`);
+  if (target === 'kong-ours' && redis === undefined)
+    throw new Error(`kong-ours: no redis-server found on port ${kong.redis.port}`);
   const pids = [...members, ...(redis ? [redis] : [])];
   return { name: target, url: kong.proxyUrl, pid: master, pids: () => pids, stop: () => kong.stop() };
 }
@@ -138,7 +140,12 @@ export function kongUnavailable(): string | undefined {
   return found.found ? undefined : `no Kong 3.9 found (${found.reason})`;
 }
 
-export async function startKong(target: KongTarget, serviceUrl: string, gatewaySecret: string, proxyHost?: string): Promise<Server> {
+export async function startKong(
+  target: KongTarget,
+  serviceUrl: string,
+  gatewaySecret: string,
+  proxyHost?: string,
+): Promise<Server> {
   const kong = await startRealKong({ serviceUrl, gatewaySecret, edit: EDITS[target], proxyHost });
   return described(kong, () => asServer(target, kong));
 }
@@ -158,7 +165,8 @@ export interface KongVariant {
   headers?: (gatewaySecret: string) => Record<string, string>;
 }
 
-const rateLimits = (config: DeclarativeConfig): Plugin[] => allPlugins(config).filter((p) => p.name === 'job-rate-limits');
+const rateLimits = (config: DeclarativeConfig): Plugin[] =>
+  allPlugins(config).filter((p) => p.name === 'job-rate-limits');
 
 /** Kong's bundled rate-limiting in job-rate-limits' place, as kong.yaml had it: policy redis, fault tolerant, the same Redis. */
 function withKongRateLimiting(config: DeclarativeConfig, extra: Record<string, unknown> = {}): void {
@@ -170,23 +178,51 @@ function withKongRateLimiting(config: DeclarativeConfig, extra: Record<string, u
 /** Kong's bundled prometheus, global, in job-metrics' place. */
 function withBundledPrometheus(config: DeclarativeConfig, metrics: Record<string, boolean>): void {
   withoutPlugin(config, 'job-metrics');
-  const off = { per_consumer: false, status_code_metrics: false, latency_metrics: false, bandwidth_metrics: false, upstream_health_metrics: false };
+  const off = {
+    per_consumer: false,
+    status_code_metrics: false,
+    latency_metrics: false,
+    bandwidth_metrics: false,
+    upstream_health_metrics: false,
+  };
   (config.plugins ??= []).push({ name: 'prometheus', config: { ...off, ...metrics } });
 }
 
 export const VARIANTS: KongVariant[] = [
   { name: 'ours', change: 'our configuration as it is' },
-  { name: 'bare', change: 'no plugin at all (the proxy floor, as K; the client sends the identity headers)', edit: withoutPlugins, headers: (secret) => ({ 'X-Gateway-Secret': secret, 'X-Consumer-Groups': 'jobs:read' }) },
-  { name: 'key-auth-acl', change: "Kong's key-auth + acl instead (as K; the client sends the gateway secret)", edit: withKeyAuthAcl, headers: (secret) => ({ 'X-Gateway-Secret': secret }) },
+  {
+    name: 'bare',
+    change: 'no plugin at all (the proxy floor, as K; the client sends the identity headers)',
+    edit: withoutPlugins,
+    headers: (secret) => ({ 'X-Gateway-Secret': secret, 'X-Consumer-Groups': 'jobs:read' }),
+  },
+  {
+    name: 'key-auth-acl',
+    change: "Kong's key-auth + acl instead (as K; the client sends the gateway secret)",
+    edit: withKeyAuthAcl,
+    headers: (secret) => ({ 'X-Gateway-Secret': secret }),
+  },
   { name: 'no-rate-limits', change: 'no rate limit plugin', edit: (c) => withoutPlugin(c, 'job-rate-limits') },
-  { name: 'rl-one-window', change: 'job-rate-limits counting the minute only (no hour window)', edit: (c) => rateLimits(c).forEach((p) => delete p.config!.hour) },
-  { name: 'kong-rl', change: "Kong's rate-limiting instead (policy redis, a round trip per window, a timer per request)", edit: (c) => withKongRateLimiting(c) },
+  {
+    name: 'rl-one-window',
+    change: 'job-rate-limits counting the minute only (no hour window)',
+    edit: (c) => rateLimits(c).forEach((p) => delete p.config!.hour),
+  },
+  {
+    name: 'kong-rl',
+    change: "Kong's rate-limiting instead (policy redis, a round trip per window, a timer per request)",
+    edit: (c) => withKongRateLimiting(c),
+  },
   {
     name: 'kong-rl-sync',
     change: "Kong's rate-limiting syncing to Redis every 0.1 s (sync_rate 0.1: inexact across nodes)",
     edit: (c) => withKongRateLimiting(c, { sync_rate: 0.1 }),
   },
-  { name: 'no-metrics', change: 'no job-metrics plugin (no gateway metrics at all)', edit: (c) => withoutPlugin(c, 'job-metrics') },
+  {
+    name: 'no-metrics',
+    change: 'no job-metrics plugin (no gateway metrics at all)',
+    edit: (c) => withoutPlugin(c, 'job-metrics'),
+  },
   {
     name: 'bundled-prometheus',
     change: "Kong's prometheus instead of job-metrics (status-code and latency metrics, as kong.yaml had it)",
@@ -200,7 +236,11 @@ export const VARIANTS: KongVariant[] = [
   {
     name: 'correlation-id',
     change: "Kong's correlation-id plugin as kong.yaml had it, on top (X-Request-ID is nginx's now)",
-    edit: (c) => (c.plugins ??= []).push({ name: 'correlation-id', config: { header_name: 'X-Request-ID', generator: 'uuid#counter', echo_downstream: true } }),
+    edit: (c) =>
+      (c.plugins ??= []).push({
+        name: 'correlation-id',
+        config: { header_name: 'X-Request-ID', generator: 'uuid#counter', echo_downstream: true },
+      }),
   },
   { name: 'no-auth-guard', change: 'no auth-guard plugin', edit: (c) => withoutPlugin(c, 'auth-guard') },
   {
@@ -209,9 +249,17 @@ export const VARIANTS: KongVariant[] = [
     edit: (c) => withoutPlugin(c, 'job-scopes'),
     headers: (secret) => ({ 'X-Gateway-Secret': secret }),
   },
-  { name: 'kong-headers-off', change: "no X-Kong-Request-Id response header (kong.conf headers = off)", env: { KONG_HEADERS: 'off' } },
+  {
+    name: 'kong-headers-off',
+    change: 'no X-Kong-Request-Id response header (kong.conf headers = off)',
+    env: { KONG_HEADERS: 'off' },
+  },
   { name: 'log-off', change: 'no proxy access log', env: { KONG_PROXY_ACCESS_LOG: 'off' } },
-  { name: 'log-unbuffered', change: 'proxy access log written line by line (no buffer=)', env: { KONG_PROXY_ACCESS_LOG: '/dev/stdout jobs_safe' } },
+  {
+    name: 'log-unbuffered',
+    change: 'proxy access log written line by line (no buffer=)',
+    env: { KONG_PROXY_ACCESS_LOG: '/dev/stdout jobs_safe' },
+  },
   {
     name: 'no-includes',
     change: "no nginx includes, no more_set_headers (access log in Kong's default format)",
@@ -243,7 +291,11 @@ function parentOf(pid: number): number {
 
 const commOf = (pid: number): string => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
 
-export async function startVariant(variant: KongVariant, serviceUrl: string, gatewaySecret: string): Promise<RunningVariant> {
+export async function startVariant(
+  variant: KongVariant,
+  serviceUrl: string,
+  gatewaySecret: string,
+): Promise<RunningVariant> {
   const kong = await startRealKong({
     serviceUrl,
     gatewaySecret,
@@ -258,7 +310,8 @@ export async function startVariant(variant: KongVariant, serviceUrl: string, gat
     const workers = members.filter((pid) => pid !== master && parentOf(pid) === master && commOf(pid) === 'nginx');
     const filters = members.filter((pid) => pid !== master && !workers.includes(pid));
     if (workers.length === 0) throw new Error(`${variant.name}: no nginx worker under ${master}`);
-    if (filters.some((pid) => commOf(pid) !== 'luajit')) throw new Error(`${variant.name}: unexpected processes in Kong's group: ${filters.map(commOf).join(', ')}`);
+    if (filters.some((pid) => commOf(pid) !== 'luajit'))
+      throw new Error(`${variant.name}: unexpected processes in Kong's group: ${filters.map(commOf).join(', ')}`);
     return { variant, kong, master, workers, filters, redis: redisPid(kong.redis.port) };
   });
 }
@@ -324,10 +377,17 @@ export async function kongBreakdown(options: BreakdownOptions): Promise<VariantW
     for (let window = 1; window <= options.windows; window++) {
       const order = running.map((_, i) => running[(i + window - 1) % running.length]!);
       for (const v of order) {
-        const roles = { worker: v.workers, master: [v.master], filters: v.filters, redis: v.redis ? [v.redis] : [], service: options.servicePids() };
+        const roles = {
+          worker: v.workers,
+          master: [v.master],
+          filters: v.filters,
+          redis: v.redis ? [v.redis] : [],
+          service: options.servicePids(),
+        };
         const before = Object.fromEntries(Object.entries(roles).map(([role, pids]) => [role, cpuOf(pids)]));
         const result = await load(v, options.seconds);
-        const per = (role: keyof typeof roles) => (result.requests ? (cpuOf(roles[role]) - before[role]!) / result.requests : NaN);
+        const per = (role: keyof typeof roles) =>
+          result.requests ? (cpuOf(roles[role]) - before[role]!) / result.requests : NaN;
         const row: VariantWindow = {
           variant: v.variant.name,
           window,
@@ -394,16 +454,30 @@ export function breakdownTable(results: VariantWindow[], variants: KongVariant[]
  * D through each variant, as the K scenario drives it (wrk -t1 -c16, random ids of demo-reader).
  */
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { windows: { type: 'string' }, seconds: { type: 'string' }, size: { type: 'string' }, variants: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      windows: { type: 'string' },
+      seconds: { type: 'string' },
+      size: { type: 'string' },
+      variants: { type: 'string' },
+    },
+  });
   const unavailable = kongUnavailable();
   if (unavailable) throw new Error(unavailable);
   const wanted = values.variants?.split(',');
   const variants = wanted ? VARIANTS.filter((v) => wanted.includes(v.name)) : VARIANTS;
-  if (wanted && variants.length !== wanted.length) throw new Error(`unknown variant in ${values.variants}; known: ${VARIANTS.map((v) => v.name).join(', ')}`);
+  if (wanted && variants.length !== wanted.length)
+    throw new Error(`unknown variant in ${values.variants}; known: ${VARIANTS.map((v) => v.name).join(', ')}`);
   const secret = 'bench-gateway-secret-0123456789abcdef';
-  const table = await prepareTable(process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306', Number(values.size ?? 10_000), { log: console.log });
+  const table = await prepareTable(
+    process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
+    Number(values.size ?? 10_000),
+    { log: console.log },
+  );
   const connection = await mysql.createConnection(connectionOptions(table.url));
-  const [sample] = await connection.query<mysql.RowDataPacket[]>('SELECT id FROM jobs WHERE listed ORDER BY RAND() LIMIT 2000');
+  const [sample] = await connection.query<mysql.RowDataPacket[]>(
+    'SELECT id FROM jobs WHERE listed ORDER BY RAND() LIMIT 2000',
+  );
   await connection.end();
   const service = await startService(table.url, { poolSize: 10, gatewaySecret: secret });
   try {

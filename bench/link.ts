@@ -16,7 +16,12 @@ export interface Link {
   /** This host's address on the link: the servers the client reaches must listen on it (or 0.0.0.0). */
   hostAddress: string;
   /** Runs bench/sync-client.js inside the namespace: the same comparison as compareSyncs, across the link. */
-  compareSyncs(origin: string, headers: Record<string, string>, rounds: number, onRun: (run: SyncRun, gzip: boolean, warmup: boolean) => void): Promise<SyncComparison>;
+  compareSyncs(
+    origin: string,
+    headers: Record<string, string>,
+    rounds: number,
+    onRun: (run: SyncRun, gzip: boolean, warmup: boolean) => void,
+  ): Promise<SyncComparison>;
   close(): void;
 }
 
@@ -92,9 +97,13 @@ export function openLink(rate: string): Link {
     hostAddress,
     close,
     compareSyncs(origin, headers, rounds, onRun) {
-      const client = spawn('ip', ['netns', 'exec', namespace, process.execPath, ...SYNC_CLIENT, origin, JSON.stringify(headers), String(rounds)], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const client = spawn(
+        'ip',
+        ['netns', 'exec', namespace, process.execPath, ...SYNC_CLIENT, origin, JSON.stringify(headers), String(rounds)],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let stderr = '';
       client.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
       const result: SyncComparison = { warmup: [], plain: [], gzip: [] };
@@ -105,7 +114,11 @@ export function openLink(rate: string): Link {
       });
       return new Promise((resolve, reject) => {
         client.on('error', reject);
-        client.on('close', (code) => (code === 0 ? resolve(result) : reject(new Error(`the sync client across the link exited with ${code}: ${stderr.trim()}`))));
+        client.on('close', (code) =>
+          code === 0
+            ? resolve(result)
+            : reject(new Error(`the sync client across the link exited with ${code}: ${stderr.trim()}`)),
+        );
       });
     },
   };

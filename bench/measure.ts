@@ -62,7 +62,12 @@ interface Before {
 function begin(endpoints: Endpoint[], databasePid: number | undefined): Before {
   const servers = endpoints.map((e) => e.chain.map((s) => processCpu(s.pids())));
   for (const e of endpoints) for (const s of e.chain) for (const pid of s.pids()) resetPeakRss(pid);
-  return { servers, database: databasePid ? cpuMicros(databasePid) : NaN, machine: machineBusyMicros(), started: performance.now() };
+  return {
+    servers,
+    database: databasePid ? cpuMicros(databasePid) : NaN,
+    machine: machineBusyMicros(),
+    started: performance.now(),
+  };
 }
 
 /**
@@ -77,9 +82,7 @@ export async function measure(endpoint: Endpoint, options: MeasureOptions): Prom
 export async function measureTogether(endpoints: Endpoint[], options: MeasureOptions): Promise<Measurement[]> {
   const before = begin(endpoints, options.databasePid);
   const results = await Promise.all(
-    endpoints.map((endpoint) =>
-      runLoad({ ...options, origin: options.origin ?? endpoint.server.url }),
-    ),
+    endpoints.map((endpoint) => runLoad({ ...options, origin: options.origin ?? endpoint.server.url })),
   );
   const wallMicros = (performance.now() - before.started) * 1000;
   const used = endpoints.map((e, i) => e.chain.map((s, j) => processCpu(s.pids()) - before.servers[i]![j]!));
@@ -89,10 +92,30 @@ export async function measureTogether(endpoints: Endpoint[], options: MeasureOpt
   const ours = used.flat().reduce((a, b) => a + b, 0) + generators + (Number.isFinite(database) ? database : 0);
   const otherCores = Math.max(0, (machine - ours) / wallMicros);
   const answered = results.reduce((sum, r) => sum + r.requests, 0);
-  return endpoints.map((endpoint, i) => finish(endpoint, options, results[i]!, used[i]!, answered > 0 ? (database * results[i]!.requests) / answered : NaN, wallMicros, otherCores, endpoints.length > 1));
+  return endpoints.map((endpoint, i) =>
+    finish(
+      endpoint,
+      options,
+      results[i]!,
+      used[i]!,
+      answered > 0 ? (database * results[i]!.requests) / answered : NaN,
+      wallMicros,
+      otherCores,
+      endpoints.length > 1,
+    ),
+  );
 }
 
-function finish(endpoint: Endpoint, options: MeasureOptions, result: LoadResult, used: number[], database: number, wallMicros: number, otherCores: number, together: boolean): Measurement {
+function finish(
+  endpoint: Endpoint,
+  options: MeasureOptions,
+  result: LoadResult,
+  used: number[],
+  database: number,
+  wallMicros: number,
+  otherCores: number,
+  together: boolean,
+): Measurement {
   const servers = endpoint.chain;
   const good = Object.entries(result.statuses).reduce((sum, [code, n]) => sum + (code.startsWith('2') ? n : 0), 0);
   const counted = options.counts === 'good' ? good : result.requests;

@@ -16,8 +16,14 @@ export function oldDispatcherMain(commit = TODAY_COMMIT): string {
   // Where that commit kept the dispatcher's entry point.
   const main = path.join(dir, 'dist', 'service', 'webhooks', 'main.js');
   if (existsSync(main)) return main;
-  if (!existsSync(dir)) execFileSync('git', ['worktree', 'add', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
-  if (!existsSync(path.join(dir, 'node_modules'))) symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, stdio: 'inherit' });
+  if (!existsSync(dir))
+    execFileSync('git', ['worktree', 'add', '--detach', dir, commit], { cwd: ROOT, stdio: 'ignore' });
+  if (!existsSync(path.join(dir, 'node_modules')))
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    { cwd: dir, stdio: 'inherit' },
+  );
   return main;
 }

@@ -74,7 +74,8 @@ export const USAGE =
   '[--before /path/to/another/checkout (built with npx tsc -b tsconfig.build.json, node_modules present): D, E, A, B, G and H also measure this service against that one, on a copy of the same jobs migrated by its own migrations]';
 
 /** An argument as a shell would need it quoted, so the recorded command line can be pasted back. */
-const quoted = (arg: string) => (/^[\w.,=:/'-]+$/.test(arg) && !arg.includes("'") ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
+const quoted = (arg: string) =>
+  /^[\w.,=:/'-]+$/.test(arg) && !arg.includes("'") ? arg : `'${arg.replace(/'/g, "'\\''")}'`;
 
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Options {
   const options: Options = {
@@ -103,7 +104,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     argv: argv.map(quoted).join(' '),
   };
   const whole = (name: string, value: string | undefined, min: number) => {
-    if (!value || !/^\d+$/.test(value) || Number(value) < min) throw new Error(`${name} takes a whole number >= ${min} (got "${value ?? ''}")`);
+    if (!value || !/^\d+$/.test(value) || Number(value) < min)
+      throw new Error(`${name} takes a whole number >= ${min} (got "${value ?? ''}")`);
     return Number(value);
   };
   let parsed: ReturnType<typeof parseArgs<{ options: typeof FLAGS; strict: true }>>['values'];
@@ -112,7 +114,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   } catch (error) {
     throw new Error(`${(error as Error).message}. Usage: ${USAGE}`);
   }
-  if (parsed.sizes !== undefined) options.sizes = parsed.sizes.split(',').map((size) => whole('--sizes', size.trim(), 1));
+  if (parsed.sizes !== undefined)
+    options.sizes = parsed.sizes.split(',').map((size) => whole('--sizes', size.trim(), 1));
   if (parsed.rounds !== undefined) options.rounds = whole('--rounds', parsed.rounds, 1);
   if (parsed['max-rounds'] !== undefined) options.maxRounds = whole('--max-rounds', parsed['max-rounds'], 1);
   options.maxRounds = Math.max(options.maxRounds, options.rounds);
@@ -122,19 +125,26 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (parsed.connections !== undefined) options.connections = whole('--connections', parsed.connections, 1);
   if (parsed.threads !== undefined) options.threads = whole('--threads', parsed.threads, 1);
   if (parsed.pool !== undefined) options.pool = whole('--pool', parsed.pool, 1);
-  if (parsed['overload-connections'] !== undefined) options.overloadConnections = whole('--overload-connections', parsed['overload-connections'], 1);
-  if (parsed['overload-seconds'] !== undefined) options.overloadSeconds = whole('--overload-seconds', parsed['overload-seconds'], 1);
+  if (parsed['overload-connections'] !== undefined)
+    options.overloadConnections = whole('--overload-connections', parsed['overload-connections'], 1);
+  if (parsed['overload-seconds'] !== undefined)
+    options.overloadSeconds = whole('--overload-seconds', parsed['overload-seconds'], 1);
   if (parsed['sync-rounds'] !== undefined) options.syncRounds = whole('--sync-rounds', parsed['sync-rounds'], 1);
-  if (parsed['webhook-seconds'] !== undefined) options.webhookSeconds = whole('--webhook-seconds', parsed['webhook-seconds'], 1);
+  if (parsed['webhook-seconds'] !== undefined)
+    options.webhookSeconds = whole('--webhook-seconds', parsed['webhook-seconds'], 1);
   if (parsed['link-rate'] !== undefined) {
     const rate = parsed['link-rate'].trim().toLowerCase();
-    if (rate !== 'none' && !/^\d+(?:\.\d+)?[kmg]?bit$/.test(rate)) throw new Error(`--link-rate takes a rate as tc writes it (1gbit, 100mbit) or none (got "${parsed['link-rate']}")`);
+    if (rate !== 'none' && !/^\d+(?:\.\d+)?[kmg]?bit$/.test(rate))
+      throw new Error(
+        `--link-rate takes a rate as tc writes it (1gbit, 100mbit) or none (got "${parsed['link-rate']}")`,
+      );
     options.linkRate = rate === 'none' ? '' : rate;
   }
   if (parsed.scenarios !== undefined) {
     const keys = parsed.scenarios.split(',').map((key) => key.trim());
     const unknown = keys.filter((key) => !ALL_SCENARIOS.includes(key as ScenarioKey));
-    if (unknown.length) throw new Error(`--scenarios takes a comma list of ${ALL_SCENARIOS.join(', ')} (got ${unknown.join(', ')})`);
+    if (unknown.length)
+      throw new Error(`--scenarios takes a comma list of ${ALL_SCENARIOS.join(', ')} (got ${unknown.join(', ')})`);
     options.scenarios = keys as ScenarioKey[];
   }
   if (parsed.reseed) options.reseed = true;
@@ -142,15 +152,19 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (parsed['no-docs']) options.docs = false;
   if (parsed.note !== undefined) options.note = parsed.note;
   if (parsed.node !== undefined) {
-    if (!parsed.node.trim()) throw new Error('--node takes the path of a node binary (e.g. "$(bash scripts/node-runtime.sh)")');
+    if (!parsed.node.trim())
+      throw new Error('--node takes the path of a node binary (e.g. "$(bash scripts/node-runtime.sh)")');
     options.node = parsed.node;
   }
   if (parsed.before !== undefined) {
     const dir = path.resolve(parsed.before);
     if (!parsed.before.trim() || !existsSync(path.join(dir, 'dist/service/server.js'))) {
-      throw new Error(`--before takes a checkout built with npx tsc -b tsconfig.build.json (no dist/service/server.js in "${dir}")`);
+      throw new Error(
+        `--before takes a checkout built with npx tsc -b tsconfig.build.json (no dist/service/server.js in "${dir}")`,
+      );
     }
-    if (!options.scenarios.some((key) => BEFORE_SCENARIOS.includes(key))) throw new Error(`--before compares ${BEFORE_SCENARIOS.join(', ')}: --scenarios names none of them`);
+    if (!options.scenarios.some((key) => BEFORE_SCENARIOS.includes(key)))
+      throw new Error(`--before compares ${BEFORE_SCENARIOS.join(', ')}: --scenarios names none of them`);
     options.before = dir;
   }
   return options;

@@ -41,11 +41,24 @@ export interface RunResult {
   finishedAt: string;
   minutes: number;
   machine: Record<string, string | number>;
-  options: Record<string, unknown> & { spread: number; rounds: number; maxRounds: number; duration: number; connections: number; warmup: number; pool: number };
+  options: Record<string, unknown> & {
+    spread: number;
+    rounds: number;
+    maxRounds: number;
+    duration: number;
+    connections: number;
+    warmup: number;
+    pool: number;
+  };
   /** --before: the checkout whose service the data-layer scenarios also compare with (absent without it). */
   before?: BeforeCheckout;
   /** before: its database's copy of the table (--before only). */
-  tables: Array<{ size: number; rows: number; seededSeconds: number; before?: { rows: number; seededSeconds: number } }>;
+  tables: Array<{
+    size: number;
+    rows: number;
+    seededSeconds: number;
+    before?: { rows: number; seededSeconds: number };
+  }>;
   scenarios: ScenarioResult[];
   syncs: SyncResult[];
   /** W, webhook delivery (absent in runs from before it existed). */
@@ -60,7 +73,8 @@ function unstable(row: Settled, spreadPercent: number): string {
 }
 
 /** What a request counts as for a comparison: every answer, or only a 2xx. */
-export const rateOf = (m: Measurement, counts: Comparison['counts']) => (counts === 'good' ? m.goodPerSec : m.reqPerSec);
+export const rateOf = (m: Measurement, counts: Comparison['counts']) =>
+  counts === 'good' ? m.goodPerSec : m.reqPerSec;
 
 /** Per round in which both the subject and the reference have a valid measurement: the two ratios. */
 export function roundRatios(result: ScenarioResult, subject: Target): RoundRatio[] {
@@ -68,11 +82,16 @@ export function roundRatios(result: ScenarioResult, subject: Target): RoundRatio
   const out: RoundRatio[] = [];
   const rounds = [...new Set(result.measurements.map((m) => m.round))].sort((a, b) => a - b);
   for (const round of rounds) {
-    const of = (target: Target) => result.measurements.find((m) => m.round === round && m.target === target && !m.invalid);
+    const of = (target: Target) =>
+      result.measurements.find((m) => m.round === round && m.target === target && !m.invalid);
     const s = of(subject);
     const r = of(reference);
     if (!s || !r) continue;
-    out.push({ round, throughput: rateOf(s, counts) / rateOf(r, counts), cpu: r.chainCpuPerRequest / s.chainCpuPerRequest });
+    out.push({
+      round,
+      throughput: rateOf(s, counts) / rateOf(r, counts),
+      cpu: r.chainCpuPerRequest / s.chainCpuPerRequest,
+    });
   }
   return out;
 }
@@ -108,10 +127,13 @@ export function summarise(result: ScenarioResult, target: Target): Summary | und
   const rates = runs.map((m) => rateOf(m, result.comparison.counts));
   const cpu: Record<string, number> = {};
   const peakRss: Record<string, number> = {};
-  for (const name of new Set(runs.flatMap((m) => Object.keys(m.cpuPerRequest)))) cpu[name] = median(runs.map((m) => m.cpuPerRequest[name] ?? NaN));
+  for (const name of new Set(runs.flatMap((m) => Object.keys(m.cpuPerRequest))))
+    cpu[name] = median(runs.map((m) => m.cpuPerRequest[name] ?? NaN));
   const cores: Record<string, number> = {};
-  for (const name of new Set(runs.flatMap((m) => Object.keys(m.cores ?? {})))) cores[name] = median(runs.map((m) => m.cores?.[name] ?? NaN));
-  for (const name of new Set(all.flatMap((m) => Object.keys(m.peakRssBytes)))) peakRss[name] = Math.max(...all.map((m) => m.peakRssBytes[name] ?? 0));
+  for (const name of new Set(runs.flatMap((m) => Object.keys(m.cores ?? {}))))
+    cores[name] = median(runs.map((m) => m.cores?.[name] ?? NaN));
+  for (const name of new Set(all.flatMap((m) => Object.keys(m.peakRssBytes))))
+    peakRss[name] = Math.max(...all.map((m) => m.peakRssBytes[name] ?? 0));
   const statuses: Record<string, number> = {};
   for (const m of runs) for (const [code, n] of Object.entries(m.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
   return {
@@ -135,9 +157,14 @@ export function summarise(result: ScenarioResult, target: Target): Summary | und
   };
 }
 
-const MiB = (bytes: number | undefined) => (bytes === undefined || !Number.isFinite(bytes) ? '–' : (bytes / 1024 / 1024).toFixed(0));
-const fixed = (value: number | undefined, digits = 0) => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));
-const rate = (s: Summary) => (s.valid ? `${fixed(s.rate, s.rate < 10 ? 2 : 0)} (${fixed(s.min, s.min < 10 ? 2 : 0)}–${fixed(s.max, s.max < 10 ? 2 : 0)})` : 'invalid');
+const MiB = (bytes: number | undefined) =>
+  bytes === undefined || !Number.isFinite(bytes) ? '–' : (bytes / 1024 / 1024).toFixed(0);
+const fixed = (value: number | undefined, digits = 0) =>
+  value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
+const rate = (s: Summary) =>
+  s.valid
+    ? `${fixed(s.rate, s.rate < 10 ? 2 : 0)} (${fixed(s.min, s.min < 10 ? 2 : 0)}–${fixed(s.max, s.max < 10 ? 2 : 0)})`
+    : 'invalid';
 const latency = (s: Summary) => `${fixed(s.p50, 2)} / ${fixed(s.p99, 2)}`;
 const percent = (value: number) => `${fixed(value * 100, 1)}%`;
 
@@ -157,18 +184,35 @@ const LABELS: Record<Target, string> = {
 
 function nonSuccess(s: Summary): string {
   const codes = Object.entries(s.statuses).filter(([code]) => !code.startsWith('2'));
-  return codes.length || s.errors ? `${codes.map(([code, n]) => `${n} × ${code}`).join(', ')}${s.errors ? `${codes.length ? ', ' : ''}${s.errors} socket errors/timeouts` : ''}` : '';
+  return codes.length || s.errors
+    ? `${codes.map(([code, n]) => `${n} × ${code}`).join(', ')}${s.errors ? `${codes.length ? ', ' : ''}${s.errors} socket errors/timeouts` : ''}`
+    : '';
 }
 
-function notes(result: ScenarioResult, subject: Summary, reference: Summary | undefined, row: Settled | undefined, spreadPercent: number): string {
+function notes(
+  result: ScenarioResult,
+  subject: Summary,
+  reference: Summary | undefined,
+  row: Settled | undefined,
+  spreadPercent: number,
+): string {
   const out: string[] = [];
   if (result.check && !result.check.body.startsWith('identical')) out.push(`body ${result.check.body}`);
   if (result.check?.sql.startsWith('DIFFERS')) out.push("baseline SQL differs from the service's");
-  if (row?.disagree) out.push(`**ratios disagree** (throughput ${fixed(row.throughput, 2)} vs CPU ${fixed(row.cpu, 2)}, more than ${DISAGREEMENT * 100}%)`);
-  if (row && !row.stable) out.push(`not stable within ${result.rounds} round${result.rounds === 1 ? '' : 's'} (${unstable(row, spreadPercent)})`);
+  if (row?.disagree)
+    out.push(
+      `**ratios disagree** (throughput ${fixed(row.throughput, 2)} vs CPU ${fixed(row.cpu, 2)}, more than ${DISAGREEMENT * 100}%)`,
+    );
+  if (row && !row.stable)
+    out.push(
+      `not stable within ${result.rounds} round${result.rounds === 1 ? '' : 's'} (${unstable(row, spreadPercent)})`,
+    );
   const invalid = [...subject.invalid, ...(reference?.invalid ?? [])];
   if (invalid.length) out.push(`${invalid.length} measurement(s) invalid: ${[...new Set(invalid)].join('; ')}`);
-  for (const [name, s] of [['subject', subject], ['reference', reference]] as const) {
+  for (const [name, s] of [
+    ['subject', subject],
+    ['reference', reference],
+  ] as const) {
     const bad = s ? nonSuccess(s) : '';
     if (bad) out.push(`${name}: ${bad}`);
   }
@@ -181,7 +225,12 @@ function notes(result: ScenarioResult, subject: Summary, reference: Summary | un
 
 function cpuCell(s: Summary): string {
   const parts = Object.entries(s.cpu).filter(([name]) => name !== 'generator' && name !== 'database');
-  return parts.map(([name, us]) => `${name} ${fixed(us)}${Number.isFinite(s.cores[name]) ? ` (${fixed(s.cores[name], 2)} core)` : ''}`).join(' + ');
+  return parts
+    .map(
+      ([name, us]) =>
+        `${name} ${fixed(us)}${Number.isFinite(s.cores[name]) ? ` (${fixed(s.cores[name], 2)} core)` : ''}`,
+    )
+    .join(' + ');
 }
 
 /** Other processes using more than this many cores during a measurement make its figures the machine's, not the servers'. */
@@ -191,7 +240,9 @@ export const BUSY_CORES = 0.25;
 const peakCell = (s: Summary, reference: Summary | undefined) => {
   const named = (peaks: Record<string, number>) => Object.entries(peaks).map(([name, b]) => `${name} ${MiB(b)}`);
   const own = reference ? Object.keys(reference.peakRss).filter((name) => !(name in s.peakRss)) : [];
-  return [...named(s.peakRss), ...named(Object.fromEntries(own.map((name) => [name, reference!.peakRss[name]!])))].join(', ');
+  return [...named(s.peakRss), ...named(Object.fromEntries(own.map((name) => [name, reference!.peakRss[name]!])))].join(
+    ', ',
+  );
 };
 
 const HEADER = [
@@ -202,14 +253,21 @@ const HEADER = [
 export function markdownTable(run: RunResult): string {
   const lines: string[] = [];
   for (const { size, rows, seededSeconds, before } of run.tables) {
-    const copy = before ? `; before's database ${before.rows.toLocaleString('en-US')} rows, migrated and copied in ${before.seededSeconds.toFixed(0)} s` : '';
-    lines.push('', `**${size.toLocaleString('en-US')} jobs** (${rows.toLocaleString('en-US')} rows${seededSeconds ? `, seeded in ${seededSeconds.toFixed(0)} s` : ''}${copy})`);
+    const copy = before
+      ? `; before's database ${before.rows.toLocaleString('en-US')} rows, migrated and copied in ${before.seededSeconds.toFixed(0)} s`
+      : '';
+    lines.push(
+      '',
+      `**${size.toLocaleString('en-US')} jobs** (${rows.toLocaleString('en-US')} rows${seededSeconds ? `, seeded in ${seededSeconds.toFixed(0)} s` : ''}${copy})`,
+    );
     // A run of W alone has no wrk rows: no empty table.
     if (run.scenarios.some((r) => r.size === size)) lines.push('', ...HEADER);
     for (const result of run.scenarios.filter((r) => r.size === size)) {
       const label = `${result.key} ${result.title}`;
       if (result.unavailable) {
-        lines.push(`| ${label}${result.comparison.reference === 'before' ? ': service vs before' : ''} | n/a | | | | | | | | | | ${result.unavailable} |`);
+        lines.push(
+          `| ${label}${result.comparison.reference === 'before' ? ': service vs before' : ''} | n/a | | | | | | | | | | ${result.unavailable} |`,
+        );
         continue;
       }
       const reference = summarise(result, result.comparison.reference);
@@ -219,7 +277,9 @@ export function markdownTable(run: RunResult): string {
         const row = settled(result, subject, run.options.spread);
         const rowLabel = `${label}: ${LABELS[subject]} vs ${LABELS[result.comparison.reference]}`;
         const ratio = row ? `${fixed(row.throughput, 2)}x / ${fixed(row.cpu, 2)}x` : 'invalid';
-        const spread = row ? `${percent(row.spread)} (${row.window.map((r) => r.round).join(',')} of ${result.rounds})` : '–';
+        const spread = row
+          ? `${percent(row.spread)} (${row.window.map((r) => r.round).join(',')} of ${result.rounds})`
+          : '–';
         const generator = `${fixed(s.cpu.generator, 1)} ; ${fixed(reference?.cpu.generator, 1)} (${fixed(Math.max(s.generatorBusy, reference?.generatorBusy ?? 0) * 100)}%)`;
         lines.push(
           `| ${rowLabel} | ${rate(s)} | ${latency(s)} | ${reference ? rate(reference) : '–'} | ${reference ? latency(reference) : '–'} | ${ratio} | ${spread} | ${cpuCell(s)} ; ${reference ? cpuCell(reference) : '–'} | ${generator} | ${fixed(s.cpu.database)} ; ${fixed(reference?.cpu.database)} | ${peakCell(s, reference)} | ${notes(result, s, reference, row, run.options.spread)} |`,
@@ -251,7 +311,10 @@ function webhookTable(results: WebhookResult[]): string[] {
 }
 
 function syncTable(syncs: SyncResult[]): string[] {
-  const lines = ['| Full sync (change feed, limit=500) | Jobs | Pages | MB on the wire | MB decoded | Seconds (each run) | Content-Encoding answered | Bytes vs plain | Time vs plain |', '|---|---|---|---|---|---|---|---|---|'];
+  const lines = [
+    '| Full sync (change feed, limit=500) | Jobs | Pages | MB on the wire | MB decoded | Seconds (each run) | Content-Encoding answered | Bytes vs plain | Time vs plain |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
   for (const sync of syncs) {
     const plain = syncs.find((s) => s.target === sync.target && s.link === sync.link && !s.gzip);
     const bytes = median(sync.runs.map((r) => r.bytes));
@@ -268,16 +331,29 @@ function syncTable(syncs: SyncResult[]): string[] {
 
 /** A scenario's result; with --before, the row against its own reference, not the before twin. */
 function find(results: ScenarioResult[], size: number, key: ScenarioKey, reference?: Target) {
-  return results.find((r) => r.size === size && r.key === key && (reference ? r.comparison.reference === reference : r.comparison.reference !== 'before'));
+  return results.find(
+    (r) =>
+      r.size === size &&
+      r.key === key &&
+      (reference ? r.comparison.reference === reference : r.comparison.reference !== 'before'),
+  );
 }
 
 /** Why a row's figure cannot decide a target: unstable, its two readings apart, or a busy machine. */
-function undecided(result: ScenarioResult, subject: Target, row: Settled | undefined, spreadPercent: number): string | undefined {
+function undecided(
+  result: ScenarioResult,
+  subject: Target,
+  row: Settled | undefined,
+  spreadPercent: number,
+): string | undefined {
   if (!row) return undefined;
   const reasons: string[] = [];
   if (!row.stable) reasons.push(`not stable (${unstable(row, spreadPercent)})`);
   if (row.disagree) reasons.push('throughput and CPU ratios disagree');
-  const busy = Math.max(summarise(result, subject)?.otherCores ?? 0, summarise(result, result.comparison.reference)?.otherCores ?? 0);
+  const busy = Math.max(
+    summarise(result, subject)?.otherCores ?? 0,
+    summarise(result, result.comparison.reference)?.otherCores ?? 0,
+  );
   if (busy > BUSY_CORES) reasons.push(`machine busy (${busy.toFixed(2)} other cores)`);
   return reasons.length ? reasons.join(', ') : undefined;
 }
@@ -308,7 +384,9 @@ export function targets(run: RunResult): string[] {
   const out: string[] = [];
   const flags = new Map<string, string>();
   const say = (met: boolean | undefined, text: string, flagged?: string) =>
-    out.push(`- ${met === undefined ? 'not measured' : flagged ? `undecided (${flagged})` : met ? 'met' : 'NOT met'}: ${text}`);
+    out.push(
+      `- ${met === undefined ? 'not measured' : flagged ? `undecided (${flagged})` : met ? 'met' : 'NOT met'}: ${text}`,
+    );
   const flagOf = (size: number, key: ScenarioKey, subject: Target) => flags.get(`${size} ${key} ${subject}`);
   const ratioOf = (size: number, key: ScenarioKey, subject: Target) => {
     const result = find(run.scenarios, size, key);
@@ -320,11 +398,26 @@ export function targets(run: RunResult): string[] {
   const ran = (size: number, key: ScenarioKey) => find(run.scenarios, size, key) !== undefined;
   for (const size of sizes) {
     const d = ratioOf(size, 'D', 'service');
-    if (ran(size, 'D')) say(d && d.throughput >= 0.9, `D get by id >= 0.9x baseline at ${size}: ${fixed(d?.throughput, 2)}x (CPU ${fixed(d?.cpu, 2)}x)`, flagOf(size, 'D', 'service'));
+    if (ran(size, 'D'))
+      say(
+        d && d.throughput >= 0.9,
+        `D get by id >= 0.9x baseline at ${size}: ${fixed(d?.throughput, 2)}x (CPU ${fixed(d?.cpu, 2)}x)`,
+        flagOf(size, 'D', 'service'),
+      );
     const e = ratioOf(size, 'E', 'service');
-    if (ran(size, 'E')) say(e && e.throughput >= 0.85, `E create >= 0.85x baseline at ${size}: ${fixed(e?.throughput, 2)}x (CPU ${fixed(e?.cpu, 2)}x)`, flagOf(size, 'E', 'service'));
+    if (ran(size, 'E'))
+      say(
+        e && e.throughput >= 0.85,
+        `E create >= 0.85x baseline at ${size}: ${fixed(e?.throughput, 2)}x (CPU ${fixed(e?.cpu, 2)}x)`,
+        flagOf(size, 'E', 'service'),
+      );
     const f = ratioOf(size, 'F-D', 'gateway');
-    if (ran(size, 'F-D')) say(f && f.throughput >= 0.85, `F-D the local gateway >= 0.85x direct at ${size}: ${fixed(f?.throughput, 2)}x`, flagOf(size, 'F-D', 'gateway'));
+    if (ran(size, 'F-D'))
+      say(
+        f && f.throughput >= 0.85,
+        `F-D the local gateway >= 0.85x direct at ${size}: ${fixed(f?.throughput, 2)}x`,
+        flagOf(size, 'F-D', 'gateway'),
+      );
     const beforeE = find(run.scenarios, size, 'E', 'before');
     if (beforeE && !beforeE.unavailable) {
       const row = settled(beforeE, 'service', run.options.spread);
@@ -340,7 +433,11 @@ export function targets(run: RunResult): string[] {
     const overload = ratioOf(size, 'O', 'service');
     const refused = o && summarise(o, 'service')?.statuses['503'];
     if (o && !o.unavailable) {
-      say(overload && overload.throughput >= 0.95 && !refused, `O default settings' goodput >= 0.95x the unbounded queue's, no 503, at ${size}: ${fixed(overload?.throughput, 2)}x, ${refused ?? 0} × 503`, flagOf(size, 'O', 'service'));
+      say(
+        overload && overload.throughput >= 0.95 && !refused,
+        `O default settings' goodput >= 0.95x the unbounded queue's, no 503, at ${size}: ${fixed(overload?.throughput, 2)}x, ${refused ?? 0} × 503`,
+        flagOf(size, 'O', 'service'),
+      );
     }
   }
   for (const size of sizes) {
@@ -348,15 +445,30 @@ export function targets(run: RunResult): string[] {
     if (!k || k.unavailable) continue;
     const vs = kongAgainstKeyAuth(k);
     const busy = Math.max(...(['kong-ours', 'kong-key-auth'] as const).map((t) => summarise(k, t)?.otherCores ?? 0));
-    const flagged = vs.rounds < WINDOW ? `${vs.rounds} rounds with both valid, ${WINDOW} needed` : busy > BUSY_CORES ? `machine busy (${busy.toFixed(2)} other cores)` : undefined;
-    say(vs.rounds ? vs.cpu <= 2 : undefined, `K our Kong's CPU per request (worker, log filters, Redis) <= 2x Kong's key-auth + acl's at ${size}: ${fixed(vs.cpu, 2)}x`, flagged);
-    say(vs.rounds ? vs.throughput >= 0.8 : undefined, `K our Kong's throughput >= 0.8x Kong's key-auth + acl's at ${size}: ${fixed(vs.throughput, 2)}x`, flagged);
+    const flagged =
+      vs.rounds < WINDOW
+        ? `${vs.rounds} rounds with both valid, ${WINDOW} needed`
+        : busy > BUSY_CORES
+          ? `machine busy (${busy.toFixed(2)} other cores)`
+          : undefined;
+    say(
+      vs.rounds ? vs.cpu <= 2 : undefined,
+      `K our Kong's CPU per request (worker, log filters, Redis) <= 2x Kong's key-auth + acl's at ${size}: ${fixed(vs.cpu, 2)}x`,
+      flagged,
+    );
+    say(
+      vs.rounds ? vs.throughput >= 0.8 : undefined,
+      `K our Kong's throughput >= 0.8x Kong's key-auth + acl's at ${size}: ${fixed(vs.throughput, 2)}x`,
+      flagged,
+    );
   }
   const largest = Math.max(...sizes);
   for (const target of ['gateway', 'kong-ours'] as const) {
     // gzip over plain measured in one place (loopback: no link), when both were.
     const ratiosAt = (link: string | undefined) => {
-      const [plain, gzip] = [false, true].map((z) => run.syncs.find((s) => s.target === target && s.gzip === z && s.link === link && s.size === largest));
+      const [plain, gzip] = [false, true].map((z) =>
+        run.syncs.find((s) => s.target === target && s.gzip === z && s.link === link && s.size === largest),
+      );
       return plain && gzip ? syncRatios({ plain: plain.runs, gzip: gzip.runs }) : undefined;
     };
     const loopback = ratiosAt(undefined);
@@ -366,7 +478,10 @@ export function targets(run: RunResult): string[] {
     const name = target === 'gateway' ? 'the local gateway' : 'real Kong (our configuration)';
     const onLoopback = `on loopback ${percent(loopback.bytes)}, ${loopback.time.toFixed(2)}x the time`;
     if (!across) {
-      say(loopback.bytes <= 0.15 && loopback.time <= 1, `S full sync through ${name} with gzip moves <= 15% of the bytes in no more time, at ${largest}: ${onLoopback} (no link measured)`);
+      say(
+        loopback.bytes <= 0.15 && loopback.time <= 1,
+        `S full sync through ${name} with gzip moves <= 15% of the bytes in no more time, at ${largest}: ${onLoopback} (no link measured)`,
+      );
       continue;
     }
     say(
@@ -386,7 +501,9 @@ export function targets(run: RunResult): string[] {
       busy,
     );
     say(
-      today && Number.isFinite(today.cpuPerEventMs) && Number.isFinite(fenced.cpuPerEventMs) ? fenced.cpuPerEventMs <= today.cpuPerEventMs / 2 : undefined,
+      today && Number.isFinite(today.cpuPerEventMs) && Number.isFinite(fenced.cpuPerEventMs)
+        ? fenced.cpuPerEventMs <= today.cpuPerEventMs / 2
+        : undefined,
       `W CPU per delivered event (dispatchers + MariaDB) at most half of today's design, ${w.size}: ${fixed(fenced.cpuPerEventMs, 3)} ms vs ${today ? fixed(today.cpuPerEventMs, 3) : '–'} ms`,
       busy,
     );
@@ -395,7 +512,10 @@ export function targets(run: RunResult): string[] {
   // Only N's service runs the Dockerfile's flags alone; the paired rows add --single-threaded-gc, which delays major GCs.
   const peaks = run.scenarios.flatMap((r) => r.measurements.flatMap((m) => m.peakRssBytes['service-flags'] ?? []));
   const peak = peaks.length ? Math.max(...peaks) : undefined;
-  say(peak === undefined ? undefined : peak <= 160 * 1024 * 1024, `peak RSS of the service as deployed (N, N-A) <= 160 MiB: ${peak === undefined ? 'N not run' : `${MiB(peak)} MiB`}`);
+  say(
+    peak === undefined ? undefined : peak <= 160 * 1024 * 1024,
+    `peak RSS of the service as deployed (N, N-A) <= 160 MiB: ${peak === undefined ? 'N not run' : `${MiB(peak)} MiB`}`,
+  );
   return out;
 }
 
@@ -436,6 +556,9 @@ export function writeLatest(docsPath: string, markdown: string): void {
   const start = page.indexOf(DOCS_START);
   const end = page.indexOf(DOCS_END);
   const section = `${DOCS_START}\n${markdown}\n${DOCS_END}`;
-  const updated = start >= 0 && end > start ? `${page.slice(0, start)}${section}${page.slice(end + DOCS_END.length)}` : `${page.trimEnd()}\n\n${section}\n`;
+  const updated =
+    start >= 0 && end > start
+      ? `${page.slice(0, start)}${section}${page.slice(end + DOCS_END.length)}`
+      : `${page.trimEnd()}\n\n${section}\n`;
   writeFileSync(docsPath, updated);
 }

@@ -9,7 +9,24 @@ import { formatUuid } from '../domain/uuid';
 import { JOB_EXAMPLE } from '../domain/job';
 import type { CreateJobBody } from '../service/jobs/contract/create-body';
 
-export const ALL_SCENARIOS = ['A', 'B', 'C', "C'", 'D', 'E', 'G', 'H', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W'] as const;
+export const ALL_SCENARIOS = [
+  'A',
+  'B',
+  'C',
+  "C'",
+  'D',
+  'E',
+  'G',
+  'H',
+  'F-A',
+  'F-D',
+  'O',
+  'S',
+  'K',
+  'N',
+  'N-A',
+  'W',
+] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 /** The scenarios that exercise the data layer: with --before, each also compares this service with another checkout's. */
 export const BEFORE_SCENARIOS: readonly ScenarioKey[] = ['D', 'E', 'A', 'B', 'G', 'H'];
@@ -22,7 +39,18 @@ export const BEFORE_SCENARIOS: readonly ScenarioKey[] = ['D', 'E', 'A', 'B', 'G'
  * with the Dockerfile's node flags against one with node's defaults, both serving N alone (peak RSS is N's);
  * with --before, the data-layer scenarios also the service against another checkout's service (before).
  */
-export type Target = 'before' | 'service' | 'baseline' | 'gateway' | 'proxy' | 'service-unbounded' | 'service-flags' | 'service-node-defaults' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
+export type Target =
+  | 'before'
+  | 'service'
+  | 'baseline'
+  | 'gateway'
+  | 'proxy'
+  | 'service-unbounded'
+  | 'service-flags'
+  | 'service-node-defaults'
+  | 'kong-bare'
+  | 'kong-key-auth'
+  | 'kong-ours';
 
 export interface Comparison {
   subjects: Target[];
@@ -54,7 +82,13 @@ export interface Scenario {
 /** The n-th webhook subscriber of scenario W, a reader of its own (the API allows 5 subscriptions a consumer). */
 export function subscriberHeaders(n: number, gatewaySecret: string): Record<string, string> {
   const name = `bench-hooks-${n + 1}`;
-  return { 'X-Gateway-Secret': gatewaySecret, 'X-Consumer-ID': name, 'X-Consumer-Username': name, 'X-Consumer-Custom-ID': name, 'X-Consumer-Groups': 'jobs:read' };
+  return {
+    'X-Gateway-Secret': gatewaySecret,
+    'X-Consumer-ID': name,
+    'X-Consumer-Username': name,
+    'X-Consumer-Custom-ID': name,
+    'X-Consumer-Groups': 'jobs:read',
+  };
 }
 
 /** demo.yaml's consumers, as the gateway would identify them to the service. */
@@ -68,13 +102,27 @@ export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';
  * (the servers themselves, Kong with no plugin), an API key through a gateway, and for Kong's
  * key-auth + acl the gateway secret too (nothing standard in Kong adds it).
  */
-export function headersForTarget(scenario: Pick<Scenario, 'as' | 'method'>, target: Target, gatewaySecret: string): Record<string, string> {
-  const direct = target === 'service' || target === 'baseline' || target === 'before' || target === 'service-unbounded' || target === 'service-flags' || target === 'service-node-defaults' || target === 'kong-bare';
+export function headersForTarget(
+  scenario: Pick<Scenario, 'as' | 'method'>,
+  target: Target,
+  gatewaySecret: string,
+): Record<string, string> {
+  const direct =
+    target === 'service' ||
+    target === 'baseline' ||
+    target === 'before' ||
+    target === 'service-unbounded' ||
+    target === 'service-flags' ||
+    target === 'service-node-defaults' ||
+    target === 'kong-bare';
   const headers = headersFor({ ...scenario, via: direct ? 'direct' : 'gateway' }, gatewaySecret);
   return target === 'kong-key-auth' ? { ...headers, 'X-Gateway-Secret': gatewaySecret } : headers;
 }
 
-export function headersFor(scenario: Pick<Scenario, 'as' | 'via' | 'method'>, gatewaySecret: string): Record<string, string> {
+export function headersFor(
+  scenario: Pick<Scenario, 'as' | 'via' | 'method'>,
+  gatewaySecret: string,
+): Record<string, string> {
   const json: Record<string, string> = scenario.method === 'POST' ? { 'Content-Type': 'application/json' } : {};
   if (scenario.via === 'gateway') return { 'X-API-Key': DEMO_READER_KEY, ...json };
   const who = scenario.as === 'writer' ? BENCH_WRITER : DEMO_READER;
@@ -90,10 +138,19 @@ export function headersFor(scenario: Pick<Scenario, 'as' | 'via' | 'method'>, ga
 
 // The contract's documented job as a create body, under a title of its own; no postingId, since
 // each create is a new posting.
-const { department, location, workplace, type, description, requirements, responsibilities, salary, status } = JOB_EXAMPLE;
+const { department, location, workplace, type, description, requirements, responsibilities, salary, status } =
+  JOB_EXAMPLE;
 export const CREATE_BODY = JSON.stringify({
   title: 'Benchmark Platform Engineer',
-  department, location, workplace, type, description, requirements, responsibilities, salary, status,
+  department,
+  location,
+  workplace,
+  type,
+  description,
+  requirements,
+  responsibilities,
+  salary,
+  status,
 } satisfies z.input<typeof CreateJobBody>);
 
 const PAGE = 2500;
@@ -104,15 +161,21 @@ const DEPTH = (PAGE - 1) * LIMIT;
  * A cursor that resumes exactly where page 2500 starts, walked on the service (not timed):
  * 100 rows a page, then 20; or why there is none (an API without cursors, a shallower table).
  */
-async function cursorAtDepth(serviceUrl: string, headers: Record<string, string>): Promise<{ cursor: string } | { unavailable: string }> {
+async function cursorAtDepth(
+  serviceUrl: string,
+  headers: Record<string, string>,
+): Promise<{ cursor: string } | { unavailable: string }> {
   const first = await fetch(`${serviceUrl}/api/v1/jobs?limit=100&cursor=`, { headers });
   const body = (await first.json()) as { meta?: { nextCursor?: string | null } };
-  if (first.status !== 200 || !body.meta || !('nextCursor' in body.meta)) return { unavailable: 'the API has no cursor (meta.nextCursor)' };
+  if (first.status !== 200 || !body.meta || !('nextCursor' in body.meta))
+    return { unavailable: 'the API has no cursor (meta.nextCursor)' };
   let cursor = body.meta.nextCursor ?? null;
   let depth = 100;
   while (cursor !== null && depth < DEPTH) {
     const limit = DEPTH - depth >= 100 ? 100 : LIMIT;
-    const response = await fetch(`${serviceUrl}/api/v1/jobs?limit=${limit}&cursor=${encodeURIComponent(cursor)}`, { headers });
+    const response = await fetch(`${serviceUrl}/api/v1/jobs?limit=${limit}&cursor=${encodeURIComponent(cursor)}`, {
+      headers,
+    });
     const page = (await response.json()) as { meta: { nextCursor: string | null } };
     if (response.status !== 200) return { unavailable: `walking the cursor answered ${response.status}` };
     cursor = page.meta.nextCursor;
@@ -131,27 +194,124 @@ export async function scenariosFor(
   const [[newest]] = await connection.query<mysql.RowDataPacket[]>(
     'SELECT department, type, state FROM jobs WHERE listed AND state IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1',
   );
-  const [sample] = await connection.query<mysql.RowDataPacket[]>('SELECT id FROM jobs WHERE listed ORDER BY RAND() LIMIT 2000');
+  const [sample] = await connection.query<mysql.RowDataPacket[]>(
+    'SELECT id FROM jobs WHERE listed ORDER BY RAND() LIMIT 2000',
+  );
   const ids = sample.map((row) => formatUuid(row.id as Buffer));
-  const deep = await cursorAtDepth(serviceUrl, headersFor({ as: 'reader', via: 'direct', method: 'GET' }, gatewaySecret));
+  const deep = await cursorAtDepth(
+    serviceUrl,
+    headersFor({ as: 'reader', via: 'direct', method: 'GET' }, gatewaySecret),
+  );
   const department = encodeURIComponent(String(newest?.department ?? 'Engineering').toLowerCase());
   const state = String(newest?.state ?? 'CA');
 
   const direct: Comparison = { subjects: ['service'], reference: 'baseline', counts: 'answers' };
   const proxied: Comparison = { subjects: ['gateway', 'proxy'], reference: 'service', counts: 'answers' };
   const all: Scenario[] = [
-    { key: 'A', title: 'default list', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'direct', comparison: direct },
-    { key: 'B', title: 'department + type', method: 'GET', path: `/api/v1/jobs?department=${department}&type=${newest?.type ?? 'full-time'}`, as: 'reader', via: 'direct', comparison: direct },
-    { key: 'C', title: `page=${PAGE}`, method: 'GET', path: `/api/v1/jobs?page=${PAGE}`, as: 'reader', via: 'direct', comparison: direct },
+    {
+      key: 'A',
+      title: 'default list',
+      method: 'GET',
+      path: '/api/v1/jobs',
+      as: 'reader',
+      via: 'direct',
+      comparison: direct,
+    },
+    {
+      key: 'B',
+      title: 'department + type',
+      method: 'GET',
+      path: `/api/v1/jobs?department=${department}&type=${newest?.type ?? 'full-time'}`,
+      as: 'reader',
+      via: 'direct',
+      comparison: direct,
+    },
+    {
+      key: 'C',
+      title: `page=${PAGE}`,
+      method: 'GET',
+      path: `/api/v1/jobs?page=${PAGE}`,
+      as: 'reader',
+      via: 'direct',
+      comparison: direct,
+    },
     'cursor' in deep
-      ? { key: "C'", title: `page ${PAGE}'s depth by cursor`, method: 'GET', path: `/api/v1/jobs?limit=${LIMIT}&cursor=${encodeURIComponent(deep.cursor)}`, as: 'reader', via: 'direct', comparison: direct }
-      : { key: "C'", title: `page ${PAGE}'s depth by cursor`, method: 'GET', path: '', as: 'reader', via: 'direct', comparison: direct, unavailable: deep.unavailable },
-    { key: 'D', title: 'get by id (random)', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'direct', comparison: direct },
-    { key: 'E', title: 'create', method: 'POST', path: '/api/v1/jobs', body: CREATE_BODY, as: 'writer', via: 'direct', comparison: direct },
-    { key: 'G', title: 'status=active,paused', method: 'GET', path: '/api/v1/jobs?status=active,paused', as: 'reader', via: 'direct', comparison: direct },
-    { key: 'H', title: `state=${state}`, method: 'GET', path: `/api/v1/jobs?state=${state}`, as: 'reader', via: 'direct', comparison: direct },
-    { key: 'F-A', title: 'A through the local gateway', method: 'GET', path: '/api/v1/jobs', as: 'reader', via: 'gateway', comparison: proxied },
-    { key: 'F-D', title: 'D through the local gateway', method: 'GET', path: '/api/v1/jobs/', ids, as: 'reader', via: 'gateway', comparison: proxied },
+      ? {
+          key: "C'",
+          title: `page ${PAGE}'s depth by cursor`,
+          method: 'GET',
+          path: `/api/v1/jobs?limit=${LIMIT}&cursor=${encodeURIComponent(deep.cursor)}`,
+          as: 'reader',
+          via: 'direct',
+          comparison: direct,
+        }
+      : {
+          key: "C'",
+          title: `page ${PAGE}'s depth by cursor`,
+          method: 'GET',
+          path: '',
+          as: 'reader',
+          via: 'direct',
+          comparison: direct,
+          unavailable: deep.unavailable,
+        },
+    {
+      key: 'D',
+      title: 'get by id (random)',
+      method: 'GET',
+      path: '/api/v1/jobs/',
+      ids,
+      as: 'reader',
+      via: 'direct',
+      comparison: direct,
+    },
+    {
+      key: 'E',
+      title: 'create',
+      method: 'POST',
+      path: '/api/v1/jobs',
+      body: CREATE_BODY,
+      as: 'writer',
+      via: 'direct',
+      comparison: direct,
+    },
+    {
+      key: 'G',
+      title: 'status=active,paused',
+      method: 'GET',
+      path: '/api/v1/jobs?status=active,paused',
+      as: 'reader',
+      via: 'direct',
+      comparison: direct,
+    },
+    {
+      key: 'H',
+      title: `state=${state}`,
+      method: 'GET',
+      path: `/api/v1/jobs?state=${state}`,
+      as: 'reader',
+      via: 'direct',
+      comparison: direct,
+    },
+    {
+      key: 'F-A',
+      title: 'A through the local gateway',
+      method: 'GET',
+      path: '/api/v1/jobs',
+      as: 'reader',
+      via: 'gateway',
+      comparison: proxied,
+    },
+    {
+      key: 'F-D',
+      title: 'D through the local gateway',
+      method: 'GET',
+      path: '/api/v1/jobs/',
+      ids,
+      as: 'reader',
+      via: 'gateway',
+      comparison: proxied,
+    },
     {
       key: 'O',
       title: 'overload: A at many connections, default queue vs unbounded',
@@ -206,7 +366,13 @@ export async function scenariosFor(
 export function withBefore(scenarios: Scenario[]): Scenario[] {
   return scenarios.flatMap((scenario) =>
     BEFORE_SCENARIOS.includes(scenario.key) && scenario.comparison.reference === 'baseline'
-      ? [scenario, { ...scenario, comparison: { subjects: ['service'], reference: 'before', counts: 'answers' } satisfies Comparison }]
+      ? [
+          scenario,
+          {
+            ...scenario,
+            comparison: { subjects: ['service'], reference: 'before', counts: 'answers' } satisfies Comparison,
+          },
+        ]
       : [scenario],
   );
 }

@@ -37,7 +37,8 @@ export async function freePort(): Promise<number> {
 export function serviceNodeFlags(dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')): string[] {
   const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile);
   const argv = cmd ? (JSON.parse(cmd[1]!) as string[]) : [];
-  if (argv[0] !== 'node' || argv.at(-1) !== 'dist/service/server.js') throw new Error('Dockerfile: CMD is not ["node", ..., "dist/service/server.js"]');
+  if (argv[0] !== 'node' || argv.at(-1) !== 'dist/service/server.js')
+    throw new Error('Dockerfile: CMD is not ["node", ..., "dist/service/server.js"]');
   return argv.slice(1, -1);
 }
 
@@ -45,10 +46,18 @@ export function serviceNodeFlags(dockerfile = readFileSync(path.join(ROOT, 'Dock
  * How compose runs the webhook dispatcher (its `command`): what runs node (`chrt --idle 0`, or
  * nothing) and node's flags, so the benchmark prices the deployed process.
  */
-export function dispatcherCommand(compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')): { launcher: string[]; nodeFlags: string[] } {
-  const argv = (parse(compose) as { services?: Record<string, { command?: string[] }> }).services?.['webhook-dispatcher']?.command ?? [];
+export function dispatcherCommand(compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')): {
+  launcher: string[];
+  nodeFlags: string[];
+} {
+  const argv =
+    (parse(compose) as { services?: Record<string, { command?: string[] }> }).services?.['webhook-dispatcher']
+      ?.command ?? [];
   const node = argv.indexOf('node');
-  if (node < 0 || argv.at(-1) !== 'dist/service/webhooks/dispatcher/main.js') throw new Error('docker-compose.yml: webhook-dispatcher command is not [..., "node", ..., "dist/service/webhooks/dispatcher/main.js"]');
+  if (node < 0 || argv.at(-1) !== 'dist/service/webhooks/dispatcher/main.js')
+    throw new Error(
+      'docker-compose.yml: webhook-dispatcher command is not [..., "node", ..., "dist/service/webhooks/dispatcher/main.js"]',
+    );
   return { launcher: argv.slice(0, node), nodeFlags: argv.slice(node + 1, -1) };
 }
 
@@ -102,7 +111,16 @@ async function startNode(
 
 export async function startService(
   databaseUrl: string,
-  options: { poolSize: number; gatewaySecret: string; name?: string; env?: NodeJS.ProcessEnv; nodeFlags?: string[]; nodeDefaults?: boolean; node?: string; root?: string },
+  options: {
+    poolSize: number;
+    gatewaySecret: string;
+    name?: string;
+    env?: NodeJS.ProcessEnv;
+    nodeFlags?: string[];
+    nodeDefaults?: boolean;
+    node?: string;
+    root?: string;
+  },
 ): Promise<Server> {
   // Another checkout (--before) runs its own dist with its own Dockerfile's flags.
   const root = options.root ?? ROOT;
@@ -125,14 +143,20 @@ export async function startService(
     `http://127.0.0.1:${port}`,
     { path: '/healthz' },
     // nodeDefaults: V8's own heap sizing, what the Dockerfile's flags are priced against (scenario N).
-    [...(options.nodeDefaults ? [] : serviceNodeFlags(readFileSync(path.join(root, 'Dockerfile'), 'utf8'))), ...(options.nodeFlags ?? [])],
+    [
+      ...(options.nodeDefaults ? [] : serviceNodeFlags(readFileSync(path.join(root, 'Dockerfile'), 'utf8'))),
+      ...(options.nodeFlags ?? []),
+    ],
     [],
     options.node,
     root,
   );
 }
 
-export async function startBaseline(databaseUrl: string, options: { poolSize: number; nodeFlags?: string[]; node?: string }): Promise<Server> {
+export async function startBaseline(
+  databaseUrl: string,
+  options: { poolSize: number; nodeFlags?: string[]; node?: string },
+): Promise<Server> {
   const port = await freePort();
   return startNode(
     'baseline',
@@ -149,14 +173,25 @@ export async function startBaseline(databaseUrl: string, options: { poolSize: nu
 }
 
 /** One webhook dispatcher (dist/service/webhooks/dispatcher/main.js) on the service's database, ready once its metrics answer. */
-export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.ProcessEnv, main = 'dist/service/webhooks/dispatcher/main.js'): Promise<Server> {
+export async function startDispatcherProcess(
+  databaseUrl: string,
+  env: NodeJS.ProcessEnv,
+  main = 'dist/service/webhooks/dispatcher/main.js',
+): Promise<Server> {
   const port = await freePort();
   const { launcher, nodeFlags } = dispatcherCommand();
   return startNode(
     'dispatcher',
     main,
     [],
-    { NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: String(port), ...env },
+    {
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      WEBHOOK_METRICS_PORT: String(port),
+      ...env,
+    },
     `http://127.0.0.1:${port}`,
     { path: '/metrics' },
     nodeFlags,
@@ -165,7 +200,10 @@ export async function startDispatcherProcess(databaseUrl: string, env: NodeJS.Pr
 }
 
 /** The bare proxy (bench/bare-proxy.ts) in front of the service, as the bench's reader. */
-export async function startBareProxy(service: Server, identity: { gatewaySecret: string; consumerId: string; username: string; groups: string }): Promise<Server> {
+export async function startBareProxy(
+  service: Server,
+  identity: { gatewaySecret: string; consumerId: string; username: string; groups: string },
+): Promise<Server> {
   const port = await freePort();
   return startNode(
     'proxy',
@@ -194,7 +232,10 @@ function repoState(file: string): any {
  * at the service, with every rate limit raised out of reach: the benchmark measures the plugins'
  * cost, not their 429s.
  */
-export async function startGateway(service: Server, options: { gatewaySecret: string; apiKey: string; host?: string }): Promise<Server> {
+export async function startGateway(
+  service: Server,
+  options: { gatewaySecret: string; apiKey: string; host?: string },
+): Promise<Server> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-'));
   const kong = repoState('kong.yaml');
   const raise = (plugins: any[] | undefined) => {

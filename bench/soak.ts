@@ -34,7 +34,11 @@ function memory(pid: number): { rss: number; peak: number } {
   return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
 }
 
-const reader = { 'X-Consumer-ID': '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', 'X-Consumer-Username': 'soak-reader', 'X-Consumer-Groups': 'jobs:read' };
+const reader = {
+  'X-Consumer-ID': '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01',
+  'X-Consumer-Username': 'soak-reader',
+  'X-Consumer-Groups': 'jobs:read',
+};
 const writer = {
   'X-Consumer-ID': '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a02',
   'X-Consumer-Username': 'soak-writer',
@@ -51,8 +55,18 @@ function round(url: string, ids: string[], amount: number, connections: number):
     timeout: 30,
     requests: [
       { method: 'GET', path: '/api/v1/jobs?limit=20', headers: reader },
-      { method: 'GET', path: '/api/v1/jobs/x', headers: reader, setupRequest: (req) => ({ ...req, path: `/api/v1/jobs/${pick()}` }) },
-      { method: 'POST', path: '/api/v1/jobs', headers: writer, body: JSON.stringify({ title: 'Soak', department: 'Soak', type: 'contract', description: 'x' }) },
+      {
+        method: 'GET',
+        path: '/api/v1/jobs/x',
+        headers: reader,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/jobs/${pick()}` }),
+      },
+      {
+        method: 'POST',
+        path: '/api/v1/jobs',
+        headers: writer,
+        body: JSON.stringify({ title: 'Soak', department: 'Soak', type: 'contract', description: 'x' }),
+      },
       { method: 'GET', path: '/api/v1/jobs?limit=500', headers: reader }, // a 400
       { method: 'GET', path: '/readyz' },
     ],
@@ -64,7 +78,12 @@ async function main(): Promise<void> {
   const rounds = option('rounds', 5);
   const connections = option('connections', 16);
   const server = new URL(process.env.DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/jobs');
-  const admin = await mysql.createConnection({ host: server.hostname, port: Number(server.port || 3306), user: decodeURIComponent(server.username || 'root'), password: decodeURIComponent(server.password) });
+  const admin = await mysql.createConnection({
+    host: server.hostname,
+    port: Number(server.port || 3306),
+    user: decodeURIComponent(server.username || 'root'),
+    password: decodeURIComponent(server.password),
+  });
   await admin.query(`DROP DATABASE IF EXISTS \`${SOAK_DATABASE}\``);
   server.pathname = `/${SOAK_DATABASE}`;
 
@@ -79,12 +98,17 @@ async function main(): Promise<void> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
   try {
-    for (let ready = false; !ready; ) {
+    for (let ready = false; !ready;) {
       if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-      ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+      ready = await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (!ready) await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    const listed = (await (await fetch(`${url}/api/v1/jobs?limit=100`, { headers: reader })).json()) as { data: Array<{ id: string }> };
+    const listed = (await (await fetch(`${url}/api/v1/jobs?limit=100`, { headers: reader })).json()) as {
+      data: Array<{ id: string }>;
+    };
     const ids = listed.data.map((job) => job.id);
 
     const pid = child.pid!;
@@ -96,15 +120,22 @@ async function main(): Promise<void> {
     let timeouts = 0;
     for (let n = 1; n <= rounds; n++) {
       const result = await round(url, ids, Math.ceil(requests / rounds), connections);
-      for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (statuses[code] ?? 0) + Number(count);
+      for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {}))
+        statuses[code] = (statuses[code] ?? 0) + Number(count);
       errors += result.errors;
       timeouts += result.timeouts;
       const now = memory(pid);
-      console.log(`RSS after round ${String(n).padEnd(9)} ${now.rss.toFixed(1)} MiB   (${result.requests.average.toFixed(0)} req/s, p99 ${result.latency.p99} ms)`);
+      console.log(
+        `RSS after round ${String(n).padEnd(9)} ${now.rss.toFixed(1)} MiB   (${result.requests.average.toFixed(0)} req/s, p99 ${result.latency.p99} ms)`,
+      );
     }
     const end = memory(pid);
     console.log(`RSS growth                ${(end.rss - start.rss).toFixed(1)} MiB; peak ${end.peak.toFixed(1)} MiB`);
-    console.log(`statuses: ${Object.entries(statuses).map(([code, count]) => `${code}: ${count}`).join(', ')}`);
+    console.log(
+      `statuses: ${Object.entries(statuses)
+        .map(([code, count]) => `${code}: ${count}`)
+        .join(', ')}`,
+    );
     console.log(`errors: ${errors} (timeouts: ${timeouts})`);
   } finally {
     child.kill('SIGTERM');

@@ -49,15 +49,23 @@ function get(url: URL, headers: Record<string, string>): Promise<Page> {
   });
 }
 
-export async function fullSync(origin: string, headers: Record<string, string>, options: { gzip: boolean; limit?: number }): Promise<SyncRun> {
+export async function fullSync(
+  origin: string,
+  headers: Record<string, string>,
+  options: { gzip: boolean; limit?: number },
+): Promise<SyncRun> {
   const asked = options.gzip ? { ...headers, 'Accept-Encoding': 'gzip' } : headers;
   const run: SyncRun = { jobs: 0, pages: 0, bytes: 0, decodedBytes: 0, seconds: 0, contentEncoding: '' };
   const encodings = new Set<string>();
   let since = '';
   const started = performance.now();
   for (;;) {
-    const page = await get(new URL(`/api/v1/jobs/changes?limit=${options.limit ?? 500}&since=${encodeURIComponent(since)}`, origin), asked);
-    if (page.encoding !== 'identity' && page.encoding !== 'gzip') throw new Error(`the change feed answered Content-Encoding ${page.encoding}`);
+    const page = await get(
+      new URL(`/api/v1/jobs/changes?limit=${options.limit ?? 500}&since=${encodeURIComponent(since)}`, origin),
+      asked,
+    );
+    if (page.encoding !== 'identity' && page.encoding !== 'gzip')
+      throw new Error(`the change feed answered Content-Encoding ${page.encoding}`);
     const text = page.body.toString('utf8');
     if (page.status !== 200) throw new Error(`the change feed answered ${page.status}: ${text.slice(0, 200)}`);
     const body = JSON.parse(text) as { data: unknown[]; meta: { nextSince: string; hasMore: boolean } };
@@ -111,5 +119,8 @@ export async function compareSyncs(
 /** gzip over plain: the median pass's bytes and the median pass's seconds (warm-up excluded). */
 export function syncRatios(comparison: Pick<SyncComparison, 'plain' | 'gzip'>): { bytes: number; time: number } {
   const of = (runs: SyncRun[], key: 'bytes' | 'seconds') => median(runs.map((r) => r[key]));
-  return { bytes: of(comparison.gzip, 'bytes') / of(comparison.plain, 'bytes'), time: of(comparison.gzip, 'seconds') / of(comparison.plain, 'seconds') };
+  return {
+    bytes: of(comparison.gzip, 'bytes') / of(comparison.plain, 'bytes'),
+    time: of(comparison.gzip, 'seconds') / of(comparison.plain, 'seconds'),
+  };
 }

@@ -32,7 +32,10 @@ async function count(connection: mysql.Connection): Promise<number> {
 }
 
 /** Column list and SELECT expressions that copy rows `shiftMs` earlier, with new v7 ids. */
-async function copyExpressions(connection: mysql.Connection, database: string): Promise<{ columns: string; values: string }> {
+async function copyExpressions(
+  connection: mysql.Connection,
+  database: string,
+): Promise<{ columns: string; values: string }> {
   const [columns] = await connection.query<mysql.RowDataPacket[]>(
     `SELECT column_name AS name, data_type AS type FROM information_schema.columns
       WHERE table_schema = ? AND table_name = 'jobs' AND extra NOT LIKE '%GENERATED%' ORDER BY ordinal_position`,
@@ -52,7 +55,11 @@ async function copyExpressions(connection: mysql.Connection, database: string): 
 }
 
 /** jobs_bench_<size> on the server of `serverUrl`, migrated and holding exactly `size` jobs. */
-export async function prepareTable(serverUrl: string, size: number, options: { reseed?: boolean; log?: (line: string) => void } = {}): Promise<PreparedTable> {
+export async function prepareTable(
+  serverUrl: string,
+  size: number,
+  options: { reseed?: boolean; log?: (line: string) => void } = {},
+): Promise<PreparedTable> {
   const database = `jobs_bench_${size}`;
   const url = `${serverUrl.replace(/\/+$/, '')}/${database}`;
   const log = options.log ?? (() => undefined);
@@ -86,7 +93,10 @@ export async function prepareTable(serverUrl: string, size: number, options: { r
       await admin.query('SET @shift_ms = ?', [rows * ROW_SPACING_MS]);
       const bounds: Buffer[] = [];
       for (let done = Math.min(CHUNK_ROWS, copy); ; done = Math.min(done + CHUNK_ROWS, copy)) {
-        const [[row]] = await admin.query<mysql.RowDataPacket[]>('SELECT id FROM jobs ORDER BY id DESC LIMIT 1 OFFSET ?', [done - 1]);
+        const [[row]] = await admin.query<mysql.RowDataPacket[]>(
+          'SELECT id FROM jobs ORDER BY id DESC LIMIT 1 OFFSET ?',
+          [done - 1],
+        );
         bounds.push(row!.id as Buffer);
         if (done === copy) break;
       }
@@ -106,8 +116,11 @@ export async function prepareTable(serverUrl: string, size: number, options: { r
       log(`${database}: ${rows} / ${size} jobs`);
     }
     // One row a minute, newest first: a table that spans more than that was copied wrongly.
-    const [[span]] = await admin.query<mysql.RowDataPacket[]>('SELECT TIMESTAMPDIFF(MINUTE, MIN(created_at), MAX(created_at)) AS minutes FROM jobs');
-    if (Math.abs(Number(span!.minutes) - (size - 1)) > 1) throw new Error(`${database}: seeded rows span ${span!.minutes} minutes instead of ${size - 1}`);
+    const [[span]] = await admin.query<mysql.RowDataPacket[]>(
+      'SELECT TIMESTAMPDIFF(MINUTE, MIN(created_at), MAX(created_at)) AS minutes FROM jobs',
+    );
+    if (Math.abs(Number(span!.minutes) - (size - 1)) > 1)
+      throw new Error(`${database}: seeded rows span ${span!.minutes} minutes instead of ${size - 1}`);
     await admin.query('DROP TABLE bench_seed_copy');
     await admin.query('ANALYZE TABLE jobs');
     const seededSeconds = (performance.now() - started) / 1000;

@@ -73,7 +73,10 @@ export function percentile(sorted: number[], p: number): number {
  * Each receiver's first arrival for each changed job, against the time that change committed:
  * the latency per delivery. Arrivals for jobs not in `committed` (earlier phases) are ignored.
  */
-export function matchDeliveries(committed: Map<string, number>, receivers: Array<Map<string, number[]>>): LatencySummary {
+export function matchDeliveries(
+  committed: Map<string, number>,
+  receivers: Array<Map<string, number[]>>,
+): LatencySummary {
   const latencies: number[] = [];
   let repeats = 0;
   let last = -Infinity;
@@ -100,7 +103,10 @@ export function matchDeliveries(committed: Map<string, number>, receivers: Array
 }
 
 /** Per subscription (receiver) p50 and p99 of first arrivals against commits: the worst of each. */
-export function worstSubscription(committed: Map<string, number>, receivers: Array<Map<string, number[]>>): { p50: number; p99: number } {
+export function worstSubscription(
+  committed: Map<string, number>,
+  receivers: Array<Map<string, number[]>>,
+): { p50: number; p99: number } {
   let p50 = 0;
   let p99 = 0;
   for (const arrivals of receivers) {
@@ -119,7 +125,8 @@ export function worstSubscription(committed: Map<string, number>, receivers: Arr
 /** Arrivals over every receiver between two moments (performance.now()). */
 export function arrivalsIn(receivers: Array<Map<string, number[]>>, from: number, to: number): number {
   let n = 0;
-  for (const arrivals of receivers) for (const times of arrivals.values()) for (const at of times) if (at >= from && at < to) n++;
+  for (const arrivals of receivers)
+    for (const times of arrivals.values()) for (const at of times) if (at >= from && at < to) n++;
   return n;
 }
 
@@ -197,7 +204,12 @@ const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Waits until every receiver has every job in `committed` (maps that may still be growing) whose
  * commit is at least `settledMs` old, or `ms` passed.
  */
-export async function drained(receivers: Array<Pick<Receiver, 'arrivals'>>, committed: Array<Map<string, number>>, ms: number, settledMs = 0): Promise<void> {
+export async function drained(
+  receivers: Array<Pick<Receiver, 'arrivals'>>,
+  committed: Array<Map<string, number>>,
+  ms: number,
+  settledMs = 0,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     const before = performance.now() - settledMs;
@@ -228,14 +240,31 @@ const RESET = `update webhook_subscriptions set position = (select coalesce(max(
 export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResult> {
   const database = openDatabase(o.databaseUrl, [], { connectionLimit: 2 });
   let started: Awaited<ReturnType<typeof startReceivers>> | undefined;
-  const result: WebhookResult = { size: o.size, subscriptions: SUBSCRIPTIONS, rate: CHANGES_PER_SECOND, seconds: o.seconds, otherCores: 0, loadAverage: '', designs: [] };
+  const result: WebhookResult = {
+    size: o.size,
+    subscriptions: SUBSCRIPTIONS,
+    rate: CHANGES_PER_SECOND,
+    seconds: o.seconds,
+    otherCores: 0,
+    loadAverage: '',
+    designs: [],
+  };
   try {
     started = await startReceivers(SUBSCRIPTIONS);
     const { receivers } = started;
     // A run that died before its clean-up left subscriptions to dead ports.
     await database.pool.query("delete from webhook_subscriptions where consumer_id like 'bench-w-%'");
     for (const [n, receiver] of receivers.entries()) {
-      const made = await createSubscription(database.db, { consumerId: `bench-w-${Math.floor(n / PER_CONSUMER)}`, url: receiver.url, description: 'bench W', secret: encryptSecret(o.secretsKey, newSecret()) }, PER_CONSUMER);
+      const made = await createSubscription(
+        database.db,
+        {
+          consumerId: `bench-w-${Math.floor(n / PER_CONSUMER)}`,
+          url: receiver.url,
+          description: 'bench W',
+          secret: encryptSecret(o.secretsKey, newSecret()),
+        },
+        PER_CONSUMER,
+      );
       if (typeof made === 'string') throw new Error(`creating a subscription: ${made}`);
     }
     for (const design of ['fenced', 'today'] as const) {
@@ -250,9 +279,18 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
         await warmup.stop();
         await drained(receivers, [warmup.committed], 10_000);
 
-        const cpu = () => ({ dispatchers: dispatchers.reduce((sum, d) => sum + cpuMicros(d.pid), 0), database: o.databasePid ? cpuMicros(o.databasePid) : 0 });
+        const cpu = () => ({
+          dispatchers: dispatchers.reduce((sum, d) => sum + cpuMicros(d.pid), 0),
+          database: o.databasePid ? cpuMicros(o.databasePid) : 0,
+        });
         const self = () => process.cpuUsage().user + process.cpuUsage().system;
-        const before = { machine: machineBusyMicros(), cpu: cpu(), service: cpuMicros(o.service.pid), self: self(), at: performance.now() };
+        const before = {
+          machine: machineBusyMicros(),
+          cpu: cpu(),
+          service: cpuMicros(o.service.pid),
+          self: self(),
+          at: performance.now(),
+        };
         const drive = driveCreates(o.service.url, o.writerHeaders, o.createBody, CHANGES_PER_SECOND);
         await wait(o.seconds * 1000);
         await drive.stop();
@@ -260,16 +298,51 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
         await wait(100); // the receivers post their arrivals every 50 ms
         const after = cpu();
         const wall = (to - before.at) * 1000;
-        const ours = after.dispatchers - before.cpu.dispatchers + (after.database - before.cpu.database) + (cpuMicros(o.service.pid) - before.service) + (self() - before.self);
+        const ours =
+          after.dispatchers -
+          before.cpu.dispatchers +
+          (after.database - before.cpu.database) +
+          (cpuMicros(o.service.pid) - before.service) +
+          (self() - before.self);
         result.otherCores = Math.max(result.otherCores, (machineBusyMicros() - before.machine - ours) / wall);
-        result.loadAverage = os.loadavg().map((l) => l.toFixed(2)).join(' ');
-        const arrivals = arrivalsIn(receivers.map((r) => r.arrivals), before.at, to);
-        const cpuMs = { dispatchers: (after.dispatchers - before.cpu.dispatchers) / 1000, database: (after.database - before.cpu.database) / 1000 };
+        result.loadAverage = os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ');
+        const arrivals = arrivalsIn(
+          receivers.map((r) => r.arrivals),
+          before.at,
+          to,
+        );
+        const cpuMs = {
+          dispatchers: (after.dispatchers - before.cpu.dispatchers) / 1000,
+          database: (after.database - before.cpu.database) / 1000,
+        };
         // Late deliveries count at their lateness; today's design may never catch up, so its wait is bounded.
-        await drained(receivers, [drive.committed], design === 'fenced' ? Math.max(30_000, 3 * o.seconds * 1000) : 15_000);
-        const latency = matchDeliveries(drive.committed, receivers.map((r) => r.arrivals));
-        const worst = worstSubscription(drive.committed, receivers.map((r) => r.arrivals));
-        const one: DesignResult = { design, changes: drive.committed.size, failedChanges: drive.failed(), latency, worstP50: worst.p50, worstP99: worst.p99, arrivals, cpuMs, cpuPerEventMs: arrivals ? (cpuMs.dispatchers + cpuMs.database) / arrivals : NaN };
+        await drained(
+          receivers,
+          [drive.committed],
+          design === 'fenced' ? Math.max(30_000, 3 * o.seconds * 1000) : 15_000,
+        );
+        const latency = matchDeliveries(
+          drive.committed,
+          receivers.map((r) => r.arrivals),
+        );
+        const worst = worstSubscription(
+          drive.committed,
+          receivers.map((r) => r.arrivals),
+        );
+        const one: DesignResult = {
+          design,
+          changes: drive.committed.size,
+          failedChanges: drive.failed(),
+          latency,
+          worstP50: worst.p50,
+          worstP99: worst.p99,
+          arrivals,
+          cpuMs,
+          cpuPerEventMs: arrivals ? (cpuMs.dispatchers + cpuMs.database) / arrivals : NaN,
+        };
         result.designs.push(one);
         o.log(
           `W    ${design}: ${one.changes} creates in ${o.seconds} s to ${SUBSCRIPTIONS} subscriptions: ${latency.delivered} of ${latency.expected} deliveries, p50 ${latency.p50.toFixed(0)} ms, p99 ${latency.p99.toFixed(0)} ms; ` +
@@ -281,7 +354,9 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
     }
     return result;
   } finally {
-    await database.pool.query("delete from webhook_subscriptions where consumer_id like 'bench-w-%'").catch(() => undefined);
+    await database.pool
+      .query("delete from webhook_subscriptions where consumer_id like 'bench-w-%'")
+      .catch(() => undefined);
     await database.close();
     await started?.close();
   }

@@ -69,7 +69,10 @@ export function connectionOptions(url: string, options: PoolOptions = {}): mysql
 async function endWithin(pool: Pool, open: Set<CoreConnection>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const ended = await Promise.race([
-    pool.end().then(() => true, () => true),
+    pool.end().then(
+      () => true,
+      () => true,
+    ),
     new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
   ]);
   clearTimeout(timer);

@@ -47,10 +47,24 @@ type Result = [never, FieldPacket[]];
  */
 export function boundedPool(pool: CorePool, clientMs: number | undefined, watch: PoolWatch): Pool {
   const bounded = (sql: Sql): Sql =>
-    clientMs === undefined ? sql : typeof sql === 'string' ? { sql, timeout: clientMs } : sql.timeout === undefined ? { ...sql, timeout: clientMs } : sql;
+    clientMs === undefined
+      ? sql
+      : typeof sql === 'string'
+        ? { sql, timeout: clientMs }
+        : sql.timeout === undefined
+          ? { ...sql, timeout: clientMs }
+          : sql;
 
   /** Runs one statement on `connection`, then releases it (when `release`) or drops it (when the deadline passed). */
-  function send(connection: CoreConnection, method: Method, sql: Sql, values: unknown, release: boolean, resolve: (result: Result) => void, reject: (error: unknown) => void): void {
+  function send(
+    connection: CoreConnection,
+    method: Method,
+    sql: Sql,
+    values: unknown,
+    release: boolean,
+    resolve: (result: Result) => void,
+    reject: (error: unknown) => void,
+  ): void {
     const done = (error: QueryError | null, rows?: unknown, fields?: FieldPacket[]) => {
       if (error && errorCode(error) === 'PROTOCOL_SEQUENCE_TIMEOUT') {
         connection.destroy();
@@ -80,7 +94,9 @@ export function boundedPool(pool: CorePool, clientMs: number | undefined, watch:
   }
 
   const once = (method: Method) => (sql: Sql, values?: unknown) =>
-    new Promise<Result>((resolve, reject) => acquire(reject, (connection) => send(connection, method, sql, values, true, resolve, reject)));
+    new Promise<Result>((resolve, reject) =>
+      acquire(reject, (connection) => send(connection, method, sql, values, true, resolve, reject)),
+    );
 
   // Transactions hold one connection for several statements: each of them is bounded the same way.
   const getConnection = () =>

@@ -72,5 +72,9 @@ export function isDatabaseUnreachable(error: unknown): boolean {
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = errorCode(error);
-  return (code !== undefined && UNAVAILABLE.has(code)) || isLostLink(error) || /Pool is closed/.test(String((error as Error)?.message));
+  return (
+    (code !== undefined && UNAVAILABLE.has(code)) ||
+    isLostLink(error) ||
+    /Pool is closed/.test(String((error as Error)?.message))
+  );
 }

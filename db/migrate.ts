@@ -39,7 +39,9 @@ interface JournalEntry {
 
 /** The migrations this release knows, oldest first. */
 export function knownMigrations(folder = MIGRATIONS_FOLDER): JournalEntry[] {
-  const journal = JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: JournalEntry[] };
+  const journal = JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as {
+    entries: JournalEntry[];
+  };
   return journal.entries.map(({ tag, when }) => ({ tag, when }));
 }
 
@@ -58,7 +60,9 @@ async function lastApplied(connection: mysql.Connection, database: string): Prom
     [database],
   );
   if (tables.length === 0) return undefined;
-  const [[row]] = await connection.query<mysql.RowDataPacket[]>(`SELECT MAX(created_at) AS last FROM \`${database}\`.__drizzle_migrations`);
+  const [[row]] = await connection.query<mysql.RowDataPacket[]>(
+    `SELECT MAX(created_at) AS last FROM \`${database}\`.__drizzle_migrations`,
+  );
   return row?.last === null || row?.last === undefined ? undefined : Number(row.last);
 }
 
@@ -66,17 +70,27 @@ async function lastApplied(connection: mysql.Connection, database: string): Prom
  * Applies the pending migrations one at a time, each through drizzle's migrate() on a journal that
  * ends with it (a folder of links to db/migrations), so each is timed on its own.
  */
-async function applyTimed(handle: DatabaseHandle, pending: JournalEntry[], known: JournalEntry[]): Promise<MigrationReport['applied']> {
+async function applyTimed(
+  handle: DatabaseHandle,
+  pending: JournalEntry[],
+  known: JournalEntry[],
+): Promise<MigrationReport['applied']> {
   const applied: MigrationReport['applied'] = [];
   if (pending.length === 0) return applied;
   const folder = mkdtempSync(path.join(os.tmpdir(), 'jobs-migrations-'));
   try {
     mkdirSync(path.join(folder, 'meta'));
-    for (const { tag } of known) symlinkSync(path.join(MIGRATIONS_FOLDER, `${tag}.sql`), path.join(folder, `${tag}.sql`));
-    const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: Array<{ tag: string }> };
+    for (const { tag } of known)
+      symlinkSync(path.join(MIGRATIONS_FOLDER, `${tag}.sql`), path.join(folder, `${tag}.sql`));
+    const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as {
+      entries: Array<{ tag: string }>;
+    };
     for (const migration of pending) {
       const upTo = journal.entries.findIndex((entry) => entry.tag === migration.tag) + 1;
-      writeFileSync(path.join(folder, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }));
+      writeFileSync(
+        path.join(folder, 'meta', '_journal.json'),
+        JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }),
+      );
       const started = performance.now();
       await migrate(handle.db, { migrationsFolder: folder });
       applied.push({ name: migration.tag, durationMs: Math.round(performance.now() - started) });
@@ -88,7 +102,13 @@ async function applyTimed(handle: DatabaseHandle, pending: JournalEntry[], known
 }
 
 function serverConnection(url: string): Promise<mysql.Connection> {
-  const { database: _omit, connectionLimit: _a, waitForConnections: _b, queueLimit: _c, ...serverOptions } = connectionOptions(url);
+  const {
+    database: _omit,
+    connectionLimit: _a,
+    waitForConnections: _b,
+    queueLimit: _c,
+    ...serverOptions
+  } = connectionOptions(url);
   return mysql.createConnection(serverOptions);
 }
 
@@ -120,7 +140,12 @@ export async function migrateDatabase(url: string, options: MigrateOptions = {})
       const newest = known.at(-1)!;
       const report: MigrationReport = { applied: [] };
       if (last !== undefined && last > newest.when) report.newestKnownBehind = newest.tag;
-      else report.applied = await applyTimed(handle, known.filter((m) => last === undefined || m.when > last), known);
+      else
+        report.applied = await applyTimed(
+          handle,
+          known.filter((m) => last === undefined || m.when > last),
+          known,
+        );
       await options.underLock?.(handle);
       return report;
     } finally {

@@ -5,7 +5,10 @@ import { connectionOptions } from './client';
 import { errorCode, isDatabaseUnreachable } from './errors';
 
 /** The gauges that read 1 while the database answers, 0 while it does not: one per process. */
-export const DATABASE_UP_GAUGES = { service: 'jobs_database_up', dispatcher: 'webhook_dispatcher_database_up' } as const;
+export const DATABASE_UP_GAUGES = {
+  service: 'jobs_database_up',
+  dispatcher: 'webhook_dispatcher_database_up',
+} as const;
 
 // While the database is down it is asked again this often; a probe gets this long to connect and answer.
 const RETRY_MS = 1000;
@@ -56,7 +59,10 @@ function target(url: string): { host: string; port: number; database: string } {
 /** The driver's own words for a failed connect or `select 1`: a code and a message that quotes no statement of ours. */
 function causeOf(error: unknown): { code?: string; message?: string } {
   const e = error as { message?: unknown; errors?: Array<{ message?: unknown }> };
-  const message = typeof e?.message === 'string' && e.message ? e.message : e?.errors?.map((inner) => String(inner?.message)).join('; ');
+  const message =
+    typeof e?.message === 'string' && e.message
+      ? e.message
+      : e?.errors?.map((inner) => String(inner?.message)).join('; ');
   return { code: errorCode(error), message: message || undefined };
 }
 
@@ -65,7 +71,13 @@ function causeOf(error: unknown): { code?: string; message?: string } {
  * error line says the database is unreachable (host, port, cause); probes follow every second, and
  * one line says when it answers again, how long it was gone and how many failures were reported meanwhile.
  */
-export function trackReachability({ url, logger, failures: what = 'requests answered 503', probe = connectionProbe(url), retryMs = RETRY_MS }: ReachabilityOptions): Reachability {
+export function trackReachability({
+  url,
+  logger,
+  failures: what = 'requests answered 503',
+  probe = connectionProbe(url),
+  retryMs = RETRY_MS,
+}: ReachabilityOptions): Reachability {
   const { host, port, database } = target(url);
   let state: 'up' | 'confirming' | 'down' = 'up';
   let since = 0;
@@ -75,13 +87,19 @@ export function trackReachability({ url, logger, failures: what = 'requests answ
 
   const wentDown = (error: unknown) => {
     state = 'down';
-    logger.error({ database, host, port, cause: causeOf(error) }, `database unreachable at ${database}: ${causeOf(error).code ?? 'no answer'}`);
+    logger.error(
+      { database, host, port, cause: causeOf(error) },
+      `database unreachable at ${database}: ${causeOf(error).code ?? 'no answer'}`,
+    );
     retry();
   };
   const cameBack = () => {
     const seconds = Math.round((Date.now() - since) / 100) / 10;
     state = 'up';
-    logger.warn({ database, host, port, downSeconds: seconds, failed: count }, `database reachable again at ${database} after ${seconds} s; ${count} ${what} meanwhile`);
+    logger.warn(
+      { database, host, port, downSeconds: seconds, failed: count },
+      `database reachable again at ${database} after ${seconds} s; ${count} ${what} meanwhile`,
+    );
     count = 0;
   };
   const retry = () => {
@@ -100,14 +118,14 @@ export function trackReachability({ url, logger, failures: what = 'requests answ
       state = 'confirming';
       since = Date.now();
       // A connection that died on its own (a restart long ago, an idle cut) is not an outage: the probe tells.
-      probe().then(
-        () => {
-          logger.warn({ database, host, port, cause: causeOf(error) }, `a database connection failed, but ${database} answers`);
-          state = 'up';
-          count = 0;
-        },
-        wentDown,
-      );
+      probe().then(() => {
+        logger.warn(
+          { database, host, port, cause: causeOf(error) },
+          `a database connection failed, but ${database} answers`,
+        );
+        state = 'up';
+        count = 0;
+      }, wentDown);
       return true;
     },
     isUp: () => state !== 'down',

@@ -92,10 +92,9 @@ export const jobs = mysqlTable(
     deletedAt: timestamp('deleted_at'),
 
     // Derived columns that let every listing filter use an index in the listing's own order.
-    listed: boolean('listed').generatedAlwaysAs(
-      sql`(\`status\` in ('active', 'open') and \`deleted_at\` is null)`,
-      { mode: 'stored' },
-    ),
+    listed: boolean('listed').generatedAlwaysAs(sql`(\`status\` in ('active', 'open') and \`deleted_at\` is null)`, {
+      mode: 'stored',
+    }),
     // visible_status: the status, or NULL once soft-deleted, for explicit status filters.
     visibleStatus: mysqlEnum('visible_status', JOB_STATUSES).generatedAlwaysAs(
       sql`(if(\`deleted_at\` is null, \`status\`, null))`,
@@ -117,7 +116,10 @@ export const jobs = mysqlTable(
     return [
       listing('jobs_listed_idx', t.listed),
       listing('jobs_visible_status_idx', t.visibleStatus),
-      ...narrowing.flatMap(([name, { column }]) => [listing(`jobs_listed_${name}_idx`, t.listed, column), listing(`jobs_status_${name}_idx`, t.visibleStatus, column)]),
+      ...narrowing.flatMap(([name, { column }]) => [
+        listing(`jobs_listed_${name}_idx`, t.listed, column),
+        listing(`jobs_status_${name}_idx`, t.visibleStatus, column),
+      ]),
     ];
   },
 );

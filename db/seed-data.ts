@@ -9,7 +9,13 @@ export const DEMO_WRITER_ID = '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a02';
 export const DEMO_WRITER_2_ID = '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a03';
 
 const DEPARTMENTS: Record<string, string[]> = {
-  Engineering: ['Senior Backend Engineer', 'Frontend Engineer', 'Site Reliability Engineer', 'QA Automation Engineer', 'Engineering Manager'],
+  Engineering: [
+    'Senior Backend Engineer',
+    'Frontend Engineer',
+    'Site Reliability Engineer',
+    'QA Automation Engineer',
+    'Engineering Manager',
+  ],
   'Data & Analytics': ['Data Engineer', 'Analytics Engineer', 'Machine Learning Engineer', 'BI Developer'],
   Finance: ['Financial Analyst', 'Senior Accountant', 'Payroll Specialist', 'Controller'],
   Healthcare: ['Registered Nurse', 'Clinical Data Coordinator', 'Medical Coder'],
@@ -20,8 +26,16 @@ const DEPARTMENTS: Record<string, string[]> = {
 };
 
 const PLACES: Array<[string, string]> = [
-  ['Austin', 'TX'], ['Denver', 'CO'], ['Chicago', 'IL'], ['Boston', 'MA'], ['Seattle', 'WA'],
-  ['Atlanta', 'GA'], ['Raleigh', 'NC'], ['Phoenix', 'AZ'], ['Columbus', 'OH'], ['San Diego', 'CA'],
+  ['Austin', 'TX'],
+  ['Denver', 'CO'],
+  ['Chicago', 'IL'],
+  ['Boston', 'MA'],
+  ['Seattle', 'WA'],
+  ['Atlanta', 'GA'],
+  ['Raleigh', 'NC'],
+  ['Phoenix', 'AZ'],
+  ['Columbus', 'OH'],
+  ['San Diego', 'CA'],
 ];
 const CLIENTS = ['Northwind Health', 'Contoso Logistics', 'Fabrikam Bank', 'Tailspin Retail', 'Globex Energy'];
 const VENDORS = ['BrightPath Staffing', 'Summit Talent Partners', 'Keystone Workforce'];
@@ -55,7 +69,10 @@ export function generator(seed: number) {
   };
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const some = <T>(items: readonly T[], min: number): T[] =>
-    items.filter(() => next() < 0.6).concat(items.slice(0, min)).filter((v, i, all) => all.indexOf(v) === i);
+    items
+      .filter(() => next() < 0.6)
+      .concat(items.slice(0, min))
+      .filter((v, i, all) => all.indexOf(v) === i);
   const int = (n: number): number => Math.floor(next() * n);
   return { next, int, pick, some };
 }
@@ -107,7 +124,8 @@ export function generateJobs(options: GenerateOptions): NewJobRow[] {
       workplace: i >= options.count * 0.8 ? null : remote ? 'remote' : rnd.pick(['on-site', 'hybrid'] as const),
       state: remote ? null : state,
       type,
-      description: `${title} in our ${department} practice. You will join a team that values ownership, ` +
+      description:
+        `${title} in our ${department} practice. You will join a team that values ownership, ` +
         `clear communication and steady delivery. This ${type.replace(/-/g, ' ')} role ` +
         `${remote ? 'is fully remote' : `is based in ${city}`}.`,
       requirements: rnd.some(REQUIREMENTS, 2),

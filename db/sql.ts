@@ -81,13 +81,18 @@ export function statementOf(query: { toSQL(): Statement }, values: Record<string
 const texts = preparedByShape<Database, Statement>();
 
 /** A statement's text built once per shape (on textOnly), with this call's values: what the raw baseline runs per request. */
-export function statementText(shape: string, build: () => { toSQL(): Statement }, values: Record<string, unknown>): Statement {
+export function statementText(
+  shape: string,
+  build: () => { toSQL(): Statement },
+  values: Record<string, unknown>,
+): Statement {
   const { sql, params } = texts(textOnly, shape, () => build().toSQL());
   return { sql, params: fillPlaceholders(params, values) };
 }
 
 /** The driver drizzle runs `db` on (its documented `$client`): a database has one, a transaction none. */
-export const driverOf = (db: Queryable): Pool | undefined => ('$client' in db ? (db as { $client: Pool }).$client : undefined);
+export const driverOf = (db: Queryable): Pool | undefined =>
+  '$client' in db ? (db as { $client: Pool }).$client : undefined;
 
 /**
  * A statement's text run on the driver itself, rows as arrays with dates as text: the request

@@ -2,7 +2,14 @@ import { z } from 'zod';
 
 /** The domain's words, defined once: db/schema.ts makes its columns of them, the HTTP contract its rules. */
 export const JOB_STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;
-export const JOB_TYPES = ['full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'] as const;
+export const JOB_TYPES = [
+  'full-time',
+  'part-time',
+  'contract',
+  'contract-to-hire',
+  'direct-hire',
+  'managed-teams',
+] as const;
 export const WORKPLACES = ['on-site', 'hybrid', 'remote'] as const;
 /** The statuses a listing may ask for (drafts are never listed), and the ones it shows by default. */
 export const LISTED_STATUSES = ['active', 'open', 'paused', 'closed'] as const;
@@ -12,7 +19,10 @@ export const DEFAULT_STATUSES = ['active', 'open'] as const;
 export const TEXT_LIMITS = { postingId: 64, title: 200, department: 100, location: 200 } as const;
 
 /** The public Job, defined once: the spec's 19 fields in the spec's order. */
-export const Currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code', examples: ['USD'] });
+export const Currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/)
+  .meta({ description: 'ISO 4217 code', examples: ['USD'] });
 
 export const Salary = z
   .object({

@@ -56,11 +56,14 @@ export const LIST_FILTERS = {
     kind: 'values',
     values: LISTED_STATUSES,
     column: 'visibleStatus',
-    description: 'One of active, open, paused, closed, or a comma list of them. Default: active,open. draft is never listed (400).',
+    description:
+      'One of active, open, paused, closed, or a comma list of them. Default: active,open. draft is never listed (400).',
     example: 'active,paused',
     percentPerValue: 25,
     explain: (value) =>
-      value === 'draft' ? 'status=draft is not available: drafts are never listed (fetch your own draft by id)' : undefined,
+      value === 'draft'
+        ? 'status=draft is not available: drafts are never listed (fetch your own draft by id)'
+        : undefined,
     inEveryCursor: true,
     counted: true,
   },
@@ -68,10 +71,12 @@ export const LIST_FILTERS = {
     kind: 'values',
     values: JOB_TYPES,
     column: 'type',
-    description: 'One of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams, or a comma list. remote is not a type (400): use workplace.',
+    description:
+      'One of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams, or a comma list. remote is not a type (400): use workplace.',
     example: 'full-time,contract',
     percentPerValue: 17,
-    explain: (value) => (value === 'remote' ? 'remote is not a job type; to find remote roles filter on workplace=remote' : undefined),
+    explain: (value) =>
+      value === 'remote' ? 'remote is not a job type; to find remote roles filter on workplace=remote' : undefined,
     everyJobHasOne: true,
     inEveryCursor: true,
     counted: true,
@@ -114,7 +119,11 @@ export const COUNTED_UP_TO = 1000;
 export type FilterName = keyof typeof LIST_FILTERS;
 export const FILTER_NAMES = Object.keys(LIST_FILTERS) as FilterName[];
 
-type ValueOf<D> = D extends { kind: 'values'; values: readonly (infer V)[] } ? ReadonlyArray<V> : D extends { kind: 'codes' } ? readonly string[] : string;
+type ValueOf<D> = D extends { kind: 'values'; values: readonly (infer V)[] }
+  ? ReadonlyArray<V>
+  : D extends { kind: 'codes' }
+    ? readonly string[]
+    : string;
 
 /** A listing's filter; each list holds distinct values (the query parser sees to that). */
 export type ListFilter = { [K in FilterName]?: ValueOf<(typeof LIST_FILTERS)[K]> };
@@ -131,8 +140,14 @@ export type AnyFilter = { readonly [name: string]: unknown };
  */
 export function canonicalFilter(filter: AnyFilter, filters: Filters = LIST_FILTERS): string {
   const given: AnyFilter = { ...filter, status: filter.status ?? DEFAULT_STATUSES };
-  const named = Object.entries(filters).filter(([name, declared]) => given[name] !== undefined || declared.inEveryCursor);
+  const named = Object.entries(filters).filter(
+    ([name, declared]) => given[name] !== undefined || declared.inEveryCursor,
+  );
   const canonical = (value: unknown) =>
-    value === undefined ? null : typeof value === 'string' ? value.toLowerCase() : [...(value as readonly string[])].sort();
+    value === undefined
+      ? null
+      : typeof value === 'string'
+        ? value.toLowerCase()
+        : [...(value as readonly string[])].sort();
   return JSON.stringify(Object.fromEntries(named.map(([name]) => [name, canonical(given[name])])));
 }

@@ -60,7 +60,8 @@ function retryAfterMs(header: string | null, fallbackMs: number): number {
   return Number.isNaN(date) ? fallbackMs : Math.max(0, date - Date.now());
 }
 
-type Fetched = { kind: 'page'; page: ChangePage; etag: string | null } | { kind: 'unchanged' } | { kind: 'restart'; reason: string };
+type Fetched =
+  { kind: 'page'; page: ChangePage; etag: string | null } | { kind: 'unchanged' } | { kind: 'restart'; reason: string };
 
 /** One page of the feed after `since`, retrying whatever is worth retrying. */
 async function fetchChanges(since: string | null, etag: string | null): Promise<Fetched> {
@@ -75,7 +76,8 @@ async function fetchChanges(since: string | null, etag: string | null): Promise<
       await sleep(backoffMs);
       continue;
     }
-    if (res.status === 200) return { kind: 'page', page: (await res.json()) as ChangePage, etag: res.headers.get('ETag') };
+    if (res.status === 200)
+      return { kind: 'page', page: (await res.json()) as ChangePage, etag: res.headers.get('ETag') };
     if (res.status === 304) return { kind: 'unchanged' };
     const body = (await res.json().catch(() => ({}))) as { error?: string };
     if (res.status === 429 || res.status === 503 || res.status >= 500) {

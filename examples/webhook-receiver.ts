@@ -61,15 +61,24 @@ function apply(mirror: Mirror, id: string, change: Job, removed: boolean): void 
 /** The feed after the last position applied, page by page (a gap: missed while down, or before subscribing). */
 async function catchUp(mirror: Mirror): Promise<void> {
   for (;;) {
-    const res = await fetch(`${API}/api/v1/jobs/changes?limit=500&since=${encodeURIComponent(mirror.nextSince ?? '')}`, { headers: { 'X-API-Key': KEY } });
+    const res = await fetch(
+      `${API}/api/v1/jobs/changes?limit=500&since=${encodeURIComponent(mirror.nextSince ?? '')}`,
+      { headers: { 'X-API-Key': KEY } },
+    );
     if (res.status === 400 && mirror.nextSince !== null) {
       // The feed no longer holds the saved position (a restore): what the mirror holds may be gone. Start again.
       console.error(`${((await res.json()) as { error: string }).error}: full sync from the beginning`);
       Object.assign(mirror, { nextSince: null, jobs: {}, lastSequence: undefined, history: undefined });
       continue;
     }
-    if (!res.ok) throw new Error(`the feed answered ${res.status}: ${((await res.json().catch(() => ({}))) as { error?: string }).error ?? ''}`);
-    const page = (await res.json()) as { data: Array<Job & { removed?: true }>; meta: { nextSince: string; hasMore: boolean } };
+    if (!res.ok)
+      throw new Error(
+        `the feed answered ${res.status}: ${((await res.json().catch(() => ({}))) as { error?: string }).error ?? ''}`,
+      );
+    const page = (await res.json()) as {
+      data: Array<Job & { removed?: true }>;
+      meta: { nextSince: string; hasMore: boolean };
+    };
     for (const change of page.data) apply(mirror, change.id, change, change.removed === true);
     mirror.nextSince = page.meta.nextSince;
     await save(mirror);
@@ -88,34 +97,36 @@ async function main(): Promise<void> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       // One event at a time, in arrival order (the dispatcher sends one at a time, in feed order).
-      queue = queue.then(async () => {
-        if (!ready) return void res.writeHead(503, { 'Retry-After': '5' }).end();
-        let event: JobEvent;
-        try {
-          // The exact bytes received, never re-serialised JSON: that is what was signed.
-          event = verifier.verify(Buffer.concat(chunks), req.headers as Record<string, string>) as JobEvent;
-        } catch (err) {
-          if (!(err instanceof WebhookVerificationError)) throw err;
-          return void res.writeHead(401).end();
-        }
-        if (event.type !== 'webhook.test' && event.history !== mirror.history) {
-          // Another history: the feed was restored, or this is the first event. The feed is the truth: read it
-          // through (it covers this event, numbered before it was sent), then count sequences in this history.
-          await catchUp(mirror);
-          mirror.history = event.history;
-          mirror.lastSequence = event.sequence;
-          await save(mirror);
-        } else if (event.type !== 'webhook.test' && event.sequence > (mirror.lastSequence ?? 0)) {
-          apply(mirror, event.data.id, event.data, event.type === 'job.removed');
-          mirror.nextSince = event.position;
-          mirror.lastSequence = event.sequence;
-          await save(mirror);
-        }
-        res.writeHead(204).end();
-      }).catch((err: Error) => {
-        console.error(err.message);
-        res.writeHead(500).end();
-      });
+      queue = queue
+        .then(async () => {
+          if (!ready) return void res.writeHead(503, { 'Retry-After': '5' }).end();
+          let event: JobEvent;
+          try {
+            // The exact bytes received, never re-serialised JSON: that is what was signed.
+            event = verifier.verify(Buffer.concat(chunks), req.headers as Record<string, string>) as JobEvent;
+          } catch (err) {
+            if (!(err instanceof WebhookVerificationError)) throw err;
+            return void res.writeHead(401).end();
+          }
+          if (event.type !== 'webhook.test' && event.history !== mirror.history) {
+            // Another history: the feed was restored, or this is the first event. The feed is the truth: read it
+            // through (it covers this event, numbered before it was sent), then count sequences in this history.
+            await catchUp(mirror);
+            mirror.history = event.history;
+            mirror.lastSequence = event.sequence;
+            await save(mirror);
+          } else if (event.type !== 'webhook.test' && event.sequence > (mirror.lastSequence ?? 0)) {
+            apply(mirror, event.data.id, event.data, event.type === 'job.removed');
+            mirror.nextSince = event.position;
+            mirror.lastSequence = event.sequence;
+            await save(mirror);
+          }
+          res.writeHead(204).end();
+        })
+        .catch((err: Error) => {
+          console.error(err.message);
+          res.writeHead(500).end();
+        });
     });
   });
   server.listen(PORT, () => console.log(`receiving webhooks on port ${PORT}`));

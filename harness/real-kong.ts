@@ -15,7 +15,16 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +33,8 @@ import { mergeStates, readStateFile } from '../gateway/local/config/load';
 /** The repository root, from test/helpers/ (ts-jest) or dist/test/helpers/ (compiled with the bench). */
 export const ROOT = (() => {
   for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'gateway', 'kong', 'kong.conf')) && existsSync(path.join(dir, 'kong.yaml'))) return dir;
+    if (existsSync(path.join(dir, 'gateway', 'kong', 'kong.conf')) && existsSync(path.join(dir, 'kong.yaml')))
+      return dir;
   }
   throw new Error(`no repository root above ${__dirname}`);
 })();
@@ -80,7 +90,8 @@ function kongVersion(env: NodeJS.ProcessEnv): { version: string; kong: string } 
   if (which.status !== 0 || kong === '') return 'no kong command';
   const out = spawnSync(kong, ['version'], { env, encoding: 'utf8', cwd: os.tmpdir(), timeout: 60_000 });
   const version = /(\d+\.\d+\.\d+)/.exec(out.stdout)?.[1];
-  if (out.status !== 0 || !version) return `\`${kong} version\` failed: ${(out.stderr || out.stdout).trim().split('\n').pop()}`;
+  if (out.status !== 0 || !version)
+    return `\`${kong} version\` failed: ${(out.stderr || out.stdout).trim().split('\n').pop()}`;
   if (!SUPPORTED.test(version)) return `${kong} is Kong ${version}, not 3.9`;
   return { version, kong };
 }
@@ -184,7 +195,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, gaveUp?: () => string | undefined): Promise<T> {
+async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+  gaveUp?: () => string | undefined,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const stop = gaveUp?.();
@@ -223,15 +239,26 @@ export interface OwnRedis extends RedisTarget {
 export async function startRedis(): Promise<OwnRedis> {
   const port = await freePort();
   const password = randomBytes(16).toString('hex');
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--requirepass', password, '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-    detached: true,
-  });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--requirepass', password, '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+      detached: true,
+    },
+  );
   running.add(child.pid!);
   let exited = false;
-  const closed = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), running.delete(child.pid!), resolve())));
+  const closed = new Promise<void>((resolve) =>
+    child.once('exit', () => ((exited = true), running.delete(child.pid!), resolve())),
+  );
   child.once('error', () => (exited = true));
-  await until(`redis-server on ${port}`, 10_000, () => portAnswers(port), () => (exited ? 'exited' : undefined));
+  await until(
+    `redis-server on ${port}`,
+    10_000,
+    () => portAnswers(port),
+    () => (exited ? 'exited' : undefined),
+  );
   return {
     host: '127.0.0.1',
     port,
@@ -244,7 +271,11 @@ export async function startRedis(): Promise<OwnRedis> {
 }
 
 function psql(sql: string): void {
-  const out = spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qc', sql], { encoding: 'utf8' });
+  const out = spawnSync(
+    'psql',
+    ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qc', sql],
+    { encoding: 'utf8' },
+  );
   if (out.status !== 0) throw new Error(`psql ${sql}: ${out.stderr.trim()}`);
 }
 
@@ -309,10 +340,14 @@ export function renderState(opts: RenderOptions): DeclarativeConfig {
   if (tags.length > 0) tagAll(merged, tags);
   const plugins = (m: DeclarativeConfig): DeclarativeConfig[] => [
     ...(m.plugins ?? []),
-    ...(m.services ?? []).flatMap((s: DeclarativeConfig) => [...(s.plugins ?? []), ...(s.routes ?? []).flatMap((r: DeclarativeConfig) => r.plugins ?? [])]),
+    ...(m.services ?? []).flatMap((s: DeclarativeConfig) => [
+      ...(s.plugins ?? []),
+      ...(s.routes ?? []).flatMap((r: DeclarativeConfig) => r.plugins ?? []),
+    ]),
   ];
   if (opts.upstreamTargets) {
-    for (const upstream of merged.upstreams ?? []) upstream.targets = opts.upstreamTargets.map((target) => ({ target, tags: upstream.tags }));
+    for (const upstream of merged.upstreams ?? [])
+      upstream.targets = opts.upstreamTargets.map((target) => ({ target, tags: upstream.tags }));
   } else {
     delete merged.upstreams;
     for (const service of merged.services ?? []) service.url = opts.serviceUrl;
@@ -408,7 +443,14 @@ function listenOverride(setting: string, port: number, host = '127.0.0.1'): stri
   const line = readFileSync(KONG_CONF, 'utf8')
     .split('\n')
     .find((l) => new RegExp(`^\\s*${setting}\\s*=`).test(l));
-  const flags = line ? line.slice(line.indexOf('=') + 1).trim().split(/\s+/).slice(1).join(' ') : '';
+  const flags = line
+    ? line
+        .slice(line.indexOf('=') + 1)
+        .trim()
+        .split(/\s+/)
+        .slice(1)
+        .join(' ')
+    : '';
   return `${host}:${port}${flags ? ` ${flags}` : ''}`;
 }
 
@@ -419,7 +461,9 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, what: string):
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${what} exited with ${code}:\n${out.trim()}`))));
+    child.once('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${what} exited with ${code}:\n${out.trim()}`)),
+    );
   });
 }
 
@@ -437,7 +481,11 @@ async function postConfig(adminUrl: string, proxyUrl: string, config: Declarativ
     ...config,
     routes: [
       ...((config.routes as unknown[] | undefined) ?? []),
-      { name: `real-kong-config-${generation}`, paths: [probe], plugins: [{ name: 'request-termination', config: { status_code: 200, message: 'loaded' } }] },
+      {
+        name: `real-kong-config-${generation}`,
+        paths: [probe],
+        plugins: [{ name: 'request-termination', config: { status_code: 200, message: 'loaded' } }],
+      },
     ],
   };
   const res = await fetch(`${adminUrl}/config`, {
@@ -454,7 +502,11 @@ async function postConfig(adminUrl: string, proxyUrl: string, config: Declarativ
 }
 
 const postgresEnv = (database: string): NodeJS.ProcessEnv => ({
-  KONG_DATABASE: 'postgres', KONG_PG_HOST: '127.0.0.1', KONG_PG_PORT: '5432', KONG_PG_USER: 'postgres', KONG_PG_DATABASE: database,
+  KONG_DATABASE: 'postgres',
+  KONG_PG_HOST: '127.0.0.1',
+  KONG_PG_PORT: '5432',
+  KONG_PG_USER: 'postgres',
+  KONG_PG_DATABASE: database,
 });
 
 export interface KongDatabase {
@@ -470,7 +522,12 @@ export async function createKongDatabase(): Promise<KongDatabase> {
   psql(`CREATE DATABASE ${name}`);
   const drop = () => psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   try {
-    await run(kong.kong, ['migrations', 'bootstrap', '-c', KONG_CONF], { ...kong.env, ...etcKongOverrides(), ...postgresEnv(name) }, 'kong migrations bootstrap');
+    await run(
+      kong.kong,
+      ['migrations', 'bootstrap', '-c', KONG_CONF],
+      { ...kong.env, ...etcKongOverrides(), ...postgresEnv(name) },
+      'kong migrations bootstrap',
+    );
   } catch (err) {
     drop();
     throw err;
@@ -572,7 +629,9 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     running.add(child.pid!);
     let exitCode: number | null | undefined;
-    const exited = new Promise<void>((resolve) => child.once('close', (code) => ((exitCode = code), running.delete(child.pid!), resolve())));
+    const exited = new Promise<void>((resolve) =>
+      child.once('close', (code) => ((exitCode = code), running.delete(child.pid!), resolve())),
+    );
     cleanups.push(async () => {
       if (exitCode === undefined) {
         try {

@@ -31,7 +31,10 @@ function score({ detected, undetected }) {
 }
 
 /** The report's lines: a header, a row per file, then each file under the target with its reason. */
-function targetLines(report, { quick = false, ignoreStatic = false, suites = '', childProcess = false, reasons = BELOW_TARGET } = {}) {
+function targetLines(
+  report,
+  { quick = false, ignoreStatic = false, suites = '', childProcess = false, reasons = BELOW_TARGET } = {},
+) {
   const rows = Object.entries(report.files)
     .map(([file, result]) => ({ file, counts: fileCounts(result.mutants) }))
     .sort((a, b) => a.file.localeCompare(b.file));
@@ -49,7 +52,9 @@ function targetLines(report, { quick = false, ignoreStatic = false, suites = '',
     const extra = [counts.marked ? `${counts.marked} marked` : '', counts.static ? `${counts.static} static` : '']
       .filter(Boolean)
       .join(', ');
-    lines.push(`  ${shown}  ${file} (${counts.detected}/${counts.detected + counts.undetected}${extra ? `; ${extra}` : ''})`);
+    lines.push(
+      `  ${shown}  ${file} (${counts.detected}/${counts.detected + counts.undetected}${extra ? `; ${extra}` : ''})`,
+    );
     if (value !== null && value < TARGET) below.push(file);
   }
   if (below.length === 0) {
@@ -57,7 +62,9 @@ function targetLines(report, { quick = false, ignoreStatic = false, suites = '',
   } else {
     lines.push(`Under ${TARGET}%:`);
     for (const file of below) {
-      lines.push(`  ${file}: ${reasons[file] ?? 'no reason recorded: its survivors are missing tests (scripts/mutation-target.cjs)'}`);
+      lines.push(
+        `  ${file}: ${reasons[file] ?? 'no reason recorded: its survivors are missing tests (scripts/mutation-target.cjs)'}`,
+      );
     }
   }
   return lines;

@@ -4,7 +4,10 @@ import { apiDocument } from '../service/api/routes';
 import { loadWebhookSettings } from '../service/webhooks/settings';
 
 /** docs/openapi.json, from both scripts/ (ts-jest) and dist/scripts/ (compiled). */
-export const OPENAPI_PATH = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../docs/openapi.json' : '../docs/openapi.json');
+export const OPENAPI_PATH = path.resolve(
+  __dirname,
+  __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../docs/openapi.json' : '../docs/openapi.json',
+);
 
 /** The document as committed: the default settings, two-space JSON and a final newline. */
 export function renderOpenApi(): string {

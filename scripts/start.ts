@@ -13,8 +13,13 @@ function banner(gateway: LocalGateway): string {
   const keys = gateway.demoKeys();
   const width = Math.max(...keys.map((k) => k.username.length), 8);
   const keyWidth = Math.max(...keys.map((k) => k.key.length), 8);
-  const lines = keys.map((k) => `  ${k.username.padEnd(width)}  ${k.key.padEnd(keyWidth)}  ${k.groups.join(', ') || '(no groups: 403 everywhere)'}`);
-  const reader = keys.find((k) => k.groups.includes('jobs:read') && !k.groups.includes('jobs:write') && !k.groups.includes('disabled'));
+  const lines = keys.map(
+    (k) =>
+      `  ${k.username.padEnd(width)}  ${k.key.padEnd(keyWidth)}  ${k.groups.join(', ') || '(no groups: 403 everywhere)'}`,
+  );
+  const reader = keys.find(
+    (k) => k.groups.includes('jobs:read') && !k.groups.includes('jobs:write') && !k.groups.includes('disabled'),
+  );
   return [
     `Job Listings API on ${gateway.url} (local gateway serving ${gateway.configPaths.map((p) => path.relative(ROOT, p) || p).join(' + ')}; production uses Kong)`,
     'Demo keys (send them in the X-API-Key header):',
@@ -58,14 +63,18 @@ async function main(): Promise<void> {
   if (withGateway) {
     try {
       gateway = await startLocalGateway({
-        configPaths: parseStateList(process.env.LOCAL_GATEWAY_STATE).length > 0 ? parseStateList(process.env.LOCAL_GATEWAY_STATE) : DEFAULT_STATE,
+        configPaths:
+          parseStateList(process.env.LOCAL_GATEWAY_STATE).length > 0
+            ? parseStateList(process.env.LOCAL_GATEWAY_STATE)
+            : DEFAULT_STATE,
         env: {
           ...process.env,
           // {vault://env/jobs-gateway-secret} in kong.yaml
           JOBS_GATEWAY_SECRET: gatewaySecret,
           // kong.yaml's service host, jobs-service, is this machine
           KONG_DNS_HOSTSFILE: process.env.KONG_DNS_HOSTSFILE ?? path.join(ROOT, 'gateway/local/hosts'),
-          KONG_ERROR_TEMPLATE_JSON: process.env.KONG_ERROR_TEMPLATE_JSON ?? path.join(ROOT, 'gateway/kong/error-template.json'),
+          KONG_ERROR_TEMPLATE_JSON:
+            process.env.KONG_ERROR_TEMPLATE_JSON ?? path.join(ROOT, 'gateway/kong/error-template.json'),
         },
       });
     } catch (err) {
@@ -76,8 +85,11 @@ async function main(): Promise<void> {
     console.log(banner(gateway));
   } else {
     // Still npm start's development settings (demo jobs, http webhooks to loopback, a local secrets key): never production.
-    console.log(`Jobs service on ${service.url}, LOCAL_GATEWAY=off, with development settings (demo jobs, plain-http webhooks to loopback): production is docs/operations.md, "Production without Docker".`);
-    if (!gatewaySecret) console.log('GATEWAY_SECRET is not set: the service accepts identity headers from anyone who can reach it.');
+    console.log(
+      `Jobs service on ${service.url}, LOCAL_GATEWAY=off, with development settings (demo jobs, plain-http webhooks to loopback): production is docs/operations.md, "Production without Docker".`,
+    );
+    if (!gatewaySecret)
+      console.log('GATEWAY_SECRET is not set: the service accepts identity headers from anyone who can reach it.');
   }
 
   let dispatcher: RunningDispatcher | null = null;

@@ -18,7 +18,20 @@ import { loadWebhookSettings, type WebhookSettings } from './webhooks/settings';
 export interface AppDependencies {
   db: Database;
   /** Unset limits take their defaults from service/config.ts. */
-  config: Pick<Config, 'gatewaySecret'> & Partial<Pick<Config, 'gatewaySecretNext' | 'dbPoolSize' | 'dbQueueLimit' | 'dbQueryTimeoutMs' | 'readyTimeoutMs' | 'databaseReadUrls' | 'bodyReadTimeoutMs' | 'publicUrl'>>;
+  config: Pick<Config, 'gatewaySecret'> &
+    Partial<
+      Pick<
+        Config,
+        | 'gatewaySecretNext'
+        | 'dbPoolSize'
+        | 'dbQueueLimit'
+        | 'dbQueryTimeoutMs'
+        | 'readyTimeoutMs'
+        | 'databaseReadUrls'
+        | 'bodyReadTimeoutMs'
+        | 'publicUrl'
+      >
+    >;
   logger: Logger;
   /** Where requests and admission are counted (service/metrics.ts); none when unset. */
   metrics?: ServiceMetrics;
@@ -27,7 +40,6 @@ export interface AppDependencies {
   /** The database's reachability (db/reachability.ts): an outage is its one line, not one per request. */
   reachability?: Reachability;
 }
-
 
 /** Only /docs and the paths under it enter the docs page; every other request passes it by. */
 function underDocs(docs: Koa.Middleware): Koa.Middleware {

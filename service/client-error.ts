@@ -18,7 +18,8 @@ const MESSAGE_BY_CODE: Record<string, string> = {
   HPE_INVALID_HEADER_TOKEN: 'Malformed HTTP request: invalid character or folded line in a header',
   HPE_UNEXPECTED_CONTENT_LENGTH: 'Malformed HTTP request: Content-Length sent more than once',
   HPE_INVALID_CONTENT_LENGTH: 'Malformed HTTP request: invalid Content-Length',
-  HPE_INVALID_TRANSFER_ENCODING: 'Malformed HTTP request: invalid Transfer-Encoding, or Transfer-Encoding with Content-Length',
+  HPE_INVALID_TRANSFER_ENCODING:
+    'Malformed HTTP request: invalid Transfer-Encoding, or Transfer-Encoding with Content-Length',
   HPE_INVALID_CHUNK_SIZE: 'Malformed HTTP request: invalid chunk size',
   HPE_INVALID_VERSION: 'Malformed HTTP request: invalid HTTP version',
 };
@@ -30,7 +31,8 @@ export type ParserError = Error & { code?: string };
 /** The status Node's parser error `code` is answered with. */
 export const clientErrorStatus = (code: string | undefined): number => (code && STATUS_BY_CODE[code]) || 400;
 /** The message Node's parser error `code` is answered with. */
-export const clientErrorMessage = (code: string | undefined): string => (code && MESSAGE_BY_CODE[code]) || 'Malformed HTTP request';
+export const clientErrorMessage = (code: string | undefined): string =>
+  (code && MESSAGE_BY_CODE[code]) || 'Malformed HTTP request';
 
 /** A whole HTTP/1.1 JSON error response that closes the connection, for answers written on the socket itself. */
 export function rawErrorResponse(status: number, message: string): string {

@@ -45,7 +45,13 @@ export function exitOnCrash(logger: Logger): void {
   // process.exit() does not return, and a throw inside this handler ends the process (code 7).
   process.on('uncaughtException', (error: unknown) => {
     const { name, code, stack } = (error ?? {}) as { name?: string; code?: unknown; stack?: string };
-    const frames = typeof stack === 'string' ? stack.split('\n').filter((line) => /^\s+at /.test(line)).join('\n') : undefined;
+    const frames =
+      typeof stack === 'string'
+        ? stack
+            .split('\n')
+            .filter((line) => /^\s+at /.test(line))
+            .join('\n')
+        : undefined;
     logger.fatal({ err: { name, code, frames } }, 'uncaught exception: exiting');
     process.exit(1);
   });

@@ -16,7 +16,8 @@ function reply(res: http.ServerResponse, status: number, contentType: string, bo
 export async function serveMetrics(registry: Registry, port: number, host: string): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== '/metrics') return reply(res, 404, 'application/json; charset=utf-8', JSON.stringify({ error: MESSAGES.notFound }));
+    if (path !== '/metrics')
+      return reply(res, 404, 'application/json; charset=utf-8', JSON.stringify({ error: MESSAGES.notFound }));
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
       return reply(res, 405, 'application/json; charset=utf-8', JSON.stringify({ error: MESSAGES.methodNotAllowed }));

@@ -109,21 +109,43 @@ export function createMetrics(): ServiceMetrics {
     watchAdmission(stats) {
       gauge('admission_in_use', 'Admission turns held by running requests', () => stats().inUse);
       gauge('admission_waiting', 'Requests waiting for an admission turn', () => stats().waiting);
-      gauge('admission_service_seconds', 'Running average time a request holds its turn', () => stats().serviceMs / 1000);
-      total('admission_refused_total', 'Requests refused on arrival: their expected wait was past DB_QUERY_TIMEOUT_MS', () => stats().refused);
-      total('admission_timed_out_total', 'Requests that waited DB_QUERY_TIMEOUT_MS without a turn', () => stats().timedOut);
-      total('admission_abandoned_total', 'Requests whose client left while they waited for a turn', () => stats().abandoned);
+      gauge(
+        'admission_service_seconds',
+        'Running average time a request holds its turn',
+        () => stats().serviceMs / 1000,
+      );
+      total(
+        'admission_refused_total',
+        'Requests refused on arrival: their expected wait was past DB_QUERY_TIMEOUT_MS',
+        () => stats().refused,
+      );
+      total(
+        'admission_timed_out_total',
+        'Requests that waited DB_QUERY_TIMEOUT_MS without a turn',
+        () => stats().timedOut,
+      );
+      total(
+        'admission_abandoned_total',
+        'Requests whose client left while they waited for a turn',
+        () => stats().abandoned,
+      );
     },
     watchConnections(count) {
       gauge('http_open_connections', 'Connections open on the API port', count);
     },
     watchPool(stats) {
       gauge('db_pool_connections_open', 'Connections the primary pool has open', () => stats().open);
-      gauge('db_pool_connections_in_use', 'Connections of the primary pool running a query or transaction', () => stats().inUse);
+      gauge(
+        'db_pool_connections_in_use',
+        'Connections of the primary pool running a query or transaction',
+        () => stats().inUse,
+      );
       gauge('db_pool_waiting', 'Callers waiting for a connection of the primary pool', () => stats().waiting);
     },
     watchPendingChanges(count) {
-      gauge('jobs_change_feed_pending_rows', 'Committed job changes waiting for a feed number', () => count().catch(() => NaN));
+      gauge('jobs_change_feed_pending_rows', 'Committed job changes waiting for a feed number', () =>
+        count().catch(() => NaN),
+      );
     },
   };
 }

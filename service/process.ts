@@ -2,7 +2,10 @@ import type { MigrationReport } from '../db/migrate';
 import { exitOnCrash, type Logger } from './logger';
 
 /** A process's life: `start` it, or print why it could not start and exit 1; then a crash is a fatal line, and SIGTERM or SIGINT stops it once and exits 0. */
-export async function runProcess<T extends { logger: Logger; stop(): Promise<unknown> }>(start: () => Promise<T>, started?: (running: T) => void): Promise<void> {
+export async function runProcess<T extends { logger: Logger; stop(): Promise<unknown> }>(
+  start: () => Promise<T>,
+  started?: (running: T) => void,
+): Promise<void> {
   let running: T;
   try {
     running = await start();
@@ -26,7 +29,8 @@ export async function runProcess<T extends { logger: Logger; stop(): Promise<unk
 
 /** What start-up's migration did, in the log: each migration applied once, by the instance that applied it; a database ahead of this release, one warning. */
 export function logMigrations(logger: Logger, report: MigrationReport): void {
-  for (const { name, durationMs } of report.applied) logger.info({ migration: name, durationMs }, `migration ${name} applied in ${durationMs} ms`);
+  for (const { name, durationMs } of report.applied)
+    logger.info({ migration: name, durationMs }, `migration ${name} applied in ${durationMs} ms`);
   if (report.newestKnownBehind) {
     logger.warn(
       { newestKnownMigration: report.newestKnownBehind },

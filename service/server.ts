@@ -62,7 +62,12 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   }
 
   const metrics = config.metricsPort === undefined ? undefined : createMetrics();
-  const reachability = watchDatabase({ url: config.databaseUrl, logger, registry: metrics?.registry, gauge: DATABASE_UP_GAUGES.service });
+  const reachability = watchDatabase({
+    url: config.databaseUrl,
+    logger,
+    registry: metrics?.registry,
+    gauge: DATABASE_UP_GAUGES.service,
+  });
   const app = createApp({ db: database.db, config, logger, metrics, webhooks, reachability });
   const server = http.createServer(
     {
@@ -91,7 +96,12 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const url = `http://${config.host}:${port}`;
   let metricsServer: MetricsServer | undefined;
   if (metrics) {
-    metrics.watchConnections(() => new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count)))));
+    metrics.watchConnections(
+      () =>
+        new Promise((resolve, reject) =>
+          server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+        ),
+    );
     metrics.watchPool(database.stats);
     metrics.watchPendingChanges(() => pendingChangeCount(database.db));
     try {
@@ -105,7 +115,13 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     }
   }
   logger.info(
-    { url, metrics: metricsServer?.url, database: describeDatabaseUrl(config.databaseUrl), gatewaySecret: Boolean(config.gatewaySecret), gatewaySecretNext: Boolean(config.gatewaySecretNext) },
+    {
+      url,
+      metrics: metricsServer?.url,
+      database: describeDatabaseUrl(config.databaseUrl),
+      gatewaySecret: Boolean(config.gatewaySecret),
+      gatewaySecretNext: Boolean(config.gatewaySecretNext),
+    },
     'jobs service listening',
   );
   flushNow(logger);
@@ -117,7 +133,8 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     // Stops accepting, lets in-flight requests finish within SHUTDOWN_GRACE_MS, then closes what is left: sockets, and the pool even when its link is hung.
     async stop() {
       const drained = await drain(config.shutdownGraceMs);
-      if (!drained) logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
+      if (!drained)
+        logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
       await metricsServer?.close();
       reachability.stop();
       await database.close();

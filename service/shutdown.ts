@@ -41,4 +41,3 @@ export function drainOnStop(server: Server): Drain {
     });
   };
 }
-

@@ -19,7 +19,8 @@ function files(dir: string): string[] {
   });
 }
 
-const EXPORT = /^export\s+(?:declare\s+)?(?:async\s+)?(?:const|let|function\*?|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm;
+const EXPORT =
+  /^export\s+(?:declare\s+)?(?:async\s+)?(?:const|let|function\*?|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm;
 const text = new Map(USERS.flatMap(files).map((file) => [file, readFileSync(path.join(ROOT, file), 'utf8')]));
 
 /** Every exported name with the file that declares it. */
@@ -56,18 +57,24 @@ const code = [...text.values()].join('\n').replace(/\$\{([^{}]*)\}/g, ' ($1) ');
 export function membersOf(sources: string[]): Array<{ file: string; owner: string; name: string }> {
   return sources.flatMap((file) =>
     [...text.get(file)!.matchAll(BLOCK)].flatMap(([, owner, body]) =>
-      [...body!.matchAll(MEMBER)].map((match) => ({ file, owner: owner!, name: match[1]! })).filter(({ name }) => name !== 'constructor'),
+      [...body!.matchAll(MEMBER)]
+        .map((match) => ({ file, owner: owner!, name: match[1]! }))
+        .filter(({ name }) => name !== 'constructor'),
     ),
   );
 }
 
-test('the member scan sees interfaces\' and classes\' members', () => {
-  expect(membersOf(['service/http/route.ts']).map(({ owner, name }) => `${owner}.${name}`)).toEqual(expect.arrayContaining(['Route.operationId', 'ResponseSpec.headers']));
+test("the member scan sees interfaces' and classes' members", () => {
+  expect(membersOf(['service/http/route.ts']).map(({ owner, name }) => `${owner}.${name}`)).toEqual(
+    expect.arrayContaining(['Route.operationId', 'ResponseSpec.headers']),
+  );
 });
 
 test('every member of an exported interface or class is read somewhere', () => {
   const dead = membersOf(SOURCES.flatMap(files)).filter(({ file, owner, name }) => {
-    const read = new RegExp(`\\??\\.${name}(?![\\w$])|\\[['"]${name}['"]\\]|\\{[^{}]*(?<![\\w$])${name}(?![\\w$])[^{}]*\\}\\s*(?:=[^=>]|:|\\))`);
+    const read = new RegExp(
+      `\\??\\.${name}(?![\\w$])|\\[['"]${name}['"]\\]|\\{[^{}]*(?<![\\w$])${name}(?![\\w$])[^{}]*\\}\\s*(?:=[^=>]|:|\\))`,
+    );
     return !READ_WHOLE.has(`${file}: ${owner}.${name}`) && !read.test(code);
   });
   expect(dead.map(({ file, owner, name }) => `${file}: ${owner}.${name}`)).toEqual([]);

@@ -37,7 +37,14 @@ const WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'e
 
 describe('the secrets a compose start needs', () => {
   test('compose requires six, WEBHOOK_SECRETS_KEY among them', () => {
-    expect([...requiredSecrets()].sort()).toEqual(['GATEWAY_SECRET', 'KONG_PG_PASSWORD', 'MARIADB_PASSWORD', 'MARIADB_ROOT_PASSWORD', 'REDIS_PASSWORD', 'WEBHOOK_SECRETS_KEY']);
+    expect([...requiredSecrets()].sort()).toEqual([
+      'GATEWAY_SECRET',
+      'KONG_PG_PASSWORD',
+      'MARIADB_PASSWORD',
+      'MARIADB_ROOT_PASSWORD',
+      'REDIS_PASSWORD',
+      'WEBHOOK_SECRETS_KEY',
+    ]);
   });
 
   test.each([
@@ -61,9 +68,9 @@ describe('the secrets a compose start needs', () => {
   });
 });
 
-test('every port compose publishes is in gateway/README.md\'s list, and none else is', () => {
-  const published: string[] = Object.values(compose.services as Record<string, { ports?: string[] }>).flatMap((service) =>
-    (service.ports ?? []).map((port) => port.replace(/\/tcp$/, '').replace(/:\d+$/, '')),
+test("every port compose publishes is in gateway/README.md's list, and none else is", () => {
+  const published: string[] = Object.values(compose.services as Record<string, { ports?: string[] }>).flatMap(
+    (service) => (service.ports ?? []).map((port) => port.replace(/\/tcp$/, '').replace(/:\d+$/, '')),
   );
   const sentence = /Ports on the host:([\s\S]*?)Nothing else is published\./.exec(read('gateway/README.md'))![1]!;
   const listed = [...sentence.matchAll(/`((?:127\.0\.0\.1:)?\d+)`/g)].map((m) => m[1]!);
@@ -80,7 +87,12 @@ describe("the dispatcher's compose health check", () => {
     ['fails while it cannot be reached', () => 'mysql://root@127.0.0.1:9/jobs', 1],
   ])('%s', async (_what, url, expected) => {
     const registry = new Registry();
-    const tracker = watchDatabase({ url: url(), logger: createLogger('silent'), registry, gauge: DATABASE_UP_GAUGES.dispatcher });
+    const tracker = watchDatabase({
+      url: url(),
+      logger: createLogger('silent'),
+      registry,
+      gauge: DATABASE_UP_GAUGES.dispatcher,
+    });
     const server = await serveMetrics(registry, 0, '127.0.0.1');
     try {
       // The first scrape asks the database; the check reads what it found.

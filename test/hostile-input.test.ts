@@ -62,7 +62,9 @@ describe('Content-Encoding', () => {
 
   test('gzip is decoded, in any letter case, and x-gzip is gzip (RFC 9110 §8.4.1.3)', async () => {
     for (const encoding of ['gzip', 'GZip', 'x-gzip', 'identity, gzip']) {
-      const res = await post(gzipSync(JSON.stringify({ ...valid, title: `Gzipped ${encoding}` })), { 'Content-Encoding': encoding });
+      const res = await post(gzipSync(JSON.stringify({ ...valid, title: `Gzipped ${encoding}` })), {
+        'Content-Encoding': encoding,
+      });
       expect(res.status).toBe(201);
       expect(res.body.data.title).toBe(`Gzipped ${encoding}`);
     }
@@ -111,7 +113,11 @@ describe('charset and bytes', () => {
   });
 
   test('bytes that are not UTF-8 are a 400, not replacement characters', async () => {
-    const body = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xe9]), Buffer.from(`","department":"d","type":"contract","description":"x"}`)]);
+    const body = Buffer.concat([
+      Buffer.from('{"title":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from(`","department":"d","type":"contract","description":"x"}`),
+    ]);
     const res = await refused(body);
     expectJsonError(res, 400, 'Request body is not valid UTF-8');
   });
@@ -135,7 +141,9 @@ describe('charset and bytes', () => {
 
 describe('duplicate keys', () => {
   test('repro: a repeated top-level key is a 400 naming it (not "last one wins")', async () => {
-    const res = await refused('{"title":"Safe title","title":"Other title","department":"d","type":"contract","description":"x"}');
+    const res = await refused(
+      '{"title":"Safe title","title":"Other title","department":"d","type":"contract","description":"x"}',
+    );
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       error: 'Validation failed',
@@ -144,9 +152,13 @@ describe('duplicate keys', () => {
   });
 
   test('keys are compared decoded, and nested keys are named by their path', async () => {
-    const escaped = await refused('{"title":"a","t\\u0069tle":"b","department":"d","type":"contract","description":"x"}');
+    const escaped = await refused(
+      '{"title":"a","t\\u0069tle":"b","department":"d","type":"contract","description":"x"}',
+    );
     expect(escaped.body.details[0].field).toBe('title');
-    const nested = await refused(`{"title":"a","department":"d","type":"contract","description":"x","salary":{"min":1,"currency":"USD","currency":"EUR"}}`);
+    const nested = await refused(
+      `{"title":"a","department":"d","type":"contract","description":"x","salary":{"min":1,"currency":"USD","currency":"EUR"}}`,
+    );
     expect(nested.body.details[0].field).toBe('salary.currency');
     const inArray = await refused('{"title":"a","requirements":["x",{"k":1,"k":2}]}');
     expect(inArray.body.details[0].field).toBe('requirements.1.k');

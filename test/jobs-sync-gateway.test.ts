@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const get = (path: string, headers: Record<string, string> = { 'X-API-Key': DEMO.reader }) => send(stack.url, { path, headers });
+const get = (path: string, headers: Record<string, string> = { 'X-API-Key': DEMO.reader }) =>
+  send(stack.url, { path, headers });
 
 test.each(['/api/v1/jobs/changes', '/api/v1/openapi.json'])('%s needs a key with jobs:read', async (path) => {
   expect((await get(path, {})).status).toBe(401);
@@ -59,7 +60,9 @@ test('a full sync by cursor, then an incremental one by the feed, with 304s in b
   expect(idle.status).toBe(304);
   expect(idle.text).toBe('');
 
-  const [row] = await stack.service.database.query<Array<{ id: Buffer }>>(`select id from jobs where status = 'active' and deleted_at is null limit 1`);
+  const [row] = await stack.service.database.query<Array<{ id: Buffer }>>(
+    `select id from jobs where status = 'active' and deleted_at is null limit 1`,
+  );
   await stack.service.database.query('update jobs set deleted_at = now(3) where id = ?', [row!.id]);
   const changed = await get(`/api/v1/jobs/changes?since=${since}`, { 'X-API-Key': DEMO.reader, 'If-None-Match': tag });
   expect(changed.status).toBe(200);

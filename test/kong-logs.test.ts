@@ -105,7 +105,16 @@ http {
 
   const child: ChildProcess = spawn(
     'bash',
-    [path.join(ROOT, 'gateway/kong/entrypoint.sh'), NGINX, '-p', prefix, '-e', '/dev/stderr', '-c', path.join(prefix, 'nginx.conf')],
+    [
+      path.join(ROOT, 'gateway/kong/entrypoint.sh'),
+      NGINX,
+      '-p',
+      prefix,
+      '-e',
+      '/dev/stderr',
+      '-c',
+      path.join(prefix, 'nginx.conf'),
+    ],
     {
       env: {
         ...process.env,
@@ -194,7 +203,10 @@ describe('Kong logs never hold an API key (real nginx, canary keys)', () => {
 
   test('the jobs_safe access log format never writes the query string or a key header', () => {
     expect(run.rawAccess).not.toContain(CANARY);
-    const lines = run.rawAccess.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = run.rawAccess
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(7);
     for (const line of lines) {
       // An unparsable request line (the 400) has no path at all.
@@ -204,7 +216,12 @@ describe('Kong logs never hold an API key (real nginx, canary keys)', () => {
     // Kong's own errors are served through /kong_error_handler (a GET redirect); the log keeps the
     // path and the method the client sent.
     expect(lines.map((l) => [l.method, l.status])).toEqual(
-      expect.arrayContaining([['GET', 502], ['TRACE', 405], ['POST', 413], ['GET', 400]]),
+      expect.arrayContaining([
+        ['GET', 502],
+        ['TRACE', 405],
+        ['POST', 413],
+        ['GET', 400],
+      ]),
     );
   });
 
@@ -217,7 +234,10 @@ describe('Kong logs never hold an API key (real nginx, canary keys)', () => {
     expect(run.stderr).toContain('request: "GET /api/v1/jobs?[REDACTED] HTTP/1.1"');
     expect(run.stderr).toContain('connect() failed');
     expect(run.stderr).toContain('client intended to send too large body');
-    const access = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const access = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(access.map((l) => l.path)).toEqual(expect.arrayContaining(['/api/v1/jobs', '/api/v1/jobs/42']));
     expect(access.every((l) => typeof l.request_id === 'string' && (l.request_id as string).length === 32)).toBe(true);
   });

@@ -23,7 +23,9 @@ function importsOf(file: string): string[] {
   const text = readFileSync(path.join(ROOT, file), 'utf8');
   return [...text.matchAll(IMPORT)].flatMap((match) => {
     const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), match[1]!));
-    const found = [`${target}.ts`, target, `${target}/index.ts`].find((candidate) => existsSync(path.join(ROOT, candidate)) && statSync(path.join(ROOT, candidate)).isFile());
+    const found = [`${target}.ts`, target, `${target}/index.ts`].find(
+      (candidate) => existsSync(path.join(ROOT, candidate)) && statSync(path.join(ROOT, candidate)).isFile(),
+    );
     return found ? [found] : [];
   });
 }
@@ -33,7 +35,9 @@ const layer = (file: string) => CODE.find((dir) => file.startsWith(`${dir}/`)) ?
 
 test('the graph is read', () => {
   expect(GRAPH.get('service/app.ts')).toEqual(expect.arrayContaining(['service/http/router.ts', 'db/client.ts']));
-  expect(GRAPH.get('service/webhooks/routes/create-webhook.ts')).toEqual(expect.arrayContaining(['service/http/route.ts', 'service/webhooks/contract.ts']));
+  expect(GRAPH.get('service/webhooks/routes/create-webhook.ts')).toEqual(
+    expect.arrayContaining(['service/http/route.ts', 'service/webhooks/contract.ts']),
+  );
 });
 
 test.each([
@@ -43,7 +47,9 @@ test.each([
 ])('%s/ imports only from %j', (dir, allowed) => {
   const upward = [...GRAPH]
     .filter(([file]) => layer(file) === dir)
-    .flatMap(([file, imports]) => imports.filter((target) => !allowed.includes(layer(target))).map((target) => `${file} -> ${target}`));
+    .flatMap(([file, imports]) =>
+      imports.filter((target) => !allowed.includes(layer(target))).map((target) => `${file} -> ${target}`),
+    );
   expect(upward).toEqual([]);
 });
 
@@ -67,21 +73,45 @@ test('no import circle', () => {
 // Inside service/: the features are siblings over one HTTP core; what assembles the API (api/, app, server) sits above both.
 const FEATURES = ['service/jobs/', 'service/webhooks/'];
 // What lies below both features: the HTTP core and the service's leaf modules.
-const BELOW_FEATURES = ['service/http/', 'service/errors.ts', 'service/logger.ts', 'service/config.ts', 'service/metrics-server.ts', 'service/process.ts', 'service/feed-history.ts'];
-const below = (target: string) => ['domain', 'db'].includes(layer(target)) || BELOW_FEATURES.some((place) => target.startsWith(place));
+const BELOW_FEATURES = [
+  'service/http/',
+  'service/errors.ts',
+  'service/logger.ts',
+  'service/config.ts',
+  'service/metrics-server.ts',
+  'service/process.ts',
+  'service/feed-history.ts',
+];
+const below = (target: string) =>
+  ['domain', 'db'].includes(layer(target)) || BELOW_FEATURES.some((place) => target.startsWith(place));
 
-test.each(FEATURES)('%s imports only its own files, the HTTP core, the leaf modules, db/ and domain/: never the other feature, never what assembles the API', (feature) => {
-  const wrong = [...GRAPH]
-    .filter(([file]) => file.startsWith(feature))
-    .flatMap(([file, imports]) => imports.filter((target) => !target.startsWith(feature) && !below(target)).map((target) => `${file} -> ${target}`));
-  expect(wrong).toEqual([]);
-});
+test.each(FEATURES)(
+  '%s imports only its own files, the HTTP core, the leaf modules, db/ and domain/: never the other feature, never what assembles the API',
+  (feature) => {
+    const wrong = [...GRAPH]
+      .filter(([file]) => file.startsWith(feature))
+      .flatMap(([file, imports]) =>
+        imports
+          .filter((target) => !target.startsWith(feature) && !below(target))
+          .map((target) => `${file} -> ${target}`),
+      );
+    expect(wrong).toEqual([]);
+  },
+);
 
 test('service/http/ (the HTTP core) imports neither feature nor what assembles the API', () => {
   const wrong = [...GRAPH]
     .filter(([file]) => file.startsWith('service/http/'))
     .flatMap(([file, imports]) =>
-      imports.filter((target) => layer(target) === 'service' && (FEATURES.some((feature) => target.startsWith(feature)) || target.startsWith('service/api/') || ['service/app.ts', 'service/server.ts'].includes(target))).map((target) => `${file} -> ${target}`),
+      imports
+        .filter(
+          (target) =>
+            layer(target) === 'service' &&
+            (FEATURES.some((feature) => target.startsWith(feature)) ||
+              target.startsWith('service/api/') ||
+              ['service/app.ts', 'service/server.ts'].includes(target)),
+        )
+        .map((target) => `${file} -> ${target}`),
     );
   expect(wrong).toEqual([]);
 });
@@ -89,14 +119,24 @@ test('service/http/ (the HTTP core) imports neither feature nor what assembles t
 test('the dispatcher has a folder of its own that the routes never import', () => {
   const wrong = [...GRAPH]
     .filter(([file]) => file.startsWith('service/webhooks/') && !file.startsWith('service/webhooks/dispatcher/'))
-    .flatMap(([file, imports]) => imports.filter((target) => target.startsWith('service/webhooks/dispatcher/')).map((target) => `${file} -> ${target}`));
+    .flatMap(([file, imports]) =>
+      imports
+        .filter((target) => target.startsWith('service/webhooks/dispatcher/'))
+        .map((target) => `${file} -> ${target}`),
+    );
   expect(wrong).toEqual([]);
 });
 
 test('bench/ imports nothing from test/', () => {
-  const wrong = [...GRAPH].filter(([file]) => file.startsWith('bench/')).flatMap(([file]) => {
-    const text = readFileSync(path.join(ROOT, file), 'utf8');
-    return [...text.matchAll(IMPORT)].filter((match) => path.posix.normalize(path.posix.join(path.posix.dirname(file), match[1]!)).startsWith('test/')).map((match) => `${file} -> ${match[1]}`);
-  });
+  const wrong = [...GRAPH]
+    .filter(([file]) => file.startsWith('bench/'))
+    .flatMap(([file]) => {
+      const text = readFileSync(path.join(ROOT, file), 'utf8');
+      return [...text.matchAll(IMPORT)]
+        .filter((match) =>
+          path.posix.normalize(path.posix.join(path.posix.dirname(file), match[1]!)).startsWith('test/'),
+        )
+        .map((match) => `${file} -> ${match[1]}`);
+    });
   expect(wrong).toEqual([]);
 });

@@ -21,7 +21,12 @@ const SENTINELS = {
   vendor_contact_email: 'leak-vendor@internal.example',
   internal_notes: 'LEAK-internal-notes',
 };
-const UNDISCLOSED = { client_name: 'LEAK-undisclosed-client', vendor_name: 'LEAK-undisclosed-vendor', salary_min: '876543.21', salary_max: '876543.29' };
+const UNDISCLOSED = {
+  client_name: 'LEAK-undisclosed-client',
+  vendor_name: 'LEAK-undisclosed-vendor',
+  salary_min: '876543.21',
+  salary_max: '876543.29',
+};
 const CREATOR = 'leak-consumer-7f3a';
 const creator = consumerHeaders(CREATOR, 'leak-writer', ['jobs:read', 'jobs:write']);
 
@@ -57,7 +62,11 @@ beforeAll(async () => {
   }
   const create = { title: 'T', department: 'D', type: 'contract', description: 'x' };
   await fetchText('/api/v1/jobs', { method: 'POST', headers: { ...creator, ...json }, body: JSON.stringify(create) });
-  await fetchText('/api/v1/jobs', { method: 'POST', headers: { ...creator, ...json }, body: JSON.stringify({ ...create, payRate: 1 }) });
+  await fetchText('/api/v1/jobs', {
+    method: 'POST',
+    headers: { ...creator, ...json },
+    body: JSON.stringify({ ...create, payRate: 1 }),
+  });
   await fetchText('/api/v1/jobs?limit=500', { headers: reader });
   await fetchText('/api/v1/nowhere', { headers: reader });
 });
@@ -89,9 +98,25 @@ test('no sentinel reaches a log line', () => {
 
 test('a job object never carries a field beyond the spec', () => {
   const allowed = new Set([
-    'id', 'postingId', 'title', 'department', 'location', 'workplace', 'state', 'type', 'description',
-    'requirements', 'responsibilities', 'salary', 'status', 'submissionDueDate', 'clientName',
-    'vendorName', 'postedByName', 'createdAt', 'updatedAt',
+    'id',
+    'postingId',
+    'title',
+    'department',
+    'location',
+    'workplace',
+    'state',
+    'type',
+    'description',
+    'requirements',
+    'responsibilities',
+    'salary',
+    'status',
+    'submissionDueDate',
+    'clientName',
+    'vendorName',
+    'postedByName',
+    'createdAt',
+    'updatedAt',
   ]);
   let seen = 0;
   for (const text of bodies) {

@@ -4,7 +4,16 @@
 const { TARGET, BELOW_TARGET, targetLines } = require('../scripts/mutation-target.cjs') as {
   TARGET: number;
   BELOW_TARGET: Record<string, string>;
-  targetLines(report: unknown, options?: { quick?: boolean; ignoreStatic?: boolean; suites?: string; childProcess?: boolean; reasons?: Record<string, string> }): string[];
+  targetLines(
+    report: unknown,
+    options?: {
+      quick?: boolean;
+      ignoreStatic?: boolean;
+      suites?: string;
+      childProcess?: boolean;
+      reasons?: Record<string, string>;
+    },
+  ): string[];
 };
 
 const mutants = (statuses: Record<string, number>, statusReason?: string) =>
@@ -14,7 +23,7 @@ const report = (files: Record<string, Array<{ status: string; statusReason?: str
   files: Object.fromEntries(Object.entries(files).map(([file, list]) => [file, { mutants: list }])),
 });
 
-test('the target is the issue\'s 85%', () => {
+test("the target is the issue's 85%", () => {
   expect(TARGET).toBe(85);
 });
 
@@ -49,18 +58,26 @@ test('static and marked mutants are counted apart, outside the score', () => {
   expect(lines[0]).toBe(
     'Mutation score per file, target 85% (static mutants left out (--ignoreStatic); process-starting suites left out (STRYKER_QUICK=1): scores are lower bounds):',
   );
-  expect(lines.slice(1)).toEqual(['   90.0%  service/c.ts (9/10; 2 marked, 4 static)', 'Every file scored is at or above 85%.']);
+  expect(lines.slice(1)).toEqual([
+    '   90.0%  service/c.ts (9/10; 2 marked, 4 static)',
+    'Every file scored is at or above 85%.',
+  ]);
 });
 
 test('a run over chosen suites says its scores are lower bounds', () => {
-  const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), { suites: 'test/faults/overload.test.ts' });
+  const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), {
+    suites: 'test/faults/overload.test.ts',
+  });
   expect(lines[0]).toBe(
     'Mutation score per file, target 85% (only the suites test/faults/overload.test.ts (STRYKER_TESTS): scores are lower bounds):',
   );
 });
 
 test('a run that starts the suites whole for each mutant says so', () => {
-  const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), { suites: 'test/service/shutdown.test.ts', childProcess: true });
+  const lines = targetLines(report({ 'service/e.ts': mutants({ Killed: 1 }) }), {
+    suites: 'test/service/shutdown.test.ts',
+    childProcess: true,
+  });
   expect(lines[0]).toBe(
     'Mutation score per file, target 85% (only the suites test/service/shutdown.test.ts (STRYKER_TESTS): scores are lower bounds; each mutant ran those suites whole, child processes included (STRYKER_CHILD_PROCESS)):',
   );
@@ -73,7 +90,13 @@ test('a file with nothing to score shows n/a and is not called under the target'
 
 test('a file recorded as under the target is named with its reason, the others as missing tests', () => {
   const reasons = { 'service/slow.ts': 'only a fault no test can make reaches its survivors' };
-  const lines = targetLines(report({ 'service/slow.ts': mutants({ Killed: 1, Survived: 1 }), 'service/gap.ts': mutants({ Killed: 1, Survived: 1 }) }), { reasons });
+  const lines = targetLines(
+    report({
+      'service/slow.ts': mutants({ Killed: 1, Survived: 1 }),
+      'service/gap.ts': mutants({ Killed: 1, Survived: 1 }),
+    }),
+    { reasons },
+  );
   expect(lines.slice(-3)).toEqual([
     'Under 85%:',
     '  service/gap.ts: no reason recorded: its survivors are missing tests (scripts/mutation-target.cjs)',

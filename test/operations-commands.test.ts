@@ -32,7 +32,12 @@ function tableCommand(command: string): string {
 }
 
 const sh = (command: string, env: NodeJS.ProcessEnv = {}) =>
-  spawnSync('bash', ['-c', command], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, DATABASE_URL: DATABASE, ...env }, timeout: 120_000 });
+  spawnSync('bash', ['-c', command], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, DATABASE_URL: DATABASE, ...env },
+    timeout: 120_000,
+  });
 
 async function freePort(): Promise<number> {
   const server = net.createServer().listen(0, '127.0.0.1');
@@ -45,7 +50,12 @@ async function freePort(): Promise<number> {
 /** `npm run service` with `env`, until its banner; stop() sends SIGTERM to its process group. */
 async function npmRunService(env: NodeJS.ProcessEnv): Promise<{ port: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const child: ChildProcess = spawn('npm', ['run', '-s', 'service'], { cwd: ROOT, detached: true, env: { ...process.env, DATABASE_URL: DATABASE, PORT: String(port), LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn('npm', ['run', '-s', 'service'], {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, DATABASE_URL: DATABASE, PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk));
   child.stderr!.on('data', (chunk) => (out += chunk));
@@ -77,7 +87,10 @@ test('the table: db:migrate creates and migrates, db:seed loads the demo set, --
   expect(migrate.status).toBe(0);
   const seed = sh(tableCommand('npm run db:seed'));
   expect(seed.status).toBe(0);
-  const count = () => Number(sh(`mariadb -h127.0.0.1 -uroot -N -e 'select count(*) from \`${DATABASE.split('/').pop()}\`.jobs'`).stdout.trim());
+  const count = () =>
+    Number(
+      sh(`mariadb -h127.0.0.1 -uroot -N -e 'select count(*) from \`${DATABASE.split('/').pop()}\`.jobs'`).stdout.trim(),
+    );
   const demo = count();
   expect(demo).toBeGreaterThan(0);
   expect(sh(tableCommand('npm run db:seed -- --jobs 100000')).status).toBe(0);
@@ -92,13 +105,22 @@ test('"Backup and restore": its block backs the database up and restores it whol
   const url = `${DATABASE}_backup`;
   const name = url.split('/').pop()!;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'backup-'));
-  const inDir = (command: string) => spawnSync('bash', ['-c', command], { cwd: dir, encoding: 'utf8', env: { ...process.env, DATABASE_URL: url }, timeout: 120_000 });
+  const inDir = (command: string) =>
+    spawnSync('bash', ['-c', command], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, DATABASE_URL: url },
+      timeout: 120_000,
+    });
   const query = (statement: string) => inDir(`mariadb -N -e ${JSON.stringify(statement)} ${name}`).stdout.trim();
   try {
     expect(sh('npm run -s db:migrate && npm run -s db:seed', { DATABASE_URL: url }).status).toBe(0);
     const before = query('select count(*), max(seq) from job_changes');
     // The page's commands, with this test's database for `jobs`.
-    const commands = block('## Backup and restore').split('\n').filter((line) => line !== '' && !line.startsWith('#')).map((line) => line.replace(/\bjobs\b(?!-)/g, name));
+    const commands = block('## Backup and restore')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#'))
+      .map((line) => line.replace(/\bjobs\b(?!-)/g, name));
     expect(commands).toHaveLength(3);
     for (const command of commands) {
       const run = inDir(command);
@@ -108,7 +130,9 @@ test('"Backup and restore": its block backs the database up and restores it whol
     expect(query('select count(*) from information_schema.triggers where trigger_schema = database()')).not.toBe('0');
     const histories = Number(query('select count(*) from job_change_histories'));
     const restored = sh(tableCommand('npm run db:restored').replace('npm run', 'npm run -s'), { DATABASE_URL: url });
-    expect(restored.stdout).toMatch(/starts history [0-9a-f]{16} at \d+: positions past \d+ of the old one are refused/);
+    expect(restored.stdout).toMatch(
+      /starts history [0-9a-f]{16} at \d+: positions past \d+ of the old one are refused/,
+    );
     expect(Number(query('select count(*) from job_change_histories'))).toBe(histories + 1);
   } finally {
     inDir(`mariadb -e 'drop database if exists \`${name}\`'`);
@@ -119,8 +143,13 @@ test('"Backup and restore": its block backs the database up and restores it whol
 test('"The service without a gateway": its curl block against npm run service answers as the page says', async () => {
   const service = await npmRunService({});
   try {
-    const lines = block('## The service without a gateway').replaceAll('127.0.0.1:3000', `127.0.0.1:${service.port}`).replace(/\\\n\s*/g, '');
-    const outputs = lines.split('\n').filter((line) => line.startsWith('curl')).map((line) => sh(line).stdout);
+    const lines = block('## The service without a gateway')
+      .replaceAll('127.0.0.1:3000', `127.0.0.1:${service.port}`)
+      .replace(/\\\n\s*/g, '');
+    const outputs = lines
+      .split('\n')
+      .filter((line) => line.startsWith('curl'))
+      .map((line) => sh(line).stdout);
     expect(JSON.parse(outputs[0]!)).toMatchObject({ data: { title: 'QA Lead', status: 'draft' } });
     expect(JSON.parse(outputs[1]!)).toMatchObject({ data: expect.any(Array), meta: { page: 1, limit: 5 } });
     expect(JSON.parse(outputs[2]!)).toEqual({ status: 'ok' });
@@ -136,7 +165,11 @@ test('"Replicas": npm run service with DATABASE_READ_URLS serves reads through t
   // The test has one server: the "replica" is the primary under a second pool, as the variable takes it.
   const service = await npmRunService({ DATABASE_READ_URLS: DATABASE });
   try {
-    const listed = await (await fetch(`http://127.0.0.1:${service.port}/api/v1/jobs?limit=1`, { headers: { 'X-Consumer-ID': 'operations-test' } })).json();
+    const listed = await (
+      await fetch(`http://127.0.0.1:${service.port}/api/v1/jobs?limit=1`, {
+        headers: { 'X-Consumer-ID': 'operations-test' },
+      })
+    ).json();
     expect(listed).toMatchObject({ data: [expect.objectContaining({ id: expect.any(String) })] });
     expect(await (await fetch(`http://127.0.0.1:${service.port}/readyz`)).json()).toEqual({ status: 'ready' });
   } finally {
@@ -148,6 +181,10 @@ test('the table: npm run build and npm run lint succeed on the checkout', () => 
   const [build, lint] = tableCommand('npm run build` / `npm run lint').split('` / `');
   for (const command of [build!, lint!]) {
     const run = sh(command);
-    expect({ command, status: run.status, output: run.status === 0 ? '' : `${run.stdout}${run.stderr}` }).toEqual({ command, status: 0, output: '' });
+    expect({ command, status: run.status, output: run.status === 0 ? '' : `${run.stdout}${run.stderr}` }).toEqual({
+      command,
+      status: 0,
+      output: '',
+    });
   }
 }, 240_000);

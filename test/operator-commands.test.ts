@@ -14,7 +14,9 @@ const BUILD = 'tsc -b tsconfig.build.json';
 test('every script that runs dist/ builds it incrementally first, never a full compile', () => {
   const runsDist = Object.entries(scripts).filter(([, command]) => /node dist\//.test(command));
   expect(runsDist.length).toBeGreaterThan(8);
-  const full = runsDist.filter(([, command]) => !(command.startsWith(`${BUILD} && node dist/`) || /--tsBuildInfoFile /.test(command)));
+  const full = runsDist.filter(
+    ([, command]) => !(command.startsWith(`${BUILD} && node dist/`) || /--tsBuildInfoFile /.test(command)),
+  );
   expect(full).toEqual([]);
   const options = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')).compilerOptions;
   expect(options).toMatchObject({ incremental: true, tsBuildInfoFile: expect.stringMatching(/^dist\//) });

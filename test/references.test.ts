@@ -7,15 +7,30 @@ import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..');
 // The top-level entries a reference may start with; anything else (Kong's or Node's own sources, URLs) is not ours to check.
-const TOP = new Set(readdirSync(ROOT).filter((name) => !name.startsWith('.') || name === '.ci').filter((name) => name !== 'node_modules' && name !== 'dist'));
-const SKIP_DIRS = new Set(['node_modules', 'dist', '.git', 'migrations', 'results', 'reports', 'coverage', '.stryker-tmp']);
+const TOP = new Set(
+  readdirSync(ROOT)
+    .filter((name) => !name.startsWith('.') || name === '.ci')
+    .filter((name) => name !== 'node_modules' && name !== 'dist'),
+);
+const SKIP_DIRS = new Set([
+  'node_modules',
+  'dist',
+  '.git',
+  'migrations',
+  'results',
+  'reports',
+  'coverage',
+  '.stryker-tmp',
+]);
 const TEXT = /\.(ts|js|cjs|mjs|lua|sh|md|yaml|yml|conf|json)$|^Dockerfile$|^run$/;
 
 function files(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const rel = path.join(dir, entry.name);
     if (entry.isDirectory()) return SKIP_DIRS.has(entry.name) ? [] : files(rel);
-    return TEXT.test(entry.name) && !entry.name.endsWith('openapi.json') && !entry.name.endsWith('package-lock.json') ? [rel] : [];
+    return TEXT.test(entry.name) && !entry.name.endsWith('openapi.json') && !entry.name.endsWith('package-lock.json')
+      ? [rel]
+      : [];
   });
 }
 
@@ -33,20 +48,27 @@ function references(file: string): string[] {
 }
 
 // A compiled file is named by its .js; its source is the .ts beside it.
-const exists = (place: string) => existsSync(path.join(ROOT, place)) || (place.endsWith('.js') && existsSync(path.join(ROOT, place.replace(/\.js$/, '.ts'))));
+const exists = (place: string) =>
+  existsSync(path.join(ROOT, place)) ||
+  (place.endsWith('.js') && existsSync(path.join(ROOT, place.replace(/\.js$/, '.ts'))));
 
 const SOURCES = [...TOP].filter((name) => statSync(path.join(ROOT, name)).isDirectory()).flatMap(files);
-const ROOT_FILES = [...TOP].filter((name) => statSync(path.join(ROOT, name)).isFile() && TEXT.test(name) && name !== 'package-lock.json');
+const ROOT_FILES = [...TOP].filter(
+  (name) => statSync(path.join(ROOT, name)).isFile() && TEXT.test(name) && name !== 'package-lock.json',
+);
 
 test('the scan reads the documents and the code', () => {
-  expect(SOURCES).toEqual(expect.arrayContaining(['docs/decisions.md', 'service/app.ts', 'gateway/plugins/job-scopes/handler.lua']));
+  expect(SOURCES).toEqual(
+    expect.arrayContaining(['docs/decisions.md', 'service/app.ts', 'gateway/plugins/job-scopes/handler.lua']),
+  );
   expect(ROOT_FILES).toEqual(expect.arrayContaining(['README.md', 'Dockerfile']));
 });
 
 // Every folder of ours by its name: `middleware/json-body.ts` may be written from inside service/.
 const DIRS = new Map<string, string[]>();
 for (const file of SOURCES) {
-  for (let dir = path.dirname(file); dir !== '.'; dir = path.dirname(dir)) DIRS.set(path.basename(dir), [...new Set([...(DIRS.get(path.basename(dir)) ?? []), dir])]);
+  for (let dir = path.dirname(file); dir !== '.'; dir = path.dirname(dir))
+    DIRS.set(path.basename(dir), [...new Set([...(DIRS.get(path.basename(dir)) ?? []), dir])]);
 }
 // Kong's own source tree is cited as kong/...: not ours, though gateway/kong/ is.
 const FOREIGN = new Set(['kong']);

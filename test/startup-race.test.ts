@@ -70,7 +70,7 @@ describe('the migration lock', () => {
     }
   });
 
-  test('lock names fit the server\'s 64 characters and stay distinct per database', () => {
+  test("lock names fit the server's 64 characters and stay distinct per database", () => {
     const long = 'd'.repeat(64);
     expect(migrationLockName(long).length).toBeLessThanOrEqual(64);
     expect(migrationLockName(long)).not.toBe(migrationLockName(`${'d'.repeat(63)}e`));

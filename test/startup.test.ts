@@ -29,13 +29,17 @@ describe('configuration', () => {
     const load = () =>
       loadConfig({ PORT: 'eighty', DATABASE_URL: 'postgres://x/y', GATEWAY_SECRET: 'short', LOG_LEVEL: 'loud' });
     expect(load).toThrow(ConfigError);
-    expect(load).toThrow(/PORT must be a port number \(0-65535\); DATABASE_URL must look like mysql:\/\/.*; GATEWAY_SECRET must be at least 16 characters; .*LOG_LEVEL/);
+    expect(load).toThrow(
+      /PORT must be a port number \(0-65535\); DATABASE_URL must look like mysql:\/\/.*; GATEWAY_SECRET must be at least 16 characters; .*LOG_LEVEL/,
+    );
   });
 });
 
 describe('runService', () => {
   test('an unreachable database is one clear line', async () => {
-    await expect(runService({ databaseUrl: 'mysql://root@127.0.0.1:9/jobs', port: 0, logLevel: 'silent' })).rejects.toThrow(
+    await expect(
+      runService({ databaseUrl: 'mysql://root@127.0.0.1:9/jobs', port: 0, logLevel: 'silent' }),
+    ).rejects.toThrow(
       'Cannot reach MySQL at 127.0.0.1:9/jobs (ECONNREFUSED). Is it running? Set DATABASE_URL to point elsewhere.',
     );
   });
@@ -55,7 +59,12 @@ describe('runService', () => {
     const socket = net.connect(Number(port), '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
     const body = JSON.stringify({ title: 'In flight', department: 'Ops', type: 'contract', description: 'x' });
-    const head = Object.entries({ ...writer, ...json, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' })
+    const head = Object.entries({
+      ...writer,
+      ...json,
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    })
       .map(([name, value]) => `${name}: ${value}`)
       .join('\r\n');
     socket.write(`POST /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\n${head}\r\n\r\n${body.slice(0, 10)}`);
@@ -79,9 +88,9 @@ describe('runService', () => {
     const { port } = taken.address() as net.AddressInfo;
     const database = await freshDatabase('startup_port_taken');
     try {
-      await expect(runService({ databaseUrl: database.url, host: '127.0.0.1', port, logLevel: 'silent' })).rejects.toThrow(
-        `Cannot listen on 127.0.0.1:${port} (EADDRINUSE)`,
-      );
+      await expect(
+        runService({ databaseUrl: database.url, host: '127.0.0.1', port, logLevel: 'silent' }),
+      ).rejects.toThrow(`Cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
     } finally {
       await new Promise((resolve) => taken.close(resolve));
       await database.close();

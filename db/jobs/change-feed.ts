@@ -27,12 +27,19 @@ const entryColumns = {
 
 /** The feed's filter and order on a select of job_changes joined to jobs: changes after `since`, `count` of them. */
 function afterPosition<T extends MySqlSelect>(query: T, since: number, count: number): T {
-  return query.where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since))).orderBy(asc(jobChanges.seq)).limit(count);
+  return query
+    .where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since)))
+    .orderBy(asc(jobChanges.seq))
+    .limit(count);
 }
 
 /** One page of the feed: the job as it is now when listable, else a tombstone. */
 export async function readChanges(db: Database, since: number, limit: number): Promise<ChangePage> {
-  const rows = await afterPosition(db.select(entryColumns).from(jobChanges).leftJoin(jobs, eq(jobs.id, jobChanges.jobId)).$dynamic(), since, limit + 1);
+  const rows = await afterPosition(
+    db.select(entryColumns).from(jobChanges).leftJoin(jobs, eq(jobs.id, jobChanges.jobId)).$dynamic(),
+    since,
+    limit + 1,
+  );
   const page = rows.slice(0, limit);
   return {
     entries: page.map(({ jobId, listable, job }) => (listable && job ? toJob(job) : { id: jobId, removed: true })),
@@ -68,9 +75,22 @@ export interface ChangeEvent {
 }
 
 /** The feed's entries after `since`, read exactly as readChanges reads them, with their positions, histories (from `lineage`, read when not given) and times. */
-export async function readChangeEvents(db: Database, since: number, limit: number, lineage?: readonly History[]): Promise<ChangeEvent[]> {
+export async function readChangeEvents(
+  db: Database,
+  since: number,
+  limit: number,
+  lineage?: readonly History[],
+): Promise<ChangeEvent[]> {
   lineage ??= await readLineage(db);
-  const rows = await afterPosition(db.select({ ...entryColumns, changedAt: jobChanges.changedAt }).from(jobChanges).leftJoin(jobs, eq(jobs.id, jobChanges.jobId)).$dynamic(), since, limit);
+  const rows = await afterPosition(
+    db
+      .select({ ...entryColumns, changedAt: jobChanges.changedAt })
+      .from(jobChanges)
+      .leftJoin(jobs, eq(jobs.id, jobChanges.jobId))
+      .$dynamic(),
+    since,
+    limit,
+  );
   return rows.map(({ seq, jobId, changedAt, listable, job }) => ({
     seq: seq!,
     history: historyOf(lineage, seq!).id,

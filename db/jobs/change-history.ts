@@ -6,7 +6,10 @@ import type { History } from '../../domain/feed';
 
 /** The feed's lineage, in minting order (domain/feed.ts): a handful of rows, one more per restore. */
 export async function readLineage(db: Database): Promise<History[]> {
-  return db.select({ id: jobChangeHistories.history, firstSeq: jobChangeHistories.firstSeq }).from(jobChangeHistories).orderBy(asc(jobChangeHistories.id));
+  return db
+    .select({ id: jobChangeHistories.history, firstSeq: jobChangeHistories.firstSeq })
+    .from(jobChangeHistories)
+    .orderBy(asc(jobChangeHistories.id));
 }
 
 /** When this table was created, as the server says: a restore from a dump recreates it. */
@@ -30,7 +33,11 @@ export async function mintHistory(db: Database, lastSeq: number): Promise<string
  * Returns the new history's id, if one was minted.
  */
 export async function ensureHistory(tx: Database, lastSeq: number): Promise<string | undefined> {
-  const [current] = await tx.select({ tableCreated: jobChangeHistories.tableCreated }).from(jobChangeHistories).orderBy(desc(jobChangeHistories.id)).limit(1);
+  const [current] = await tx
+    .select({ tableCreated: jobChangeHistories.tableCreated })
+    .from(jobChangeHistories)
+    .orderBy(desc(jobChangeHistories.id))
+    .limit(1);
   if (current && current.tableCreated === (await tableCreated(tx))) return undefined;
   return mintHistory(tx, lastSeq);
 }
@@ -38,7 +45,11 @@ export async function ensureHistory(tx: Database, lastSeq: number): Promise<stri
 /** A new history now, under the sequencer's lock: for a restore the table's creation time cannot tell (a physical backup, a failover). */
 export async function startNewHistory(db: Database): Promise<History> {
   return db.transaction(async (tx) => {
-    const [counter] = await tx.select({ lastSeq: jobChangeSequence.lastSeq }).from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)).for('update');
+    const [counter] = await tx
+      .select({ lastSeq: jobChangeSequence.lastSeq })
+      .from(jobChangeSequence)
+      .where(eq(jobChangeSequence.id, 1))
+      .for('update');
     if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
     return { id: await mintHistory(tx, counter.lastSeq), firstSeq: counter.lastSeq + 1 };
   });

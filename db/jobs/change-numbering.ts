@@ -15,7 +15,11 @@ export function whenNewHistory(listener: typeof onNewHistory): void {
 /** Numbers the committed changes that have no number yet, after every number already given. */
 export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LIMITS): Promise<boolean> {
   // Nothing committed and waiting: no write transaction at all (the common case for a poll).
-  const [waiting] = await db.select({ jobId: jobChanges.jobId }).from(jobChanges).where(isNull(jobChanges.seq)).limit(1);
+  const [waiting] = await db
+    .select({ jobId: jobChanges.jobId })
+    .from(jobChanges)
+    .where(isNull(jobChanges.seq))
+    .limit(1);
   if (!waiting) return false;
 
   let minted: { history: string; firstSeq: number } | undefined;
@@ -64,6 +68,9 @@ export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LI
 
 /** The highest number given out so far: a position no reader can legitimately be beyond. */
 export async function lastSequenced(db: Database): Promise<number> {
-  const [counter] = await db.select({ lastSeq: jobChangeSequence.lastSeq }).from(jobChangeSequence).where(eq(jobChangeSequence.id, 1));
+  const [counter] = await db
+    .select({ lastSeq: jobChangeSequence.lastSeq })
+    .from(jobChangeSequence)
+    .where(eq(jobChangeSequence.id, 1));
   return counter?.lastSeq ?? 0;
 }

@@ -52,7 +52,15 @@ async function foldTable(db: Database, { table, keys, slot, n }: Counters): Prom
       const field = (column: MySqlColumn) => keyOf.get(column)!;
       await tx
         .insert(table)
-        .values(folded.map(({ key, n: sum }) => Object.fromEntries([...keys.map((column, i) => [field(column), key[i]]), [field(slot), 0], [field(n), sum]])))
+        .values(
+          folded.map(({ key, n: sum }) =>
+            Object.fromEntries([
+              ...keys.map((column, i) => [field(column), key[i]]),
+              [field(slot), 0],
+              [field(n), sum],
+            ]),
+          ),
+        )
         .onDuplicateKeyUpdate({ set: { [field(n)]: sql`${n} + values(${n})` } });
       for (const row of rows) {
         await tx.delete(table).where(and(...[...keys, slot].map((column) => eq(column, row[column.name]))));

@@ -39,7 +39,8 @@ async function findKey(db: Database, consumerId: string, key: string): Promise<K
   return {
     requestHash: row.requestHash,
     live: row.live === 1,
-    response: row.status === null || row.body === null ? null : { status: row.status, location: row.location, body: row.body },
+    response:
+      row.status === null || row.body === null ? null : { status: row.status, location: row.location, body: row.body },
   };
 }
 
@@ -58,12 +59,22 @@ async function claimKey(tx: Transaction, consumerId: string, key: string, reques
 async function forgetExpiredKey(db: Database, consumerId: string, key: string): Promise<void> {
   await db
     .delete(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.consumerId, consumerId), eq(idempotencyKeys.idempotencyKey, key), lte(idempotencyKeys.expiresAt, now)));
+    .where(
+      and(
+        eq(idempotencyKeys.consumerId, consumerId),
+        eq(idempotencyKeys.idempotencyKey, key),
+        lte(idempotencyKeys.expiresAt, now),
+      ),
+    );
 }
 
 /** Deletes up to `batch` expired keys, oldest first (by the expires_at index). */
 export async function deleteExpiredKeys(db: Database, batch = 100): Promise<void> {
-  await db.delete(idempotencyKeys).where(lte(idempotencyKeys.expiresAt, now)).orderBy(asc(idempotencyKeys.expiresAt)).limit(batch);
+  await db
+    .delete(idempotencyKeys)
+    .where(lte(idempotencyKeys.expiresAt, now))
+    .orderBy(asc(idempotencyKeys.expiresAt))
+    .limit(batch);
 }
 
 /** How a keyed write ended: its response (fresh, or the first one's again), or why it did not run. */

@@ -7,7 +7,9 @@ import { jobs } from '../schema';
 const DRIVER_DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
 export const toIso = (value: string) =>
   // The driver's form is already ISO 8601 but for the T and the Z; anything else goes through Date.
-  DRIVER_DATETIME.test(value) ? `${value.slice(0, 10)}T${value.slice(11)}Z` : new Date(`${value.replace(' ', 'T')}Z`).toISOString();
+  DRIVER_DATETIME.test(value)
+    ? `${value.slice(0, 10)}T${value.slice(11)}Z`
+    : new Date(`${value.replace(' ', 'T')}Z`).toISOString();
 const isoOrNull = (value: string | null) => (value === null ? null : toIso(value));
 
 // MariaDB hands JSON_OBJECT back as text, MySQL 8 as an already parsed object.
@@ -27,7 +29,10 @@ export const publicColumns = {
   description: jobs.description,
   requirements: jobs.requirements,
   responsibilities: jobs.responsibilities,
-  salary: sql`case when ${jobs.salaryDisclosed} then json_object('min', ${jobs.salaryMin}, 'max', ${jobs.salaryMax}, 'currency', ${jobs.salaryCurrency}) end`.mapWith(salaryOf),
+  salary:
+    sql`case when ${jobs.salaryDisclosed} then json_object('min', ${jobs.salaryMin}, 'max', ${jobs.salaryMax}, 'currency', ${jobs.salaryCurrency}) end`.mapWith(
+      salaryOf,
+    ),
   status: jobs.status,
   submissionDueDate: sql`${jobs.submissionDueDate}`.mapWith(isoOrNull),
   clientName: sql<Job['clientName']>`case when ${jobs.clientNameDisclosed} then ${jobs.clientName} end`,

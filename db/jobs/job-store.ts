@@ -2,7 +2,17 @@ import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import type { MySqlInsertValue } from 'drizzle-orm/mysql-core';
 import type { Job, Salary } from '../../domain/job';
 import { jobs, type NewJobRow } from '../schema';
-import { driverOf, driverRows, preparedByShape, preparedOn, primaryOf, readerOf, statementText, textOnly, type Queryable } from '../sql';
+import {
+  driverOf,
+  driverRows,
+  preparedByShape,
+  preparedOn,
+  primaryOf,
+  readerOf,
+  statementText,
+  textOnly,
+  type Queryable,
+} from '../sql';
 import { uuidv7 } from '../../domain/uuid';
 import { publicColumns, rowToJob, toJob } from './job-columns';
 
@@ -26,7 +36,10 @@ async function readJob(db: Queryable, id: string, consumerId: string | undefined
   const values = { id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null };
   const driver = driverOf(db);
   if (driver) {
-    const [row] = await driverRows(driver, statementText('job by id', () => byIdQuery(textOnly), values));
+    const [row] = await driverRows(
+      driver,
+      statementText('job by id', () => byIdQuery(textOnly), values),
+    );
     return row && rowToJob(row);
   }
   const [row] = await byId(db).execute(values);
@@ -42,7 +55,10 @@ export function findJob(db: Queryable, id: string, consumerId: string | undefine
 }
 
 /** A create's fields as the contract has them: the row's own columns, with the salary as one object. */
-export type NewJob = Omit<NewJobRow, 'id' | 'createdAt' | 'createdByConsumer' | Extract<keyof NewJobRow, `salary${string}`>> & {
+export type NewJob = Omit<
+  NewJobRow,
+  'id' | 'createdAt' | 'createdByConsumer' | Extract<keyof NewJobRow, `salary${string}`>
+> & {
   salary?: Salary | null;
 };
 
@@ -50,7 +66,13 @@ type Row = Record<string, unknown>;
 
 /** A job's insert with these fields sent; null stays SQL's null, not a placeholder the column would encode. */
 const insertQuery = (db: Queryable, keys: string[], row: Row) =>
-  db.insert(jobs).values(Object.fromEntries(keys.map((key) => [key, row[key] === null ? null : sql.placeholder(key)])) as MySqlInsertValue<typeof jobs>);
+  db
+    .insert(jobs)
+    .values(
+      Object.fromEntries(keys.map((key) => [key, row[key] === null ? null : sql.placeholder(key)])) as MySqlInsertValue<
+        typeof jobs
+      >,
+    );
 
 /** Prepared once per database and shape, for a transaction. */
 const inserts = preparedByShape<Queryable, { execute(values: Row): Promise<unknown> }>();
@@ -60,7 +82,11 @@ async function insertJob(db: Queryable, row: Row): Promise<void> {
   const keys = Object.keys(row).filter((key) => row[key] !== undefined);
   const shape = `insert|${keys.map((key) => (row[key] === null ? `${key}=null` : key)).join()}`;
   const driver = driverOf(db);
-  if (driver) await driverRows(driver, statementText(shape, () => insertQuery(textOnly, keys, row), row));
+  if (driver)
+    await driverRows(
+      driver,
+      statementText(shape, () => insertQuery(textOnly, keys, row), row),
+    );
   else await inserts(db, shape, () => insertQuery(db, keys, row).prepare()).execute(row);
 }
 

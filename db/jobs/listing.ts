@@ -1,7 +1,14 @@
 import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, type MySqlColumn } from 'drizzle-orm/mysql-core';
 import { DEFAULT_STATUSES, type Job } from '../../domain/job';
-import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS, type FilterDeclaration, type FilterName, type ListFilter } from '../../domain/list-filters';
+import {
+  COUNTED_UP_TO,
+  FILTER_NAMES,
+  LIST_FILTERS,
+  type FilterDeclaration,
+  type FilterName,
+  type ListFilter,
+} from '../../domain/list-filters';
 import type { Database } from '../client';
 import { jobCounts, jobDayCounts, jobs } from '../schema';
 import { driverOf, driverRows, primaryOf, readerOf, statementText, textOnly, type Statement } from '../sql';
@@ -31,7 +38,11 @@ export function countJobs(reader: Database, query: ListFilter): Promise<Counted>
 }
 
 /** GET /api/v1/jobs's page: its rows in listing order, on one database (one replica). */
-export async function listJobs(db: Database, query: ListFilter & { limit: number; page: number }, mode: ListMode = { page: query.page }): Promise<JobPage> {
+export async function listJobs(
+  db: Database,
+  query: ListFilter & { limit: number; page: number },
+  mode: ListMode = { page: query.page },
+): Promise<JobPage> {
   const read = await readListing(databaseReads(readerOf(db)), query, query.limit, mode, byListingOrder);
   // Connection rows were summed: fold them (in the background, on the primary) so totals stay cheap.
   if (read.unfolded > 0) foldSoon(primaryOf(db));
@@ -59,7 +70,12 @@ export interface ListingReads<T> {
 }
 
 /** Up to `days` days of job_day_counts for `statuses` in listing order (or, `fromEnd`, oldest first), after `past` when given. */
-export type DayReads = (statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) => Promise<DayCount[]>;
+export type DayReads = (
+  statuses: readonly string[],
+  fromEnd: boolean,
+  past: string | undefined,
+  days: number,
+) => Promise<DayCount[]>;
 
 /** The listing's statements on `reader`: their text, built by drizzle once per shape, run on its driver (db/sql.ts driverRows). */
 export function databaseReads(reader: Database): ListingReads<Job> {
@@ -76,10 +92,19 @@ export function statementReads<T>(read: ReadRows, rowOf: (row: unknown[]) => T):
   return {
     async count(plan, query) {
       if (!plan.counted) return boundedOf((await read(boundedCountStatement(plan))).map(([n]) => ({ n: Number(n) })));
-      return countedOf((await read(countStatement(query))).map(([total, unfolded]) => ({ total: Number(total), unfolded: Number(unfolded) })));
+      return countedOf(
+        (await read(countStatement(query))).map(([total, unfolded]) => ({
+          total: Number(total),
+          unfolded: Number(unfolded),
+        })),
+      );
     },
     page: async (plan, window) => (await read(pageStatement(plan, window))).map(rowOf),
-    days: async (statuses, fromEnd, past, days) => (await read(dayCountsStatement(statuses, fromEnd, past, days))).map(([day, n]) => ({ day: String(day), n: Number(n) })),
+    days: async (statuses, fromEnd, past, days) =>
+      (await read(dayCountsStatement(statuses, fromEnd, past, days))).map(([day, n]) => ({
+        day: String(day),
+        n: Number(n),
+      })),
   };
 }
 
@@ -87,7 +112,13 @@ export function statementReads<T>(read: ReadRows, rowOf: (row: unknown[]) => T):
  * The statements of a listing page, each run by `reads` (the service's and the raw baseline's
  * alike); `order` is listing order on the rows (the join by primary key does not keep it).
  */
-export async function readListing<T>(reads: ListingReads<T>, query: ListFilter, limit: number, mode: ListMode, order: (a: T, b: T) => number): Promise<ListingRead<T>> {
+export async function readListing<T>(
+  reads: ListingReads<T>,
+  query: ListFilter,
+  limit: number,
+  mode: ListMode,
+  order: (a: T, b: T) => number,
+): Promise<ListingRead<T>> {
   const plan = planList(query);
   const count = () => reads.count(plan, query);
   const rowsOf = async (window: PageWindow) => (await reads.page(plan, window)).sort(order);
@@ -101,7 +132,11 @@ export async function readListing<T>(reads: ListingReads<T>, query: ListFilter, 
     // First page: both statements at once; without an exact total, one row more tells whether a page follows.
     const take = plan.counted ? limit : limit + 1;
     const [counted, rows] = await Promise.all([count(), rowsOf({ after: null, skip: 0, take })]);
-    return { ...counted, rows: rows.slice(0, limit), hasMore: plan.counted ? rows.length < counted.total : rows.length > limit };
+    return {
+      ...counted,
+      rows: rows.slice(0, limit),
+      hasMore: plan.counted ? rows.length < counted.total : rows.length > limit,
+    };
   }
   const counted = await count();
   if (!counted.exact) {
@@ -120,7 +155,13 @@ const DAYS_PER_READ = 100;
 const DAY_MS = 86_400_000;
 
 /** The window of an offset page past the first, whose listing holds `total` jobs (offset < total). */
-export async function offsetWindow(days: DayReads, plan: ListPlan, offset: number, limit: number, total: number): Promise<PageWindow> {
+export async function offsetWindow(
+  days: DayReads,
+  plan: ListPlan,
+  offset: number,
+  limit: number,
+  total: number,
+): Promise<PageWindow> {
   const take = Math.min(limit, total - offset);
   // Counted from the end only when that steps over fewer entries; a tie reads forward.
   const skip = Math.min(offset, total - offset - take);
@@ -129,7 +170,11 @@ export async function offsetWindow(days: DayReads, plan: ListPlan, offset: numbe
 }
 
 /** The window moved to the day (of created_at, UTC) that holds its first row, walking job_day_counts from the window's end of the listing. */
-export async function startAtDay(readDays: DayReads, statuses: readonly string[], window: PageWindow): Promise<PageWindow> {
+export async function startAtDay(
+  readDays: DayReads,
+  statuses: readonly string[],
+  window: PageWindow,
+): Promise<PageWindow> {
   const fromEnd = window.fromEnd === true;
   let passed = 0;
   let past: string | undefined;
@@ -138,7 +183,11 @@ export async function startAtDay(readDays: DayReads, statuses: readonly string[]
     for (const { day, n } of days) {
       if (passed + n > window.skip) {
         const start = new Date(`${day}T00:00:00.000Z`).getTime();
-        return { ...window, skip: window.skip - passed, from: String(jobs.createdAt.mapToDriverValue(new Date(fromEnd ? start : start + DAY_MS))) };
+        return {
+          ...window,
+          skip: window.skip - passed,
+          from: String(jobs.createdAt.mapToDriverValue(new Date(fromEnd ? start : start + DAY_MS))),
+        };
       }
       passed += n;
     }
@@ -171,18 +220,30 @@ function columnOf(key: string): MySqlColumn {
 }
 
 /** Every filter but status (which picks the lead), in declared order. */
-const NARROWING: Narrowing[] = FILTER_NAMES.filter((name) => name !== 'status').map((name) => ({ name, declared: LIST_FILTERS[name], column: columnOf(LIST_FILTERS[name].column) }));
+const NARROWING: Narrowing[] = FILTER_NAMES.filter((name) => name !== 'status').map((name) => ({
+  name,
+  declared: LIST_FILTERS[name],
+  column: columnOf(LIST_FILTERS[name].column),
+}));
 
 /** Listing order, or its reverse for a window counted from the end. */
-const listingOrder = (fromEnd: boolean) => (fromEnd ? [asc(jobs.createdAt), asc(jobs.id)] : [desc(jobs.createdAt), desc(jobs.id)]);
+const listingOrder = (fromEnd: boolean) =>
+  fromEnd ? [asc(jobs.createdAt), asc(jobs.id)] : [desc(jobs.createdAt), desc(jobs.id)];
 
 /** The schema's index for a lead and filter ('' for none), found by its columns: a missing one is a schema mistake, found at start-up. */
 const INDEXES = (() => {
-  const byColumns = new Map(getTableConfig(jobs).indexes.map((index) => [index.config.columns.map((column) => (column as MySqlColumn).name).join(), index.config.name]));
+  const byColumns = new Map(
+    getTableConfig(jobs).indexes.map((index) => [
+      index.config.columns.map((column) => (column as MySqlColumn).name).join(),
+      index.config.name,
+    ]),
+  );
   const found = new Map<string, string>();
   for (const [lead, leadColumn] of Object.entries(LEADS)) {
     for (const narrowing of [undefined, ...NARROWING]) {
-      const key = [leadColumn, ...(narrowing ? [narrowing.column] : []), jobs.createdAt, jobs.id].map((column) => column.name).join();
+      const key = [leadColumn, ...(narrowing ? [narrowing.column] : []), jobs.createdAt, jobs.id]
+        .map((column) => column.name)
+        .join();
       const name = byColumns.get(key);
       if (!name) throw new Error(`db/schema.ts has no index on (${key}) for listings`);
       found.set(`${lead}:${narrowing?.name ?? ''}`, name);
@@ -243,7 +304,8 @@ function placeholders() {
 }
 
 const among = (column: MySqlColumn, values: readonly unknown[]) => inArray(column, [...values]);
-const oneOf = (column: MySqlColumn, values: readonly unknown[]) => (values.length === 1 ? eq(column, values[0]) : among(column, values));
+const oneOf = (column: MySqlColumn, values: readonly unknown[]) =>
+  values.length === 1 ? eq(column, values[0]) : among(column, values);
 
 /** The plan for a listing's filters; paging comes later. */
 export function planList(query: ListFilter): ListPlan {
@@ -265,7 +327,10 @@ export function planList(query: ListFilter): ListPlan {
   });
   // The index of the filter that matches fewest jobs; the others are checked on its rows.
   const share = ({ narrowing, names }: (typeof used)[number]) => names.length * narrowing.declared.percentPerValue;
-  const chosen = used.reduce<(typeof used)[number] | undefined>((best, next) => (best === undefined || share(next) < share(best) ? next : best), undefined);
+  const chosen = used.reduce<(typeof used)[number] | undefined>(
+    (best, next) => (best === undefined || share(next) < share(best) ? next : best),
+    undefined,
+  );
   const others = used.filter((filter) => filter !== chosen);
 
   let built: PlanConditions | undefined;
@@ -274,19 +339,40 @@ export function planList(query: ListFilter): ListPlan {
     const stored = ({ narrowing }: (typeof used)[number], named: string) =>
       narrowing.declared.kind === 'text' ? sql`lower(${sql.placeholder(named)})` : sql.placeholder(named);
     const leads = leadNames.map((named) => sql.placeholder(named));
-    const checks = others.map((filter) => oneOf(filter.narrowing.column, filter.names.map((named) => stored(filter, named))));
+    const checks = others.map((filter) =>
+      oneOf(
+        filter.narrowing.column,
+        filter.names.map((named) => stored(filter, named)),
+      ),
+    );
     return {
       ranges: chosen
-        ? leads.flatMap((value) => chosen.names.map((one) => and(eq(leadColumn, value), eq(chosen.narrowing.column, stored(chosen, one)))!))
+        ? leads.flatMap((value) =>
+            chosen.names.map((one) => and(eq(leadColumn, value), eq(chosen.narrowing.column, stored(chosen, one)))!),
+          )
         : leads.map((value) => eq(leadColumn, value)),
       checks,
-      matching: and(oneOf(leadColumn, leads), ...(chosen ? [oneOf(chosen.narrowing.column, chosen.names.map((named) => stored(chosen, named)))] : []), ...checks)!,
+      matching: and(
+        oneOf(leadColumn, leads),
+        ...(chosen
+          ? [
+              oneOf(
+                chosen.narrowing.column,
+                chosen.names.map((named) => stored(chosen, named)),
+              ),
+            ]
+          : []),
+        ...checks,
+      )!,
     };
   };
   return {
     index: INDEXES.get(`${lead}:${chosen?.narrowing.name ?? ''}`)!,
     values,
-    shape: [`${lead}${leadNames.length}`, ...used.map(({ narrowing, names }) => `${narrowing.name}${names.length}`)].join(),
+    shape: [
+      `${lead}${leadNames.length}`,
+      ...used.map(({ narrowing, names }) => `${narrowing.name}${names.length}`),
+    ].join(),
     conditions: () => (built ??= conditions()),
     counted: used.every(({ narrowing }) => narrowing.declared.counted),
     ...(used.length === 0 ? { statusesOnly: query.status ?? DEFAULT_STATUSES } : {}),
@@ -316,18 +402,33 @@ function windowConditions(window: PageWindow): SQL[] {
     const [at, id] = [sql.placeholder('afterAt'), sql.placeholder('afterId')];
     conditions.push(or(lt(jobs.createdAt, at), and(eq(jobs.createdAt, at), lt(jobs.id, id)))!);
   }
-  if (window.from !== undefined) conditions.push(window.fromEnd === true ? gte(jobs.createdAt, sql.placeholder('from')) : lt(jobs.createdAt, sql.placeholder('from')));
+  if (window.from !== undefined)
+    conditions.push(
+      window.fromEnd === true
+        ? gte(jobs.createdAt, sql.placeholder('from'))
+        : lt(jobs.createdAt, sql.placeholder('from')),
+    );
   return conditions;
 }
 
 /** What a page statement's text depends on beyond its plan's shape. */
-const windowShape = (window: PageWindow) => [window.after ? 'after' : '', window.from === undefined ? '' : 'from', window.fromEnd === true ? 'fromEnd' : ''].join();
+const windowShape = (window: PageWindow) =>
+  [
+    window.after ? 'after' : '',
+    window.from === undefined ? '' : 'from',
+    window.fromEnd === true ? 'fromEnd' : '',
+  ].join();
 
 /** The page statement's values: the plan's, then the window's (placeholders are not encoded by their column: the driver's values). */
 function pageValues(plan: ListPlan, window: PageWindow): Record<string, unknown> {
   return {
     ...plan.values,
-    ...(window.after ? { afterAt: jobs.createdAt.mapToDriverValue(window.after.createdAt), afterId: jobs.id.mapToDriverValue(window.after.id) } : {}),
+    ...(window.after
+      ? {
+          afterAt: jobs.createdAt.mapToDriverValue(window.after.createdAt),
+          afterId: jobs.id.mapToDriverValue(window.after.id),
+        }
+      : {}),
     ...(window.from === undefined ? {} : { from: window.from }),
     take: window.take,
     skip: window.skip,
@@ -348,16 +449,32 @@ function pageQuery(db: Database, plan: ListPlan, window: PageWindow) {
   const [take, skip] = [sql.placeholder('take'), sql.placeholder('skip')];
   let ids;
   if (ranges.length === 1) {
-    ids = db.select({ pageId }).from(jobs, { forceIndex: plan.index }).where(range(ranges[0]!)).orderBy(...order).limit(take).offset(skip).as('page_ids');
+    ids = db
+      .select({ pageId })
+      .from(jobs, { forceIndex: plan.index })
+      .where(range(ranges[0]!))
+      .orderBy(...order)
+      .limit(take)
+      .offset(skip)
+      .as('page_ids');
   } else {
     // Each range's first skip + take in order; the window is then cut from their union (drizzle's unionAll would nest a third one in parentheses).
-    const reads = ranges.map((one) => db.select({ pageId, createdAt: jobs.createdAt }).from(jobs, { forceIndex: plan.index }).where(range(one)).orderBy(...order).limit(sql.placeholder('reach')));
+    const reads = ranges.map((one) =>
+      db
+        .select({ pageId, createdAt: jobs.createdAt })
+        .from(jobs, { forceIndex: plan.index })
+        .where(range(one))
+        .orderBy(...order)
+        .limit(sql.placeholder('reach')),
+    );
     const union = sql`(${sql.join(reads, sql` union all `)}) ${sql.identifier('matches')}`;
     const [createdAt, id] = [sql.identifier(jobs.createdAt.name), sql.identifier('page_id')];
     ids = db
       .select({ pageId: sql<string>`${id}`.as('page_id') })
       .from(union)
-      .orderBy(...(window.fromEnd === true ? [sql`${createdAt}`, sql`${id}`] : [sql`${createdAt} desc`, sql`${id} desc`]))
+      .orderBy(
+        ...(window.fromEnd === true ? [sql`${createdAt}`, sql`${id}`] : [sql`${createdAt} desc`, sql`${id} desc`]),
+      )
       .limit(take)
       .offset(skip)
       .as('page_ids');
@@ -367,7 +484,11 @@ function pageQuery(db: Database, plan: ListPlan, window: PageWindow) {
 
 /** The page statement as the driver takes it. */
 export const pageStatement = (plan: ListPlan, window: PageWindow): Statement =>
-  statementText(`page|${plan.shape}|${windowShape(window)}`, () => pageQuery(textOnly, plan, window), pageValues(plan, window));
+  statementText(
+    `page|${plan.shape}|${windowShape(window)}`,
+    () => pageQuery(textOnly, plan, window),
+    pageValues(plan, window),
+  );
 
 /** The job_counts column of a counted filter: the same key as its jobs column. */
 function countedColumn(key: string): MySqlColumn {
@@ -377,7 +498,9 @@ function countedColumn(key: string): MySqlColumn {
 }
 
 /** The counted value filters with their job_counts columns; the counted text filter (department) has rows of its own (by_department). */
-const COUNTED_VALUES = NARROWING.filter(({ declared }) => declared.counted && declared.kind !== 'text').map((narrowing) => ({ ...narrowing, counts: countedColumn(narrowing.declared.column) }));
+const COUNTED_VALUES = NARROWING.filter(({ declared }) => declared.counted && declared.kind !== 'text').map(
+  (narrowing) => ({ ...narrowing, counts: countedColumn(narrowing.declared.column) }),
+);
 
 /** The counted filters' values, in the order countQuery names them; the shape of its text. */
 function countValues(query: ListFilter) {
@@ -388,7 +511,17 @@ function countValues(query: ListFilter) {
     const given = query[name];
     return given === undefined || typeof given === 'string' ? [] : [{ name, counts, values: given.map(bind) }];
   });
-  return { values, department, statuses, filters, shape: [department ? 'department' : '', statuses.length, ...filters.map(({ name, values }) => `${name}${values.length}`)].join() };
+  return {
+    values,
+    department,
+    statuses,
+    filters,
+    shape: [
+      department ? 'department' : '',
+      statuses.length,
+      ...filters.map(({ name, values }) => `${name}${values.length}`),
+    ].join(),
+  };
 }
 
 /** A listing's exact total from job_counts (kept by triggers on `jobs`, migrations 0008 and 0010), for a filter of counted filters only. */
@@ -418,20 +551,30 @@ export function countStatement(query: ListFilter): Statement {
 
 /** A listing's total counted on its index, up to one past COUNTED_UP_TO: a filter job_counts does not keep. */
 function boundedCountQuery(db: Database, plan: ListPlan) {
-  const matches = db.select({ one: sql`1`.as('one') }).from(jobs, { forceIndex: plan.index }).where(plan.conditions().matching).limit(sql.placeholder('bound')).as('matches');
+  const matches = db
+    .select({ one: sql`1`.as('one') })
+    .from(jobs, { forceIndex: plan.index })
+    .where(plan.conditions().matching)
+    .limit(sql.placeholder('bound'))
+    .as('matches');
   return db.select({ n: count() }).from(matches);
 }
 
 const boundedValues = (plan: ListPlan) => ({ ...plan.values, bound: COUNTED_UP_TO + 1 });
 
-export const boundedCountStatement = (plan: ListPlan): Statement => statementText(`bounded|${plan.shape}`, () => boundedCountQuery(textOnly, plan), boundedValues(plan));
+export const boundedCountStatement = (plan: ListPlan): Statement =>
+  statementText(`bounded|${plan.shape}`, () => boundedCountQuery(textOnly, plan), boundedValues(plan));
 
 /** The day counts' values in the order dayCountsQuery names them; the shape of its text. */
 function dayValues(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number) {
   const { values, bind } = placeholders();
   const named = { statuses: statuses.map(bind), past: past === undefined ? undefined : bind(past) };
   values.days = days;
-  return { ...named, values, shape: [statuses.length, past === undefined ? '' : 'past', fromEnd ? 'fromEnd' : ''].join() };
+  return {
+    ...named,
+    values,
+    shape: [statuses.length, past === undefined ? '' : 'past', fromEnd ? 'fromEnd' : ''].join(),
+  };
 }
 
 /** Up to `days` days of job_day_counts in listing order (newest first) or, `fromEnd`, oldest first, after `past` when given. */
@@ -441,13 +584,23 @@ function dayCountsQuery(db: Database, statuses: readonly string[], fromEnd: bool
   return db
     .select({ day, n: sql<number>`sum(${jobDayCounts.n})`.mapWith(Number) })
     .from(jobDayCounts)
-    .where(and(among(jobDayCounts.status, named.statuses), named.past === undefined ? undefined : fromEnd ? gt(day, named.past) : lt(day, named.past)))
+    .where(
+      and(
+        among(jobDayCounts.status, named.statuses),
+        named.past === undefined ? undefined : fromEnd ? gt(day, named.past) : lt(day, named.past),
+      ),
+    )
     .groupBy(day)
     .orderBy(fromEnd ? asc(day) : desc(day))
     .limit(sql.placeholder('days'));
 }
 
-export function dayCountsStatement(statuses: readonly string[], fromEnd: boolean, past: string | undefined, days: number): Statement {
+export function dayCountsStatement(
+  statuses: readonly string[],
+  fromEnd: boolean,
+  past: string | undefined,
+  days: number,
+): Statement {
   const { shape, values } = dayValues(statuses, fromEnd, past, days);
   return statementText(`days|${shape}`, () => dayCountsQuery(textOnly, statuses, fromEnd, past), values);
 }
@@ -460,7 +613,11 @@ export interface Counted {
   unfolded: number;
 }
 
-const countedOf = ([row]: Array<{ total: number; unfolded: number }>): Counted => ({ total: row?.total ?? 0, exact: true, unfolded: row?.unfolded ?? 0 });
+const countedOf = ([row]: Array<{ total: number; unfolded: number }>): Counted => ({
+  total: row?.total ?? 0,
+  exact: true,
+  unfolded: row?.unfolded ?? 0,
+});
 
 const boundedOf = ([row]: Array<{ n: number }>): Counted => {
   const counted = row?.n ?? 0;

@@ -24,11 +24,24 @@ export interface AttemptRecord {
 const TRIM_EVERY = 16;
 
 /** Records attempts in one statement (timed by the database's clock); now and then trims a subscription to its last ATTEMPTS_KEPT (a list shows no more). */
-export async function recordAttempts(database: Queryable, records: readonly AttemptRecord[], random: () => number = Math.random): Promise<void> {
+export async function recordAttempts(
+  database: Queryable,
+  records: readonly AttemptRecord[],
+  random: () => number = Math.random,
+): Promise<void> {
   if (records.length === 0) return;
   const db = primaryOf(database);
   // The error column holds a class, not a story: anything longer is cut to its width.
-  await db.insert(attempts).values(records.map((record) => ({ ...record, error: record.error?.slice(0, ERROR_WIDTH) ?? null, latencyMs: Math.max(0, Math.round(record.latencyMs)), attemptedAt: sql`${utcNow}` })));
+  await db
+    .insert(attempts)
+    .values(
+      records.map((record) => ({
+        ...record,
+        error: record.error?.slice(0, ERROR_WIDTH) ?? null,
+        latencyMs: Math.max(0, Math.round(record.latencyMs)),
+        attemptedAt: sql`${utcNow}`,
+      })),
+    );
   for (const subscriptionId of new Set(records.map((record) => record.subscriptionId))) {
     if (random() * TRIM_EVERY >= 1) continue;
     const [edge] = await db
@@ -38,7 +51,8 @@ export async function recordAttempts(database: Queryable, records: readonly Atte
       .orderBy(desc(attempts.id))
       .limit(1)
       .offset(ATTEMPTS_KEPT - 1);
-    if (edge) await db.delete(attempts).where(and(eq(attempts.subscriptionId, subscriptionId), lt(attempts.id, edge.id)));
+    if (edge)
+      await db.delete(attempts).where(and(eq(attempts.subscriptionId, subscriptionId), lt(attempts.id, edge.id)));
   }
 }
 
@@ -52,12 +66,27 @@ export interface AttemptView {
 }
 
 /** A subscription's last attempts, newest first, when `consumerId` owns it; undefined for another's or an unknown id. */
-export async function listAttempts(database: Database, consumerId: string, id: string, limit = ATTEMPTS_KEPT): Promise<AttemptView[] | undefined> {
+export async function listAttempts(
+  database: Database,
+  consumerId: string,
+  id: string,
+  limit = ATTEMPTS_KEPT,
+): Promise<AttemptView[] | undefined> {
   const db = primaryOf(database);
-  const [owned] = await db.select({ id: subs.id }).from(subs).where(and(eq(subs.id, id), eq(subs.consumerId, consumerId)));
+  const [owned] = await db
+    .select({ id: subs.id })
+    .from(subs)
+    .where(and(eq(subs.id, id), eq(subs.consumerId, consumerId)));
   if (!owned) return undefined;
   return db
-    .select({ eventId: attempts.eventId, position: attempts.position, attemptedAt: attempts.attemptedAt, status: attempts.status, error: attempts.error, latencyMs: attempts.latencyMs })
+    .select({
+      eventId: attempts.eventId,
+      position: attempts.position,
+      attemptedAt: attempts.attemptedAt,
+      status: attempts.status,
+      error: attempts.error,
+      latencyMs: attempts.latencyMs,
+    })
     .from(attempts)
     .where(eq(attempts.subscriptionId, id))
     .orderBy(desc(attempts.id))

@@ -31,11 +31,20 @@ export interface LeasedSubscription extends Lease {
 const interval = (ms: number) => sql`${utcNow} + interval ${Math.round(ms) * 1000} microsecond`;
 const leaseFree = or(isNull(subs.leaseExpiresAt), lt(subs.leaseExpiresAt, utcNow));
 /** The row is still this walk's: same generation, same holder, lease unexpired on the database's clock. */
-const fenced = (lease: Lease) => and(eq(subs.id, lease.id), eq(subs.leaseGeneration, lease.generation), eq(subs.leaseOwner, lease.owner), gt(subs.leaseExpiresAt, utcNow));
+const fenced = (lease: Lease) =>
+  and(
+    eq(subs.id, lease.id),
+    eq(subs.leaseGeneration, lease.generation),
+    eq(subs.leaseOwner, lease.owner),
+    gt(subs.leaseExpiresAt, utcNow),
+  );
 
 /** The feed's last public position: a subscription at it has nothing waiting. */
 async function publicHead(db: Database): Promise<number> {
-  const [row] = await db.select({ head: sql<number | null>`max(${jobChanges.seq})`.mapWith(Number) }).from(jobChanges).where(eq(jobChanges.everPublic, true));
+  const [row] = await db
+    .select({ head: sql<number | null>`max(${jobChanges.seq})`.mapWith(Number) })
+    .from(jobChanges)
+    .where(eq(jobChanges.everPublic, true));
   return row?.head ?? 0;
 }
 
@@ -44,7 +53,12 @@ async function publicHead(db: Database): Promise<number> {
  * Queue claims: candidates read `FOR UPDATE SKIP LOCKED` (another dispatcher's claim in progress is passed
  * over, not waited for), then leased in the same transaction, each one's generation raised.
  */
-export async function claimDue(database: Database, owner: string, leaseMs: number, max: number): Promise<LeasedSubscription[]> {
+export async function claimDue(
+  database: Database,
+  owner: string,
+  leaseMs: number,
+  max: number,
+): Promise<LeasedSubscription[]> {
   if (max <= 0) return [];
   const db = primaryOf(database);
   // Read before the transaction: a locking read would lock the feed's index end against the numbering.
@@ -61,7 +75,12 @@ export async function claimDue(database: Database, owner: string, leaseMs: numbe
     const ids = candidates.map((row) => row.id);
     await tx
       .update(subs)
-      .set({ leaseOwner: owner, leaseExpiresAt: interval(leaseMs), leaseGeneration: sql`${subs.leaseGeneration} + 1`, lastServedAt: sql`${utcNow}` })
+      .set({
+        leaseOwner: owner,
+        leaseExpiresAt: interval(leaseMs),
+        leaseGeneration: sql`${subs.leaseGeneration} + 1`,
+        lastServedAt: sql`${utcNow}`,
+      })
       .where(inArray(subs.id, ids));
     const rows = await tx
       .select({
@@ -82,8 +101,15 @@ export async function claimDue(database: Database, owner: string, leaseMs: numbe
     return rows.map(({ secret, previousSecret, previousValid, olderSecret, olderValid, eventTypes, ...rest }) => ({
       ...rest,
       owner,
-      eventTypes: eventTypes === null ? null : (eventTypes.split(',').map((type) => type.trim()) as LeasedSubscription['eventTypes']),
-      secrets: [secret, ...(previousValid && previousSecret ? [previousSecret] : []), ...(olderValid && olderSecret ? [olderSecret] : [])],
+      eventTypes:
+        eventTypes === null
+          ? null
+          : (eventTypes.split(',').map((type) => type.trim()) as LeasedSubscription['eventTypes']),
+      secrets: [
+        secret,
+        ...(previousValid && previousSecret ? [previousSecret] : []),
+        ...(olderValid && olderSecret ? [olderSecret] : []),
+      ],
     }));
   });
 }
@@ -94,9 +120,21 @@ export async function leasesHeld(database: Database, leases: readonly Lease[]): 
   const rows = await primaryOf(database)
     .select({ id: subs.id, generation: subs.leaseGeneration, owner: subs.leaseOwner })
     .from(subs)
-    .where(and(inArray(subs.id, leases.map((lease) => lease.id)), gt(subs.leaseExpiresAt, utcNow)));
+    .where(
+      and(
+        inArray(
+          subs.id,
+          leases.map((lease) => lease.id),
+        ),
+        gt(subs.leaseExpiresAt, utcNow),
+      ),
+    );
   const now = new Map(rows.map((row) => [row.id, row]));
-  return new Set(leases.filter((lease) => now.get(lease.id)?.generation === lease.generation && now.get(lease.id)?.owner === lease.owner).map((lease) => lease.id));
+  return new Set(
+    leases
+      .filter((lease) => now.get(lease.id)?.generation === lease.generation && now.get(lease.id)?.owner === lease.owner)
+      .map((lease) => lease.id),
+  );
 }
 
 /** One walk's progress since the last write: its position, whether anything was delivered, whether it is handed back. */
@@ -112,24 +150,48 @@ export interface Progress {
  * Many walks' progress and their attempts in one transaction: the rows still held are locked and read,
  * then only those are written (positions never move back); the ids whose lease was lost, which were not written.
  */
-export async function recordProgress(database: Database, progress: readonly Progress[], attempts: readonly AttemptRecord[], leaseMs: number): Promise<Set<string>> {
+export async function recordProgress(
+  database: Database,
+  progress: readonly Progress[],
+  attempts: readonly AttemptRecord[],
+  leaseMs: number,
+): Promise<Set<string>> {
   if (progress.length === 0) return new Set();
   const db = primaryOf(database);
   return db.transaction(async (tx) => {
     const rows = await tx
       .select({ id: subs.id, generation: subs.leaseGeneration, owner: subs.leaseOwner })
       .from(subs)
-      .where(and(inArray(subs.id, progress.map((one) => one.lease.id)), gt(subs.leaseExpiresAt, utcNow)))
+      .where(
+        and(
+          inArray(
+            subs.id,
+            progress.map((one) => one.lease.id),
+          ),
+          gt(subs.leaseExpiresAt, utcNow),
+        ),
+      )
       .for('update');
     const now = new Map(rows.map((row) => [row.id, row]));
-    const kept = progress.filter(({ lease }) => now.get(lease.id)?.generation === lease.generation && now.get(lease.id)?.owner === lease.owner);
+    const kept = progress.filter(
+      ({ lease }) => now.get(lease.id)?.generation === lease.generation && now.get(lease.id)?.owner === lease.owner,
+    );
     const lost = new Set(progress.filter((one) => !kept.includes(one)).map((one) => one.lease.id));
     if (kept.length === 0) return lost;
     const ids = (list: readonly Progress[]) => list.map((one) => subs.id.mapToDriverValue(one.lease.id));
-    const among = (list: readonly Progress[]): SQL => (list.length === 0 ? sql`false` : sql`${subs.id} in (${sql.join(ids(list).map((id) => sql`${id}`), sql`, `)})`);
+    const among = (list: readonly Progress[]): SQL =>
+      list.length === 0
+        ? sql`false`
+        : sql`${subs.id} in (${sql.join(
+            ids(list).map((id) => sql`${id}`),
+            sql`, `,
+          )})`;
     const delivered = kept.filter((one) => one.delivered);
     const released = kept.filter((one) => one.release);
-    const position = sql`greatest(${subs.position}, case ${sql.join(kept.map((one) => sql`when ${subs.id} = ${subs.id.mapToDriverValue(one.lease.id)} then ${one.position}`), sql` `)} else ${subs.position} end)`;
+    const position = sql`greatest(${subs.position}, case ${sql.join(
+      kept.map((one) => sql`when ${subs.id} = ${subs.id.mapToDriverValue(one.lease.id)} then ${one.position}`),
+      sql` `,
+    )} else ${subs.position} end)`;
     await tx
       .update(subs)
       .set({
@@ -142,9 +204,17 @@ export async function recordProgress(database: Database, progress: readonly Prog
         leaseOwner: sql`if(${among(released)}, null, ${subs.leaseOwner})`,
         leaseExpiresAt: sql`if(${among(released)}, null, ${interval(leaseMs)})`,
       })
-      .where(inArray(subs.id, kept.map((one) => one.lease.id)));
+      .where(
+        inArray(
+          subs.id,
+          kept.map((one) => one.lease.id),
+        ),
+      );
     const keptIds = new Set(kept.map((one) => one.lease.id));
-    await recordAttempts(tx, attempts.filter((attempt) => keptIds.has(attempt.subscriptionId)));
+    await recordAttempts(
+      tx,
+      attempts.filter((attempt) => keptIds.has(attempt.subscriptionId)),
+    );
     return lost;
   });
 }
@@ -162,7 +232,12 @@ export interface Failure {
 }
 
 /** A failed attempt, with the walk's unwritten attempts: counted and rescheduled, or disabled once failing for giveUpAfterMs; 'lost' wrote nothing. */
-export async function recordFailure(database: Database, lease: Lease, failure: Failure, attempts: readonly AttemptRecord[]): Promise<'disabled' | 'retry' | 'lost'> {
+export async function recordFailure(
+  database: Database,
+  lease: Lease,
+  failure: Failure,
+  attempts: readonly AttemptRecord[],
+): Promise<'disabled' | 'retry' | 'lost'> {
   const givenUp = sql`(${subs.failingSince} is not null and ${subs.failingSince} <= ${utcNow} - interval ${failure.giveUpAfterMs * 1000} microsecond)`;
   return primaryOf(database).transaction(async (tx) => {
     const [result] = await tx
@@ -188,11 +263,25 @@ export async function recordFailure(database: Database, lease: Lease, failure: F
 }
 
 /** The receiver asked to stop (410 Gone): disabled at once, with its answer as the last error; false when the lease was lost. */
-export async function disableHeld(database: Database, lease: Lease, position: number, reason: string, error: string, attempts: readonly AttemptRecord[]): Promise<boolean> {
+export async function disableHeld(
+  database: Database,
+  lease: Lease,
+  position: number,
+  reason: string,
+  error: string,
+  attempts: readonly AttemptRecord[],
+): Promise<boolean> {
   return primaryOf(database).transaction(async (tx) => {
     const [result] = await tx
       .update(subs)
-      .set({ status: 'disabled', disabledReason: reason, lastError: error, position: sql`greatest(${subs.position}, ${position})`, leaseOwner: null, leaseExpiresAt: null })
+      .set({
+        status: 'disabled',
+        disabledReason: reason,
+        lastError: error,
+        position: sql`greatest(${subs.position}, ${position})`,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+      })
       .where(fenced(lease));
     if (result.affectedRows !== 1) return false;
     await recordAttempts(tx, attempts);
@@ -202,7 +291,9 @@ export async function disableHeld(database: Database, lease: Lease, position: nu
 
 /** The database's clock, in ms since the epoch: what signatures' timestamps follow. */
 export async function databaseTime(database: Database): Promise<number> {
-  const [row] = await primaryOf(database).select({ at: sql<string>`unix_timestamp(now(3))` }).from(sql`dual`);
+  const [row] = await primaryOf(database)
+    .select({ at: sql<string>`unix_timestamp(now(3))` })
+    .from(sql`dual`);
   return Math.round(Number(row!.at) * 1000);
 }
 
@@ -218,7 +309,15 @@ export interface SubscriptionLag {
 
 /** Every subscription's position and its oldest undelivered event, for metrics. */
 export async function subscriptionLags(db: Database): Promise<SubscriptionLag[]> {
-  const rows = await db.select({ id: subs.id, consumerId: subs.consumerId, status: subs.status, position: subs.position, attempts: subs.attempts }).from(subs);
+  const rows = await db
+    .select({
+      id: subs.id,
+      consumerId: subs.consumerId,
+      status: subs.status,
+      position: subs.position,
+      attempts: subs.attempts,
+    })
+    .from(subs);
   // One indexed read per distinct position (caught-up subscriptions share one), with the position as a constant: correlated, it would be a scan.
   const oldest = new Map<number, Date | null>();
   for (const position of new Set(rows.map((row) => row.position))) {

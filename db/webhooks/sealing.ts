@@ -17,7 +17,8 @@ export interface SealedRow {
   unopenableShown: boolean;
 }
 
-const stillValid = (column: typeof subs.previousSecretExpiresAt) => sql<number>`coalesce(${column} > ${utcNow}, 0)`.mapWith(Boolean);
+const stillValid = (column: typeof subs.previousSecretExpiresAt) =>
+  sql<number>`coalesce(${column} > ${utcNow}, 0)`.mapWith(Boolean);
 
 async function selectSealed(database: Database, where: SQL | undefined, limit: number): Promise<SealedRow[]> {
   const rows = await primaryOf(database)
@@ -34,7 +35,11 @@ async function selectSealed(database: Database, where: SQL | undefined, limit: n
     .where(where)
     .orderBy(asc(subs.id))
     .limit(limit);
-  return rows.map(({ previousValid, olderValid, ...row }) => ({ ...row, previousSecret: previousValid ? row.previousSecret : null, olderSecret: olderValid ? row.olderSecret : null }));
+  return rows.map(({ previousValid, olderValid, ...row }) => ({
+    ...row,
+    previousSecret: previousValid ? row.previousSecret : null,
+    olderSecret: olderValid ? row.olderSecret : null,
+  }));
 }
 
 /** Up to `limit` subscriptions after `afterId` (in id order), with the secrets that still sign: start-up checks and the re-seal page through these. */
@@ -42,15 +47,23 @@ export const sealedPage = (database: Database, afterId: string | undefined, limi
   selectSealed(database, afterId === undefined ? undefined : gt(subs.id, afterId), limit);
 
 /** One subscription's sealed secrets, read again after a re-seal's compare-and-set missed. */
-export const sealedRow = async (database: Database, id: string): Promise<SealedRow | undefined> => (await selectSealed(database, eq(subs.id, id), 1))[0];
+export const sealedRow = async (database: Database, id: string): Promise<SealedRow | undefined> =>
+  (await selectSealed(database, eq(subs.id, id), 1))[0];
 
 /**
  * Writes the re-sealed forms only if the row still holds exactly what was read (compare-and-set): a
  * partner's rotation in between is never overwritten, and nothing is fenced, since the secrets are the same.
  */
-export async function replaceSealed(database: Database, read: SealedRow, resealed: Pick<SealedRow, 'secret' | 'previousSecret' | 'olderSecret'>): Promise<boolean> {
+export async function replaceSealed(
+  database: Database,
+  read: SealedRow,
+  resealed: Pick<SealedRow, 'secret' | 'previousSecret' | 'olderSecret'>,
+): Promise<boolean> {
   const db = primaryOf(database);
-  const same = (column: typeof subs.secret | typeof subs.previousSecret | typeof subs.olderSecret, value: Buffer | null) => (value === null ? sql`true` : sql`${column} <=> ${value}`);
+  const same = (
+    column: typeof subs.secret | typeof subs.previousSecret | typeof subs.olderSecret,
+    value: Buffer | null,
+  ) => (value === null ? sql`true` : sql`${column} <=> ${value}`);
   const [result] = await db
     .update(subs)
     .set({
@@ -58,7 +71,14 @@ export async function replaceSealed(database: Database, read: SealedRow, reseale
       ...(read.previousSecret === null ? {} : { previousSecret: resealed.previousSecret }),
       ...(read.olderSecret === null ? {} : { olderSecret: resealed.olderSecret }),
     })
-    .where(and(eq(subs.id, read.id), same(subs.secret, read.secret), same(subs.previousSecret, read.previousSecret), same(subs.olderSecret, read.olderSecret)));
+    .where(
+      and(
+        eq(subs.id, read.id),
+        same(subs.secret, read.secret),
+        same(subs.previousSecret, read.previousSecret),
+        same(subs.olderSecret, read.olderSecret),
+      ),
+    );
   return result.affectedRows === 1;
 }
 
@@ -88,7 +108,14 @@ export async function clearUnopenable(database: Database, ids: readonly string[]
 export async function parkUnopenable(database: Database, lease: Lease, waitMs: number): Promise<boolean> {
   const [result] = await primaryOf(database)
     .update(subs)
-    .set({ lastError: SECRET_UNOPENABLE, attempts: 0, failingSince: null, nextAttemptAt: sql`${utcNow} + interval ${Math.round(waitMs) * 1000} microsecond`, leaseOwner: null, leaseExpiresAt: null })
+    .set({
+      lastError: SECRET_UNOPENABLE,
+      attempts: 0,
+      failingSince: null,
+      nextAttemptAt: sql`${utcNow} + interval ${Math.round(waitMs) * 1000} microsecond`,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+    })
     .where(and(eq(subs.id, lease.id), eq(subs.leaseGeneration, lease.generation), eq(subs.leaseOwner, lease.owner)));
   return result.affectedRows === 1;
 }

@@ -30,8 +30,11 @@ export type SubscriptionView = { [K in keyof typeof subscriptionColumns]: (typeo
 
 /** The stored form of a choice of event types: a comma list in EVENT_TYPES' order, null for all of them. */
 export const storedEventTypes = (types: readonly EventType[] | null): string | null =>
-  types === null || EVENT_TYPES.every((type) => types.includes(type)) ? null : EVENT_TYPES.filter((type) => types.includes(type)).join(',');
-export const eventTypesOf = (stored: string | null): EventType[] | null => (stored === null ? null : (stored.split(',') as EventType[]));
+  types === null || EVENT_TYPES.every((type) => types.includes(type))
+    ? null
+    : EVENT_TYPES.filter((type) => types.includes(type)).join(',');
+export const eventTypesOf = (stored: string | null): EventType[] | null =>
+  stored === null ? null : (stored.split(',') as EventType[]);
 
 export interface NewSubscription {
   consumerId: string;
@@ -68,13 +71,21 @@ async function feedHead(db: Database): Promise<number> {
 }
 
 /** Stores a subscription unless its consumer holds `limit`, counted under lock so concurrent creates cannot both pass. */
-export async function createSubscription(database: Database, input: NewSubscription, limit: number): Promise<SubscriptionView | Refusal> {
+export async function createSubscription(
+  database: Database,
+  input: NewSubscription,
+  limit: number,
+): Promise<SubscriptionView | Refusal> {
   const db = primaryOf(database);
   const head = await feedHead(db);
   if (input.position !== undefined && input.position > head) return 'ahead';
   return retryDeadlock(() =>
     db.transaction(async (tx) => {
-      const [held] = await tx.select({ n: count() }).from(subs).where(eq(subs.consumerId, input.consumerId)).for('update');
+      const [held] = await tx
+        .select({ n: count() })
+        .from(subs)
+        .where(eq(subs.consumerId, input.consumerId))
+        .for('update');
       if ((held?.n ?? 0) >= limit) return 'limit' as const;
       const id = uuidv7();
       await tx.insert(subs).values({
@@ -97,11 +108,19 @@ export async function createSubscription(database: Database, input: NewSubscript
 
 export async function listSubscriptions(database: Database, consumerId: string): Promise<SubscriptionView[]> {
   const db = primaryOf(database);
-  return db.select(subscriptionColumns).from(subs).where(eq(subs.consumerId, consumerId)).orderBy(asc(subs.createdAt), asc(subs.id));
+  return db
+    .select(subscriptionColumns)
+    .from(subs)
+    .where(eq(subs.consumerId, consumerId))
+    .orderBy(asc(subs.createdAt), asc(subs.id));
 }
 
 /** The subscription when `consumerId` owns it; another consumer's is not found, exactly like an unknown id. */
-export async function findSubscription(database: Database, consumerId: string, id: string): Promise<SubscriptionView | undefined> {
+export async function findSubscription(
+  database: Database,
+  consumerId: string,
+  id: string,
+): Promise<SubscriptionView | undefined> {
   const db = primaryOf(database);
   const [row] = await db.select(subscriptionColumns).from(subs).where(ownedBy(consumerId, id));
   return row;
@@ -131,13 +150,22 @@ export interface SubscriptionChanges {
 }
 
 /** The owner's choices changed; the position, secrets and delivery state stay. */
-export async function updateSubscription(database: Database, consumerId: string, id: string, changes: SubscriptionChanges): Promise<SubscriptionView | undefined> {
+export async function updateSubscription(
+  database: Database,
+  consumerId: string,
+  id: string,
+  changes: SubscriptionChanges,
+): Promise<SubscriptionView | undefined> {
   const db = primaryOf(database);
-  const [result] = await db.update(subs).set({ ...changes, ...fence }).where(ownedBy(consumerId, id));
+  const [result] = await db
+    .update(subs)
+    .set({ ...changes, ...fence })
+    .where(ownedBy(consumerId, id));
   return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
 }
 
-const stillValid = (column: typeof subs.previousSecretExpiresAt) => sql<number>`coalesce(${column} > ${utcNow}, 0)`.mapWith(Boolean);
+const stillValid = (column: typeof subs.previousSecretExpiresAt) =>
+  sql<number>`coalesce(${column} > ${utcNow}, 0)`.mapWith(Boolean);
 const databaseNow = sql<Date>`${utcNow}`.mapWith(subs.createdAt);
 
 /** A rotation done, with until when the replaced secrets sign; or refused until the older one expires. */
@@ -148,19 +176,37 @@ export type Rotation = { previousExpiresAt: Date; olderExpiresAt: Date | null } 
  * previous one, if still valid, until its own expiry. A still valid third one would be dropped: refused.
  * `expirePrevious` drops every replaced secret now.
  */
-export async function rotateSecret(database: Database, consumerId: string, id: string, secret: Buffer, overlapMs: number, expirePrevious = false): Promise<Rotation | undefined> {
+export async function rotateSecret(
+  database: Database,
+  consumerId: string,
+  id: string,
+  secret: Buffer,
+  overlapMs: number,
+  expirePrevious = false,
+): Promise<Rotation | undefined> {
   const db = primaryOf(database);
   // Read under lock and written back as values: drizzle orders SET by column, so `previous_secret = secret` would see the new one.
   return db.transaction(async (tx) => {
     const [row] = await tx
-      .select({ secret: subs.secret, previous: subs.previousSecret, previousExpiresAt: subs.previousSecretExpiresAt, previousValid: stillValid(subs.previousSecretExpiresAt), olderExpiresAt: subs.olderSecretExpiresAt, olderValid: stillValid(subs.olderSecretExpiresAt), now: databaseNow })
+      .select({
+        secret: subs.secret,
+        previous: subs.previousSecret,
+        previousExpiresAt: subs.previousSecretExpiresAt,
+        previousValid: stillValid(subs.previousSecretExpiresAt),
+        olderExpiresAt: subs.olderSecretExpiresAt,
+        olderValid: stillValid(subs.olderSecretExpiresAt),
+        now: databaseNow,
+      })
       .from(subs)
       .where(ownedBy(consumerId, id))
       .for('update');
     if (!row) return undefined;
     if (!expirePrevious && row.olderValid) return { refusedUntil: row.olderExpiresAt! };
     const keepPrevious = !expirePrevious && row.previousValid && row.previous !== null;
-    const rotation = { previousExpiresAt: expirePrevious ? row.now : new Date(row.now.getTime() + overlapMs), olderExpiresAt: keepPrevious ? row.previousExpiresAt : null };
+    const rotation = {
+      previousExpiresAt: expirePrevious ? row.now : new Date(row.now.getTime() + overlapMs),
+      olderExpiresAt: keepPrevious ? row.previousExpiresAt : null,
+    };
     await tx
       .update(subs)
       .set({
@@ -187,24 +233,49 @@ export interface TestTarget {
 export async function testTarget(database: Database, consumerId: string, id: string): Promise<TestTarget | undefined> {
   const db = primaryOf(database);
   const [row] = await db
-    .select({ url: subs.url, status: subs.status, secret: subs.secret, previous: subs.previousSecret, previousValid: stillValid(subs.previousSecretExpiresAt), older: subs.olderSecret, olderValid: stillValid(subs.olderSecretExpiresAt), now: databaseNow })
+    .select({
+      url: subs.url,
+      status: subs.status,
+      secret: subs.secret,
+      previous: subs.previousSecret,
+      previousValid: stillValid(subs.previousSecretExpiresAt),
+      older: subs.olderSecret,
+      olderValid: stillValid(subs.olderSecretExpiresAt),
+      now: databaseNow,
+    })
     .from(subs)
     .where(ownedBy(consumerId, id));
   if (!row) return undefined;
-  const secrets = [row.secret, ...(row.previousValid && row.previous ? [row.previous] : []), ...(row.olderValid && row.older ? [row.older] : [])];
+  const secrets = [
+    row.secret,
+    ...(row.previousValid && row.previous ? [row.previous] : []),
+    ...(row.olderValid && row.older ? [row.older] : []),
+  ];
   return { url: row.url, status: row.status, secrets, now: row.now };
 }
 
 /** Delivers again from after `position`; refused when the position is past the feed's head. */
-export async function replayFrom(database: Database, consumerId: string, id: string, position: number): Promise<SubscriptionView | Refusal | undefined> {
+export async function replayFrom(
+  database: Database,
+  consumerId: string,
+  id: string,
+  position: number,
+): Promise<SubscriptionView | Refusal | undefined> {
   const db = primaryOf(database);
   if (position > (await feedHead(db))) return 'ahead';
-  const [result] = await db.update(subs).set({ position, ...freshStart, lastError: null, ...fence }).where(ownedBy(consumerId, id));
+  const [result] = await db
+    .update(subs)
+    .set({ position, ...freshStart, lastError: null, ...fence })
+    .where(ownedBy(consumerId, id));
   return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
 }
 
 /** Active again, retrying the event it failed on at once. */
-export async function enableSubscription(database: Database, consumerId: string, id: string): Promise<SubscriptionView | undefined> {
+export async function enableSubscription(
+  database: Database,
+  consumerId: string,
+  id: string,
+): Promise<SubscriptionView | undefined> {
   const db = primaryOf(database);
   const [result] = await db
     .update(subs)
@@ -226,6 +297,9 @@ export async function subscriptionsOf(database: Database, partner: string): Prom
 /** Operators: stops deliveries to one subscription until its owner enables it again. */
 export async function disableSubscription(database: Database, id: string, reason: string): Promise<boolean> {
   const db = primaryOf(database);
-  const [result] = await db.update(subs).set({ status: 'disabled', disabledReason: reason, ...fence }).where(eq(subs.id, id));
+  const [result] = await db
+    .update(subs)
+    .set({ status: 'disabled', disabledReason: reason, ...fence })
+    .where(eq(subs.id, id));
   return result.affectedRows === 1;
 }

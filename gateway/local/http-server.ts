@@ -12,7 +12,19 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
   const requestId = newRequestId();
   const { config } = deps.current();
   const remote = clientAddress((socket as Socket).remoteAddress);
-  const ctx = new RequestContext(req, new ServerResponse(req), req.method ?? 'GET', '/', '/', null, requestId, config, null, remote, headerMap(req.rawHeaders));
+  const ctx = new RequestContext(
+    req,
+    new ServerResponse(req),
+    req.method ?? 'GET',
+    '/',
+    '/',
+    null,
+    requestId,
+    config,
+    null,
+    remote,
+    headerMap(req.rawHeaders),
+  );
   const exit = ctx.refusal(status);
   const headers = filterHeaders(ctx, config.globalPlugins, Object.entries(exit.headers), true);
   const lines = [`HTTP/1.1 ${exit.status} ${http.STATUS_CODES[exit.status]}`, `Date: ${new Date().toUTCString()}`];
@@ -55,12 +67,24 @@ function reparse(server: http.Server, socket: Socket, err: ParserError, lines: W
   const lineRead = known && m?.[3] === '1' && !/[\x80-\xff]/.test(m[2]!);
   if (!m || (lineRead && packet.equals(err.rawPacket))) return false;
   const target = m[2]!.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  const duplex = new Duplex({ read: () => undefined, write: (chunk, _enc, done) => void socket.write(chunk, done), final: (done) => void socket.end(done) });
+  const duplex = new Duplex({
+    read: () => undefined,
+    write: (chunk, _enc, done) => void socket.write(chunk, done),
+    final: (done) => void socket.end(done),
+  });
   Object.assign(duplex, { remoteAddress: socket.remoteAddress });
   lines.set(duplex, { method: m[1]!, url: m[2]!, httpVersion: `1.${m[3]}` });
   socket.removeAllListeners('data').removeAllListeners('end');
-  socket.on('data', (chunk) => duplex.push(chunk)).on('end', () => duplex.push(null)).on('close', () => duplex.destroy());
-  duplex.push(Buffer.concat([Buffer.from(`${known ? m[1] : 'GET'} ${target} HTTP/1.${m[3] === '0' ? 0 : 1}`, 'latin1'), packet.subarray(lineEnd)]));
+  socket
+    .on('data', (chunk) => duplex.push(chunk))
+    .on('end', () => duplex.push(null))
+    .on('close', () => duplex.destroy());
+  duplex.push(
+    Buffer.concat([
+      Buffer.from(`${known ? m[1] : 'GET'} ${target} HTTP/1.${m[3] === '0' ? 0 : 1}`, 'latin1'),
+      packet.subarray(lineEnd),
+    ]),
+  );
   server.emit('connection', duplex);
   return true;
 }
@@ -94,7 +118,8 @@ export function createHttpServer(deps: HandlerDeps): http.Server {
     if (reparse(server, socket as Socket, err, lines)) return;
     const status = parserErrorStatus(err);
     const current = reading.get(socket);
-    if (status === null || !socket.writable || answered.has(socket) || current?.res.headersSent) return void socket.destroy();
+    if (status === null || !socket.writable || answered.has(socket) || current?.res.headersSent)
+      return void socket.destroy();
     if (current) current.res.statusCode = status;
     refuse(deps, socket, current?.req ?? new IncomingMessage(socket as Socket), status);
   });

@@ -41,7 +41,11 @@ export interface LocalGateway {
 }
 
 /** LOCAL_GATEWAY_STATE: state files separated by commas. */
-export const parseStateList = (value: string | undefined): string[] => (value ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+export const parseStateList = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 
 /** Kong's proxy_listen (`host:port [flags], ...`): its first address. */
 export function parseProxyListen(value: string | undefined): { host: string; port: number } | null {
@@ -107,7 +111,11 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     demoKeys: () =>
       [...current.config.credentialsByKey]
         .filter(([key]) => key.startsWith('demo-'))
-        .map(([key, { consumer }]) => ({ username: consumer.username ?? consumer.id, key, groups: [...consumer.groups] })),
+        .map(([key, { consumer }]) => ({
+          username: consumer.username ?? consumer.id,
+          key,
+          groups: [...consumer.groups],
+        })),
     close: () =>
       new Promise<void>((resolve) => {
         clearTimeout(debounce);

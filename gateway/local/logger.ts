@@ -4,7 +4,16 @@ import { batched } from '../../service/logger';
 export type { Logger };
 
 /** Kong's log_level names (KONG_LOG_LEVEL, default notice) as pino levels. */
-const LEVELS: Record<string, string> = { debug: 'debug', info: 'info', notice: 'info', warn: 'warn', error: 'error', crit: 'fatal', alert: 'fatal', emerg: 'fatal' };
+const LEVELS: Record<string, string> = {
+  debug: 'debug',
+  info: 'info',
+  notice: 'info',
+  warn: 'warn',
+  error: 'error',
+  crit: 'fatal',
+  alert: 'fatal',
+  emerg: 'fatal',
+};
 
 /** JSON lines on stderr through the service's batched stream (one implementation of batching). */
 export function createGatewayLogger(env: NodeJS.ProcessEnv): Logger {

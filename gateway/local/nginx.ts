@@ -6,7 +6,8 @@ export type HeaderMap = Map<string, readonly string[]>;
 
 export function headerMap(raw: readonly string[]): HeaderMap {
   const map = new Map<string, string[]>();
-  for (let i = 0; i < raw.length; i += 2) map.set(raw[i]!.toLowerCase(), [...(map.get(raw[i]!.toLowerCase()) ?? []), raw[i + 1]!]);
+  for (let i = 0; i < raw.length; i += 2)
+    map.set(raw[i]!.toLowerCase(), [...(map.get(raw[i]!.toLowerCase()) ?? []), raw[i + 1]!]);
   return map;
 }
 
@@ -63,15 +64,21 @@ export function parserErrorStatus(err: ParserError): number | null {
     return /content-length/i.test(err.reason ?? '') || lines.length > 1 ? 400 : 501;
   }
   // Node reads versions up to 2.x; nginx answers every major version above 1 with 505.
-  if (err.code === 'HPE_INVALID_VERSION' && /^\S+ \S+ HTTP\/[1-9]\d*\.\d+\r?\n/.test(err.rawPacket?.toString('latin1') ?? '')) return 505;
+  if (
+    err.code === 'HPE_INVALID_VERSION' &&
+    /^\S+ \S+ HTTP\/[1-9]\d*\.\d+\r?\n/.test(err.rawPacket?.toString('latin1') ?? '')
+  )
+    return 505;
   return err.code?.startsWith('HPE_') && err.code !== 'HPE_HEADERS_TIMEOUT' ? 400 : null;
 }
 
-export const hasBody = (headers: HeaderMap): boolean => headers.has('content-length') || headers.has('transfer-encoding');
+export const hasBody = (headers: HeaderMap): boolean =>
+  headers.has('content-length') || headers.has('transfer-encoding');
 
 /** Kong answers a lone `Expect: 100-continue` before routing (measured: on its 404s and 401s too). */
 export function continueIfExpected(headers: HeaderMap, res: ServerResponse): void {
-  if (hasBody(headers) && headers.get('expect')?.join(', ').trim().toLowerCase() === '100-continue') res.writeContinue();
+  if (hasBody(headers) && headers.get('expect')?.join(', ').trim().toLowerCase() === '100-continue')
+    res.writeContinue();
 }
 
 export type BodyResult = { body: Buffer | null } | { tooLarge: true };

@@ -16,16 +16,29 @@ export type Serving = LoadedGateway & { router: Router };
 export type HandlerDeps = { current(): Serving; upstreams: Upstreams; listenPort(): number; logger: Logger };
 
 /** $remote_addr: an IPv4 client on a dual-stack socket without ::ffff:, as nginx shows it. */
-export const clientAddress = (remote = ''): string => (remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice(7) : remote);
+export const clientAddress = (remote = ''): string =>
+  remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice(7) : remote;
 
 /** $kong_request_id: 16 random bytes as 32 hex characters. */
 export const newRequestId = (): string => randomBytes(16).toString('hex');
 
 /** Kong's header_filter: the plugins', then X-Kong-Request-Id, X-Request-ID (nginx-proxy-jobs.conf) and an explicit Connection (nginx never sends the Keep-Alive header Node would add). */
-export function filterHeaders(ctx: RequestContext, plugins: readonly PluginInstance[], headers: Array<[string, string]>, close: boolean): string[] {
+export function filterHeaders(
+  ctx: RequestContext,
+  plugins: readonly PluginInstance[],
+  headers: Array<[string, string]>,
+  close: boolean,
+): string[] {
   for (const plugin of plugins) plugin.definition.headerFilter?.(ctx, plugin.config);
-  const ids: HeaderValues<typeof GATEWAY_HEADERS> = { 'X-Kong-Request-Id': ctx.requestId, 'X-Request-ID': ctx.correlationId };
-  const added: Array<[string, string]> = [...ctx.responseHeaders, ...Object.entries(ids), ['Connection', close ? 'close' : 'keep-alive']];
+  const ids: HeaderValues<typeof GATEWAY_HEADERS> = {
+    'X-Kong-Request-Id': ctx.requestId,
+    'X-Request-ID': ctx.correlationId,
+  };
+  const added: Array<[string, string]> = [
+    ...ctx.responseHeaders,
+    ...Object.entries(ids),
+    ['Connection', close ? 'close' : 'keep-alive'],
+  ];
   const replaced = new Set(added.map(([name]) => name.toLowerCase()));
   return [...headers.filter(([name]) => !replaced.has(name.toLowerCase())), ...added].flat();
 }
@@ -47,21 +60,46 @@ export function createRequestHandler(deps: HandlerDeps): http.RequestListener {
     const clientHeaders = headerMap(req.rawHeaders);
     const refusal = nginxRefusal(req, clientHeaders);
     const route = refusal === null ? router.match(method, path) : null;
-    const ctx = new RequestContext(req, res, method, path, target.path, target.query, requestId, config, route, clientAddress(req.socket.remoteAddress), clientHeaders);
+    const ctx = new RequestContext(
+      req,
+      res,
+      method,
+      path,
+      target.path,
+      target.query,
+      requestId,
+      config,
+      route,
+      clientAddress(req.socket.remoteAddress),
+      clientHeaders,
+    );
     const plugins: readonly PluginInstance[] = route ? route.plugins : config.globalPlugins;
 
     res.once('close', () => {
       ctx.status = res.statusCode;
       for (const plugin of plugins) plugin.definition.log?.(ctx, plugin.config, plugin);
       // The path only: a query string may carry a key.
-      const line = { method, path, status: res.statusCode, route: route?.name ?? null, consumer: ctx.consumer?.username ?? null, request_id: requestId, ms: Date.now() - started };
+      const line = {
+        method,
+        path,
+        status: res.statusCode,
+        route: route?.name ?? null,
+        consumer: ctx.consumer?.username ?? null,
+        request_id: requestId,
+        ms: Date.now() - started,
+      };
       deps.logger.info(line, 'request');
     });
 
     const sendExit = (exit: Exit): void => {
       if (req.socket.destroyed || res.writableEnded) return;
       if (res.headersSent) return void res.destroy();
-      const headers = filterHeaders(ctx, plugins, Object.entries(exit.headers), exit.close === true || !res.shouldKeepAlive);
+      const headers = filterHeaders(
+        ctx,
+        plugins,
+        Object.entries(exit.headers),
+        exit.close === true || !res.shouldKeepAlive,
+      );
       res.writeHead(exit.status, [...headers, 'Content-Length', String(Buffer.byteLength(exit.body))]);
       res.end(method === 'HEAD' ? undefined : exit.body);
     };

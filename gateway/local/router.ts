@@ -34,17 +34,26 @@ export function normalizePath(raw: string): string {
 
 /** kong.tools.uri.escape: how the normalized path is written to the service. */
 export function escapeUri(uri: string): string {
-  return uri.replace(/[^!#$&'()*+,/:;=?@[\]A-Za-z0-9\-_.~%]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return uri.replace(
+    /[^!#$&'()*+,/:;=?@[\]A-Za-z0-9\-_.~%]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
 }
 
 export class Router {
   constructor(private readonly routes: Route[]) {
-    this.routes = [...routes].sort((a, b) => Number(b.methods !== null) - Number(a.methods !== null) || Number(a.prefixOnly) - Number(b.prefixOnly));
+    this.routes = [...routes].sort(
+      (a, b) => Number(b.methods !== null) - Number(a.methods !== null) || Number(a.prefixOnly) - Number(b.prefixOnly),
+    );
   }
 
   match(method: string, path: string): Route | null {
     // Kong's router matches UTF-8 paths only (one byte per character here).
     if (!isUtf8(Buffer.from(path, 'latin1'))) return null;
-    return this.routes.find((r) => (r.methods === null || r.methods.includes(method)) && r.paths.some((p) => p.test(path))) ?? null;
+    return (
+      this.routes.find(
+        (r) => (r.methods === null || r.methods.includes(method)) && r.paths.some((p) => p.test(path)),
+      ) ?? null
+    );
   }
 }

@@ -24,7 +24,10 @@ export const GUIDE_FILES = [
 ] as const;
 
 /** docs/guides/ from service/api/ (ts-jest) and from dist/service/api/ (compiled; the image copies docs/guides beside dist/). */
-export const GUIDES_DIR = path.resolve(__dirname, __dirname.split(path.sep).includes('dist') ? '../../../docs/guides' : '../../docs/guides');
+export const GUIDES_DIR = path.resolve(
+  __dirname,
+  __dirname.split(path.sep).includes('dist') ? '../../../docs/guides' : '../../docs/guides',
+);
 
 export interface Guide {
   file: string;
@@ -44,7 +47,8 @@ function readGuide(file: string): Guide {
 export const GUIDES: readonly Guide[] = GUIDE_FILES.map(readGuide);
 
 const code = (name: string) => `\`${name}\``;
-const spokenList = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+const spokenList = (items: readonly string[]) =>
+  items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 
 /** What the guides say of the listing's filters (domain/list-filters.ts) and its query (the "Allowed" list of its errors). */
 const LIST_FACTS: Record<string, string> = {

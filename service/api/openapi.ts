@@ -5,10 +5,28 @@ import { GUIDES, withFacts } from './guides';
 import { ChangeList, JobEnvelope, JobList } from '../jobs/contract/responses';
 import { ErrorBody, ScopeErrorBody, ValidationErrorBody } from '../http/responses';
 import {
-  CHALLENGE_HEADERS, CONDITIONAL_HEADERS, CREATED_HEADERS, ENCODING_HEADERS, GATEWAY_HEADERS, NEXT_PAGE_HEADERS, RATE_LIMIT_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS, type HeaderDeclaration,
+  CHALLENGE_HEADERS,
+  CONDITIONAL_HEADERS,
+  CREATED_HEADERS,
+  ENCODING_HEADERS,
+  GATEWAY_HEADERS,
+  NEXT_PAGE_HEADERS,
+  RATE_LIMIT_HEADERS,
+  REPLAYED_HEADERS,
+  RETRY_HEADERS,
+  type HeaderDeclaration,
 } from '../http/headers';
 import { say, type ResponseSpec, type Route } from '../http/route';
-import { CreatedWebhook, EVENT_EXAMPLE, JobRemovedEvent, JobUpdatedEvent, TEST_EVENT_EXAMPLE, TEST_EVENT_TYPE, Webhook, WebhookTestEvent } from '../webhooks/contract';
+import {
+  CreatedWebhook,
+  EVENT_EXAMPLE,
+  JobRemovedEvent,
+  JobUpdatedEvent,
+  TEST_EVENT_EXAMPLE,
+  TEST_EVENT_TYPE,
+  Webhook,
+  WebhookTestEvent,
+} from '../webhooks/contract';
 import { spoken } from '../webhooks/settings';
 import type { ApiRoute, ApiSettings } from './settings';
 
@@ -18,8 +36,20 @@ type JsonSchema = Record<string, unknown>;
 
 // Named schemas become components; a route's schema that is (or holds) one of them gets a $ref.
 const NAMED = {
-  Job, Salary, Tombstone, JobList, JobEnvelope, ChangeList, Error: ErrorBody, ScopeError: ScopeErrorBody, ValidationError: ValidationErrorBody,
-  Webhook, WebhookWithSecret: CreatedWebhook.shape.data, JobUpdatedEvent, JobRemovedEvent, WebhookTestEvent,
+  Job,
+  Salary,
+  Tombstone,
+  JobList,
+  JobEnvelope,
+  ChangeList,
+  Error: ErrorBody,
+  ScopeError: ScopeErrorBody,
+  ValidationError: ValidationErrorBody,
+  Webhook,
+  WebhookWithSecret: CreatedWebhook.shape.data,
+  JobUpdatedEvent,
+  JobRemovedEvent,
+  WebhookTestEvent,
 };
 const components = z.registry<{ id: string }>();
 for (const [id, schema] of Object.entries(NAMED)) components.add(schema, { id });
@@ -30,7 +60,9 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 function componentSchemas(): Record<string, JsonSchema> {
   const { schemas } = z.toJSONSchema(components, { uri: (id) => `#/components/schemas/${id}` });
   // OpenAPI 3.1's base dialect is JSON Schema 2020-12 (no jsonSchemaDialect needed); components carry no $schema or $id.
-  return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema as JsonSchema]));
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema as JsonSchema]),
+  );
 }
 
 /** A JSON Schema without the dialect (OpenAPI 3.1's default, JSON Schema 2020-12, applies). */
@@ -41,7 +73,11 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 
 /** An answer's schema, with every named schema it holds as a $ref to its component (one named type for a generated client). */
 function answerSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _dialect, $defs: _named, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', metadata: components }) as JsonSchema;
+  const {
+    $schema: _dialect,
+    $defs: _named,
+    ...rest
+  } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', metadata: components }) as JsonSchema;
   return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema;
 }
 
@@ -49,7 +85,8 @@ function answerSchema(schema: z.ZodType): JsonSchema {
 function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
   const parsed = jsonSchema(schema, 'output');
   const list = parsed.type === 'array';
-  const { description, examples, ...rest } = list || parsed.type === 'integer' || parsed.type === 'string' ? parsed : jsonSchema(schema, 'input');
+  const { description, examples, ...rest } =
+    list || parsed.type === 'integer' || parsed.type === 'string' ? parsed : jsonSchema(schema, 'input');
   // What a client sends: zod leaves a list filter's examples out of its input schema, so they come from its metadata.
   const sent = ((examples ?? schema.meta()?.examples) as unknown[] | undefined)?.[0];
   const example = list && typeof sent === 'string' ? sent.split(',') : sent;
@@ -65,22 +102,35 @@ function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
 }
 
 const header = (description: string, schema: JsonSchema = { type: 'string' }) => ({ description, schema });
-const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
+const json = (schema: JsonSchema, example?: unknown) => ({
+  'application/json': { schema, ...(example === undefined ? {} : { example }) },
+});
 const bodySchema = (schema: z.ZodType) => (idOf.has(schema) ? ref(idOf.get(schema)!) : answerSchema(schema));
 
 /** Every header headers.ts declares, as a component; each answer references those its senders add. */
 const HEADERS: Record<string, HeaderDeclaration> = {
-  ...CONDITIONAL_HEADERS, ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS, ...CHALLENGE_HEADERS, ...ENCODING_HEADERS, ...RETRY_HEADERS, ...NEXT_PAGE_HEADERS, ...CREATED_HEADERS, ...REPLAYED_HEADERS,
+  ...CONDITIONAL_HEADERS,
+  ...GATEWAY_HEADERS,
+  ...RATE_LIMIT_HEADERS,
+  ...CHALLENGE_HEADERS,
+  ...ENCODING_HEADERS,
+  ...RETRY_HEADERS,
+  ...NEXT_PAGE_HEADERS,
+  ...CREATED_HEADERS,
+  ...REPLAYED_HEADERS,
 };
 const headerRefs = (...groups: Array<Record<string, HeaderDeclaration>>) =>
-  Object.fromEntries(groups.flatMap((group) => Object.keys(group)).map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+  Object.fromEntries(
+    groups.flatMap((group) => Object.keys(group)).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
 // The gateway's ids are on every answer; its rate limits on every answer to a key that passed its checks.
 const KEYED = [GATEWAY_HEADERS, RATE_LIMIT_HEADERS];
 
 /** The answers the gateway and the service's guards give on every route, with the body each carries. */
 const SHARED = {
   Unauthorized: {
-    description: 'Gateway: no key ("Missing API key. Pass your key in the X-API-Key header.") or an unknown key ("Invalid API key")',
+    description:
+      'Gateway: no key ("Missing API key. Pass your key in the X-API-Key header.") or an unknown key ("Invalid API key")',
     headers: headerRefs(GATEWAY_HEADERS, CHALLENGE_HEADERS),
     content: json(ref('Error'), { error: 'Missing API key. Pass your key in the X-API-Key header.' }),
   },
@@ -91,7 +141,8 @@ const SHARED = {
   },
   TooManyRequests: {
     // The limits themselves are kong.yaml's (per consumer and plan); the headers say where a caller stands.
-    description: 'Gateway: "Rate limit exceeded" (the per-consumer limits of the key\'s plan), or too many failed key checks from one address',
+    description:
+      'Gateway: "Rate limit exceeded" (the per-consumer limits of the key\'s plan), or too many failed key checks from one address',
     headers: headerRefs(RETRY_HEADERS, ...KEYED),
     content: json(ref('Error'), { error: 'Rate limit exceeded' }),
   },
@@ -109,7 +160,13 @@ const SHARED = {
 const shared = (name: keyof typeof SHARED) => ({ $ref: `#/components/responses/${name}` });
 
 /** The answers every authenticated call can get besides its own. */
-const COMMON = { '401': shared('Unauthorized'), '403': shared('Forbidden'), '429': shared('TooManyRequests'), '503': shared('Unavailable'), default: shared('InternalError') };
+const COMMON = {
+  '401': shared('Unauthorized'),
+  '403': shared('Forbidden'),
+  '429': shared('TooManyRequests'),
+  '503': shared('Unavailable'),
+  default: shared('InternalError'),
+};
 
 // A write key is checked for jobs:write on top of what every key holds (jobs:read).
 const scopesOf = (scope: Route['scope']) => (scope === 'jobs:read' ? ['jobs:read'] : ['jobs:read', scope]);
@@ -127,8 +184,12 @@ const IF_NONE_MATCH = {
 
 /** The headers a route's answer carries: the gateway's, the conditional ones, and the route's own. */
 function answerHeaders(spec: ResponseSpec<ApiSettings>, conditional: boolean) {
-  const own = Object.entries(spec.headers ?? {}).map(([name, h]) =>
-    [name, typeof h === 'string' ? header(h) : name in HEADERS ? { $ref: `#/components/headers/${name}` } : h] as const,
+  const own = Object.entries(spec.headers ?? {}).map(
+    ([name, h]) =>
+      [
+        name,
+        typeof h === 'string' ? header(h) : name in HEADERS ? { $ref: `#/components/headers/${name}` } : h,
+      ] as const,
   );
   return { ...headerRefs(...KEYED, ...(conditional ? [CONDITIONAL_HEADERS] : [])), ...Object.fromEntries(own) };
 }
@@ -137,7 +198,14 @@ function response(spec: ResponseSpec<ApiSettings>, conditional: boolean, setting
   return {
     description: say(spec.description, settings),
     headers: answerHeaders(spec, conditional),
-    ...(spec.body ? { content: json(bodySchema(spec.body), typeof spec.example === 'function' ? (spec.example as (s: ApiSettings) => unknown)(settings) : spec.example) } : {}),
+    ...(spec.body
+      ? {
+          content: json(
+            bodySchema(spec.body),
+            typeof spec.example === 'function' ? (spec.example as (s: ApiSettings) => unknown)(settings) : spec.example,
+          ),
+        }
+      : {}),
   };
 }
 
@@ -153,13 +221,19 @@ const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 function operation(route: ApiRoute, settings: ApiSettings) {
   const conditional = route.conditional === true;
   const parameters = [
-    ...Object.entries(route.query?.parameters.shape ?? {}).map(([name, schema]) => parameter(name, 'query', schema as z.ZodType)),
+    ...Object.entries(route.query?.parameters.shape ?? {}).map(([name, schema]) =>
+      parameter(name, 'query', schema as z.ZodType),
+    ),
     ...Object.entries(route.headers ?? {}).map(([name, h]) => ({
       name,
       in: 'header',
       required: false,
       description: h.description,
-      schema: { type: 'string', ...(h.pattern ? { pattern: h.pattern } : {}), ...(h.maxLength ? { maxLength: h.maxLength } : {}) },
+      schema: {
+        type: 'string',
+        ...(h.pattern ? { pattern: h.pattern } : {}),
+        ...(h.maxLength ? { maxLength: h.maxLength } : {}),
+      },
     })),
     ...(conditional ? [IF_NONE_MATCH] : []),
   ];
@@ -177,7 +251,12 @@ function operation(route: ApiRoute, settings: ApiSettings) {
             required: route.body.optional !== true,
             description: route.body.description,
             // Unknown fields are refused (400 naming them); zod's input schema would not say so.
-            content: { 'application/json': { schema: { ...jsonSchema(route.body.schema, 'input'), additionalProperties: false }, example: route.body.example } },
+            content: {
+              'application/json': {
+                schema: { ...jsonSchema(route.body.schema, 'input'), additionalProperties: false },
+                example: route.body.example,
+              },
+            },
           },
         }
       : {}),
@@ -187,7 +266,11 @@ function operation(route: ApiRoute, settings: ApiSettings) {
       ...Object.fromEntries(others.map((status) => [status, response(route.responses[status]!, false, settings)])),
       ...COMMON,
       // A route's own answer for a common status (one that says more) replaces the shared one.
-      ...Object.fromEntries(others.filter((status) => status in COMMON).map((status) => [status, response(route.responses[status]!, false, settings)])),
+      ...Object.fromEntries(
+        others
+          .filter((status) => status in COMMON)
+          .map((status) => [status, response(route.responses[status]!, false, settings)]),
+      ),
     },
   };
 }
@@ -197,7 +280,10 @@ function paths(routes: readonly ApiRoute[], settings: ApiSettings) {
   for (const route of routes) {
     const path = openApiPath(route.path);
     const item = (byPath[path] ??= {});
-    if (route.params) item.parameters = Object.entries(route.params.shape).map(([name, schema]) => parameter(name, 'path', schema as z.ZodType));
+    if (route.params)
+      item.parameters = Object.entries(route.params.shape).map(([name, schema]) =>
+        parameter(name, 'path', schema as z.ZodType),
+      );
     item[route.method] = operation(route, settings);
     if (route.method === 'get') item.head = head(item.get as ReturnType<typeof operation>);
   }
@@ -210,7 +296,11 @@ function head(get: ReturnType<typeof operation>) {
   const responses = Object.fromEntries(
     Object.entries(get.responses).map(([status, answer]) => [
       status,
-      bodiless('$ref' in answer ? SHARED[(answer.$ref as string).split('/').pop() as keyof typeof SHARED] : (answer as { content?: unknown })),
+      bodiless(
+        '$ref' in answer
+          ? SHARED[(answer.$ref as string).split('/').pop() as keyof typeof SHARED]
+          : (answer as { content?: unknown }),
+      ),
     ]),
   );
   return { ...get, operationId: `${get.operationId}Head`, summary: `${get.summary} (headers only)`, responses };
@@ -221,22 +311,39 @@ function webhookEvents({ webhooks }: ApiSettings) {
   const headers = {
     'webhook-id': header('The event id (also in the body): the same on every retry and replay'),
     'webhook-timestamp': header('Unix seconds when this attempt was signed'),
-    'webhook-signature': header('Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per valid secret (the current one and up to two replaced within 24 h)'),
+    'webhook-signature': header(
+      'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per valid secret (the current one and up to two replaced within 24 h)',
+    ),
   };
-  const event = (name: 'JobUpdatedEvent' | 'JobRemovedEvent' | 'WebhookTestEvent', summary: string, example: unknown) => ({
+  const event = (
+    name: 'JobUpdatedEvent' | 'JobRemovedEvent' | 'WebhookTestEvent',
+    summary: string,
+    example: unknown,
+  ) => ({
     post: {
       operationId: name.replace(/^\w/, (first) => first.toLowerCase()),
       summary,
       description: `Verify the signature with a Standard Webhooks library (e.g. the standardwebhooks npm package), answer 2xx within ${spoken(webhooks.timeoutMs)}, and drop event ids you already applied. Anything else is retried with backoff for up to ${spoken(webhooks.retry.giveUpAfterMs)}.`,
       parameters: Object.entries(headers).map(([name, spec]) => ({ name, in: 'header', required: true, ...spec })),
       requestBody: { required: true, content: json(ref(name), example) },
-      responses: { '2XX': { description: 'Delivered' }, default: { description: 'Not delivered: tried again later (410 Gone disables the subscription)' } },
+      responses: {
+        '2XX': { description: 'Delivered' },
+        default: { description: 'Not delivered: tried again later (410 Gone disables the subscription)' },
+      },
     },
   });
   return {
     'job.updated': event('JobUpdatedEvent', 'A job is listable as it is now: upsert it', EVENT_EXAMPLE),
-    'job.removed': event('JobRemovedEvent', 'A job is no longer listable: remove it', { ...EVENT_EXAMPLE, type: 'job.removed', data: { id: EVENT_EXAMPLE.data.id } }),
-    [TEST_EVENT_TYPE]: event('WebhookTestEvent', 'The test you asked for (POST /api/v1/webhooks/{id}/test): answer 2xx, apply nothing', TEST_EVENT_EXAMPLE),
+    'job.removed': event('JobRemovedEvent', 'A job is no longer listable: remove it', {
+      ...EVENT_EXAMPLE,
+      type: 'job.removed',
+      data: { id: EVENT_EXAMPLE.data.id },
+    }),
+    [TEST_EVENT_TYPE]: event(
+      'WebhookTestEvent',
+      'The test you asked for (POST /api/v1/webhooks/{id}/test): answer 2xx, apply nothing',
+      TEST_EVENT_EXAMPLE,
+    ),
   };
 }
 
@@ -245,7 +352,11 @@ export const LOCAL_GATEWAY_URL = 'http://127.0.0.1:8000';
 
 function servers(publicUrl: string | undefined) {
   // x-internal: false, as OWASP's inventory rule asks: both are for partners.
-  const local = { url: LOCAL_GATEWAY_URL, description: 'The local gateway of `npm start`, with the demo keys', 'x-internal': false };
+  const local = {
+    url: LOCAL_GATEWAY_URL,
+    description: 'The local gateway of `npm start`, with the demo keys',
+    'x-internal': false,
+  };
   if (!publicUrl || publicUrl === LOCAL_GATEWAY_URL) return [local];
   return [{ url: publicUrl, description: 'Production: the API gateway', 'x-internal': false }, local];
 }
@@ -261,7 +372,9 @@ const INT32 = 2 ** 31;
 function withIntegerWidths<T>(node: T): T {
   if (Array.isArray(node)) return node.map(withIntegerWidths) as T;
   if (node === null || typeof node !== 'object') return node;
-  const schema = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withIntegerWidths(value)])) as JsonSchema;
+  const schema = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, withIntegerWidths(value)]),
+  ) as JsonSchema;
   if (schema.type !== 'integer' || 'format' in schema) return schema as T;
   const fits = (bound: unknown) => typeof bound === 'number' && bound >= -INT32 && bound < INT32;
   return { ...schema, format: fits(schema.minimum) && fits(schema.maximum) ? 'int32' : 'int64' } as T;
@@ -278,7 +391,10 @@ export function openApiDocument(routes: readonly ApiRoute[], settings: ApiSettin
     },
     servers: servers(settings.publicUrl),
     tags: [
-      { name: 'jobs', description: 'Listing, reading, following and creating jobs. Errors, limits and paging: the guides above.' },
+      {
+        name: 'jobs',
+        description: 'Listing, reading, following and creating jobs. Errors, limits and paging: the guides above.',
+      },
       { name: 'webhooks', description: 'Subscriptions to job changes; the events themselves are under `webhooks`.' },
       { name: 'meta', description: 'The contract itself, as this OpenAPI document.' },
     ],
@@ -300,7 +416,8 @@ export function openApiDocument(routes: readonly ApiRoute[], settings: ApiSettin
           type: 'apiKey',
           in: 'query',
           name: 'api_key',
-          description: 'The same key as the query parameter api_key: for quick tests only, as URLs end up in logs and histories (the header wins when both are sent).',
+          description:
+            'The same key as the query parameter api_key: for quick tests only, as URLs end up in logs and histories (the header wins when both are sent).',
         },
       },
     },

@@ -17,7 +17,6 @@ import { updateWebhookRoute } from '../webhooks/routes/update-webhook';
 import { openApiDocument } from './openapi';
 import type { ApiRoute, ApiSettings } from './settings';
 
-
 const documents = new WeakMap<ApiSettings, ReturnType<typeof openApiDocument>>();
 
 /** The OpenAPI document of ROUTES under `settings`, built once per settings. */
@@ -41,12 +40,18 @@ const openApiRoute = defineRoute({
     '200': {
       description: 'The OpenAPI document',
       body: z.looseObject({ openapi: z.string() }),
-      example: { openapi: '3.1.1', info: { title: 'Job Listings API', version: '1.0.0' }, paths: { '/api/v1/jobs': {} } },
+      example: {
+        openapi: '3.1.1',
+        info: { title: 'Job Listings API', version: '1.0.0' },
+        paths: { '/api/v1/jobs': {} },
+      },
     },
   },
-  handler: ({ settings }: RouteDependencies<ApiSettings>) => (ctx) => {
-    ctx.body = apiDocument(settings);
-  },
+  handler:
+    ({ settings }: RouteDependencies<ApiSettings>) =>
+    (ctx) => {
+      ctx.body = apiDocument(settings);
+    },
 });
 
 /** Every route of the API, in matching order ('/changes' before '/:id', which would take it): the one list of paths and scopes. */

@@ -10,7 +10,8 @@ if (require.main === module) {
   migrateDatabase(url, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }).then(
     (report) => {
       for (const { name, durationMs } of report.applied) console.log(`Applied ${name} in ${durationMs} ms`);
-      if (report.newestKnownBehind) console.log(`The database is ahead of this release: its newest known migration is ${report.newestKnownBehind}`);
+      if (report.newestKnownBehind)
+        console.log(`The database is ahead of this release: its newest known migration is ${report.newestKnownBehind}`);
       console.log(`Migrated ${describeDatabaseUrl(url)}`);
     },
     (error: unknown) => {

@@ -18,14 +18,22 @@ export interface Reseal {
 }
 
 /** The row's signing secrets sealed under the ring's current key, those already so kept as they are. */
-function resealed(ring: Keyring, row: SealedRow): Pick<SealedRow, 'secret' | 'previousSecret' | 'olderSecret'> & { count: number } {
+function resealed(
+  ring: Keyring,
+  row: SealedRow,
+): Pick<SealedRow, 'secret' | 'previousSecret' | 'olderSecret'> & { count: number } {
   let count = 0;
   const again = (sealed: Buffer | null) => {
     if (sealed === null || sealedUnderCurrent(ring, sealed)) return sealed;
     count += 1;
     return encryptSecret(ring, decryptSecret(ring, sealed));
   };
-  return { secret: again(row.secret)!, previousSecret: again(row.previousSecret), olderSecret: again(row.olderSecret), count };
+  return {
+    secret: again(row.secret)!,
+    previousSecret: again(row.previousSecret),
+    olderSecret: again(row.olderSecret),
+    count,
+  };
 }
 
 /**
@@ -35,7 +43,11 @@ function resealed(ring: Keyring, row: SealedRow): Pick<SealedRow, 'secret' | 'pr
  */
 export async function resealSecrets(db: Database, ring: Keyring): Promise<Reseal> {
   const done: Reseal = { secrets: 0, subscriptions: 0, total: 0, unopenable: [], missed: [] };
-  for (let page = await sealedPage(db, undefined, PAGE); page.length > 0; page = page.length < PAGE ? [] : await sealedPage(db, page[page.length - 1]!.id, PAGE)) {
+  for (
+    let page = await sealedPage(db, undefined, PAGE);
+    page.length > 0;
+    page = page.length < PAGE ? [] : await sealedPage(db, page[page.length - 1]!.id, PAGE)
+  ) {
     for (const first of page) {
       done.total += 1;
       let row: SealedRow | undefined = first;
@@ -69,11 +81,20 @@ export async function runReseal(db: Database, ring: Keyring, out: (line: string)
   const done = await resealSecrets(db, ring);
   out(`re-sealed ${done.secrets} secrets of ${done.subscriptions} subscriptions under key id ${keyId(ring.current)}`);
   if (done.unopenable.length > 0) {
-    out(`${done.unopenable.length} subscriptions' secrets cannot be opened by this keyring, sealed under ${describeSealers(done.unopenable)}: ${done.unopenable.map((one) => one.id).join(' ')}`);
-    out('add the key that sealed them to WEBHOOK_SECRETS_KEY_PREVIOUS and run reseal again; until then keep every previous key');
+    out(
+      `${done.unopenable.length} subscriptions' secrets cannot be opened by this keyring, sealed under ${describeSealers(done.unopenable)}: ${done.unopenable.map((one) => one.id).join(' ')}`,
+    );
+    out(
+      'add the key that sealed them to WEBHOOK_SECRETS_KEY_PREVIOUS and run reseal again; until then keep every previous key',
+    );
   }
-  if (done.missed.length > 0) out(`${done.missed.length} subscriptions changed under every try (secrets being rotated): run reseal again: ${done.missed.join(' ')}`);
+  if (done.missed.length > 0)
+    out(
+      `${done.missed.length} subscriptions changed under every try (secrets being rotated): run reseal again: ${done.missed.join(' ')}`,
+    );
   if (done.unopenable.length > 0 || done.missed.length > 0) return 1;
-  out(`all ${done.total} subscriptions' signing secrets are sealed under key id ${keyId(ring.current)}: WEBHOOK_SECRETS_KEY_PREVIOUS may be emptied`);
+  out(
+    `all ${done.total} subscriptions' signing secrets are sealed under key id ${keyId(ring.current)}: WEBHOOK_SECRETS_KEY_PREVIOUS may be emptied`,
+  );
   return 0;
 }

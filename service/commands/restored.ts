@@ -10,7 +10,10 @@ if (require.main === module) {
   const database = createDatabase(config.databaseUrl);
   startNewHistory(database.db)
     .then(
-      ({ id, firstSeq }) => console.log(`The change feed of ${describeDatabaseUrl(config.databaseUrl)} starts history ${id} at ${firstSeq}: positions past ${firstSeq - 1} of the old one are refused, and receivers sync again`),
+      ({ id, firstSeq }) =>
+        console.log(
+          `The change feed of ${describeDatabaseUrl(config.databaseUrl)} starts history ${id} at ${firstSeq}: positions past ${firstSeq - 1} of the old one are refused, and receivers sync again`,
+        ),
       (error: unknown) => {
         console.error(startupDatabaseError(config.databaseUrl, error));
         process.exitCode = 1;

@@ -17,7 +17,8 @@ export function parseSeedArgs(argv: string[]): SeedArgs {
     if (arg === '--reset') args.reset = true;
     else if (arg === '--jobs') {
       const value = argv[++i] ?? '';
-      if (!/^[1-9]\d{0,7}$/.test(value)) throw new Error(`--jobs takes a whole number from 1 to 99999999 (got "${value}")`);
+      if (!/^[1-9]\d{0,7}$/.test(value))
+        throw new Error(`--jobs takes a whole number from 1 to 99999999 (got "${value}")`);
       args.jobs = Number(value);
     } else throw new Error(`Unknown argument "${arg}". Usage: npm run db:seed -- [--reset] [--jobs N]`);
   }
@@ -36,7 +37,9 @@ async function main(): Promise<void> {
     if (args.jobs !== undefined) {
       const started = Date.now();
       await seedBulk(db, args.jobs, (done) => process.stdout.write(`\r${done} / ${args.jobs} jobs`));
-      console.log(`\nInserted ${args.jobs} jobs into ${describeDatabaseUrl(url)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      console.log(
+        `\nInserted ${args.jobs} jobs into ${describeDatabaseUrl(url)} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
     } else {
       const inserted = await seedIfEmpty(db);
       console.log(

@@ -6,7 +6,8 @@ import { loadConfig } from '../config';
 import { keyringOf, loadWebhookSettings } from '../webhooks/settings';
 import { runReseal } from './reseal-secrets';
 
-const USAGE = 'usage: npm run -s webhooks -- list <partner consumer id or username> | disable <subscription id> [reason] | reseal';
+const USAGE =
+  'usage: npm run -s webhooks -- list <partner consumer id or username> | disable <subscription id> [reason] | reseal';
 
 const iso = (value: Date | null) => (value ? value.toISOString() : '-');
 
@@ -49,7 +50,9 @@ export async function runAdmin(args: string[], env: NodeJS.ProcessEnv, out: (lin
 async function reseal(env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
   const settings = loadWebhookSettings(env);
   if (!settings.secretsKey) {
-    out('WEBHOOK_SECRETS_KEY is not set: reseal seals under it (and opens with it and WEBHOOK_SECRETS_KEY_PREVIOUS), as the service and the dispatchers are given them');
+    out(
+      'WEBHOOK_SECRETS_KEY is not set: reseal seals under it (and opens with it and WEBHOOK_SECRETS_KEY_PREVIOUS), as the service and the dispatchers are given them',
+    );
     return 2;
   }
   const database = openDatabase(loadConfig(env).databaseUrl, [], { connectionLimit: 1 });

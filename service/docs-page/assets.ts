@@ -32,11 +32,15 @@ export function docsAssets(document: () => unknown): Map<string, () => Asset> {
     return () => (made ??= make());
   };
   const page = once(() => asset('text/html; charset=utf-8', REVALIDATE, Buffer.from(PAGE_HTML)));
-  const vendor = (file: string, type: string) => once(() => asset(type, FEW_MINUTES, readFileSync(path.join(SWAGGER_UI, file))));
+  const vendor = (file: string, type: string) =>
+    once(() => asset(type, FEW_MINUTES, readFileSync(path.join(SWAGGER_UI, file))));
   return new Map([
     ['/docs', page],
     ['/docs/', page],
-    ['/docs/openapi.json', once(() => asset('application/json; charset=utf-8', REVALIDATE, Buffer.from(JSON.stringify(document()))))],
+    [
+      '/docs/openapi.json',
+      once(() => asset('application/json; charset=utf-8', REVALIDATE, Buffer.from(JSON.stringify(document())))),
+    ],
     ['/docs/reference.js', once(() => asset('text/javascript; charset=utf-8', FEW_MINUTES, Buffer.from(PAGE_SCRIPT)))],
     ['/docs/reference.css', once(() => asset('text/css; charset=utf-8', FEW_MINUTES, Buffer.from(PAGE_STYLE)))],
     ['/docs/swagger-ui-bundle.js', vendor('swagger-ui-bundle.js', 'text/javascript; charset=utf-8')],

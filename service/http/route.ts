@@ -28,7 +28,10 @@ export interface RouteInput<P = unknown, Q = unknown, B = unknown> {
   body: B;
 }
 
-export type Handler<P = unknown, Q = unknown, B = unknown> = (ctx: Context, input: RouteInput<P, Q, B>) => Promise<void> | void;
+export type Handler<P = unknown, Q = unknown, B = unknown> = (
+  ctx: Context,
+  input: RouteInput<P, Q, B>,
+) => Promise<void> | void;
 
 /** What a route is given once, at mount: the database (with its replicas, if any) and the settings that shape its answers. */
 export interface RouteDependencies<S = unknown> {
@@ -43,7 +46,12 @@ export type Said<S = unknown> = string | ((settings: S) => string);
 export const say = <S>(said: Said<S>, settings: S): string => (typeof said === 'function' ? said(settings) : said);
 
 /** One route, declared once: the router mounts it and applies its schemas. */
-export interface Route<P extends z.ZodObject = z.ZodObject, Q extends z.ZodObject = z.ZodObject, B extends z.ZodObject = z.ZodObject, S = unknown> {
+export interface Route<
+  P extends z.ZodObject = z.ZodObject,
+  Q extends z.ZodObject = z.ZodObject,
+  B extends z.ZodObject = z.ZodObject,
+  S = unknown,
+> {
   operationId: string;
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Koa's form: `:id` for a path parameter. */
@@ -73,6 +81,12 @@ export interface Route<P extends z.ZodObject = z.ZodObject, Q extends z.ZodObjec
 }
 
 /** A route with its handler's input typed by its own schemas. */
-export const defineRoute = <P extends z.ZodObject = z.ZodObject, Q extends z.ZodObject = z.ZodObject, B extends z.ZodObject = z.ZodObject, S = unknown>(
+export const defineRoute = <
+  P extends z.ZodObject = z.ZodObject,
+  Q extends z.ZodObject = z.ZodObject,
+  B extends z.ZodObject = z.ZodObject,
+  S = unknown,
+>(
   route: Route<P, Q, B, S>,
-): Route<z.ZodObject, z.ZodObject, z.ZodObject, S> => route as unknown as Route<z.ZodObject, z.ZodObject, z.ZodObject, S>;
+): Route<z.ZodObject, z.ZodObject, z.ZodObject, S> =>
+  route as unknown as Route<z.ZodObject, z.ZodObject, z.ZodObject, S>;

@@ -11,13 +11,20 @@ import type { Route, RouteDependencies } from './route';
 import { bodyReader, paramsReader, queryReader } from './validate';
 
 /** A route's steps: its name, its guards, then its input read once by its own schemas, then its handler. */
-function steps<S>(route: Route<z.ZodObject, z.ZodObject, z.ZodObject, S>, dependencies: RouteDependencies<S>): RouterMiddleware[] {
+function steps<S>(
+  route: Route<z.ZodObject, z.ZodObject, z.ZodObject, S>,
+  dependencies: RouteDependencies<S>,
+): RouterMiddleware[] {
   const handle = route.handler(dependencies);
   const params = route.params && paramsReader(route.params);
   const query = route.query && queryReader(route.query);
   const body = route.body && bodyReader(route.body);
   const answer: RouterMiddleware = (ctx) =>
-    handle(ctx, { params: params?.(ctx.params), query: query?.(ctx.query), body: body?.(ctx.request.body!) } as Parameters<typeof handle>[1]);
+    handle(ctx, {
+      params: params?.(ctx.params),
+      query: query?.(ctx.query),
+      body: body?.(ctx.request.body!),
+    } as Parameters<typeof handle>[1]);
   return [
     named(route.path),
     ...(route.conditional ? [conditional] : []),
@@ -28,17 +35,29 @@ function steps<S>(route: Route<z.ZodObject, z.ZodObject, z.ZodObject, S>, depend
 }
 
 /** `routes` as one Koa router, each handler given `dependencies` once and its steps chained once: routes() then chains one function per route, not each step, per request. */
-export function routerOf<S>(routes: readonly Route<z.ZodObject, z.ZodObject, z.ZodObject, S>[], dependencies: RouteDependencies<S>): Router {
+export function routerOf<S>(
+  routes: readonly Route<z.ZodObject, z.ZodObject, z.ZodObject, S>[],
+  dependencies: RouteDependencies<S>,
+): Router {
   const router = new Router();
   for (const route of routes) router[route.method](route.path, compose(steps(route, dependencies)));
   return router;
 }
 
 /** The routes that need a database turn, and those served before admission, each as a router. */
-export function apiRouters<S>(routes: readonly Route<z.ZodObject, z.ZodObject, z.ZodObject, S>[], dependencies: RouteDependencies<S>): { open: Router; admitted: Router } {
+export function apiRouters<S>(
+  routes: readonly Route<z.ZodObject, z.ZodObject, z.ZodObject, S>[],
+  dependencies: RouteDependencies<S>,
+): { open: Router; admitted: Router } {
   return {
-    open: routerOf(routes.filter((route) => !route.database), dependencies),
-    admitted: routerOf(routes.filter((route) => route.database), dependencies),
+    open: routerOf(
+      routes.filter((route) => !route.database),
+      dependencies,
+    ),
+    admitted: routerOf(
+      routes.filter((route) => route.database),
+      dependencies,
+    ),
   };
 }
 

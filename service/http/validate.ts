@@ -1,6 +1,14 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import type { z } from 'zod';
-import { badRequest, clip, notFound, repeatedParameter, unknownParameter, validationFailed, type FieldProblem } from '../errors';
+import {
+  badRequest,
+  clip,
+  notFound,
+  repeatedParameter,
+  unknownParameter,
+  validationFailed,
+  type FieldProblem,
+} from '../errors';
 import type { QueryString, RequestBody } from './input';
 
 // api_key is the gateway's business (and never reaches us through it); tolerated, never echoed.
@@ -10,7 +18,11 @@ const TOLERATED = 'api_key';
 export function allowedParameters(spec: QueryString): string[] {
   const names = Object.keys(spec.parameters.shape);
   const apart = spec.apart;
-  return apart ? names.filter((name) => name !== apart.first).map((name) => (name === apart.second ? `${apart.second} or ${apart.first}` : name)) : names;
+  return apart
+    ? names
+        .filter((name) => name !== apart.first)
+        .map((name) => (name === apart.second ? `${apart.second} or ${apart.first}` : name))
+    : names;
 }
 
 /** Reads a query string by its contract; throws the 400 that names the first problem. */
@@ -35,14 +47,19 @@ export function queryReader<T extends z.ZodObject>(spec: QueryString<T>): (raw: 
 }
 
 /** Reads a JSON object body by its contract; throws one 400 with every problem. */
-export function bodyReader<T extends z.ZodObject>(spec: RequestBody<T>): (body: Record<string, unknown>) => z.output<T> {
+export function bodyReader<T extends z.ZodObject>(
+  spec: RequestBody<T>,
+): (body: Record<string, unknown>) => z.output<T> {
   const fields = new Set(Object.keys(spec.schema.shape));
   return (body) => {
     const problems: FieldProblem[] = [];
     for (const field of Object.keys(body)) {
       if (fields.has(field)) continue;
       const name = clip(field, 64);
-      problems.push({ field: name, message: spec.internal(field) ? `${name} cannot be set through the API` : `${name} is not a known field` });
+      problems.push({
+        field: name,
+        message: spec.internal(field) ? `${name} cannot be set through the API` : `${name} is not a known field`,
+      });
     }
     const parsed = spec.schema.safeParse(body);
     if (!parsed.success) {

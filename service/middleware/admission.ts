@@ -11,7 +11,6 @@ export interface AdmissionLimits {
   queueLimit?: number;
 }
 
-
 export interface Admission {
   middleware: Middleware;
   /** Whether a request arriving now would be refused. */
@@ -43,7 +42,8 @@ export function createAdmission({ concurrency, queueLimit, queueTimeoutMs }: Adm
 
   const expectedWaitMs = () => ((queue.length + 1) * serviceMs) / concurrency;
   const full = () =>
-    running >= concurrency && (queueLimit === undefined ? expectedWaitMs() > queueTimeoutMs : queue.length >= queueLimit);
+    running >= concurrency &&
+    (queueLimit === undefined ? expectedWaitMs() > queueTimeoutMs : queue.length >= queueLimit);
 
   const release = (heldMs: number) => {
     serviceMs = serviceMs === 0 ? heldMs : serviceMs + SMOOTHING * (heldMs - serviceMs);

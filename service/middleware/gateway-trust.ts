@@ -33,9 +33,22 @@ export const HEADER_COUNT_LIMIT = 100;
 
 // What a gateway adds to the request it passes on: not the client's, so not counted against it.
 const GATEWAY_HEADERS = new Set([
-  'x-consumer-id', 'x-consumer-username', 'x-consumer-custom-id', 'x-consumer-groups', 'x-credential-identifier',
-  'x-anonymous-consumer', 'x-gateway-secret', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-port',
-  'x-forwarded-proto', 'x-forwarded-path', 'x-forwarded-prefix', 'x-real-ip', 'x-kong-request-id', 'x-request-id',
+  'x-consumer-id',
+  'x-consumer-username',
+  'x-consumer-custom-id',
+  'x-consumer-groups',
+  'x-credential-identifier',
+  'x-anonymous-consumer',
+  'x-gateway-secret',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'x-forwarded-proto',
+  'x-forwarded-path',
+  'x-forwarded-prefix',
+  'x-real-ip',
+  'x-kong-request-id',
+  'x-request-id',
 ]);
 
 /** How many of `raw`'s headers the client sent: the gateway's own are not counted. */
@@ -55,7 +68,8 @@ function clientHeaderCount(raw: string[]): number {
 export function headerBlock(): Middleware {
   return (ctx, next) => {
     const raw = ctx.req.rawHeaders;
-    if (raw.length / 2 > HEADER_COUNT_LIMIT && clientHeaderCount(raw) > HEADER_COUNT_LIMIT) throw tooManyHeaders(HEADER_COUNT_LIMIT);
+    if (raw.length / 2 > HEADER_COUNT_LIMIT && clientHeaderCount(raw) > HEADER_COUNT_LIMIT)
+      throw tooManyHeaders(HEADER_COUNT_LIMIT);
     let hosts = 0;
     // Only a four-letter name can be Host: the others are not lower-cased.
     for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
@@ -71,8 +85,10 @@ const digest = (value: string) => hash('sha256', value, 'buffer');
 const REJECTION_LOG_INTERVAL_MS = 60_000;
 
 const REJECTION_MESSAGES: Record<GatewaySecretRejection, string> = {
-  missing: 'request refused: no X-Gateway-Secret (it did not come through the gateway, or the gateway has no secret configured)',
-  mismatch: 'request refused: X-Gateway-Secret matches no configured secret (the gateway and the service hold different secrets)',
+  missing:
+    'request refused: no X-Gateway-Secret (it did not come through the gateway, or the gateway has no secret configured)',
+  mismatch:
+    'request refused: X-Gateway-Secret matches no configured secret (the gateway and the service hold different secrets)',
 };
 
 export interface GatewayTrustOptions {
@@ -90,7 +106,9 @@ export function trustGateway(
   secrets: Pick<Config, 'gatewaySecret' | 'gatewaySecretNext'>,
   { logger, metrics, now = Date.now }: GatewayTrustOptions = {},
 ): Middleware {
-  const expected = [secrets.gatewaySecret, secrets.gatewaySecretNext].filter((secret): secret is string => Boolean(secret)).map(digest);
+  const expected = [secrets.gatewaySecret, secrets.gatewaySecretNext]
+    .filter((secret): secret is string => Boolean(secret))
+    .map(digest);
   const lastLogged: Record<GatewaySecretRejection, number> = { missing: -Infinity, mismatch: -Infinity };
   const suppressed: Record<GatewaySecretRejection, number> = { missing: 0, mismatch: 0 };
   const refuse = (reason: GatewaySecretRejection, path: string, from: string | undefined) => {

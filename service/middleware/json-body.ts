@@ -18,7 +18,6 @@ const FALLBACK_READ_TIMEOUT_MS = Config.parse({}).bodyReadTimeoutMs;
 const inflate = promisify(gunzip);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-
 /** The content coding of the body: none or gzip. */
 function contentCoding(header: string | undefined): 'gzip' | undefined {
   const codings = (header ?? '')

@@ -17,7 +17,8 @@ declare module 'koa' {
 export const BODY_LIMIT_BYTES = 100 * 1024;
 
 // Every refusal here closes the connection: the parser cannot find the next request's start in what is left of the body.
-const malformed = (error: ParserError) => new HttpError(clientErrorStatus(error.code), clientErrorMessage(error.code), {}, { Connection: 'close' });
+const malformed = (error: ParserError) =>
+  new HttpError(clientErrorStatus(error.code), clientErrorMessage(error.code), {}, { Connection: 'close' });
 
 /** Whether the request says a body follows (RFC 9112 §6.3): Transfer-Encoding, or a Content-Length above 0. */
 export function declaresBody(req: IncomingMessage): boolean {
@@ -29,7 +30,10 @@ export function declaresBody(req: IncomingMessage): boolean {
 function checkTransferEncoding(req: IncomingMessage): void {
   const value = req.headers['transfer-encoding'];
   if (value === undefined) return;
-  const codings = value.split(',').map((coding) => coding.trim().toLowerCase()).filter(Boolean);
+  const codings = value
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter(Boolean);
   if (codings.length !== 1 || codings[0] !== 'chunked') throw unsupportedTransferEncoding(value);
 }
 
@@ -50,7 +54,9 @@ export async function readBody(req: IncomingMessage, timeoutMs: number): Promise
     stopListening = onParserFailure(req.socket, (error) => reject(malformed(error)));
   });
   // A Content-Length over the limit is refused before a byte is read.
-  const reading = getRawBody(req, { limit: BODY_LIMIT_BYTES, length: req.headers['content-length'] }).catch(fromRawBody);
+  const reading = getRawBody(req, { limit: BODY_LIMIT_BYTES, length: req.headers['content-length'] }).catch(
+    fromRawBody,
+  );
   // Interrupted reads settle when the connection closes; nobody waits for them then.
   reading.catch(() => undefined);
   try {

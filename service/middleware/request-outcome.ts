@@ -60,12 +60,23 @@ export function requestOutcome(logger: Logger, metrics?: ServiceMetrics, databas
     } finally {
       const ms = performance.now() - started;
       lines.info(
-        { reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms, consumer: ctx.state.consumer?.username },
+        {
+          reqId: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms,
+          consumer: ctx.state.consumer?.username,
+        },
         'request',
       );
       if (metrics) {
         // A path no route matched is one series, whatever was asked for.
-        const labels = { route: ctx.state.route ?? 'unmatched', method: METHODS.has(ctx.method) ? ctx.method : 'other', status: String(ctx.status) };
+        const labels = {
+          route: ctx.state.route ?? 'unmatched',
+          method: METHODS.has(ctx.method) ? ctx.method : 'other',
+          status: String(ctx.status),
+        };
         metrics.requestCount.inc(labels);
         metrics.requestDuration.observe(labels, ms / 1000);
       }

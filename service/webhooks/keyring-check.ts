@@ -20,7 +20,10 @@ export interface KeyringSurvey {
 }
 
 /** The first of the row's signing secrets the ring cannot open, or undefined when it opens them all. */
-export function unopenableIn(ring: Keyring, row: Pick<SealedRow, 'secret' | 'previousSecret' | 'olderSecret'>): SecretUnopenable | undefined {
+export function unopenableIn(
+  ring: Keyring,
+  row: Pick<SealedRow, 'secret' | 'previousSecret' | 'olderSecret'>,
+): SecretUnopenable | undefined {
   for (const sealed of [row.secret, row.previousSecret, row.olderSecret]) {
     if (sealed === null) continue;
     try {
@@ -36,7 +39,11 @@ export function unopenableIn(ring: Keyring, row: Pick<SealedRow, 'secret' | 'pre
 /** Reads every subscription's sealed secrets, a page at a time, and tries each with the ring. */
 export async function surveySecrets(db: Database, ring: Keyring): Promise<KeyringSurvey> {
   const survey: KeyringSurvey = { total: 0, unopenable: [], reopened: [] };
-  for (let page = await sealedPage(db, undefined, PAGE); page.length > 0; page = page.length < PAGE ? [] : await sealedPage(db, page[page.length - 1]!.id, PAGE)) {
+  for (
+    let page = await sealedPage(db, undefined, PAGE);
+    page.length > 0;
+    page = page.length < PAGE ? [] : await sealedPage(db, page[page.length - 1]!.id, PAGE)
+  ) {
     for (const row of page) {
       survey.total += 1;
       const refused = unopenableIn(ring, row);
@@ -84,7 +91,13 @@ export async function checkServiceKeyring(db: Database, settings: WebhookSetting
   const { unopenable, total } = await proveKeyring(db, keyring);
   if (unopenable.length === 0) return;
   logger.warn(
-    { unopenable: unopenable.length, of: total, subscriptions: unopenable.slice(0, 20).map((one) => one.id), sealedUnder: describeSealers(unopenable), keyring: describeKeyring(keyring) },
+    {
+      unopenable: unopenable.length,
+      of: total,
+      subscriptions: unopenable.slice(0, 20).map((one) => one.id),
+      sealedUnder: describeSealers(unopenable),
+      keyring: describeKeyring(keyring),
+    },
     "webhook secrets this service's keyring cannot open: tests of those subscriptions answer 503 until their key is in WEBHOOK_SECRETS_KEY or WEBHOOK_SECRETS_KEY_PREVIOUS",
   );
 }

@@ -50,15 +50,26 @@ export interface PostOptions {
  * request in flight, so subscriptions behind one host never queue for each other's connections.
  * `tls` is for tests' own CAs.
  */
-export function deliveryAgent(policy: UrlPolicy, options: { lookup?: Lookup; tls?: ConnectionOptions; connectTimeoutMs?: number } = {}): Agent {
+export function deliveryAgent(
+  policy: UrlPolicy,
+  options: { lookup?: Lookup; tls?: ConnectionOptions; connectTimeoutMs?: number } = {},
+): Agent {
   const lookup = guardedLookup(policy, options.lookup) as unknown as ConnectionOptions['lookup'];
-  return new Agent({ pipelining: 1, connect: { ...options.tls, lookup, timeout: options.connectTimeoutMs ?? DELIVERY_TIMEOUT_MS } });
+  return new Agent({
+    pipelining: 1,
+    connect: { ...options.tls, lookup, timeout: options.connectTimeoutMs ?? DELIVERY_TIMEOUT_MS },
+  });
 }
 
 /** A subscription's URL, parsed and its literal address and scheme checked once: a walk posts many events to it. */
 export type Target = { origin: string; path: string } | { refused: PostOutcome };
 
-const refusedBy = (error: UrlRefused): PostOutcome => ({ ok: false, refused: true, error: DELIVERY_ERRORS.connection, detail: `not contacted: ${error.message}` });
+const refusedBy = (error: UrlRefused): PostOutcome => ({
+  ok: false,
+  refused: true,
+  error: DELIVERY_ERRORS.connection,
+  detail: `not contacted: ${error.message}`,
+});
 
 export function deliveryTarget(raw: string, policy: UrlPolicy): Target {
   try {
@@ -77,12 +88,17 @@ const CONNECT_TIMEOUT = 'UND_ERR_CONNECT_TIMEOUT';
 function failureOf(error: Error): PostOutcome {
   const code = (error as NodeJS.ErrnoException).code ?? error.name;
   if (error instanceof UrlRefused) return refusedBy(error);
-  if (TLS_CODES.test(code) || /\b(SSL|TLS)\b/.test(error.message)) return { ok: false, error: DELIVERY_ERRORS.tls, detail: code };
+  if (TLS_CODES.test(code) || /\b(SSL|TLS)\b/.test(error.message))
+    return { ok: false, error: DELIVERY_ERRORS.tls, detail: code };
   return { ok: false, error: DELIVERY_ERRORS.connection, detail: code === CONNECT_TIMEOUT ? 'connect timeout' : code };
 }
 
 /** Retry-After as delay-seconds or an HTTP date (against the answer's own Date when it has one), in ms; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, date: string | undefined, now = Date.now()): number | undefined {
+export function retryAfterMs(
+  value: string | undefined,
+  date: string | undefined,
+  now = Date.now(),
+): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
@@ -95,12 +111,19 @@ export function retryAfterMs(value: string | undefined, date: string | undefined
 const RETRY_AFTER_STATUSES = new Set([429, 503]);
 
 /** POSTs one event to checked addresses only, no redirects, the answer read to 64 KB within the timeout; only a 2xx delivers. */
-export function postEvent(to: string | Target, headers: Record<string, string>, body: string, options: PostOptions): Promise<PostOutcome> {
+export function postEvent(
+  to: string | Target,
+  headers: Record<string, string>,
+  body: string,
+  options: PostOptions,
+): Promise<PostOutcome> {
   const target = typeof to === 'string' ? deliveryTarget(to, options.policy) : to;
   if ('refused' in target) return Promise.resolve(target.refused);
-  const agent = options.agent ?? deliveryAgent(options.policy, { lookup: options.lookup, connectTimeoutMs: options.timeoutMs });
+  const agent =
+    options.agent ?? deliveryAgent(options.policy, { lookup: options.lookup, connectTimeoutMs: options.timeoutMs });
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-  if (options.deadline !== undefined && performance.now() >= options.deadline) return Promise.resolve({ ok: false, error: DELIVERY_ERRORS.timeout, detail: 'lease ended before sending' });
+  if (options.deadline !== undefined && performance.now() >= options.deadline)
+    return Promise.resolve({ ok: false, error: DELIVERY_ERRORS.timeout, detail: 'lease ended before sending' });
 
   const sent = new Promise<PostOutcome>((resolve) => {
     let settled = false;
@@ -123,11 +146,19 @@ export function postEvent(to: string | Target, headers: Record<string, string>, 
     };
     const timedOut = () => giveUp({ ok: false, error: DELIVERY_ERRORS.timeout });
     // The lease bounds everything, waiting for a connection included; the timeout runs from the write.
-    const leaseTimer = options.deadline === undefined ? undefined : setTimeout(timedOut, Math.max(0, options.deadline - performance.now()));
+    const leaseTimer =
+      options.deadline === undefined
+        ? undefined
+        : setTimeout(timedOut, Math.max(0, options.deadline - performance.now()));
     const answerOf = (): PostOutcome => {
       const code = status!;
       if (code >= 200 && code < 300) return { ok: true, status: code };
-      return { ok: false, status: code, error: DELIVERY_ERRORS.http(code), ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
+      return {
+        ok: false,
+        status: code,
+        error: DELIVERY_ERRORS.http(code),
+        ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+      };
     };
     // undici's controller handler: the request starts on its connection, then the answer's start, data and end.
     const handler: Dispatcher.DispatchHandler = {
@@ -151,7 +182,8 @@ export function postEvent(to: string | Target, headers: Record<string, string>, 
       },
       onResponseEnd: () => finish(answerOf()),
       onResponseError: (_controller, error) => {
-        if (status !== undefined) return finish({ ok: false, status, error: DELIVERY_ERRORS.connection, detail: 'answer cut off' });
+        if (status !== undefined)
+          return finish({ ok: false, status, error: DELIVERY_ERRORS.connection, detail: 'answer cut off' });
         finish(failureOf(error));
       },
     };

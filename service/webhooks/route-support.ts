@@ -48,7 +48,8 @@ export function toWebhook(positions: Positions, row: SubscriptionView): Webhook 
     createdAt: row.createdAt.toISOString(),
     lastDeliveredAt: row.lastDeliveredAt?.toISOString() ?? null,
     failingSince: row.failingSince?.toISOString() ?? null,
-    nextAttemptAt: row.status === 'active' && row.failingSince !== null ? (row.nextAttemptAt?.toISOString() ?? null) : null,
+    nextAttemptAt:
+      row.status === 'active' && row.failingSince !== null ? (row.nextAttemptAt?.toISOString() ?? null) : null,
     disabledReason: row.disabledReason,
     lastError: row.lastError,
   };
@@ -56,7 +57,11 @@ export function toWebhook(positions: Positions, row: SubscriptionView): Webhook 
 
 /** An attempt as its owner reads it: the position as a feed token (none for a test event). */
 export function toAttempt(positions: Positions, row: AttemptView): Attempt {
-  return { ...row, position: row.position === null ? null : positions.token(row.position), attemptedAt: row.attemptedAt.toISOString() };
+  return {
+    ...row,
+    position: row.position === null ? null : positions.token(row.position),
+    attemptedAt: row.attemptedAt.toISOString(),
+  };
 }
 
 /** A partner's URL checked as at create, or a 400 with the guard's message (which names nothing of our network). */

@@ -20,7 +20,9 @@ export function parseSecretsKey(value: string | undefined, variable = 'WEBHOOK_S
   const text = (value ?? '').trim();
   const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
   if (key.length !== 32 || (!/^[0-9a-f]{64}$/i.test(text) && key.toString('base64') !== text)) {
-    throw new Error(`${variable} must be 32 random bytes in base64 or hex, e.g. ${variable}=$(openssl rand -base64 32)`);
+    throw new Error(
+      `${variable} must be 32 random bytes in base64 or hex, e.g. ${variable}=$(openssl rand -base64 32)`,
+    );
   }
   return key;
 }
@@ -37,7 +39,15 @@ export interface Keyring {
 /** A key's public name, in logs and in each sealed secret: derived from the key, revealing nothing of it. */
 export function keyId(key: Buffer): string {
   let id = keyIds.get(key);
-  if (id === undefined) keyIds.set(key, (id = createHmac('sha256', key).update('webhook secrets key id').digest().subarray(0, KEY_ID_BYTES).toString('hex')));
+  if (id === undefined)
+    keyIds.set(
+      key,
+      (id = createHmac('sha256', key)
+        .update('webhook secrets key id')
+        .digest()
+        .subarray(0, KEY_ID_BYTES)
+        .toString('hex')),
+    );
   return id;
 }
 // Worked out once per key: every walk opens secrets with the same ring.
@@ -62,16 +72,21 @@ function open(key: Buffer, body: Buffer): string {
 
 /** The key id a sealed secret names; undefined for the first form (iv | tag | ciphertext, before key ids). */
 export function sealedUnder(stored: Buffer): string | undefined {
-  return stored.length > HEADER_BYTES + IV_BYTES + TAG_BYTES && stored[0] === VERSION ? stored.subarray(1, HEADER_BYTES).toString('hex') : undefined;
+  return stored.length > HEADER_BYTES + IV_BYTES + TAG_BYTES && stored[0] === VERSION
+    ? stored.subarray(1, HEADER_BYTES).toString('hex')
+    : undefined;
 }
 
 /** Whether `stored` is sealed under the ring's current key: what a re-seal leaves alone. */
-export const sealedUnderCurrent = (keys: Keyring, stored: Buffer): boolean => sealedUnder(stored) === keyId(keys.current);
+export const sealedUnderCurrent = (keys: Keyring, stored: Buffer): boolean =>
+  sealedUnder(stored) === keyId(keys.current);
 
 /** No key of the ring opens a secret: says under which key it was sealed, never the secret or a key. */
 export class SecretUnopenable extends Error {
   constructor(readonly sealedUnder: string | undefined) {
-    super(`sealed under ${sealedUnder === undefined ? 'a key of the form before key ids' : `key id ${sealedUnder}`}, which no key of this keyring opens`);
+    super(
+      `sealed under ${sealedUnder === undefined ? 'a key of the form before key ids' : `key id ${sealedUnder}`}, which no key of this keyring opens`,
+    );
   }
 }
 

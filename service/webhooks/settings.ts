@@ -15,7 +15,9 @@ const cidr = (value: string) => {
 };
 const ms = (min: number, max: number) =>
   z
-    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: `must be a whole number of milliseconds from ${min} to ${max}` })
+    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], {
+      error: `must be a whole number of milliseconds from ${min} to ${max}`,
+    })
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
 /** What the API and the dispatcher read from the environment about webhooks (docs/operations.md). */
@@ -28,7 +30,12 @@ export const WebhookEnv = z.object({
   WEBHOOK_ALLOWED_ADDRESSES: z
     .string()
     .default('')
-    .transform((value) => value.split(',').map((one) => one.trim()).filter(Boolean))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((one) => one.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().refine(cidr, 'must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1'))),
   // Retry schedule: the first wait, doubled per attempt (with jitter) up to the longest.
   WEBHOOK_RETRY_FIRST_MS: ms(10, 3_600_000).default(5_000),
@@ -66,16 +73,30 @@ export interface WebhookRouteSettings {
 export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): WebhookSettings {
   const parsed = WebhookEnv.safeParse(env);
   if (!parsed.success) {
-    throw new Error(`Invalid configuration: ${parsed.error.issues.map((issue) => `${String(issue.path[0])} ${issue.message}`).join('; ')}`);
+    throw new Error(
+      `Invalid configuration: ${parsed.error.issues.map((issue) => `${String(issue.path[0])} ${issue.message}`).join('; ')}`,
+    );
   }
   const e = parsed.data;
-  if (e.WEBHOOK_LEASE_MS < e.WEBHOOK_TIMEOUT_MS * 2) throw new Error('Invalid configuration: WEBHOOK_LEASE_MS must be at least twice WEBHOOK_TIMEOUT_MS');
-  const previous = (e.WEBHOOK_SECRETS_KEY_PREVIOUS ?? '').split(',').map((one) => one.trim()).filter(Boolean);
-  const secretsKey = e.WEBHOOK_SECRETS_KEY === undefined || e.WEBHOOK_SECRETS_KEY === '' ? undefined : parseSecretsKey(e.WEBHOOK_SECRETS_KEY);
-  if (!secretsKey && previous.length > 0) throw new Error('Invalid configuration: WEBHOOK_SECRETS_KEY_PREVIOUS is set without WEBHOOK_SECRETS_KEY, the key that seals');
+  if (e.WEBHOOK_LEASE_MS < e.WEBHOOK_TIMEOUT_MS * 2)
+    throw new Error('Invalid configuration: WEBHOOK_LEASE_MS must be at least twice WEBHOOK_TIMEOUT_MS');
+  const previous = (e.WEBHOOK_SECRETS_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((one) => one.trim())
+    .filter(Boolean);
+  const secretsKey =
+    e.WEBHOOK_SECRETS_KEY === undefined || e.WEBHOOK_SECRETS_KEY === ''
+      ? undefined
+      : parseSecretsKey(e.WEBHOOK_SECRETS_KEY);
+  if (!secretsKey && previous.length > 0)
+    throw new Error(
+      'Invalid configuration: WEBHOOK_SECRETS_KEY_PREVIOUS is set without WEBHOOK_SECRETS_KEY, the key that seals',
+    );
   return {
     secretsKey,
-    previousSecretsKeys: previous.map((one) => parseSecretsKey(one, 'WEBHOOK_SECRETS_KEY_PREVIOUS (each of its comma list)')),
+    previousSecretsKeys: previous.map((one) =>
+      parseSecretsKey(one, 'WEBHOOK_SECRETS_KEY_PREVIOUS (each of its comma list)'),
+    ),
     policy: { allowHttp: e.WEBHOOK_ALLOW_HTTP, allowed: e.WEBHOOK_ALLOWED_ADDRESSES },
     retry: { firstMs: e.WEBHOOK_RETRY_FIRST_MS, maxMs: e.WEBHOOK_RETRY_MAX_MS, giveUpAfterMs: e.WEBHOOK_GIVE_UP_MS },
     leaseMs: e.WEBHOOK_LEASE_MS,
@@ -86,17 +107,28 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): Webho
 }
 
 /** The keyring the settings hold: WEBHOOK_SECRETS_KEY seals, it and WEBHOOK_SECRETS_KEY_PREVIOUS open. */
-export const keyringOf = (settings: Pick<WebhookSettings, 'previousSecretsKeys'> & { secretsKey: Buffer }): Keyring => ({ current: settings.secretsKey, previous: settings.previousSecretsKeys ?? [] });
+export const keyringOf = (
+  settings: Pick<WebhookSettings, 'previousSecretsKeys'> & { secretsKey: Buffer },
+): Keyring => ({ current: settings.secretsKey, previous: settings.previousSecretsKeys ?? [] });
 
 /** Exponential backoff with jitter: the n-th retry waits between half and all of first x 2^(n-1), capped. */
-export function retryDelay(attempt: number, retry: WebhookSettings['retry'], random: () => number = Math.random): number {
+export function retryDelay(
+  attempt: number,
+  retry: WebhookSettings['retry'],
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(retry.maxMs, retry.firstMs * 2 ** Math.min(attempt - 1, 40));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
 /** A span of milliseconds as a partner reads it: "3 days", "36 hours", "90 minutes", "10 s". */
 export function spoken(ms: number): string {
-  const units: Array<[number, string]> = [[86_400_000, 'day'], [3_600_000, 'hour'], [60_000, 'minute']];
-  for (const [size, name] of units) if (ms >= size && ms % size === 0) return `${ms / size} ${name}${ms === size ? '' : 's'}`;
+  const units: Array<[number, string]> = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+  ];
+  for (const [size, name] of units)
+    if (ms >= size && ms % size === 0) return `${ms / size} ${name}${ms === size ? '' : 's'}`;
   return `${Number((ms / 1000).toFixed(1))} s`;
 }

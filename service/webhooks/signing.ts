@@ -15,14 +15,18 @@ export type SignedHeaders = {
  */
 export function signer(secrets: readonly string[]): (id: string, at: Date, body: string) => SignedHeaders {
   if (secrets.length === 0) throw new Error('a delivery needs at least one secret');
-  const keys = secrets.map((secret) => Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'));
+  const keys = secrets.map((secret) =>
+    Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'),
+  );
   return (id, at, body) => {
     const timestamp = String(Math.floor(at.getTime() / 1000));
     const signed = `${id}.${timestamp}.${body}`;
     return {
       'webhook-id': id,
       'webhook-timestamp': timestamp,
-      'webhook-signature': keys.map((key) => `v1,${createHmac('sha256', key).update(signed).digest('base64')}`).join(' '),
+      'webhook-signature': keys
+        .map((key) => `v1,${createHmac('sha256', key).update(signed).digest('base64')}`)
+        .join(' '),
     };
   };
 }

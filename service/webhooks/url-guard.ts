@@ -64,7 +64,12 @@ MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
 /** The 16 bytes of an IPv6 address (any form: `::`, an embedded dotted quad). */
 function ipv6Bytes(address: string): number[] {
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
-  const text = dotted ? address.slice(0, dotted.index) + ((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16) + ':' + ((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16) : address;
+  const text = dotted
+    ? address.slice(0, dotted.index) +
+      ((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16) +
+      ':' +
+      ((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)
+    : address;
   const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
   const groups = (part: string | undefined) => (part ? part.split(':').map((g) => Number.parseInt(g, 16)) : []);
   const [front, back] = [groups(head), groups(tail)];
@@ -112,7 +117,8 @@ export function checkUrlForm(raw: string, policy: UrlPolicy): URL {
   } catch {
     throw new UrlRefused('url must be an absolute URL, e.g. https://example.com/webhooks');
   }
-  if (url.protocol !== 'https:' && !(policy.allowHttp && url.protocol === 'http:')) throw new UrlRefused('url must use https');
+  if (url.protocol !== 'https:' && !(policy.allowHttp && url.protocol === 'http:'))
+    throw new UrlRefused('url must use https');
   if (url.username || url.password) throw new UrlRefused('url must not contain a user name or password');
   if (url.hash) throw new UrlRefused('url must not contain a fragment (#)');
   const literal = hostAddress(url);
@@ -133,11 +139,16 @@ export type Lookup = (hostname: string, callback: (error: Error | null, addresse
 const systemLookup: Lookup = (hostname, callback) => dnsLookup(hostname, { all: true, verbatim: true }, callback);
 
 /** Every address `hostname` resolves to, each checked: one refused address refuses the host. */
-export function resolveChecked(hostname: string, policy: UrlPolicy, lookup: Lookup = systemLookup): Promise<LookupAddress[]> {
+export function resolveChecked(
+  hostname: string,
+  policy: UrlPolicy,
+  lookup: Lookup = systemLookup,
+): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
     lookup(hostname, (error, addresses) => {
       // Unresolvable, empty or not public: one answer, so a refusal never maps our resolver's view of names.
-      if (error || addresses.length === 0 || addresses.some(({ address }) => addressProblem(address, policy))) return reject(new UrlRefused(NOT_PUBLIC));
+      if (error || addresses.length === 0 || addresses.some(({ address }) => addressProblem(address, policy)))
+        return reject(new UrlRefused(NOT_PUBLIC));
       resolve(addresses);
     });
   });
@@ -154,7 +165,8 @@ export async function checkUrl(raw: string, policy: UrlPolicy, lookup?: Lookup):
 export function guardedLookup(policy: UrlPolicy, lookup?: Lookup) {
   return (hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void): void => {
     resolveChecked(hostname, policy, lookup).then(
-      (addresses) => (options.all ? callback(null, addresses) : callback(null, addresses[0]!.address, addresses[0]!.family)),
+      (addresses) =>
+        options.all ? callback(null, addresses) : callback(null, addresses[0]!.address, addresses[0]!.family),
       (error: unknown) => callback(error),
     );
   };

@@ -10,7 +10,14 @@ import { checkoutLine, describeCheckout } from '../../bench/before';
 import type { Measurement } from '../../bench/measure';
 import { parseOptions } from '../../bench/options';
 import { markdownReport, markdownTable, targets, type ScenarioResult } from '../../bench/report';
-import { headersForTarget, withBefore, type Comparison, type Scenario, type ScenarioKey, type Target } from '../../bench/scenarios';
+import {
+  headersForTarget,
+  withBefore,
+  type Comparison,
+  type Scenario,
+  type ScenarioKey,
+  type Target,
+} from '../../bench/scenarios';
 import { benchRun, benchWindow } from '../helpers/bench-run';
 
 let dir: string;
@@ -31,22 +38,42 @@ describe('the --before option', () => {
   });
 
   test('a checkout without its build is refused in one line, before anything is seeded', () => {
-    expect(() => parseOptions(['--before', dir], {})).toThrow(`--before takes a checkout built with npx tsc -b tsconfig.build.json (no dist/service/server.js in "${dir}")`);
+    expect(() => parseOptions(['--before', dir], {})).toThrow(
+      `--before takes a checkout built with npx tsc -b tsconfig.build.json (no dist/service/server.js in "${dir}")`,
+    );
     expect(() => parseOptions(['--before', ''], {})).toThrow(/^--before takes a checkout built/);
   });
 
   test('a run of no data-layer scenario has nothing to compare with it', () => {
-    expect(() => parseOptions(['--before', built(dir), '--scenarios', 'C,S'], {})).toThrow('--before compares D, E, A, B, G, H: --scenarios names none of them');
+    expect(() => parseOptions(['--before', built(dir), '--scenarios', 'C,S'], {})).toThrow(
+      '--before compares D, E, A, B, G, H: --scenarios names none of them',
+    );
     expect(parseOptions(['--before', built(dir), '--scenarios', 'C,E'], {}).scenarios).toEqual(['C', 'E']);
   });
 });
 
 describe('the scenarios measured against the before service', () => {
   const direct: Comparison = { subjects: ['service'], reference: 'baseline', counts: 'answers' };
-  const of = (key: ScenarioKey, extra: Partial<Scenario> = {}): Scenario => ({ key, title: key, method: 'GET', path: `/api/v1/jobs?${key}`, as: 'reader', via: 'direct', comparison: direct, ...extra });
+  const of = (key: ScenarioKey, extra: Partial<Scenario> = {}): Scenario => ({
+    key,
+    title: key,
+    method: 'GET',
+    path: `/api/v1/jobs?${key}`,
+    as: 'reader',
+    via: 'direct',
+    comparison: direct,
+    ...extra,
+  });
 
   test('D, E, A, B, G and H each get a twin right after them, service against before, asking the same; the others do not', () => {
-    const scenarios = [of('A'), of('C'), of('D', { ids: ['x', 'y'] }), of('E', { method: 'POST', body: '{}', as: 'writer' }), of('F-A', { comparison: { subjects: ['gateway', 'proxy'], reference: 'service', counts: 'answers' } }), of('H')];
+    const scenarios = [
+      of('A'),
+      of('C'),
+      of('D', { ids: ['x', 'y'] }),
+      of('E', { method: 'POST', body: '{}', as: 'writer' }),
+      of('F-A', { comparison: { subjects: ['gateway', 'proxy'], reference: 'service', counts: 'answers' } }),
+      of('H'),
+    ];
     const twins = withBefore(scenarios);
     expect(twins.map((s) => `${s.key} ${s.comparison.subjects.join('+')} vs ${s.comparison.reference}`)).toEqual([
       'A service vs baseline',
@@ -71,9 +98,19 @@ describe('the scenarios measured against the before service', () => {
 });
 
 const window = (target: Target, round: number, reqPerSec: number, cpu: number): Measurement =>
-  benchWindow(target, round, reqPerSec, cpu, { together: true, cpuPerRequest: { [target]: cpu, generator: 12, database: 90 }, cores: { [target]: 0.5 } });
+  benchWindow(target, round, reqPerSec, cpu, {
+    together: true,
+    cpuPerRequest: { [target]: cpu, generator: 12, database: 90 },
+    cores: { [target]: 0.5 },
+  });
 
-const result = (key: ScenarioKey, title: string, reference: Target, measurements: Measurement[], unavailable?: string): ScenarioResult => ({
+const result = (
+  key: ScenarioKey,
+  title: string,
+  reference: Target,
+  measurements: Measurement[],
+  unavailable?: string,
+): ScenarioResult => ({
   size: 10_000,
   key,
   title,
@@ -94,13 +131,26 @@ describe('the report with --before', () => {
         result('D', 'get by id (random)', 'before', rounds('before', [1100, 450], [1000, 500])),
         result('D', 'get by id (random)', 'baseline', rounds('baseline', [950, 520], [1000, 500])),
         result('E', 'create', 'baseline', rounds('baseline', [900, 260], [1000, 240])),
-        result('E', 'create', 'before', rounds('before', [Math.round((1000 * 250) / createCpu), createCpu], [1000, 250])),
-        result('H', 'state=CA', 'before', [], 'not applicable: the before service answers 400 {"error":"Unknown query parameter \\"state\\""}'),
+        result(
+          'E',
+          'create',
+          'before',
+          rounds('before', [Math.round((1000 * 250) / createCpu), createCpu], [1000, 250]),
+        ),
+        result(
+          'H',
+          'state=CA',
+          'before',
+          [],
+          'not applicable: the before service answers 400 {"error":"Unknown query parameter \\"state\\""}',
+        ),
       ],
     });
 
   test('each data-layer scenario has a "service vs before" row beside "service vs baseline", with both sides\' CPU per request', () => {
-    const rows = markdownTable(run(250)).split('\n').filter((line) => line.startsWith('| D ') || line.startsWith('| E ') || line.startsWith('| H '));
+    const rows = markdownTable(run(250))
+      .split('\n')
+      .filter((line) => line.startsWith('| D ') || line.startsWith('| E ') || line.startsWith('| H '));
     expect(rows.map((row) => row.split(' | ')[0])).toEqual([
       '| D get by id (random): service vs before',
       '| D get by id (random): service vs baseline',
@@ -110,14 +160,22 @@ describe('the report with --before', () => {
     ]);
     expect(rows[0]).toContain('| 1.10x / 1.11x |');
     expect(rows[3]).toContain('| service 250 (0.50 core) ; before 250 (0.50 core) |');
-    expect(rows[4]).toBe('| H state=CA: service vs before | n/a | | | | | | | | | | not applicable: the before service answers 400 {"error":"Unknown query parameter \\"state\\""} |');
+    expect(rows[4]).toBe(
+      '| H state=CA: service vs before | n/a | | | | | | | | | | not applicable: the before service answers 400 {"error":"Unknown query parameter \\"state\\""} |',
+    );
   });
 
   test("E's CPU per create is held to the before service's: no worse within the run's spread", () => {
     const line = (cpu: number) => targets(run(cpu)).find((t) => t.includes('than before'));
-    expect(line(250)).toBe("- met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 1.00x over its last 3 rounds (service 250 µs, before 250 µs a create, medians of every round)");
-    expect(line(260)).toBe("- met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 0.96x over its last 3 rounds (service 260 µs, before 250 µs a create, medians of every round)");
-    expect(line(280)).toBe("- NOT met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 0.89x over its last 3 rounds (service 280 µs, before 250 µs a create, medians of every round)");
+    expect(line(250)).toBe(
+      "- met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 1.00x over its last 3 rounds (service 250 µs, before 250 µs a create, medians of every round)",
+    );
+    expect(line(260)).toBe(
+      "- met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 0.96x over its last 3 rounds (service 260 µs, before 250 µs a create, medians of every round)",
+    );
+    expect(line(280)).toBe(
+      "- NOT met: E CPU per create no worse than before's (within the 5% spread) at 10000: CPU 0.89x over its last 3 rounds (service 280 µs, before 250 µs a create, medians of every round)",
+    );
     // The baseline targets read the baseline rows, whichever comes first.
     expect(targets(run(250))[0]).toBe('- met: D get by id >= 0.9x baseline at 10000: 0.95x (CPU 0.96x)');
   });
@@ -128,8 +186,12 @@ describe('the report with --before', () => {
       before: { dir: '/work/before', commit: '1d015e3aaaabbbbccccddddeeeeffff000011112', changes: true },
       tables: [{ size: 10_000, rows: 10_000, seededSeconds: 0, before: { rows: 10_000, seededSeconds: 3 } }],
     });
-    expect(report).toContain('Before (--before): /work/before at 1d015e3aaaabbbbccccddddeeeeffff000011112 with uncommitted changes; its service from its own dist');
-    expect(report).toContain("**10,000 jobs** (10,000 rows; before's database 10,000 rows, migrated and copied in 3 s)");
+    expect(report).toContain(
+      'Before (--before): /work/before at 1d015e3aaaabbbbccccddddeeeeffff000011112 with uncommitted changes; its service from its own dist',
+    );
+    expect(report).toContain(
+      "**10,000 jobs** (10,000 rows; before's database 10,000 rows, migrated and copied in 3 s)",
+    );
   });
 });
 

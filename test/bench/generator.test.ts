@@ -38,7 +38,9 @@ test('sends every path with the headers and the exact body, and counts the answe
   });
 
   expect(new Set(seen.map((r) => r.url))).toEqual(new Set(['/api/v1/jobs/1', '/api/v1/jobs/2', '/api/v1/jobs/3']));
-  expect(seen.every((r) => r.method === 'POST' && r.body === body && r.headers['x-consumer-id'] === 'bench-writer')).toBe(true);
+  expect(
+    seen.every((r) => r.method === 'POST' && r.body === body && r.headers['x-consumer-id'] === 'bench-writer'),
+  ).toBe(true);
   expect(result.statuses['201']! + result.statuses['503']!).toBe(result.requests);
   // The connections cycle through the paths, so about a third of the answers are refusals.
   expect(result.statuses['503']! / result.requests).toBeGreaterThan(0.2);
@@ -53,7 +55,7 @@ test('sends every path with the headers and the exact body, and counts the answe
   expect(Number.isFinite(result.generator.waitMicros)).toBe(true);
 });
 
-test('a generator on a CPU or waiting for one 80% of its threads\' time or more is saturated', () => {
+test("a generator on a CPU or waiting for one 80% of its threads' time or more is saturated", () => {
   const window = { seconds: 5, generator: { threads: 2, cpuMicros: 0, waitMicros: 0 } };
   expect(saturated({ ...window, generator: { threads: 2, cpuMicros: 7.9e6, waitMicros: 0 } })).toBe(false);
   expect(saturated({ ...window, generator: { threads: 2, cpuMicros: 8e6, waitMicros: 0 } })).toBe(true);
@@ -64,17 +66,36 @@ test('a generator on a CPU or waiting for one 80% of its threads\' time or more 
 });
 
 test('runs wrk on the CPUs it is given and reads how long its threads waited for one', async () => {
-  const result = await runLoad({ origin: server.url, method: 'GET', paths: ['/api/v1/jobs/1'], headers: {}, connections: 2, threads: 1, seconds: 1, timeoutSeconds: 5, cpus: '0' });
+  const result = await runLoad({
+    origin: server.url,
+    method: 'GET',
+    paths: ['/api/v1/jobs/1'],
+    headers: {},
+    connections: 2,
+    threads: 1,
+    seconds: 1,
+    timeoutSeconds: 5,
+    cpus: '0',
+  });
   expect(result.requests).toBeGreaterThan(0);
   expect(Number.isFinite(result.generator.waitMicros)).toBe(true);
   expect(result.generator.waitMicros).toBeGreaterThanOrEqual(0);
 });
 
-test('a server that is not there is a failure with wrk\'s reason, not a result', async () => {
+test("a server that is not there is a failure with wrk's reason, not a result", async () => {
   const closed = await serve((_req, res) => res.end());
   const origin = closed.url;
   await closed.close();
-  await expect(runLoad({ origin, method: 'GET', paths: ['/'], headers: {}, connections: 1, threads: 1, seconds: 1, timeoutSeconds: 1 })).rejects.toThrow(
-    /^wrk failed: unable to connect to 127\.0\.0\.1:\d+ Connection refused/,
-  );
+  await expect(
+    runLoad({
+      origin,
+      method: 'GET',
+      paths: ['/'],
+      headers: {},
+      connections: 1,
+      threads: 1,
+      seconds: 1,
+      timeoutSeconds: 1,
+    }),
+  ).rejects.toThrow(/^wrk failed: unable to connect to 127\.0\.0\.1:\d+ Connection refused/);
 });

@@ -20,7 +20,8 @@ beforeAll(async () => {
     res.setHeader('Content-Type', 'application/json');
     res.end('{"data":{}}');
   });
-  for (const target of ['kong-bare', 'kong-key-auth', 'kong-ours'] as const) kongs.set(target, await startKong(target, upstream.url, SECRET));
+  for (const target of ['kong-bare', 'kong-key-auth', 'kong-ours'] as const)
+    kongs.set(target, await startKong(target, upstream.url, SECRET));
 }, 180_000);
 afterAll(async () => {
   for (const kong of kongs.values()) await kong.stop();
@@ -39,16 +40,27 @@ async function through(target: KongTarget) {
 test('Kong with no plugin passes the identity headers the client sends, and nothing else checks them', async () => {
   const { status, seen } = await through('kong-bare');
   expect(status).toBe(200);
-  expect(seen).toMatchObject({ 'x-gateway-secret': SECRET, 'x-consumer-id': DEMO_READER.id, 'x-consumer-groups': DEMO_READER.groups });
+  expect(seen).toMatchObject({
+    'x-gateway-secret': SECRET,
+    'x-consumer-id': DEMO_READER.id,
+    'x-consumer-groups': DEMO_READER.groups,
+  });
 });
 
 test("Kong's key-auth + acl finds the reader by key, hides the key, and sends its groups and the client's secret", async () => {
   const { status, seen } = await through('kong-key-auth');
   expect(status).toBe(200);
-  expect(seen).toMatchObject({ 'x-gateway-secret': SECRET, 'x-consumer-id': DEMO_READER.id, 'x-consumer-username': 'demo-reader', 'x-consumer-groups': 'jobs:read' });
+  expect(seen).toMatchObject({
+    'x-gateway-secret': SECRET,
+    'x-consumer-id': DEMO_READER.id,
+    'x-consumer-username': 'demo-reader',
+    'x-consumer-groups': 'jobs:read',
+  });
   expect(JSON.stringify(seen)).not.toContain(DEMO_READER_KEY);
 
-  const refused = await fetch(`${kongs.get('kong-key-auth')!.url}/api/v1/jobs`, { headers: { 'X-API-Key': 'not-a-key' } });
+  const refused = await fetch(`${kongs.get('kong-key-auth')!.url}/api/v1/jobs`, {
+    headers: { 'X-API-Key': 'not-a-key' },
+  });
   expect(refused.status).toBe(401);
 });
 
@@ -56,7 +68,9 @@ test('our configuration answers the reader through job-scopes with its own secre
   const { status, seen } = await through('kong-ours');
   expect(status).toBe(200);
   expect(seen).toMatchObject({ 'x-gateway-secret': SECRET, 'x-consumer-username': 'demo-reader' });
-  const response = await fetch(`${kongs.get('kong-ours')!.url}/api/v1/jobs`, { headers: { 'X-API-Key': DEMO_READER_KEY } });
+  const response = await fetch(`${kongs.get('kong-ours')!.url}/api/v1/jobs`, {
+    headers: { 'X-API-Key': DEMO_READER_KEY },
+  });
   expect(Number(response.headers.get('ratelimit-limit'))).toBe(1_000_000_000);
 });
 

@@ -15,7 +15,12 @@ if (why) console.warn(`bench-link: not run here: ${why}`);
 
 // Two pages of 1 MB that compress well: 16 Mbit each way at 8 Mbit/s is about 2 s plain.
 const page = (since: string, hasMore: boolean) =>
-  Buffer.from(JSON.stringify({ data: Array.from({ length: 4000 }, (_, i) => ({ id: `${since}${i}`, title: 'Platform Engineer '.repeat(12) })), meta: { nextSince: `${since}x`, hasMore } }));
+  Buffer.from(
+    JSON.stringify({
+      data: Array.from({ length: 4000 }, (_, i) => ({ id: `${since}${i}`, title: 'Platform Engineer '.repeat(12) })),
+      meta: { nextSince: `${since}x`, hasMore },
+    }),
+  );
 const PAGES = [page('a', true), page('b', false)];
 
 let server: http.Server;
@@ -26,7 +31,8 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     const since = new URL(req.url!, 'http://feed').searchParams.get('since');
     const body = PAGES[since === '' ? 0 : 1]!;
-    if (/gzip/.test(String(req.headers['accept-encoding']))) res.writeHead(200, { 'Content-Encoding': 'gzip' }).end(gzipSync(body));
+    if (/gzip/.test(String(req.headers['accept-encoding'])))
+      res.writeHead(200, { 'Content-Encoding': 'gzip' }).end(gzipSync(body));
     else res.end(body);
   });
   // All addresses: the client in the namespace reaches this host at the link's address.
@@ -42,17 +48,27 @@ afterAll(async () => {
 
 onLink('the client runs across the link, at its rate: plain bytes take their time, gzip ones far less', async () => {
   const passes: string[] = [];
-  const result = await link!.compareSyncs(`http://${link!.hostAddress}:${port}`, { 'X-API-Key': 'k' }, 1, (run, gzip, warmup) => passes.push(`${gzip ? 'gzip' : 'plain'}${warmup ? ' warm-up' : ''}`));
+  const result = await link!.compareSyncs(
+    `http://${link!.hostAddress}:${port}`,
+    { 'X-API-Key': 'k' },
+    1,
+    (run, gzip, warmup) => passes.push(`${gzip ? 'gzip' : 'plain'}${warmup ? ' warm-up' : ''}`),
+  );
   expect(passes).toEqual(['plain warm-up', 'gzip warm-up', 'plain', 'gzip']);
   const [plain, gzip] = [result.plain[0]!, result.gzip[0]!];
-  expect(plain).toMatchObject({ pages: 2, jobs: 8000, bytes: PAGES[0]!.length + PAGES[1]!.length, contentEncoding: 'identity' });
+  expect(plain).toMatchObject({
+    pages: 2,
+    jobs: 8000,
+    bytes: PAGES[0]!.length + PAGES[1]!.length,
+    contentEncoding: 'identity',
+  });
   expect(gzip).toMatchObject({ pages: 2, jobs: 8000, decodedBytes: plain.bytes, contentEncoding: 'gzip' });
   // 8 Mbit/s is 1 MB/s: the plain pass cannot be faster than its bytes at that rate; loopback would take milliseconds.
   expect(plain.seconds).toBeGreaterThan((plain.bytes / 1e6) * 0.9);
   expect(gzip.seconds).toBeLessThan(plain.seconds / 3);
 });
 
-onLink('closing the link removes its namespace and its veth pair; a killed run\'s are removed by the next one', () => {
+onLink("closing the link removes its namespace and its veth pair; a killed run's are removed by the next one", () => {
   const namespaces = () => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
   expect(namespaces()).toContain(`bench-link-${process.pid}`);
   link!.close();

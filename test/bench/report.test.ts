@@ -8,20 +8,44 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Measurement } from '../../bench/measure';
 import { parseOptions } from '../../bench/options';
-import { markdownTable, roundRatios, settled, targets, writeLatest, type RunResult, type ScenarioResult } from '../../bench/report';
+import {
+  markdownTable,
+  roundRatios,
+  settled,
+  targets,
+  writeLatest,
+  type RunResult,
+  type ScenarioResult,
+} from '../../bench/report';
 import type { Target } from '../../bench/scenarios';
 import { benchRun, benchWindow as window } from '../helpers/bench-run';
 
 function scenario(measurements: Measurement[], rounds = Math.max(...measurements.map((m) => m.round))): ScenarioResult {
-  return { size: 100_000, key: 'D', title: 'get by id (random)', path: '/api/v1/jobs/', comparison: { subjects: ['service'], reference: 'baseline', counts: 'answers' }, measurements, rounds };
+  return {
+    size: 100_000,
+    key: 'D',
+    title: 'get by id (random)',
+    path: '/api/v1/jobs/',
+    comparison: { subjects: ['service'], reference: 'baseline', counts: 'answers' },
+    measurements,
+    rounds,
+  };
 }
 
 const runOf = (result: ScenarioResult): RunResult => benchRun(100_000, { scenarios: [result] });
 
-const rowOf = (run: RunResult) => markdownTable(run).split('\n').find((line) => line.startsWith('| D '))!;
+const rowOf = (run: RunResult) =>
+  markdownTable(run)
+    .split('\n')
+    .find((line) => line.startsWith('| D '))!;
 
 test('each round gives one ratio from the two windows measured in it, throughput and CPU', () => {
-  const result = scenario([window('service', 1, 900, 550), window('baseline', 1, 1000, 500), window('baseline', 2, 2000, 500), window('service', 2, 1800, 500)]);
+  const result = scenario([
+    window('service', 1, 900, 550),
+    window('baseline', 1, 1000, 500),
+    window('baseline', 2, 2000, 500),
+    window('service', 2, 1800, 500),
+  ]);
   expect(roundRatios(result, 'service')).toEqual([
     { round: 1, throughput: 0.9, cpu: 500 / 550 },
     { round: 2, throughput: 0.9, cpu: 1 },
@@ -30,7 +54,12 @@ test('each round gives one ratio from the two windows measured in it, throughput
 
 test('a row is stable once its last three rounds agree within the spread asked for, and its figure is their median', () => {
   const noisy = [0.7, 0.95, 0.9, 0.91, 0.92];
-  const result = scenario(noisy.flatMap((ratio, i) => [window('service', i + 1, 1000 * ratio, 500 / ratio), window('baseline', i + 1, 1000, 500)]));
+  const result = scenario(
+    noisy.flatMap((ratio, i) => [
+      window('service', i + 1, 1000 * ratio, 500 / ratio),
+      window('baseline', i + 1, 1000, 500),
+    ]),
+  );
   const row = settled(result, 'service', 5)!;
   expect(row.stable).toBe(true);
   expect(row.window.map((r) => r.round)).toEqual([3, 4, 5]);
@@ -39,8 +68,19 @@ test('a row is stable once its last three rounds agree within the spread asked f
 
   const early = settled(scenario(result.measurements.filter((m) => m.round <= 3)), 'service', 5)!;
   expect(early.stable).toBe(false);
-  expect(rowOf(runOf(scenario(result.measurements.filter((m) => m.round <= 2))))).toContain('not stable within 2 rounds (2 valid rounds, 3 needed)');
-  expect(rowOf(runOf(scenario(result.measurements.filter((m) => m.round <= 3), 10)))).toMatch(/not stable within 10 rounds \(spread 27\.8%, asked < 5%\)/);
+  expect(rowOf(runOf(scenario(result.measurements.filter((m) => m.round <= 2))))).toContain(
+    'not stable within 2 rounds (2 valid rounds, 3 needed)',
+  );
+  expect(
+    rowOf(
+      runOf(
+        scenario(
+          result.measurements.filter((m) => m.round <= 3),
+          10,
+        ),
+      ),
+    ),
+  ).toMatch(/not stable within 10 rounds \(spread 27\.8%, asked < 5%\)/);
 });
 
 test('a window where the generator was saturated gives no ratio, and a row with none says invalid', () => {
@@ -62,7 +102,9 @@ test('a window where the generator was saturated gives no ratio, and a row with 
 
 test('a row whose throughput and CPU ratios are more than 10% apart is flagged; within 10% it is not', () => {
   const rounds = (cpuOfService: number) =>
-    scenario([1, 2, 3].flatMap((round) => [window('service', round, 900, cpuOfService), window('baseline', round, 1000, 500)]));
+    scenario(
+      [1, 2, 3].flatMap((round) => [window('service', round, 900, cpuOfService), window('baseline', round, 1000, 500)]),
+    );
   expect(rowOf(runOf(rounds(700)))).toContain('**ratios disagree** (throughput 0.90 vs CPU 0.71');
   expect(rowOf(runOf(rounds(560)))).not.toContain('disagree');
   expect(rowOf(runOf(rounds(560)))).toContain('| 0.90x / 0.89x |');
@@ -71,26 +113,54 @@ test('a row whose throughput and CPU ratios are more than 10% apart is flagged; 
 });
 
 test('a busy machine is named in the row', () => {
-  const result = scenario([1, 2, 3].flatMap((round) => [window('service', round, 900, 560, { otherCores: 1.4 }), window('baseline', round, 1000, 500)]));
+  const result = scenario(
+    [1, 2, 3].flatMap((round) => [
+      window('service', round, 900, 560, { otherCores: 1.4 }),
+      window('baseline', round, 1000, 500),
+    ]),
+  );
   expect(rowOf(runOf(result))).toContain('machine busy: other processes used 1.40 cores meanwhile');
 });
 
 test('a target is met or not only from a stable row whose readings agree on a quiet machine; otherwise it is undecided, with why', () => {
   const rows = (cpu: number, otherCores: number) =>
-    runOf(scenario([1, 2, 3].flatMap((round) => [window('service', round, 950, cpu, { otherCores }), window('baseline', round, 1000, 500)])));
+    runOf(
+      scenario(
+        [1, 2, 3].flatMap((round) => [
+          window('service', round, 950, cpu, { otherCores }),
+          window('baseline', round, 1000, 500),
+        ]),
+      ),
+    );
   expect(targets(rows(520, 0.02))[0]).toBe('- met: D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.96x)');
-  expect(targets(rows(520, 1.3))[0]).toBe('- undecided (machine busy (1.30 other cores)): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.96x)');
-  expect(targets(rows(800, 0.02))[0]).toBe('- undecided (throughput and CPU ratios disagree): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.63x)');
+  expect(targets(rows(520, 1.3))[0]).toBe(
+    '- undecided (machine busy (1.30 other cores)): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.96x)',
+  );
+  expect(targets(rows(800, 0.02))[0]).toBe(
+    '- undecided (throughput and CPU ratios disagree): D get by id >= 0.9x baseline at 100000: 0.95x (CPU 0.63x)',
+  );
 });
 
 test('the memory target reads the service as deployed (N), never a paired row, whose --single-threaded-gc delays major collections', () => {
   const MiB = 1024 * 1024;
   // A paired D row whose service peaked far over the bar decides nothing about memory.
-  const paired = scenario([1, 2, 3].flatMap((round) => [window('service', round, 950, 520, { peakRssBytes: { service: 300 * MiB } }), window('baseline', round, 1000, 500)]));
+  const paired = scenario(
+    [1, 2, 3].flatMap((round) => [
+      window('service', round, 950, 520, { peakRssBytes: { service: 300 * MiB } }),
+      window('baseline', round, 1000, 500),
+    ]),
+  );
   const memory = (run: RunResult) => targets(run).find((line) => line.includes('peak RSS'));
-  expect(memory(runOf(paired))).toBe('- not measured: peak RSS of the service as deployed (N, N-A) <= 160 MiB: N not run');
+  expect(memory(runOf(paired))).toBe(
+    '- not measured: peak RSS of the service as deployed (N, N-A) <= 160 MiB: N not run',
+  );
   const deployed = (peak: number): ScenarioResult => ({
-    ...scenario([1, 2, 3].flatMap((round) => [window('service-flags', round, 950, 520, { peakRssBytes: { 'service-flags': peak * MiB } }), window('service-node-defaults', round, 1000, 500)])),
+    ...scenario(
+      [1, 2, 3].flatMap((round) => [
+        window('service-flags', round, 950, 520, { peakRssBytes: { 'service-flags': peak * MiB } }),
+        window('service-node-defaults', round, 1000, 500),
+      ]),
+    ),
     key: 'N',
     comparison: { subjects: ['service-flags'], reference: 'service-node-defaults', counts: 'answers' },
   });
@@ -101,20 +171,37 @@ test('the memory target reads the service as deployed (N), never a paired row, w
 
 test("K: our Kong against Kong's key-auth + acl, round by round, from the Kong processes' own CPU (the service's left out)", () => {
   const kong = (target: Target, round: number, reqPerSec: number, kongCpu: number) =>
-    window(target, round, reqPerSec, kongCpu + 500, { cpuPerRequest: { [target]: kongCpu, service: 500, generator: 12 } });
+    window(target, round, reqPerSec, kongCpu + 500, {
+      cpuPerRequest: { [target]: kongCpu, service: 500, generator: 12 },
+    });
   const k: ScenarioResult = {
-    ...scenario([1, 2, 3].flatMap((round) => [kong('kong-key-auth', round, 1000, 200), kong('kong-ours', round, 900 - round * 100, 300 + round * 50), window('service', round, 2000, 500)])),
+    ...scenario(
+      [1, 2, 3].flatMap((round) => [
+        kong('kong-key-auth', round, 1000, 200),
+        kong('kong-ours', round, 900 - round * 100, 300 + round * 50),
+        window('service', round, 2000, 500),
+      ]),
+    ),
     key: 'K',
     comparison: { subjects: ['kong-bare', 'kong-key-auth', 'kong-ours'], reference: 'service', counts: 'answers' },
   };
   const lines = targets(runOf(k));
   // CPU 350/200, 400/200, 450/200; throughput 0.8, 0.7, 0.6: the medians.
-  expect(lines).toContain("- met: K our Kong's CPU per request (worker, log filters, Redis) <= 2x Kong's key-auth + acl's at 100000: 2.00x");
+  expect(lines).toContain(
+    "- met: K our Kong's CPU per request (worker, log filters, Redis) <= 2x Kong's key-auth + acl's at 100000: 2.00x",
+  );
   expect(lines).toContain("- NOT met: K our Kong's throughput >= 0.8x Kong's key-auth + acl's at 100000: 0.70x");
 });
 
 describe('the full sync (S): judged across the partner link when one was measured', () => {
-  const sync = (seconds: number, bytes: number) => ({ jobs: 1000, pages: 2, bytes, decodedBytes: 1000, seconds, contentEncoding: bytes < 1000 ? 'gzip' : 'identity' });
+  const sync = (seconds: number, bytes: number) => ({
+    jobs: 1000,
+    pages: 2,
+    bytes,
+    decodedBytes: 1000,
+    seconds,
+    contentEncoding: bytes < 1000 ? 'gzip' : 'identity',
+  });
   const syncs = (loopback: [number, number], link?: [number, number]): RunResult['syncs'] => [
     { size: 100_000, target: 'kong-ours', gzip: false, runs: [sync(loopback[0], 1000)] },
     { size: 100_000, target: 'kong-ours', gzip: true, runs: [sync(loopback[1], 100)] },
@@ -125,25 +212,38 @@ describe('the full sync (S): judged across the partner link when one was measure
         ]
       : []),
   ];
-  const runWith = (s: RunResult['syncs']) => ({ ...runOf(scenario([window('service', 1, 950, 520), window('baseline', 1, 1000, 500)])), syncs: s });
+  const runWith = (s: RunResult['syncs']) => ({
+    ...runOf(scenario([window('service', 1, 950, 520), window('baseline', 1, 1000, 500)])),
+    syncs: s,
+  });
   const line = (run: RunResult) => targets(run).find((t) => t.includes('S full sync'));
 
   test('across the link: met when gzip takes no more time there, with the loopback figure beside it', () => {
     expect(line(runWith(syncs([4, 4.5], [10, 4])))).toBe(
       '- met: S full sync through real Kong (our configuration) with gzip moves <= 15% of the bytes in no more time across a 100mbit link, at 100000: 10.0%, 0.40x the time (on loopback 10.0%, 1.13x the time)',
     );
-    expect(line(runWith(syncs([4, 3.8], [10, 11])))).toMatch(/^- NOT met: .* across a 100mbit link, at 100000: 10\.0%, 1\.10x the time \(on loopback 10\.0%, 0\.95x the time\)$/);
+    expect(line(runWith(syncs([4, 3.8], [10, 11])))).toMatch(
+      /^- NOT met: .* across a 100mbit link, at 100000: 10\.0%, 1\.10x the time \(on loopback 10\.0%, 0\.95x the time\)$/,
+    );
   });
 
   test('without a link, loopback decides, and the line says no link was measured', () => {
-    expect(line(runWith(syncs([4, 4.5])))).toBe('- NOT met: S full sync through real Kong (our configuration) with gzip moves <= 15% of the bytes in no more time, at 100000: on loopback 10.0%, 1.13x the time (no link measured)');
+    expect(line(runWith(syncs([4, 4.5])))).toBe(
+      '- NOT met: S full sync through real Kong (our configuration) with gzip moves <= 15% of the bytes in no more time, at 100000: on loopback 10.0%, 1.13x the time (no link measured)',
+    );
   });
 
   test('each table row says where it was measured and is compared with the plain pass of the same place', () => {
-    const rows = markdownTable(runWith(syncs([4, 4.5], [10, 4]))).split('\n').filter((l) => l.startsWith('| Kong'));
+    const rows = markdownTable(runWith(syncs([4, 4.5], [10, 4])))
+      .split('\n')
+      .filter((l) => l.startsWith('| Kong'));
     expect(rows).toHaveLength(4);
-    expect(rows[1]).toMatch(/^\| Kong, our configuration \(Redis\), loopback, Accept-Encoding: gzip \|.*\| 10\.0% \| 1\.13x \|$/);
-    expect(rows[3]).toMatch(/^\| Kong, our configuration \(Redis\), across a 100mbit link, Accept-Encoding: gzip \|.*\| 10\.0% \| 0\.40x \|$/);
+    expect(rows[1]).toMatch(
+      /^\| Kong, our configuration \(Redis\), loopback, Accept-Encoding: gzip \|.*\| 10\.0% \| 1\.13x \|$/,
+    );
+    expect(rows[3]).toMatch(
+      /^\| Kong, our configuration \(Redis\), across a 100mbit link, Accept-Encoding: gzip \|.*\| 10\.0% \| 0\.40x \|$/,
+    );
   });
 });
 
@@ -154,41 +254,83 @@ describe('where the latest run is written', () => {
 
   test('the section between the markers is replaced and the rest of the page kept', () => {
     const page = path.join(dir, 'performance.md');
-    writeFileSync(page, '# Performance\n\nHow to read a row.\n\n## Latest run\n\n<!-- bench:latest -->\nold table\n<!-- /bench:latest -->\n\nAfter.\n');
+    writeFileSync(
+      page,
+      '# Performance\n\nHow to read a row.\n\n## Latest run\n\n<!-- bench:latest -->\nold table\n<!-- /bench:latest -->\n\nAfter.\n',
+    );
     writeLatest(page, 'new table');
-    expect(readFileSync(page, 'utf8')).toBe('# Performance\n\nHow to read a row.\n\n## Latest run\n\n<!-- bench:latest -->\nnew table\n<!-- /bench:latest -->\n\nAfter.\n');
+    expect(readFileSync(page, 'utf8')).toBe(
+      '# Performance\n\nHow to read a row.\n\n## Latest run\n\n<!-- bench:latest -->\nnew table\n<!-- /bench:latest -->\n\nAfter.\n',
+    );
   });
 
   test('a page without the markers gets them at its end', () => {
     const page = path.join(dir, 'performance.md');
     writeFileSync(page, '# Performance\n\n## Latest run\n');
     writeLatest(page, 'first table');
-    expect(readFileSync(page, 'utf8')).toBe('# Performance\n\n## Latest run\n\n<!-- bench:latest -->\nfirst table\n<!-- /bench:latest -->\n');
+    expect(readFileSync(page, 'utf8')).toBe(
+      '# Performance\n\n## Latest run\n\n<!-- bench:latest -->\nfirst table\n<!-- /bench:latest -->\n',
+    );
   });
 });
 
 describe('the command line', () => {
   test('defaults: at least 3 and at most 10 rounds, 5% spread, one wrk thread, every scenario, docs written', () => {
     const options = parseOptions([], {});
-    expect(options).toMatchObject({ rounds: 3, maxRounds: 10, spread: 5, threads: 1, overloadConnections: 200, docs: true, sizes: [10_000, 100_000] });
-    expect(options.scenarios).toEqual(['A', 'B', 'C', "C'", 'D', 'E', 'G', 'H', 'F-A', 'F-D', 'O', 'S', 'K', 'N', 'N-A', 'W']);
+    expect(options).toMatchObject({
+      rounds: 3,
+      maxRounds: 10,
+      spread: 5,
+      threads: 1,
+      overloadConnections: 200,
+      docs: true,
+      sizes: [10_000, 100_000],
+    });
+    expect(options.scenarios).toEqual([
+      'A',
+      'B',
+      'C',
+      "C'",
+      'D',
+      'E',
+      'G',
+      'H',
+      'F-A',
+      'F-D',
+      'O',
+      'S',
+      'K',
+      'N',
+      'N-A',
+      'W',
+    ]);
   });
 
   test('the round limit is never below the minimum, and --no-docs leaves docs/performance.md alone', () => {
-    expect(parseOptions(['--rounds', '6', '--max-rounds', '4', '--no-docs'], {})).toMatchObject({ rounds: 6, maxRounds: 6, docs: false });
+    expect(parseOptions(['--rounds', '6', '--max-rounds', '4', '--no-docs'], {})).toMatchObject({
+      rounds: 6,
+      maxRounds: 6,
+      docs: false,
+    });
   });
 
   test('S also syncs across a 100 Mbit/s link unless told another rate or none', () => {
     expect(parseOptions([], {}).linkRate).toBe('100mbit');
     expect(parseOptions(['--link-rate', '1Gbit'], {}).linkRate).toBe('1gbit');
     expect(parseOptions(['--link-rate', 'none'], {}).linkRate).toBe('');
-    expect(() => parseOptions(['--link-rate', 'fast'], {})).toThrow('--link-rate takes a rate as tc writes it (1gbit, 100mbit) or none (got "fast")');
+    expect(() => parseOptions(['--link-rate', 'fast'], {})).toThrow(
+      '--link-rate takes a rate as tc writes it (1gbit, 100mbit) or none (got "fast")',
+    );
   });
 
   test('wrong arguments are one line naming the argument', () => {
-    expect(() => parseOptions(['--scenarios', 'D,X'], {})).toThrow('--scenarios takes a comma list of A, B, C, C\', D, E, G, H, F-A, F-D, O, S, K, N, N-A, W (got X)');
+    expect(() => parseOptions(['--scenarios', 'D,X'], {})).toThrow(
+      "--scenarios takes a comma list of A, B, C, C', D, E, G, H, F-A, F-D, O, S, K, N, N-A, W (got X)",
+    );
     expect(() => parseOptions(['--spread', '0'], {})).toThrow('--spread takes a whole number >= 1 (got "0")');
-    expect(() => parseOptions(['--webhook-seconds', '0'], {})).toThrow('--webhook-seconds takes a whole number >= 1 (got "0")');
+    expect(() => parseOptions(['--webhook-seconds', '0'], {})).toThrow(
+      '--webhook-seconds takes a whole number >= 1 (got "0")',
+    );
     expect(() => parseOptions(['--readme'], {})).toThrow(/Unknown option '--readme'.*Usage: npm run bench/);
   });
 });

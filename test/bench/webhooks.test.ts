@@ -5,7 +5,15 @@
  */
 import { targets, type RunResult } from '../../bench/report';
 import { performance } from 'node:perf_hooks';
-import { arrivalsIn, drained, matchDeliveries, percentile, worstSubscription, type DesignResult, type WebhookResult } from '../../bench/webhooks';
+import {
+  arrivalsIn,
+  drained,
+  matchDeliveries,
+  percentile,
+  worstSubscription,
+  type DesignResult,
+  type WebhookResult,
+} from '../../bench/webhooks';
 import { benchRun } from '../helpers/bench-run';
 
 test('percentiles are nearest-rank over the sorted values', () => {
@@ -67,11 +75,25 @@ test('catching up means every change committed over settledMs ago has arrived, i
   expect(performance.now() - started).toBeLessThan(1000);
 });
 
-const design = (name: DesignResult['design'], cpuPerEventMs: number, worst: Partial<DesignResult> = {}, latency: Partial<DesignResult['latency']> = {}): DesignResult => ({
+const design = (
+  name: DesignResult['design'],
+  cpuPerEventMs: number,
+  worst: Partial<DesignResult> = {},
+  latency: Partial<DesignResult['latency']> = {},
+): DesignResult => ({
   design: name,
   changes: 30,
   failedChanges: 0,
-  latency: { delivered: 30_000, expected: 30_000, repeats: 0, p50: 300, p99: 900, max: 1200, perSecond: 1000, ...latency },
+  latency: {
+    delivered: 30_000,
+    expected: 30_000,
+    repeats: 0,
+    p50: 300,
+    p99: 900,
+    max: 1200,
+    perSecond: 1000,
+    ...latency,
+  },
   worstP50: 400,
   worstP99: 1500,
   arrivals: 30_000,
@@ -88,13 +110,26 @@ const runOf = (w: WebhookResult): RunResult => benchRun(10_000, { webhooks: [w] 
 const lines = (w: WebhookResult) => targets(runOf(w)).filter((line) => line.includes('W '));
 
 test('W targets: met on a quiet machine, NOT met when a subscription is late, a delivery missing, or the cost over half of today', () => {
-  expect(lines(result([design('fenced', 0.2), design('today', 0.5)]))).toEqual([expect.stringMatching(/^- met: W commit to delivery/), expect.stringMatching(/^- met: W CPU per delivered event/)]);
-  expect(lines(result([design('fenced', 0.3, { worstP99: 5200 }), design('today', 0.5)]))).toEqual([expect.stringMatching(/^- NOT met: W commit/), expect.stringMatching(/^- NOT met: W CPU .*0\.300 ms vs 0\.500 ms/)]);
-  expect(lines(result([design('fenced', 0.2, { worstP50: 1100 }), design('today', 0.5)]))[0]).toMatch(/^- NOT met: W commit/);
-  expect(lines(result([design('fenced', 0.2, {}, { delivered: 29_999 }), design('today', 0.5)]))[0]).toMatch(/^- NOT met: W commit .*29999 of 30000/);
+  expect(lines(result([design('fenced', 0.2), design('today', 0.5)]))).toEqual([
+    expect.stringMatching(/^- met: W commit to delivery/),
+    expect.stringMatching(/^- met: W CPU per delivered event/),
+  ]);
+  expect(lines(result([design('fenced', 0.3, { worstP99: 5200 }), design('today', 0.5)]))).toEqual([
+    expect.stringMatching(/^- NOT met: W commit/),
+    expect.stringMatching(/^- NOT met: W CPU .*0\.300 ms vs 0\.500 ms/),
+  ]);
+  expect(lines(result([design('fenced', 0.2, { worstP50: 1100 }), design('today', 0.5)]))[0]).toMatch(
+    /^- NOT met: W commit/,
+  );
+  expect(lines(result([design('fenced', 0.2, {}, { delivered: 29_999 }), design('today', 0.5)]))[0]).toMatch(
+    /^- NOT met: W commit .*29999 of 30000/,
+  );
 });
 
-test('W targets: undecided on a busy machine or without today\'s design measured', () => {
-  expect(lines(result([design('fenced', 0.2), design('today', 0.5)], 0.6))).toEqual([expect.stringMatching(/^- undecided \(machine busy \(0\.60 other cores\)\): W commit/), expect.stringMatching(/^- undecided \(machine busy/)]);
+test("W targets: undecided on a busy machine or without today's design measured", () => {
+  expect(lines(result([design('fenced', 0.2), design('today', 0.5)], 0.6))).toEqual([
+    expect.stringMatching(/^- undecided \(machine busy \(0\.60 other cores\)\): W commit/),
+    expect.stringMatching(/^- undecided \(machine busy/),
+  ]);
   expect(lines(result([design('fenced', 0.2)]))[1]).toMatch(/^- not measured: W CPU per delivered event/);
 });

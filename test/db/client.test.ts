@@ -13,10 +13,10 @@ const DATABASE = 'jobs';
 
 describe('DATABASE_READ_URLS', () => {
   test('a comma list of mysql:// URLs, spaces allowed around the commas', () => {
-    expect(loadConfig({ DATABASE_READ_URLS: 'mysql://ro@replica-1:3306/jobs, mysql://ro@replica-2:3306/jobs' }).databaseReadUrls).toEqual([
-      'mysql://ro@replica-1:3306/jobs',
-      'mysql://ro@replica-2:3306/jobs',
-    ]);
+    expect(
+      loadConfig({ DATABASE_READ_URLS: 'mysql://ro@replica-1:3306/jobs, mysql://ro@replica-2:3306/jobs' })
+        .databaseReadUrls,
+    ).toEqual(['mysql://ro@replica-1:3306/jobs', 'mysql://ro@replica-2:3306/jobs']);
     expect(loadConfig({}).databaseReadUrls ?? []).toEqual([]);
   });
 
@@ -55,14 +55,23 @@ describe('with a read replica', () => {
   const listedIds = async () => {
     const listed = await call(`${service.url}/api/v1/jobs?limit=100`, { headers: reader });
     expect(listed.status).toBe(200);
-    return { ids: (listed.body.data as Array<{ id: string }>).map((job) => job.id), total: listed.body.meta.total as number };
+    return {
+      ids: (listed.body.data as Array<{ id: string }>).map((job) => job.id),
+      total: listed.body.meta.total as number,
+    };
   };
 
   const create = async (status: string, headers = writer) => {
     const created = await call(`${service.url}/api/v1/jobs`, {
       method: 'POST',
       headers: { ...headers, ...json },
-      body: JSON.stringify({ title: `Replica ${status}`, department: 'Ops', type: 'contract', description: 'x', status }),
+      body: JSON.stringify({
+        title: `Replica ${status}`,
+        department: 'Ops',
+        type: 'contract',
+        description: 'x',
+        status,
+      }),
     });
     expect(created.status).toBe(201);
     return created.body.data.id as string;
@@ -76,7 +85,20 @@ describe('with a read replica', () => {
     const connection = await onlyReplica.pool.getConnection();
     const [[{ slot }]] = (await connection.query('SELECT CONNECTION_ID() AS slot')) as unknown as [[{ slot: number }]];
     const id = Buffer.from(row!.id.replace(/-/g, ''), 'hex');
-    await connection.query('INSERT INTO jobs SET id = ?, title = ?, department = ?, type = ?, description = ?, requirements = ?, responsibilities = ?, status = ?, created_at = ?', [id, row!.title, row!.department, row!.type, row!.description, JSON.stringify(row!.requirements), JSON.stringify(row!.responsibilities), 'active', row!.createdAt]);
+    await connection.query(
+      'INSERT INTO jobs SET id = ?, title = ?, department = ?, type = ?, description = ?, requirements = ?, responsibilities = ?, status = ?, created_at = ?',
+      [
+        id,
+        row!.title,
+        row!.department,
+        row!.type,
+        row!.description,
+        JSON.stringify(row!.requirements),
+        JSON.stringify(row!.responsibilities),
+        'active',
+        row!.createdAt,
+      ],
+    );
     try {
       expect((await listedIds()).ids).toContain(row!.id);
       const one = await call(`${service.url}/api/v1/jobs/${row!.id}`, { headers: reader });
@@ -85,7 +107,8 @@ describe('with a read replica', () => {
     } finally {
       await connection.query('DELETE FROM jobs WHERE id = ?', [id]);
       // The emptied counter rows of this replica-only connection: a primary connection with the same id would replicate a duplicate of them.
-      for (const table of ['job_counts', 'job_day_counts']) await connection.query(`DELETE FROM ${table} WHERE slot = ? AND n = 0`, [slot]);
+      for (const table of ['job_counts', 'job_day_counts'])
+        await connection.query(`DELETE FROM ${table} WHERE slot = ? AND n = 0`, [slot]);
       await connection.query('DELETE FROM job_changes WHERE job_id = ?', [id]);
       connection.release();
     }
@@ -108,7 +131,9 @@ describe('with a read replica', () => {
       expect((await call(`${service.url}/api/v1/jobs/${draft}`, { headers: writer })).status).toBe(200);
       expect((await call(`${service.url}/api/v1/jobs/${draft}`, { headers: writer2 })).status).toBe(404);
       // A job that exists nowhere is still a 404.
-      expect((await call(`${service.url}/api/v1/jobs/0190f000-0000-7000-8000-000000000000`, { headers: reader })).status).toBe(404);
+      expect(
+        (await call(`${service.url}/api/v1/jobs/0190f000-0000-7000-8000-000000000000`, { headers: reader })).status,
+      ).toBe(404);
 
       // Listings come from the lagging replica: the new job is not there yet (docs/decisions.md).
       const lagging = await listedIds();

@@ -1,8 +1,10 @@
 import { isDatabaseUnavailable } from '../../db/errors';
 
 // The shapes mysql2 gives (lib/base/connection.js, lib/packets/packet.js), as drizzle wraps them.
-const closedState = () => Object.assign(new Error("Can't add new command when connection is in closed state"), { fatal: true });
-const serverSaid = (code: string, errno: number, sqlState: string) => Object.assign(new Error(code), { code, errno, sqlState, fatal: true });
+const closedState = () =>
+  Object.assign(new Error("Can't add new command when connection is in closed state"), { fatal: true });
+const serverSaid = (code: string, errno: number, sqlState: string) =>
+  Object.assign(new Error(code), { code, errno, sqlState, fatal: true });
 const wrapped = (cause: Error) => Object.assign(new Error('Failed query: select 1'), { cause });
 
 describe('which database errors mean "unavailable, retry later"', () => {
@@ -16,12 +18,20 @@ describe('which database errors mean "unavailable, retry later"', () => {
   });
 
   test('a statement the server refused is not unavailability', () => {
-    expect(isDatabaseUnavailable(wrapped(Object.assign(new Error('dup'), { code: 'ER_DUP_ENTRY', errno: 1062, sqlState: '23000' })))).toBe(false);
+    expect(
+      isDatabaseUnavailable(
+        wrapped(Object.assign(new Error('dup'), { code: 'ER_DUP_ENTRY', errno: 1062, sqlState: '23000' })),
+      ),
+    ).toBe(false);
     expect(isDatabaseUnavailable(new Error('a bug'))).toBe(false);
   });
 
   test('the named link failures stay unavailable', () => {
-    expect(isDatabaseUnavailable(wrapped(Object.assign(new Error('lost'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true })))).toBe(true);
+    expect(
+      isDatabaseUnavailable(
+        wrapped(Object.assign(new Error('lost'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true })),
+      ),
+    ).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('reset'), { code: 'ECONNRESET', errno: -104 }))).toBe(true);
   });
 });

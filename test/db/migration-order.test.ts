@@ -12,7 +12,9 @@ const DIR = path.join(__dirname, '..', '..', 'db', 'migrations');
 function changes(statement: string): { table: string; keys: string[]; added: string[] } | undefined {
   const table = /alter\s+table\s+`(\w+)`/i.exec(statement)?.[1];
   if (!table) return undefined;
-  const keys = [...statement.matchAll(/add\s+primary\s+key\s*\(([^)]*)\)/gi)].flatMap((m) => m[1]!.split(',').map((c) => c.trim().replace(/`/g, '')));
+  const keys = [...statement.matchAll(/add\s+primary\s+key\s*\(([^)]*)\)/gi)].flatMap((m) =>
+    m[1]!.split(',').map((c) => c.trim().replace(/`/g, '')),
+  );
   const added = [...statement.matchAll(/add\s+(?:column\s+)?`(\w+)`\s+\w/gi)].map((m) => m[1]!);
   return { table, keys, added };
 }
@@ -25,7 +27,8 @@ function keysBeforeColumns(sql: string): string[] {
     if (!change) return;
     for (const later of statements.slice(i + 1)) {
       if (later?.table !== change.table) continue;
-      for (const column of later.added.filter((added) => change.keys.includes(added))) problems.push(`${change.table}: PRIMARY KEY names ${column} before it is added`);
+      for (const column of later.added.filter((added) => change.keys.includes(added)))
+        problems.push(`${change.table}: PRIMARY KEY names ${column} before it is added`);
     }
   });
   return problems;
@@ -34,11 +37,13 @@ function keysBeforeColumns(sql: string): string[] {
 test('no migration adds a primary key before a column it names', () => {
   const problems = readdirSync(DIR)
     .filter((file) => file.endsWith('.sql'))
-    .flatMap((file) => keysBeforeColumns(readFileSync(path.join(DIR, file), 'utf8')).map((problem) => `${file}: ${problem}`));
+    .flatMap((file) =>
+      keysBeforeColumns(readFileSync(path.join(DIR, file), 'utf8')).map((problem) => `${file}: ${problem}`),
+    );
   expect(problems).toEqual([]);
 });
 
-test('the check finds drizzle-kit\'s order, and passes the one-statement form', () => {
+test("the check finds drizzle-kit's order, and passes the one-statement form", () => {
   const generated = [
     'ALTER TABLE `job_counts` DROP PRIMARY KEY;',
     'ALTER TABLE `job_counts` ADD PRIMARY KEY(`by_department`,`slot`);',

@@ -25,7 +25,9 @@ describe('expand/contract', () => {
   /** Adds a migration after the last one, as drizzle-kit would (a journal entry and its file). */
   const add = (tag: string, sql: string) => {
     const file = path.join(dir, 'meta', '_journal.json');
-    const journal = JSON.parse(readFileSync(file, 'utf8')) as { entries: Array<{ idx: number; when: number; tag: string }> };
+    const journal = JSON.parse(readFileSync(file, 'utf8')) as {
+      entries: Array<{ idx: number; when: number; tag: string }>;
+    };
     const last = journal.entries.at(-1)!;
     journal.entries.push({ ...last, idx: last.idx + 1, when: last.when + 1000, tag });
     writeFileSync(file, JSON.stringify(journal));
@@ -45,7 +47,9 @@ describe('expand/contract', () => {
     ['RENAME TABLE `jobs` TO `listings`;', 'renames a table'],
   ])('a hand-made migration `%s` is refused: it %s', (sql, what) => {
     add('9999_hand_made', sql);
-    expect(unsafeMigrations(dir)).toEqual([`9999_hand_made ${what}, and it has no "-- contract-of: <earlier migration>" line`]);
+    expect(unsafeMigrations(dir)).toEqual([
+      `9999_hand_made ${what}, and it has no "-- contract-of: <earlier migration>" line`,
+    ]);
   });
 
   test('marked as the contract of an earlier migration, the same DROP COLUMN passes; marked with a later or unknown one, it does not', () => {
@@ -53,11 +57,16 @@ describe('expand/contract', () => {
     add('9999_drop_old', `-- contract-of: ${earlier}\nALTER TABLE \`jobs\` DROP COLUMN \`salary_max\`;`);
     expect(unsafeMigrations(dir)).toEqual([]);
     add('9998_drop_more', '-- contract-of: 9999_later\nALTER TABLE `jobs` DROP COLUMN `salary_min`;');
-    expect(unsafeMigrations(dir)).toEqual(['9998_drop_more drops a column, and its contract-of names 9999_later, which is not an earlier migration']);
+    expect(unsafeMigrations(dir)).toEqual([
+      '9998_drop_more drops a column, and its contract-of names 9999_later, which is not an earlier migration',
+    ]);
   });
 
   test('what expands or changes no shape passes: an added column, a dropped index or trigger, a changed type', () => {
-    add('9999_expand', 'ALTER TABLE `jobs` ADD `remote_policy` varchar(20);\n--> statement-breakpoint\nALTER TABLE `jobs` DROP INDEX `jobs_status_idx`;\n--> statement-breakpoint\nDROP TRIGGER `t`;\n--> statement-breakpoint\nALTER TABLE `jobs` CHANGE `title` `title` varchar(300) NOT NULL;');
+    add(
+      '9999_expand',
+      'ALTER TABLE `jobs` ADD `remote_policy` varchar(20);\n--> statement-breakpoint\nALTER TABLE `jobs` DROP INDEX `jobs_status_idx`;\n--> statement-breakpoint\nDROP TRIGGER `t`;\n--> statement-breakpoint\nALTER TABLE `jobs` CHANGE `title` `title` varchar(300) NOT NULL;',
+    );
     expect(unsafeMigrations(dir)).toEqual([]);
   });
 });
@@ -70,7 +79,11 @@ describe('start-up migrations in the log', () => {
     const outcome = await service.listening;
     await service.stop();
     if (!('url' in outcome)) throw new Error(`the service did not start: ${outcome.stderr}`);
-    return service.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    return service
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   };
   afterAll(async () => {
     const root = await mysql.createConnection(testServerOptions());
@@ -81,18 +94,31 @@ describe('start-up migrations in the log', () => {
   test('a fresh database: each migration applied is one line with its name and duration, in order; the next start applies and logs none', async () => {
     const lines = (await start()).filter((line) => 'migration' in line);
     expect(lines.map((line) => line.migration)).toEqual(knownMigrations().map((m) => m.tag));
-    for (const line of lines) expect(line).toMatchObject({ level: 30, durationMs: expect.any(Number), msg: `migration ${line.migration} applied in ${line.durationMs} ms` });
+    for (const line of lines)
+      expect(line).toMatchObject({
+        level: 30,
+        durationMs: expect.any(Number),
+        msg: `migration ${line.migration} applied in ${line.durationMs} ms`,
+      });
     expect((await start()).filter((line) => 'migration' in line || line.level === 40)).toEqual([]);
   }, 60_000);
 
   test('a database a newer release migrated: this one starts, applies nothing and logs one warning naming the newest migration it knows', async () => {
     const newest = knownMigrations().at(-1)!;
     const root = await mysql.createConnection(testServerOptions());
-    await root.query(`INSERT INTO \`${database}\`.__drizzle_migrations (hash, created_at) VALUES ('from-a-newer-release', ?)`, [newest.when + 60_000]);
+    await root.query(
+      `INSERT INTO \`${database}\`.__drizzle_migrations (hash, created_at) VALUES ('from-a-newer-release', ?)`,
+      [newest.when + 60_000],
+    );
     await root.end();
     const lines = await start();
     expect(lines.filter((line) => 'migration' in line)).toEqual([]);
     const warnings = lines.filter((line) => line.level === 40);
-    expect(warnings).toEqual([expect.objectContaining({ newestKnownMigration: newest.tag, msg: expect.stringContaining(`the newest it knows is ${newest.tag}`) })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        newestKnownMigration: newest.tag,
+        msg: expect.stringContaining(`the newest it knows is ${newest.tag}`),
+      }),
+    ]);
   }, 60_000);
 });

@@ -39,14 +39,17 @@ async function eventually<T>(read: () => T | Promise<T>, check: (value: T) => bo
 async function serverHas(id: number): Promise<boolean> {
   const admin = await mysql.createConnection(testServerOptions());
   try {
-    const [rows] = await admin.query<Row[]>('SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id = ?', [id]);
+    const [rows] = await admin.query<Row[]>('SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id = ?', [
+      id,
+    ]);
     return Number(rows[0]!.n) === 1;
   } finally {
     await admin.end();
   }
 }
 
-const LIMITS = 'SELECT CONNECTION_ID() AS id, @@SESSION.max_statement_time AS seconds, @@SESSION.lock_wait_timeout AS lockWait, @@SESSION.innodb_lock_wait_timeout AS rowLockWait';
+const LIMITS =
+  'SELECT CONNECTION_ID() AS id, @@SESSION.max_statement_time AS seconds, @@SESSION.lock_wait_timeout AS lockWait, @@SESSION.innodb_lock_wait_timeout AS rowLockWait';
 
 describe('the server stops statements itself', () => {
   test('the first statement of every new connection, from the pool or a transaction, already runs under the limits', async () => {
@@ -97,27 +100,35 @@ describe('a link that stops answering', () => {
         }
       },
     ],
-  ])('%s fails a margin after the limit, and the pool of one drops that connection and serves again on a new one', async (_label, statement) => {
-    const { pool, stats } = open(relay.via(URL), { connectionLimit: 1, queryTimeoutMs: QUERY_TIMEOUT_MS });
-    const [[before]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
-    relay.set('blackhole');
-    const started = Date.now();
-    const failure = await statement(pool).then(
-      () => 'answered',
-      (error: unknown) => errorCode(error),
-    );
-    const ms = Date.now() - started;
-    expect(failure).toBe('PROTOCOL_SEQUENCE_TIMEOUT');
-    expect(ms).toBeGreaterThanOrEqual(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS - 50);
-    expect(ms).toBeLessThan(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS + 2000);
-    expect(stats()).toEqual({ open: 0, inUse: 0, waiting: 0 });
+  ])(
+    '%s fails a margin after the limit, and the pool of one drops that connection and serves again on a new one',
+    async (_label, statement) => {
+      const { pool, stats } = open(relay.via(URL), { connectionLimit: 1, queryTimeoutMs: QUERY_TIMEOUT_MS });
+      const [[before]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
+      relay.set('blackhole');
+      const started = Date.now();
+      const failure = await statement(pool).then(
+        () => 'answered',
+        (error: unknown) => errorCode(error),
+      );
+      const ms = Date.now() - started;
+      expect(failure).toBe('PROTOCOL_SEQUENCE_TIMEOUT');
+      expect(ms).toBeGreaterThanOrEqual(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS - 50);
+      expect(ms).toBeLessThan(QUERY_TIMEOUT_MS + CLIENT_MARGIN_MS + 2000);
+      expect(stats()).toEqual({ open: 0, inUse: 0, waiting: 0 });
 
-    relay.set('forward');
-    const [[after]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
-    expect(after!.id).not.toBe(before!.id);
-    // The dropped connection is closed, not left open on the server.
-    expect(await eventually(() => serverHas(before!.id), (has) => !has)).toBe(false);
-  });
+      relay.set('forward');
+      const [[after]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
+      expect(after!.id).not.toBe(before!.id);
+      // The dropped connection is closed, not left open on the server.
+      expect(
+        await eventually(
+          () => serverHas(before!.id),
+          (has) => !has,
+        ),
+      ).toBe(false);
+    },
+  );
 
   test('close() returns within its time limit while a statement hangs, and closes that connection', async () => {
     // A statement limit longer than the test looks, so only close() can have closed the connection.
@@ -133,7 +144,13 @@ describe('a link that stops answering', () => {
     await close(300);
     expect(Date.now() - started).toBeLessThan(1000);
     handles.splice(0);
-    expect(await eventually(() => serverHas(row!.id), (has) => !has, 1500)).toBe(false);
+    expect(
+      await eventually(
+        () => serverHas(row!.id),
+        (has) => !has,
+        1500,
+      ),
+    ).toBe(false);
     expect(await hung).toBe('failed');
   });
 });

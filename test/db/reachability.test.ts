@@ -33,18 +33,28 @@ async function failureThroughLink(url: string): Promise<unknown> {
   throw new Error('the link answered');
 }
 
-const gauge = async (registry: Registry) => (await registry.getSingleMetric(DATABASE_UP_GAUGES.dispatcher)!.get()).values[0]?.value;
+const gauge = async (registry: Registry) =>
+  (await registry.getSingleMetric(DATABASE_UP_GAUGES.dispatcher)!.get()).values[0]?.value;
 
-test('the dispatcher\'s twin: one error line, the gauge 0 and isUp() false while cut, one line and 1 once the link returns', async () => {
+test("the dispatcher's twin: one error line, the gauge 0 and isUp() false while cut, one line and 1 once the link returns", async () => {
   const lines: string[] = [];
   const logger = createLogger('debug', memoryLog(lines)).child({ component: 'webhook-dispatcher' });
   const registry = new Registry();
   const url = relay.via(`${testServerUrl()}`);
-  reachability = watchDatabase({ url, logger, registry, gauge: DATABASE_UP_GAUGES.dispatcher, failures: 'dispatcher ticks failed', retryMs: 200 });
+  reachability = watchDatabase({
+    url,
+    logger,
+    registry,
+    gauge: DATABASE_UP_GAUGES.dispatcher,
+    failures: 'dispatcher ticks failed',
+    retryMs: 200,
+  });
   expect(await gauge(registry)).toBe(1);
 
   // Not a database failure: not the tracker's.
-  expect(reachability.failed(Object.assign(new Error('Duplicate entry'), { code: 'ER_DUP_ENTRY', sqlState: '23000' }))).toBe(false);
+  expect(
+    reachability.failed(Object.assign(new Error('Duplicate entry'), { code: 'ER_DUP_ENTRY', sqlState: '23000' })),
+  ).toBe(false);
 
   relay.set('reset');
   for (let tick = 0; tick < 5; tick++) {
@@ -63,10 +73,19 @@ test('the dispatcher\'s twin: one error line, the gauge 0 and isUp() false while
 
   const parsed = lines.map((line) => JSON.parse(line) as { level: number; msg: string; [key: string]: unknown });
   expect(parsed.filter((line) => line.level >= 50)).toEqual([
-    expect.objectContaining({ component: 'webhook-dispatcher', host: '127.0.0.1', port: relay.port, msg: expect.stringMatching(new RegExp(`^database unreachable at 127\\.0\\.0\\.1:${relay.port}: `)) }),
+    expect.objectContaining({
+      component: 'webhook-dispatcher',
+      host: '127.0.0.1',
+      port: relay.port,
+      msg: expect.stringMatching(new RegExp(`^database unreachable at 127\\.0\\.0\\.1:${relay.port}: `)),
+    }),
   ]);
   expect(parsed.filter((line) => /reachable again/.test(line.msg))).toEqual([
-    expect.objectContaining({ level: 40, failed: 5, msg: expect.stringMatching(/after [\d.]+ s; 5 dispatcher ticks failed meanwhile$/) }),
+    expect.objectContaining({
+      level: 40,
+      failed: 5,
+      msg: expect.stringMatching(/after [\d.]+ s; 5 dispatcher ticks failed meanwhile$/),
+    }),
   ]);
 });
 
@@ -74,12 +93,21 @@ test('one connection lost while the database answers is a warning, not an outage
   const lines: string[] = [];
   const logger = createLogger('info', memoryLog(lines));
   const tracker = watchDatabase({ url: testServerUrl(), logger, gauge: DATABASE_UP_GAUGES.service });
-  expect(tracker.failed(Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true }))).toBe(true);
+  expect(
+    tracker.failed(
+      Object.assign(new Error('Connection lost: The server closed the connection.'), {
+        code: 'PROTOCOL_CONNECTION_LOST',
+        fatal: true,
+      }),
+    ),
+  ).toBe(true);
   for (let tries = 0; lines.length === 0 && tries < 50; tries++) {
     logger.flush();
     await sleep(100);
   }
   tracker.stop();
   expect(tracker.isUp()).toBe(true);
-  expect(lines.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/a database connection failed, but .* answers/) })]);
+  expect(lines.map((line) => JSON.parse(line))).toEqual([
+    expect.objectContaining({ level: 40, msg: expect.stringMatching(/a database connection failed, but .* answers/) }),
+  ]);
 });

@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => database.close());
 
-const restoreKey = () => database.query(`insert into service_secrets (name, secret) values ('token-signing', random_bytes(32))`);
+const restoreKey = () =>
+  database.query(`insert into service_secrets (name, secret) values ('token-signing', random_bytes(32))`);
 
 test('the key is read once: later calls keep it even when the row is gone', async () => {
   const handle = createDatabase(database.url);
@@ -34,7 +35,9 @@ test('a failed read names the missing row, and the next call reads again', async
     await database.query(`delete from service_secrets where name = 'token-signing'`);
     await expect(signingKey(handle.db)).rejects.toThrow('service_secrets has no token-signing row: run the migrations');
     await restoreKey();
-    const [row] = await database.query<Array<{ secret: Buffer }>>(`select secret from service_secrets where name = 'token-signing'`);
+    const [row] = await database.query<Array<{ secret: Buffer }>>(
+      `select secret from service_secrets where name = 'token-signing'`,
+    );
     expect(await signingKey(handle.db)).toEqual(row!.secret);
   } finally {
     await handle.close();

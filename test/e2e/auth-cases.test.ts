@@ -18,7 +18,13 @@ import { gatewayKinds, startStackOn, type LocalStack, type Stack } from './suppo
 interface AuthCase {
   name: string;
   route: string;
-  request: { method: string; path: string; headers: Record<string, string | string[]>; query: Record<string, string | string[]>; rawQuery?: string };
+  request: {
+    method: string;
+    path: string;
+    headers: Record<string, string | string[]>;
+    query: Record<string, string | string[]>;
+    rawQuery?: string;
+  };
   failedAttemptsBefore?: number;
   consumer: string | null;
   expect: {
@@ -26,7 +32,12 @@ interface AuthCase {
     body?: unknown;
     headers?: Record<string, string>;
     headerRanges?: Record<string, [number, number]>;
-    upstream?: { headers: Record<string, string>; absentHeaders: string[]; query: Record<string, string | string[]>; rawQuery?: string };
+    upstream?: {
+      headers: Record<string, string>;
+      absentHeaders: string[];
+      query: Record<string, string | string[]>;
+      rawQuery?: string;
+    };
   };
 }
 
@@ -87,7 +98,13 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     }
     for (let i = 0; i < 100; i++) {
       // Complete lines only: Kong may be halfway through writing the last one.
-      const lines = existsSync(fileLog) ? readFileSync(fileLog, 'utf8').split('\n').slice(0, -1).filter(Boolean).map((l) => JSON.parse(l)) : [];
+      const lines = existsSync(fileLog)
+        ? readFileSync(fileLog, 'utf8')
+            .split('\n')
+            .slice(0, -1)
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+        : [];
       const line = lines.find((l) => l.request?.id === requestId);
       if (line) return [line.route?.name ?? null, line.consumer?.username ?? null];
       await new Promise((r) => setTimeout(r, 20));
@@ -136,7 +153,8 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     expect(new URL(got.url, 'http://upstream').pathname).toBe(c.request.path);
     const up = c.expect.upstream;
     if (!up) return;
-    for (const [name, value] of Object.entries(up.headers)) expect([name, got.headers[name.toLowerCase()]]).toEqual([name, value]);
+    for (const [name, value] of Object.entries(up.headers))
+      expect([name, got.headers[name.toLowerCase()]]).toEqual([name, value]);
     for (const name of up.absentHeaders) expect([name, got.headers[name.toLowerCase()]]).toEqual([name, undefined]);
     expect(receivedQuery(got.url)).toEqual(up.query);
     if (up.rawQuery !== undefined) expect(rawQueryOf(got.url)).toBe(up.rawQuery);

@@ -11,10 +11,26 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
   });
   afterAll(() => stack.close());
 
-  const get = (headers: Record<string, string | string[]> = {}, query?: Record<string, string | string[]>, path = '/api/v1/jobs') =>
-    send(stack.url, { path, headers, query });
-  const create = (key: string, body: object = { title: 'Platform Engineer', department: 'Engineering', type: 'full-time', description: 'Keep the lights on.' }) =>
-    send(stack.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const get = (
+    headers: Record<string, string | string[]> = {},
+    query?: Record<string, string | string[]>,
+    path = '/api/v1/jobs',
+  ) => send(stack.url, { path, headers, query });
+  const create = (
+    key: string,
+    body: object = {
+      title: 'Platform Engineer',
+      department: 'Engineering',
+      type: 'full-time',
+      description: 'Keep the lights on.',
+    },
+  ) =>
+    send(stack.url, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   describe('the four answers, in order', () => {
     test('no key: 401 telling the caller to use X-API-Key', async () => {
@@ -49,7 +65,9 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
       const res = await create(DEMO.reader);
       expect(res.status).toBe(403);
       expect(res.json).toEqual({ error: 'Missing scope jobs:write', requiredScope: 'jobs:write' });
-      expect((await get({ 'X-API-Key': DEMO.writer }, { status: 'active,open,paused,closed' })).json.meta.total).toBe(before);
+      expect((await get({ 'X-API-Key': DEMO.writer }, { status: 'active,open,paused,closed' })).json.meta.total).toBe(
+        before,
+      );
     });
 
     test('a key in the header or in ?api_key= reads; when both are sent the header wins', async () => {
@@ -121,7 +139,11 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     test('without the gateway the service refuses the request (the secret is what it trusts)', async () => {
       const direct = await send(stack.service.url, {
         path: '/api/v1/jobs',
-        headers: { 'X-Consumer-ID': '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a02', 'X-Consumer-Username': 'demo-writer', 'X-Consumer-Groups': 'jobs:read' },
+        headers: {
+          'X-Consumer-ID': '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a02',
+          'X-Consumer-Username': 'demo-writer',
+          'X-Consumer-Groups': 'jobs:read',
+        },
       });
       expect(direct.status).toBe(401);
     });
@@ -146,7 +168,9 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
       expect(res.status).toBe(403);
       expect(res.json).toEqual({ error: 'API key disabled' });
 
-      await stack.changeDemo((s) => (consumer(s, 'demo-writer-2').acls = [{ group: 'jobs:read' }, { group: 'jobs:write' }]));
+      await stack.changeDemo(
+        (s) => (consumer(s, 'demo-writer-2').acls = [{ group: 'jobs:read' }, { group: 'jobs:write' }]),
+      );
       expect((await get({ 'X-API-Key': DEMO.writer2 })).status).toBe(200);
     });
   });

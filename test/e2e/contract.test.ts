@@ -6,8 +6,25 @@ import { demoJobs } from '../../db/seed-data';
 import { DEMO, send, gatewayKinds, startStackOn, type Stack } from './support';
 
 const FIELDS = [
-  'id', 'postingId', 'title', 'department', 'location', 'workplace', 'state', 'type', 'description', 'requirements',
-  'responsibilities', 'salary', 'status', 'submissionDueDate', 'clientName', 'vendorName', 'postedByName', 'createdAt', 'updatedAt',
+  'id',
+  'postingId',
+  'title',
+  'department',
+  'location',
+  'workplace',
+  'state',
+  'type',
+  'description',
+  'requirements',
+  'responsibilities',
+  'salary',
+  'status',
+  'submissionDueDate',
+  'clientName',
+  'vendorName',
+  'postedByName',
+  'createdAt',
+  'updatedAt',
 ];
 const seed = demoJobs().filter((j) => !j.deletedAt);
 const countWhere = (f: (j: (typeof seed)[number]) => boolean) => seed.filter(f).length;
@@ -21,10 +38,21 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
 
   const list = (query: Record<string, string | string[]> = {}, key = DEMO.reader) =>
     send(stack.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': key }, query });
-  const byId = (id: string, key = DEMO.reader) => send(stack.url, { path: `/api/v1/jobs/${id}`, headers: { 'X-API-Key': key } });
+  const byId = (id: string, key = DEMO.reader) =>
+    send(stack.url, { path: `/api/v1/jobs/${id}`, headers: { 'X-API-Key': key } });
   const post = (body: string, key = DEMO.writer, contentType = 'application/json') =>
-    send(stack.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': key, 'Content-Type': contentType }, body });
-  const valid = { title: 'Data Platform Engineer', department: 'Data & Analytics', type: 'contract', description: 'Pipelines and people.' };
+    send(stack.url, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': key, 'Content-Type': contentType },
+      body,
+    });
+  const valid = {
+    title: 'Data Platform Engineer',
+    department: 'Data & Analytics',
+    type: 'contract',
+    description: 'Pipelines and people.',
+  };
 
   function expectPublicJob(job: Record<string, unknown>): void {
     const keys = Object.keys(job);
@@ -37,9 +65,17 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     for (const path of ['/api/v1/jobs', `/api/v1/jobs/${id}`, '/api/v1/jobs/changes', '/api/v1/openapi.json']) {
       const got = await send(stack.url, { path, headers: reader });
       const head = await send(stack.url, { method: 'HEAD', path, headers: reader });
-      expect([path, got.status, head.status, head.headers['ratelimit-remaining']]).toEqual([path, 200, 200, expect.stringMatching(/^\d+$/)]);
+      expect([path, got.status, head.status, head.headers['ratelimit-remaining']]).toEqual([
+        path,
+        200,
+        200,
+        expect.stringMatching(/^\d+$/),
+      ]);
       if (path === '/api/v1/openapi.json') continue;
-      const again = await send(stack.url, { path, headers: { ...reader, 'If-None-Match': got.headers.etag as string } });
+      const again = await send(stack.url, {
+        path,
+        headers: { ...reader, 'If-None-Match': got.headers.etag as string },
+      });
       expect([path, again.status, again.headers['cache-control']]).toEqual([path, 304, 'private, no-cache']);
     }
     const keyless = await send(stack.url, { path: '/api/v1/jobs' });
@@ -59,7 +95,9 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
       }
       const created = res.json.data.map((j: { createdAt: string }) => j.createdAt);
       expect([...created].sort().reverse()).toEqual(created);
-      expect(res.text).not.toMatch(/internal|margin|billRate|payRate|bill_rate|pay_rate|recruiterEmail|createdByConsumer|deleted/i);
+      expect(res.text).not.toMatch(
+        /internal|margin|billRate|payRate|bill_rate|pay_rate|recruiterEmail|createdByConsumer|deleted/i,
+      );
     });
 
     test('filters: status list, type, department (case-insensitive, + and %20), workplace', async () => {
@@ -67,12 +105,22 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
       expect(paused.json.meta.total).toBe(countWhere((j) => j.status === 'paused' || j.status === 'closed'));
       const contract = await list({ type: 'contract', limit: '100' });
       expect(contract.json.data.every((j: { type: string }) => j.type === 'contract')).toBe(true);
-      expect(contract.json.meta.total).toBe(countWhere((j) => j.type === 'contract' && (j.status === 'active' || j.status === 'open')));
+      expect(contract.json.meta.total).toBe(
+        countWhere((j) => j.type === 'contract' && (j.status === 'active' || j.status === 'open')),
+      );
 
-      const plus = await send(stack.url, { path: '/api/v1/jobs?department=human+resources&limit=100', headers: { 'X-API-Key': DEMO.reader } });
-      const pct = await send(stack.url, { path: '/api/v1/jobs?department=Human%20Resources&limit=100', headers: { 'X-API-Key': DEMO.reader } });
+      const plus = await send(stack.url, {
+        path: '/api/v1/jobs?department=human+resources&limit=100',
+        headers: { 'X-API-Key': DEMO.reader },
+      });
+      const pct = await send(stack.url, {
+        path: '/api/v1/jobs?department=Human%20Resources&limit=100',
+        headers: { 'X-API-Key': DEMO.reader },
+      });
       expect(plus.status).toBe(200);
-      expect(plus.json.meta.total).toBe(countWhere((j) => j.department === 'Human Resources' && (j.status === 'active' || j.status === 'open')));
+      expect(plus.json.meta.total).toBe(
+        countWhere((j) => j.department === 'Human Resources' && (j.status === 'active' || j.status === 'open')),
+      );
       expect(pct.json).toEqual(plus.json);
 
       const remote = await list({ workplace: 'remote', limit: '100' });
@@ -82,7 +130,12 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     test('pagination: meta per page, stable pages, a page past the end is empty with true meta', async () => {
       const p1 = await list({ limit: '5', page: '1' });
       const p2 = await list({ limit: '5', page: '2' });
-      expect(p1.json.meta).toEqual({ total: p1.json.meta.total, page: 1, limit: 5, totalPages: Math.ceil(p1.json.meta.total / 5) });
+      expect(p1.json.meta).toEqual({
+        total: p1.json.meta.total,
+        page: 1,
+        limit: 5,
+        totalPages: Math.ceil(p1.json.meta.total / 5),
+      });
       expect(p2.json.meta.page).toBe(2);
       const ids1 = p1.json.data.map((j: { id: string }) => j.id);
       const ids2 = p2.json.data.map((j: { id: string }) => j.id);
@@ -106,7 +159,9 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
         expect([query, res.status]).toEqual([query, 400]);
         expect(res.json.error).toMatch(pattern);
       }
-      expect((await send(stack.url, { path: '/api/v1/jobs', query: { api_key: DEMO.reader, limit: '1' } })).status).toBe(200);
+      expect(
+        (await send(stack.url, { path: '/api/v1/jobs', query: { api_key: DEMO.reader, limit: '1' } })).status,
+      ).toBe(200);
     });
   });
 
@@ -177,12 +232,21 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
   describe('unknown paths and methods', () => {
     test('unknown path: 404 JSON; known path, wrong method: 405 with Allow (after the key check)', async () => {
       // The API's own 404 from the gateway's catch-all route, with or without a key, never Kong's "no Route matched".
-      for (const [method, path, headers] of [['GET', '/api/v1/candidates', { 'X-API-Key': DEMO.reader }], ['GET', '/', {}], ['POST', '/api/v2/jobs', {}], ['GET', '/docs/a/b', {}]] as const) {
+      for (const [method, path, headers] of [
+        ['GET', '/api/v1/candidates', { 'X-API-Key': DEMO.reader }],
+        ['GET', '/', {}],
+        ['POST', '/api/v2/jobs', {}],
+        ['GET', '/docs/a/b', {}],
+      ] as const) {
         const unknown = await send(stack.url, { method, path, headers });
         expect([method, path, unknown.status, unknown.json]).toEqual([method, path, 404, { error: 'Not found' }]);
       }
 
-      const del = await send(stack.url, { method: 'DELETE', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } });
+      const del = await send(stack.url, {
+        method: 'DELETE',
+        path: '/api/v1/jobs',
+        headers: { 'X-API-Key': DEMO.writer },
+      });
       expect(del.status).toBe(405);
       expect(del.headers.allow).toMatch(/GET/);
       expect(del.headers.allow).toMatch(/POST/);
@@ -191,7 +255,11 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     });
 
     test('HEAD on the list answers like GET without a body', async () => {
-      const head = await send(stack.url, { method: 'HEAD', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+      const head = await send(stack.url, {
+        method: 'HEAD',
+        path: '/api/v1/jobs',
+        headers: { 'X-API-Key': DEMO.reader },
+      });
       expect(head.status).toBe(200);
       expect(head.text).toBe('');
     });

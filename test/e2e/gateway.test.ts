@@ -22,13 +22,17 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
   describe('methods on the jobs paths', () => {
     test('OPTIONS with a key reaches the service (its router answers with Allow), without a key it is 401', async () => {
       const before = stack.service.received.length;
-      const res = await send(stack.url, { method: 'OPTIONS', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
+      const res = await send(stack.url, {
+        method: 'OPTIONS',
+        path: '/api/v1/jobs',
+        headers: { 'X-API-Key': DEMO.reader },
+      });
       expect(stack.service.received.slice(before).map((r) => r.method)).toEqual(['OPTIONS']);
       expect(res.headers.allow).toMatch(/GET/);
       expect((await send(stack.url, { method: 'OPTIONS', path: '/api/v1/jobs' })).status).toBe(401);
     });
 
-    test.each(['PROPFIND', 'PUT', 'PATCH', 'DELETE'])('%s with a key: the service\'s 405 with Allow', async (method) => {
+    test.each(['PROPFIND', 'PUT', 'PATCH', 'DELETE'])("%s with a key: the service's 405 with Allow", async (method) => {
       for (const path of ['/api/v1/jobs', '/api/v1/jobs/3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f']) {
         const res = await send(stack.url, { method, path, headers: { 'X-API-Key': DEMO.reader } });
         expect([method, path, res.status]).toEqual([method, path, 405]);
@@ -62,7 +66,12 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
       method: 'POST',
       path: '/api/v1/jobs',
       headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ title: 'Secret draft', department: 'Engineering', type: 'contract', description: 'Not for readers.' }),
+      body: JSON.stringify({
+        title: 'Secret draft',
+        department: 'Engineering',
+        type: 'contract',
+        description: 'Not for readers.',
+      }),
     });
     expect(created.status).toBe(201);
     const draftId = created.json.data.id as string;
@@ -70,7 +79,13 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     const rounds = await Promise.all(
       Array.from({ length: 5 }, async () => {
         const [reader, writer] = await Promise.all([
-          send(stack.url, { path: '/api/v1/jobs', query: { limit: '1' }, headers: { 'X-API-Key': DEMO.reader, 'Transfer-Encoding': 'chunked' }, body: 'hello', chunked: true }),
+          send(stack.url, {
+            path: '/api/v1/jobs',
+            query: { limit: '1' },
+            headers: { 'X-API-Key': DEMO.reader, 'Transfer-Encoding': 'chunked' },
+            body: 'hello',
+            chunked: true,
+          }),
           send(stack.url, { path: `/api/v1/jobs/${draftId}`, headers: { 'X-API-Key': DEMO.writer } }),
         ]);
         return { reader, writer };
@@ -91,13 +106,36 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     if (second >= 50) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
     const guesser = '127.3.0.1';
     for (let i = 0; i < 10; i++) {
-      expect((await send(stack.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': `demo-guess-${i}` }, localAddress: guesser })).status).toBe(401);
+      expect(
+        (
+          await send(stack.url, {
+            path: '/api/v1/jobs',
+            headers: { 'X-API-Key': `demo-guess-${i}` },
+            localAddress: guesser,
+          })
+        ).status,
+      ).toBe(401);
     }
-    const blocked = await send(stack.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': 'demo-guess-10' }, localAddress: guesser });
+    const blocked = await send(stack.url, {
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': 'demo-guess-10' },
+      localAddress: guesser,
+    });
     expect(blocked.status).toBe(429);
     expect(blocked.json).toEqual({ error: 'Too many failed authentication attempts' });
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
-    expect((await send(stack.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, localAddress: guesser })).status).toBe(200);
-    expect((await send(stack.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, localAddress: '127.3.0.2' })).status).toBe(200);
+    expect(
+      (await send(stack.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, localAddress: guesser }))
+        .status,
+    ).toBe(200);
+    expect(
+      (
+        await send(stack.url, {
+          path: '/api/v1/jobs',
+          headers: { 'X-API-Key': DEMO.reader },
+          localAddress: '127.3.0.2',
+        })
+      ).status,
+    ).toBe(200);
   });
 });

@@ -49,6 +49,8 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body).toEqual(first.body);
     expect(await jobCount()).toBe(before + 1);
-    expect(stack.service.received.filter((request) => request.headers['idempotency-key'] === 'e2e-retry-0001')).toHaveLength(2);
+    expect(
+      stack.service.received.filter((request) => request.headers['idempotency-key'] === 'e2e-retry-0001'),
+    ).toHaveLength(2);
   });
 });

@@ -26,7 +26,8 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
 
   test('reads: over the per-minute limit a consumer gets 429 with the RateLimit headers and Retry-After', async () => {
     await awayFromMinuteEnd();
-    const read = (key: string) => send(stack.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': key }, query: { limit: '1' } });
+    const read = (key: string) =>
+      send(stack.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': key }, query: { limit: '1' } });
     expect((await read(DEMO.reader)).status).toBe(200);
     const last = await read(DEMO.reader);
     expect(last.status).toBe(200);

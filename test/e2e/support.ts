@@ -7,7 +7,14 @@
 import type { WebhookSettings } from '../../service/webhooks/settings';
 import { findKong, startRealKong, type RealKong } from '../../harness/real-kong';
 import { startTestService, type TestService } from '../helpers/service';
-import { configFile, gatewayEnv, startGateway, type ConfigFile, type KongState, type TestGateway } from '../local-gateway/support';
+import {
+  configFile,
+  gatewayEnv,
+  startGateway,
+  type ConfigFile,
+  type KongState,
+  type TestGateway,
+} from '../local-gateway/support';
 
 export { DEMO } from '../local-gateway/support';
 export { send } from '../helpers/checked-send'; // every answer checked against docs/openapi.json
@@ -60,7 +67,13 @@ interface StackOptions {
 export async function startStack(name: string, opts: StackOptions = {}): Promise<LocalStack> {
   const secret = opts.secret ?? SECRET;
   let url = '';
-  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, webhooks: opts.webhooks, ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}) });
+  const service = await startTestService({
+    name,
+    gatewaySecret: secret,
+    seed: opts.seed ?? true,
+    webhooks: opts.webhooks,
+    ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}),
+  });
   const config = configFile(service.port, opts.edit);
   const gateway = await startGateway(config.paths, gatewayEnv(secret), opts.gateway);
   url = gateway.url;
@@ -91,7 +104,13 @@ export async function startStack(name: string, opts: StackOptions = {}): Promise
 async function startKongStack(name: string, opts: StackOptions): Promise<Stack> {
   const secret = opts.secret ?? SECRET;
   let url = '';
-  const service = await startTestService({ name, gatewaySecret: secret, seed: opts.seed ?? true, webhooks: opts.webhooks, ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}) });
+  const service = await startTestService({
+    name,
+    gatewaySecret: secret,
+    seed: opts.seed ?? true,
+    webhooks: opts.webhooks,
+    ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}),
+  });
   const config = configFile(service.port, opts.edit);
   let kong: RealKong;
   try {
@@ -130,5 +149,9 @@ export function startStackOn(kind: GatewayKind, name: string, opts: StackOptions
 
 /** Everything that reached the service or was logged, as one string, to look for leaked keys in. */
 export function everythingTheServiceSaw(stack: Stack): string {
-  return JSON.stringify({ received: stack.service.received, logs: stack.service.logs, gatewayLogs: stack.gatewayLogs() });
+  return JSON.stringify({
+    received: stack.service.received,
+    logs: stack.service.logs,
+    gatewayLogs: stack.gatewayLogs(),
+  });
 }

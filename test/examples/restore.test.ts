@@ -16,7 +16,16 @@ import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatc
 import { DEMO, startStack, type Stack } from '../e2e/support';
 import { dumpDatabase, loadDump } from '../helpers/backup';
 import { memoryLog } from '../helpers/service';
-import { converges, exampleWebhookSettings, freePort, listable, mirrorJobs, ROOT, startReceiverExample, stopProcessGroup } from './support';
+import {
+  converges,
+  exampleWebhookSettings,
+  freePort,
+  listable,
+  mirrorJobs,
+  ROOT,
+  startReceiverExample,
+  stopProcessGroup,
+} from './support';
 
 const settings = exampleWebhookSettings();
 
@@ -28,7 +37,8 @@ let dir: string;
 const bodies = new Map<string, Set<string>>();
 const logs: string[] = [];
 
-const dispatch = () => startDispatcher({ db: stack.service.database.db, settings, logger: createLogger('info', memoryLog(logs)) });
+const dispatch = () =>
+  startDispatcher({ db: stack.service.database.db, settings, logger: createLogger('info', memoryLog(logs)) });
 
 beforeAll(async () => {
   stack = await startStack('restore', {
@@ -74,22 +84,39 @@ const pushMirror = () => path.join(dir, `push-${run}.json`);
 function syncOnce(): Promise<string> {
   const child = spawn('npm', ['run', '-s', 'example:sync', '--prefix', ROOT], {
     cwd: dir,
-    env: { ...process.env, JOBS_API_URL: stack.url, JOBS_API_KEY: DEMO.reader, MIRROR_FILE: pullMirror(), SYNC_ONCE: '1' },
+    env: {
+      ...process.env,
+      JOBS_API_URL: stack.url,
+      JOBS_API_KEY: DEMO.reader,
+      MIRROR_FILE: pullMirror(),
+      SYNC_ONCE: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk));
   child.stderr!.on('data', (chunk) => (out += chunk));
-  return new Promise((resolve, reject) => child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sync example exited with ${code}: ${out}`)))));
+  return new Promise((resolve, reject) =>
+    child.once('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`sync example exited with ${code}: ${out}`)),
+    ),
+  );
 }
 
 const subscribe = async (url: string) => {
-  const res = await fetch(`${stack.url}/api/v1/webhooks`, { method: 'POST', headers: { 'X-API-Key': DEMO.reader, 'Content-Type': 'application/json' }, body: JSON.stringify({ url }) });
+  const res = await fetch(`${stack.url}/api/v1/webhooks`, {
+    method: 'POST',
+    headers: { 'X-API-Key': DEMO.reader, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ url }),
+  });
   expect(res.status).toBe(201);
   return ((await res.json()) as { data: { id: string; secret: string } }).data;
 };
 const unsubscribe = async (id: string) => {
-  expect((await fetch(`${stack.url}/api/v1/webhooks/${id}`, { method: 'DELETE', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(204);
+  expect(
+    (await fetch(`${stack.url}/api/v1/webhooks/${id}`, { method: 'DELETE', headers: { 'X-API-Key': DEMO.reader } }))
+      .status,
+  ).toBe(204);
 };
 
 let made = 0;
@@ -99,7 +126,13 @@ async function changes(count: number, label: string): Promise<void> {
     const res = await fetch(`${stack.url}/api/v1/jobs`, {
       method: 'POST',
       headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ title: `${label} ${++made}`, department: 'Restores', type: 'contract', description: 'A change around a restore.', status: 'active' }),
+      body: JSON.stringify({
+        title: `${label} ${++made}`,
+        department: 'Restores',
+        type: 'contract',
+        description: 'A change around a restore.',
+        status: 'active',
+      }),
     });
     expect(res.status).toBe(201);
   }
@@ -112,48 +145,62 @@ async function changes(count: number, label: string): Promise<void> {
 test.each([
   ['stopped while the backup is loaded, as documented', true],
   ['left running through the restore', false],
-])('dispatcher %s: after a restore and more changes than their lead, the pull and the push mirror are exact, and no event id names two bodies', async (_how, stopDispatcher) => {
-  run++;
-  const db = stack.service.database.db;
-  const port = await freePort();
-  const recording = await subscribe(`http://127.0.0.1:${(recorder.address() as { port: number }).port}/record`);
-  const hooks = await subscribe(`http://127.0.0.1:${port}/hooks`);
-  const started = startReceiverExample({ apiUrl: stack.url, secret: hooks.secret, port, mirrorFile: pushMirror(), cwd: dir });
-  receiver = started.child;
-  await started.ready;
-  await syncOnce();
+])(
+  'dispatcher %s: after a restore and more changes than their lead, the pull and the push mirror are exact, and no event id names two bodies',
+  async (_how, stopDispatcher) => {
+    run++;
+    const db = stack.service.database.db;
+    const port = await freePort();
+    const recording = await subscribe(`http://127.0.0.1:${(recorder.address() as { port: number }).port}/record`);
+    const hooks = await subscribe(`http://127.0.0.1:${port}/hooks`);
+    const started = startReceiverExample({
+      apiUrl: stack.url,
+      secret: hooks.secret,
+      port,
+      mirrorFile: pushMirror(),
+      cwd: dir,
+    });
+    receiver = started.child;
+    await started.ready;
+    await syncOnce();
 
-  await changes(5, 'Before the backup');
-  await converges(db, pushMirror());
-  await syncOnce();
-  const backup = dumpDatabase(stack.service.database.name);
+    await changes(5, 'Before the backup');
+    await converges(db, pushMirror());
+    await syncOnce();
+    const backup = dumpDatabase(stack.service.database.name);
 
-  // Ten changes both partners apply, which the restore then undoes.
-  await changes(10, 'Lost');
-  await converges(db, pushMirror());
-  await syncOnce();
-  expect(Object.values(mirrorJobs(pullMirror())).filter((job) => String((job as { title: string }).title).startsWith('Lost')).length).toBeGreaterThanOrEqual(10);
+    // Ten changes both partners apply, which the restore then undoes.
+    await changes(10, 'Lost');
+    await converges(db, pushMirror());
+    await syncOnce();
+    expect(
+      Object.values(mirrorJobs(pullMirror())).filter((job) =>
+        String((job as { title: string }).title).startsWith('Lost'),
+      ).length,
+    ).toBeGreaterThanOrEqual(10);
 
-  // The documented order: the dispatcher stopped, the backup loaded, the dispatcher started. Left running, its
-  // window of the feed must notice the restore and never serve what it undid.
-  const announced = logs.filter((line) => line.includes('the change feed starts a new history')).length;
-  if (stopDispatcher) await dispatcher!.stop();
-  loadDump(stack.service.database.name, backup);
-  if (stopDispatcher) dispatcher = dispatch();
-  await changes(25, 'After the restore');
+    // The documented order: the dispatcher stopped, the backup loaded, the dispatcher started. Left running, its
+    // window of the feed must notice the restore and never serve what it undid.
+    const announced = logs.filter((line) => line.includes('the change feed starts a new history')).length;
+    if (stopDispatcher) await dispatcher!.stop();
+    loadDump(stack.service.database.name, backup);
+    if (stopDispatcher) dispatcher = dispatch();
+    await changes(25, 'After the restore');
 
-  await converges(db, pushMirror(), 30_000);
-  expect(await syncOnce()).toMatch(/full sync from the beginning/);
-  expect(mirrorJobs(pullMirror())).toEqual(await listable(db));
-  expect(started.output()).toMatch(/full sync from the beginning/);
-  expect(logs.join('\n')).not.toMatch(/"level":50/);
-  // The operator is told once, by whichever process numbered first after the restore.
-  expect(logs.filter((line) => line.includes('the change feed starts a new history'))).toHaveLength(announced + 1);
+    await converges(db, pushMirror(), 30_000);
+    expect(await syncOnce()).toMatch(/full sync from the beginning/);
+    expect(mirrorJobs(pullMirror())).toEqual(await listable(db));
+    expect(started.output()).toMatch(/full sync from the beginning/);
+    expect(logs.join('\n')).not.toMatch(/"level":50/);
+    // The operator is told once, by whichever process numbered first after the restore.
+    expect(logs.filter((line) => line.includes('the change feed starts a new history'))).toHaveLength(announced + 1);
 
-  const twice = [...bodies].filter(([, sent]) => sent.size > 1).map(([id]) => id);
-  expect(twice).toEqual([]);
-  expect(bodies.size).toBeGreaterThanOrEqual(40 * run);
-  stopProcessGroup(receiver);
-  await unsubscribe(hooks.id);
-  await unsubscribe(recording.id);
-}, 120_000);
+    const twice = [...bodies].filter(([, sent]) => sent.size > 1).map(([id]) => id);
+    expect(twice).toEqual([]);
+    expect(bodies.size).toBeGreaterThanOrEqual(40 * run);
+    stopProcessGroup(receiver);
+    await unsubscribe(hooks.id);
+    await unsubscribe(recording.id);
+  },
+  120_000,
+);

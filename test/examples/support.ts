@@ -31,11 +31,24 @@ export const freePort = () =>
   });
 
 /** examples/webhook-receiver.ts by the command partners are given (docs/guides/webhooks.md): it compiles, then runs; resolves once it caught up. */
-export function startReceiverExample(opts: { apiUrl: string; secret: string; port: number; mirrorFile: string; cwd: string }): { child: ChildProcess; ready: Promise<void>; output: () => string } {
+export function startReceiverExample(opts: {
+  apiUrl: string;
+  secret: string;
+  port: number;
+  mirrorFile: string;
+  cwd: string;
+}): { child: ChildProcess; ready: Promise<void>; output: () => string } {
   const child = spawn('npm', ['run', '-s', 'example:webhooks', '--prefix', ROOT], {
     cwd: opts.cwd,
     detached: true,
-    env: { ...process.env, JOBS_API_URL: opts.apiUrl, JOBS_API_KEY: DEMO.reader, WEBHOOK_SECRET: opts.secret, PORT: String(opts.port), MIRROR_FILE: opts.mirrorFile },
+    env: {
+      ...process.env,
+      JOBS_API_URL: opts.apiUrl,
+      JOBS_API_KEY: DEMO.reader,
+      WEBHOOK_SECRET: opts.secret,
+      PORT: String(opts.port),
+      MIRROR_FILE: opts.mirrorFile,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -57,7 +70,9 @@ export function stopProcessGroup(child: ChildProcess | undefined): void {
 /** What a replay of the whole feed gives: the listable jobs, each as GET answers it. */
 export async function listable(db: Database): Promise<Record<string, unknown>> {
   const { entries } = await readChanges(db, 0, 100_000);
-  return Object.fromEntries(entries.filter((entry) => !('removed' in entry)).map((job) => [job.id, JSON.parse(JSON.stringify(job))]));
+  return Object.fromEntries(
+    entries.filter((entry) => !('removed' in entry)).map((job) => [job.id, JSON.parse(JSON.stringify(job))]),
+  );
 }
 
 /** The jobs of a mirror file the examples write; none while it does not exist yet. */
@@ -70,7 +85,8 @@ export function mirrorJobs(file: string): Record<string, unknown> {
 }
 
 const same = (want: Record<string, unknown>, have: Record<string, unknown>) =>
-  JSON.stringify(Object.keys(want).sort()) === JSON.stringify(Object.keys(have).sort()) && Object.keys(want).every((id) => JSON.stringify(want[id]) === JSON.stringify(have[id]));
+  JSON.stringify(Object.keys(want).sort()) === JSON.stringify(Object.keys(have).sort()) &&
+  Object.keys(want).every((id) => JSON.stringify(want[id]) === JSON.stringify(have[id]));
 
 /** Waits until the mirror file equals a fresh full sync; fails with the difference after `timeoutMs`. */
 export async function converges(db: Database, file: string, timeoutMs = 20_000): Promise<void> {

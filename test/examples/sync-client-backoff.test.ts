@@ -30,11 +30,22 @@ afterAll(async () => {
 
 test('on 429 it waits Retry-After and carries on; the mirror still equals the listable jobs', async () => {
   const mirrorFile = path.join(dir, 'mirror.json');
-  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'test/helpers/register-ts.js'), path.join(ROOT, 'examples/sync-client.ts')], {
-    cwd: dir,
-    env: { ...process.env, JOBS_API_URL: stack.url, JOBS_API_KEY: DEMO.reader, MIRROR_FILE: mirrorFile, SYNC_LIMIT: '10', SYNC_ONCE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', path.join(ROOT, 'test/helpers/register-ts.js'), path.join(ROOT, 'examples/sync-client.ts')],
+    {
+      cwd: dir,
+      env: {
+        ...process.env,
+        JOBS_API_URL: stack.url,
+        JOBS_API_KEY: DEMO.reader,
+        MIRROR_FILE: mirrorFile,
+        SYNC_LIMIT: '10',
+        SYNC_ONCE: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c));
@@ -49,7 +60,9 @@ test('on 429 it waits Retry-After and carries on; the mirror still equals the li
   expect((out.match(/^applied /gm) ?? []).length).toBe(retried.length);
 
   await new Promise((r) => setTimeout(r, 1100)); // a fresh second for the check's own request
-  const res = await fetch(`${stack.url}/api/v1/jobs?status=active,open,paused,closed&limit=100`, { headers: { 'X-API-Key': DEMO.reader } });
+  const res = await fetch(`${stack.url}/api/v1/jobs?status=active,open,paused,closed&limit=100`, {
+    headers: { 'X-API-Key': DEMO.reader },
+  });
   const listed = (await res.json()) as { data: Array<{ id: string }>; meta: { total: number } };
   expect(listed.meta.total).toBeLessThanOrEqual(100);
   const mirror = JSON.parse(readFileSync(mirrorFile, 'utf8')) as { jobs: Record<string, unknown> };

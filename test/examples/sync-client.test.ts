@@ -38,14 +38,22 @@ function runExample(opts: { killAfter?: number } = {}): Promise<{ code: number |
   const child = spawn('npm', ['run', '-s', 'example:sync', '--prefix', ROOT], {
     detached: true,
     cwd: dir,
-    env: { ...process.env, JOBS_API_URL: stack.url, JOBS_API_KEY: DEMO.reader, MIRROR_FILE: mirrorFile, SYNC_LIMIT: '4', SYNC_ONCE: '1' },
+    env: {
+      ...process.env,
+      JOBS_API_URL: stack.url,
+      JOBS_API_KEY: DEMO.reader,
+      MIRROR_FILE: mirrorFile,
+      SYNC_LIMIT: '4',
+      SYNC_ONCE: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk;
-    if (opts.killAfter !== undefined && (out.match(/^applied /gm) ?? []).length >= opts.killAfter) process.kill(-child.pid!, 'SIGKILL');
+    if (opts.killAfter !== undefined && (out.match(/^applied /gm) ?? []).length >= opts.killAfter)
+      process.kill(-child.pid!, 'SIGKILL');
   });
   child.stderr.on('data', (chunk: Buffer) => (err += chunk));
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
@@ -57,7 +65,10 @@ const readMirror = (): Mirror => JSON.parse(readFileSync(mirrorFile, 'utf8')) as
 const feedRequests = () =>
   stack.service.received
     .filter((r) => r.url.startsWith('/api/v1/jobs/changes'))
-    .map((r) => ({ since: new URL(r.url, 'http://x').searchParams.get('since') ?? '', ifNoneMatch: r.headers['if-none-match'] }));
+    .map((r) => ({
+      since: new URL(r.url, 'http://x').searchParams.get('since') ?? '',
+      ifNoneMatch: r.headers['if-none-match'],
+    }));
 
 async function api(method: string, p: string, key: string, body?: unknown): Promise<any> {
   const res = await fetch(`${stack.url}${p}`, {
@@ -70,7 +81,15 @@ async function api(method: string, p: string, key: string, body?: unknown): Prom
 }
 
 const create = async (title: string, status = 'active'): Promise<string> =>
-  (await api('POST', '/api/v1/jobs', DEMO.writer, { title, department: 'Engineering', type: 'full-time', description: 'Mirror me', status })).data.id;
+  (
+    await api('POST', '/api/v1/jobs', DEMO.writer, {
+      title,
+      department: 'Engineering',
+      type: 'full-time',
+      description: 'Mirror me',
+      status,
+    })
+  ).data.id;
 
 const sql = (statement: string, id: string, ...values: unknown[]) =>
   stack.service.database.query(`${statement} WHERE id = UNHEX(REPLACE(?, '-', ''))`, [...values, id]);
@@ -80,7 +99,11 @@ async function listableJobs(): Promise<Record<string, Job>> {
   const jobs: Record<string, Job> = {};
   let cursor: string | null = '';
   while (cursor !== null) {
-    const page: any = await api('GET', `/api/v1/jobs?status=active,open,paused,closed&limit=100&cursor=${encodeURIComponent(cursor)}`, DEMO.reader);
+    const page: any = await api(
+      'GET',
+      `/api/v1/jobs?status=active,open,paused,closed&limit=100&cursor=${encodeURIComponent(cursor)}`,
+      DEMO.reader,
+    );
     for (const job of page.data as Job[]) jobs[job.id] = job;
     cursor = page.meta.nextCursor;
   }

@@ -28,14 +28,22 @@ describe('the service over a sick database link', () => {
   beforeAll(async () => {
     database = await freshDatabase('faults_link');
     relay = await startRelay(testServerAddress());
-    handle = createDatabase(relay.via(database.url), { connectionLimit: POOL_SIZE, connectTimeoutMs: 500, queryTimeoutMs: QUERY_TIMEOUT_MS });
+    handle = createDatabase(relay.via(database.url), {
+      connectionLimit: POOL_SIZE,
+      connectTimeoutMs: 500,
+      queryTimeoutMs: QUERY_TIMEOUT_MS,
+    });
     const app = createApp({
       db: handle.db,
       config: { dbPoolSize: POOL_SIZE, dbQueryTimeoutMs: QUERY_TIMEOUT_MS, readyTimeoutMs: READY_TIMEOUT_MS },
       logger: createLogger('info', memoryLog(logs)),
     });
     served = await serve(app.callback());
-    const created = await call(`${served.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body: job('Existing') });
+    const created = await call(`${served.url}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { ...writer, ...json },
+      body: job('Existing'),
+    });
     expect(created.status).toBe(201);
     jobUrl = `${served.url}${created.headers.get('location')}`;
   });
@@ -50,7 +58,8 @@ describe('the service over a sick database link', () => {
   const list = () => call(`${served.url}/api/v1/jobs`, { headers: reader });
   // A create is a draft, visible only to the consumer that made it.
   const one = () => call(jobUrl, { headers: writer });
-  const create = (title: string) => call(`${served.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body: job(title) });
+  const create = (title: string) =>
+    call(`${served.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body: job(title) });
   const ready = () => call(`${served.url}/readyz`);
 
   /** Every connection of the pool open and used once, so the fault hits connections in use. */
@@ -63,27 +72,35 @@ describe('the service over a sick database link', () => {
   test.each([
     ['black-holed (nothing answers)', 'blackhole' as const],
     ['reset (connections refused and cut)', 'reset' as const],
-  ])('link %s: prompt 503 + Retry-After, /readyz not ready within a second, recovery once the link returns', async (_label, mode) => {
-    await warm();
-    relay.set(mode);
+  ])(
+    'link %s: prompt 503 + Retry-After, /readyz not ready within a second, recovery once the link returns',
+    async (_label, mode) => {
+      await warm();
+      relay.set(mode);
 
-    // Requests on the pool's existing connections, then on new ones the link never lets through.
-    for (let round = 0; round < 2; round++) {
-      const [listed, got, created, probed] = await Promise.all([timed(list()), timed(one()), timed(create(`Lost ${mode}`)), timed(ready())]);
-      for (const response of [listed, got, created]) {
-        expectRetryLater(response);
-        expect(response.ms).toBeLessThan(PROMPT_MS);
+      // Requests on the pool's existing connections, then on new ones the link never lets through.
+      for (let round = 0; round < 2; round++) {
+        const [listed, got, created, probed] = await Promise.all([
+          timed(list()),
+          timed(one()),
+          timed(create(`Lost ${mode}`)),
+          timed(ready()),
+        ]);
+        for (const response of [listed, got, created]) {
+          expectRetryLater(response);
+          expect(response.ms).toBeLessThan(PROMPT_MS);
+        }
+        expect(probed.status).toBe(503);
+        expect(probed.ms).toBeLessThan(1000);
       }
-      expect(probed.status).toBe(503);
-      expect(probed.ms).toBeLessThan(1000);
-    }
 
-    relay.set('forward');
-    expect(await statusOnceRecovered(`${served.url}/api/v1/jobs`, { headers: reader }, 5000)).toBe(200);
-    expect((await one()).status).toBe(200);
-    expect(await statusOnceRecovered(`${served.url}/readyz`, {}, 5000)).toBe(200);
-    expect((await create(`After ${mode}`)).status).toBe(201);
-  });
+      relay.set('forward');
+      expect(await statusOnceRecovered(`${served.url}/api/v1/jobs`, { headers: reader }, 5000)).toBe(200);
+      expect((await one()).status).toBe(200);
+      expect(await statusOnceRecovered(`${served.url}/readyz`, {}, 5000)).toBe(200);
+      expect((await create(`After ${mode}`)).status).toBe(201);
+    },
+  );
 
   test('a table locked by another client for longer than the limit: 503 while it is still locked, and the server stopped the statements', async () => {
     await warm();
@@ -107,9 +124,9 @@ describe('the service over a sick database link', () => {
   });
 
   test('every pool connection carries the server-side statement limit', async () => {
-    const [rows] = (await handle.pool.query('SELECT @@SESSION.max_statement_time AS seconds, @@SESSION.lock_wait_timeout AS lockWait')) as unknown as [
-      Array<{ seconds: number; lockWait: number }>,
-    ];
+    const [rows] = (await handle.pool.query(
+      'SELECT @@SESSION.max_statement_time AS seconds, @@SESSION.lock_wait_timeout AS lockWait',
+    )) as unknown as [Array<{ seconds: number; lockWait: number }>];
     expect(rows[0]).toEqual({ seconds: QUERY_TIMEOUT_MS / 1000, lockWait: 1 });
   });
 });

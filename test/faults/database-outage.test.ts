@@ -15,7 +15,11 @@ import { sleep } from './support';
 const SECRET = 'database-outage-gateway-secret-01';
 const CLIENTS = 5;
 const OUTAGE_MS = 20_000;
-const HEADERS = { 'X-Gateway-Secret': SECRET, 'X-Consumer-ID': 'outage-reader', 'X-Consumer-Username': 'outage-reader' };
+const HEADERS = {
+  'X-Gateway-Secret': SECRET,
+  'X-Consumer-ID': 'outage-reader',
+  'X-Consumer-Username': 'outage-reader',
+};
 
 interface Outcome {
   status: number;
@@ -35,18 +39,36 @@ const scraped = { service: [] as Array<string | null>, dispatcher: [] as Array<s
 
 beforeAll(async () => {
   mariadb = await startPrivateMariaDb();
-  service = startServiceProcess({ DATABASE_URL: mariadb.url('jobs_outage'), GATEWAY_SECRET: SECRET, METRICS_PORT: '0', LOG_LEVEL: 'info' });
+  service = startServiceProcess({
+    DATABASE_URL: mariadb.url('jobs_outage'),
+    GATEWAY_SECRET: SECRET,
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'info',
+  });
   const outcome = await service.listening;
   if (!('url' in outcome)) throw new Error(`the service exited at start-up: ${outcome.stderr}`);
   url = outcome.url;
-  const logLine = () => service.stdout().split('\n').find((entry) => entry.includes('"jobs service listening"'));
+  const logLine = () =>
+    service
+      .stdout()
+      .split('\n')
+      .find((entry) => entry.includes('"jobs service listening"'));
   for (let tries = 0; !logLine() && tries < 50; tries++) await sleep(100);
   metricsUrl = JSON.parse(logLine()!).metrics;
   dispatcher = startServiceProcess(
-    { DATABASE_URL: mariadb.url('jobs_outage'), WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_METRICS_PORT: '0', LOG_LEVEL: 'info' },
+    {
+      DATABASE_URL: mariadb.url('jobs_outage'),
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'),
+      WEBHOOK_METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+    },
     'service/webhooks/dispatcher/main.ts',
   );
-  const running = () => dispatcher.stdout().split('\n').find((entry) => entry.includes('"webhook dispatcher running"'));
+  const running = () =>
+    dispatcher
+      .stdout()
+      .split('\n')
+      .find((entry) => entry.includes('"webhook dispatcher running"'));
   for (let tries = 0; !running() && tries < 100; tries++) await sleep(100);
   if (!running()) throw new Error(`the dispatcher did not start: ${dispatcher.stderr()}`);
   dispatcherMetricsUrl = JSON.parse(running()!).metrics;
@@ -86,7 +108,12 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
   const clients = Array.from({ length: CLIENTS }, async () => {
     while (running) {
       const response = await fetch(`${url}/api/v1/jobs?limit=5`, { headers: HEADERS });
-      const outcome = { status: response.status, retryAfter: response.headers.get('retry-after'), contentType: response.headers.get('content-type'), body: await response.text() };
+      const outcome = {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        contentType: response.headers.get('content-type'),
+        body: await response.text(),
+      };
       all.push(outcome);
       if (outage) during.push(outcome);
       // Ten requests a second per client at most: load, not a flood on a shared machine.
@@ -111,7 +138,8 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
     await sleep(OUTAGE_MS / 2);
     await mariadb.start();
     const restarted = Date.now();
-    while (((await databaseUp()) !== 1 || (await dispatcherDatabaseUp()) !== 1) && Date.now() - restarted < 10_000) await sleep(200);
+    while (((await databaseUp()) !== 1 || (await dispatcherDatabaseUp()) !== 1) && Date.now() - restarted < 10_000)
+      await sleep(200);
     upAgainMs = Date.now() - restarted;
     outage = false;
     await sleep(1000);
@@ -133,8 +161,11 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
   // Partners: a retryable JSON 503 whenever the database is away, never a 500.
   const failures = all.filter((o) => o.status !== 200);
   expect(failures.length).toBeGreaterThan(5);
-  expect(new Set(failures.map((o) => `${o.status} ${o.retryAfter} ${o.contentType}`))).toEqual(new Set(['503 5 application/json; charset=utf-8']));
-  for (const failure of failures) expect(JSON.parse(failure.body)).toEqual({ error: expect.stringMatching(/Retry in a few seconds/) });
+  expect(new Set(failures.map((o) => `${o.status} ${o.retryAfter} ${o.contentType}`))).toEqual(
+    new Set(['503 5 application/json; charset=utf-8']),
+  );
+  for (const failure of failures)
+    expect(JSON.parse(failure.body)).toEqual({ error: expect.stringMatching(/Retry in a few seconds/) });
   expect(all.at(-1)!.status).toBe(200);
 
   const lines = logLines();
@@ -145,23 +176,38 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
       msg: `database unreachable at 127.0.0.1:${mariadb.port}: ECONNREFUSED`,
       host: '127.0.0.1',
       port: mariadb.port,
-      cause: expect.objectContaining({ code: 'ECONNREFUSED', message: expect.stringContaining(`127.0.0.1:${mariadb.port}`) }),
+      cause: expect.objectContaining({
+        code: 'ECONNREFUSED',
+        message: expect.stringContaining(`127.0.0.1:${mariadb.port}`),
+      }),
     }),
   ]);
   const back = lines.filter((line) => /database reachable again/.test(line.msg));
   expect(back).toHaveLength(1);
   expect(back[0]).toMatchObject({ level: 40, host: '127.0.0.1', port: mariadb.port, failed: failures.length });
   expect(back[0]!.downSeconds).toBeGreaterThanOrEqual(OUTAGE_MS / 1000 - 1);
-  expect(back[0]!.msg).toBe(`database reachable again at 127.0.0.1:${mariadb.port} after ${back[0]!.downSeconds} s; ${failures.length} requests answered 503 meanwhile`);
+  expect(back[0]!.msg).toBe(
+    `database reachable again at 127.0.0.1:${mariadb.port} after ${back[0]!.downSeconds} s; ${failures.length} requests answered 503 meanwhile`,
+  );
 }, 120_000);
 
 test('the dispatcher said it once too: one error line naming the database, one line on its return', () => {
   const lines = logLines(dispatcher);
   const loud = lines.filter((line) => line.level >= 50);
-  expect(loud).toEqual([expect.objectContaining({ msg: `database unreachable at 127.0.0.1:${mariadb.port}: ECONNREFUSED`, host: '127.0.0.1', port: mariadb.port })]);
+  expect(loud).toEqual([
+    expect.objectContaining({
+      msg: `database unreachable at 127.0.0.1:${mariadb.port}: ECONNREFUSED`,
+      host: '127.0.0.1',
+      port: mariadb.port,
+    }),
+  ]);
   const back = lines.filter((line) => /database reachable again/.test(line.msg));
   expect(back).toHaveLength(1);
-  expect(back[0]!.msg).toMatch(new RegExp(`^database reachable again at 127\\.0\\.0\\.1:${mariadb.port} after [\\d.]+ s; \\d+ dispatcher ticks failed meanwhile$`));
+  expect(back[0]!.msg).toMatch(
+    new RegExp(
+      `^database reachable again at 127\\.0\\.0\\.1:${mariadb.port} after [\\d.]+ s; \\d+ dispatcher ticks failed meanwhile$`,
+    ),
+  );
 });
 
 // Held three scrapes (a minute apart in the rules' time): longer than each alert's `for`.
@@ -173,14 +219,22 @@ test("alerts.yml's DatabaseUnreachable fires on both processes' series recorded 
     { job: 'jobs-service', instance: 'jobs-service-1:9464', scrapes: held(scraped.service, 1) },
     { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465', scrapes: held(scraped.dispatcher, 1) },
   ];
-  expect(checkRecordedAlert('DatabaseUnreachable', recordings, [
-    { job: 'jobs-service', instance: 'jobs-service-1:9464' },
-    { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' },
-  ])).toMatch(/SUCCESS$/);
+  expect(
+    checkRecordedAlert('DatabaseUnreachable', recordings, [
+      { job: 'jobs-service', instance: 'jobs-service-1:9464' },
+      { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' },
+    ]),
+  ).toMatch(/SUCCESS$/);
 });
 
 test("alerts.yml's ScrapeTargetDown fires on the stopped dispatcher's failed scrapes", () => {
   expect(scraped.dispatcher[2]).toBeNull();
-  const recordings = [{ job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465', scrapes: held(scraped.dispatcher, 2) }];
-  expect(checkRecordedAlert('ScrapeTargetDown', recordings, [{ job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' }])).toMatch(/SUCCESS$/);
+  const recordings = [
+    { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465', scrapes: held(scraped.dispatcher, 2) },
+  ];
+  expect(
+    checkRecordedAlert('ScrapeTargetDown', recordings, [
+      { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' },
+    ]),
+  ).toMatch(/SUCCESS$/);
 });

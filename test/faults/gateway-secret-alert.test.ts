@@ -13,7 +13,13 @@ let service: RunningService;
 
 beforeAll(async () => {
   database = await freshDatabase('secret_alert');
-  service = await runService({ databaseUrl: database.url, port: 0, metricsPort: 0, logLevel: 'silent', gatewaySecret: SECRET });
+  service = await runService({
+    databaseUrl: database.url,
+    port: 0,
+    metricsPort: 0,
+    logLevel: 'silent',
+    gatewaySecret: SECRET,
+  });
 });
 afterAll(async () => {
   await service?.stop();
@@ -22,7 +28,9 @@ afterAll(async () => {
 
 test('requests with a wrong and a missing secret are 401s, and GatewaySecretRejected fires on the series scraped meanwhile', async () => {
   const read = (secret?: string) =>
-    fetch(`${service.url}/api/v1/jobs?limit=1`, { headers: { 'X-Consumer-ID': 'secret-alert', ...(secret ? { 'X-Gateway-Secret': secret } : {}) } });
+    fetch(`${service.url}/api/v1/jobs?limit=1`, {
+      headers: { 'X-Consumer-ID': 'secret-alert', ...(secret ? { 'X-Gateway-Secret': secret } : {}) },
+    });
   expect((await read(SECRET)).status).toBe(200);
   const scrapes = [await scrape(service.metricsUrl!)];
   for (let round = 0; round < 3; round++) {
@@ -32,8 +40,10 @@ test('requests with a wrong and a missing secret are 401s, and GatewaySecretReje
   }
   expect(scrapes.at(-1)).toMatch(/^jobs_gateway_secret_rejections_total\{reason="mismatch"\} 3$/m);
   const recordings = [{ job: 'jobs-service', instance: 'jobs-service-1:9464', scrapes }];
-  expect(checkRecordedAlert('GatewaySecretRejected', recordings, [
-    { instance: 'jobs-service-1:9464', reason: 'mismatch' },
-    { instance: 'jobs-service-1:9464', reason: 'missing' },
-  ])).toMatch(/SUCCESS$/);
+  expect(
+    checkRecordedAlert('GatewaySecretRejected', recordings, [
+      { instance: 'jobs-service-1:9464', reason: 'mismatch' },
+      { instance: 'jobs-service-1:9464', reason: 'missing' },
+    ]),
+  ).toMatch(/SUCCESS$/);
 });

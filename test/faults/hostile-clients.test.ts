@@ -33,7 +33,11 @@ beforeAll(async () => {
   if (!('url' in outcome)) throw new Error(`the service exited at start-up: ${outcome.stderr}`);
   port = Number(new URL(outcome.url).port);
   // The JSON log line may reach stdout after the console line that said it listens.
-  const logLine = () => service.stdout().split('\n').find((entry) => entry.includes('"jobs service listening"'));
+  const logLine = () =>
+    service
+      .stdout()
+      .split('\n')
+      .find((entry) => entry.includes('"jobs service listening"'));
   for (let tries = 0; !logLine() && tries < 50; tries++) await sleep(100);
   metricsUrl = JSON.parse(logLine()!).metrics;
 }, 30_000);
@@ -52,10 +56,13 @@ async function gauges(...names: string[]): Promise<Record<string, number>> {
 function ordinaryRequest(): Promise<{ status: number; ms: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const req = http.get({ port, host: '127.0.0.1', path: '/api/v1/jobs', headers: { ...reader, Connection: 'close' }, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, ms: Date.now() - started }));
-    });
+    const req = http.get(
+      { port, host: '127.0.0.1', path: '/api/v1/jobs', headers: { ...reader, Connection: 'close' }, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, ms: Date.now() - started }));
+      },
+    );
     req.on('error', reject);
   });
 }
@@ -72,7 +79,9 @@ function expectJsonError(answer: RawAnswer, status: number | number[]) {
 }
 
 test('50 half-sent bodies, 50 broken chunked bodies and 50 slow clients: each answered or let go, partners served meanwhile, nothing left behind', async () => {
-  const halfSentStaying = Array.from({ length: 25 }, () => rawExchange(port, [post({ 'Content-Length': '500' }), partial]));
+  const halfSentStaying = Array.from({ length: 25 }, () =>
+    rawExchange(port, [post({ 'Content-Length': '500' }), partial]),
+  );
   const halfSentLeaving = Array.from({ length: 25 }, () =>
     rawExchange(port, [post({ 'Content-Length': '500' }), partial], { hangUpAfterMs: 300 }),
   );
@@ -86,17 +95,28 @@ test('50 half-sent bodies, 50 broken chunked bodies and 50 slow clients: each an
       case 2:
         return [rawExchange(port, [post({ 'Transfer-Encoding': 'xchunked' }), '5\r\nhello\r\n0\r\n\r\n']), [400, 501]];
       case 3:
-        return [rawExchange(port, [post({ 'Transfer-Encoding': 'chunked, identity' }), '5\r\nhello\r\n0\r\n\r\n']), [400, 501]];
+        return [
+          rawExchange(port, [post({ 'Transfer-Encoding': 'chunked, identity' }), '5\r\nhello\r\n0\r\n\r\n']),
+          [400, 501],
+        ];
       default:
         // Chunk data longer than its size says, then silence.
         return [rawExchange(port, [chunked, '5\r\nhelloXXXX']), 400];
     }
   });
-  const slowHeaders = Array.from({ length: 25 }, () => rawExchange(port, trickle(post({ 'Content-Length': '2' }), 200)));
+  const slowHeaders = Array.from({ length: 25 }, () =>
+    rawExchange(port, trickle(post({ 'Content-Length': '2' }), 200)),
+  );
   const slowBodies = Array.from({ length: 25 }, () =>
     rawExchange(port, [post({ 'Content-Length': '60' }), ...trickle(`{"title":"${'s'.repeat(40)}"}`, 200)]),
   );
-  const crowd = Promise.all([...halfSentStaying, ...halfSentLeaving, ...brokenChunks.map(([answer]) => answer), ...slowHeaders, ...slowBodies]);
+  const crowd = Promise.all([
+    ...halfSentStaying,
+    ...halfSentLeaving,
+    ...brokenChunks.map(([answer]) => answer),
+    ...slowHeaders,
+    ...slowBodies,
+  ]);
 
   // Four partners calling back to back while the crowd is connected.
   let crowdGone = false;

@@ -41,12 +41,21 @@ describe.each(gatewayKinds())('the database link cut under keep-alive load throu
     database = await freshDatabase(kind === 'real Kong' ? 'faults_cut_kong' : 'faults_cut');
     await insertInBatches(database.db, demoJobs());
     relay = await startRelay(testServerAddress());
-    handle = createDatabase(relay.via(database.url), { connectionLimit: 10, connectTimeoutMs: 1000, queryTimeoutMs: 5000 });
-    const app = createApp({ db: handle.db, config: { gatewaySecret: SECRET, dbPoolSize: 10, dbQueryTimeoutMs: 5000 }, logger: createLogger('info', memoryLog(logs)) });
+    handle = createDatabase(relay.via(database.url), {
+      connectionLimit: 10,
+      connectTimeoutMs: 1000,
+      queryTimeoutMs: 5000,
+    });
+    const app = createApp({
+      db: handle.db,
+      config: { gatewaySecret: SECRET, dbPoolSize: 10, dbQueryTimeoutMs: 5000 },
+      logger: createLogger('info', memoryLog(logs)),
+    });
     served = await serve(app.callback());
     // The load is far over a partner's quota: the limit is not what this test is about.
     config = configFile(served.port, (state) => {
-      for (const route of state.services[0].routes) route.plugins = route.plugins.filter((p: { name: string }) => !p.name.includes('rate-limit'));
+      for (const route of state.services[0].routes)
+        route.plugins = route.plugins.filter((p: { name: string }) => !p.name.includes('rate-limit'));
     });
     if (kind === 'real Kong') {
       const kong = await startRealKong({ stateFiles: config.paths, serviceUrl: served.url, gatewaySecret: SECRET });
@@ -71,7 +80,13 @@ describe.each(gatewayKinds())('the database link cut under keep-alive load throu
         const sentAt = Date.now();
         const response = await fetch(`${gateway.url}/api/v1/jobs?limit=5`, { headers: { 'X-API-Key': DEMO.reader } });
         const body = await response.text();
-        outcomes.push({ sentAt, doneAt: Date.now(), status: response.status, retryAfter: response.headers.get('retry-after'), body });
+        outcomes.push({
+          sentAt,
+          doneAt: Date.now(),
+          status: response.status,
+          retryAfter: response.headers.get('retry-after'),
+          body,
+        });
       }
     });
     const cuts: Array<{ from: number; back: number; next: number }> = [];

@@ -17,7 +17,10 @@ describe('overload: a bounded wait queue in front of the pool', () => {
 
   beforeAll(async () => {
     database = await freshDatabase('faults_overload');
-    handle = createDatabase(database.url, { connectionLimit: LIMITS.dbPoolSize, queryTimeoutMs: LIMITS.dbQueryTimeoutMs });
+    handle = createDatabase(database.url, {
+      connectionLimit: LIMITS.dbPoolSize,
+      queryTimeoutMs: LIMITS.dbQueryTimeoutMs,
+    });
     served = await serve(createApp({ db: handle.db, config: LIMITS, logger: createLogger('silent') }).callback());
   });
   afterAll(async () => {
@@ -27,7 +30,8 @@ describe('overload: a bounded wait queue in front of the pool', () => {
   });
 
   const list = (init: RequestInit = {}) => call(`${served.url}/api/v1/jobs`, { headers: reader, ...init });
-  const byId = (init: RequestInit = {}) => call(`${served.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader, ...init });
+  const byId = (init: RequestInit = {}) =>
+    call(`${served.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader, ...init });
   const create = (title: string, init: RequestInit = {}) =>
     call(`${served.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body: job(title), ...init });
 
@@ -48,7 +52,11 @@ describe('overload: a bounded wait queue in front of the pool', () => {
       expect(refused.ms).toBeLessThan(LIMITS.dbQueryTimeoutMs / 2);
       // Readiness says so too, so a balancer sends new work elsewhere meanwhile.
       const ready = await call(`${served.url}/readyz`);
-      expect([ready.status, ready.headers.get('retry-after'), ready.body]).toEqual([503, '5', { error: 'Service cannot take more work right now' }]);
+      expect([ready.status, ready.headers.get('retry-after'), ready.body]).toEqual([
+        503,
+        '5',
+        { error: 'Service cannot take more work right now' },
+      ]);
 
       giveUp.abort();
       expect(await abandoned).toBe('AbortError');
@@ -83,7 +91,12 @@ describe('overload: a bounded wait queue in front of the pool', () => {
 describe('overload with read replicas', () => {
   // One connection per server and no waiting place: the turns are DB_POOL_SIZE x (1 + replicas).
   // The replica pools are stood in for by a primary pool of that size; only the count matters here.
-  const REPLICAS = { dbPoolSize: 1, dbQueueLimit: 0, dbQueryTimeoutMs: 10000, databaseReadUrls: ['mysql://ro@replica-1:3306/jobs', 'mysql://ro@replica-2:3306/jobs'] };
+  const REPLICAS = {
+    dbPoolSize: 1,
+    dbQueueLimit: 0,
+    dbQueryTimeoutMs: 10000,
+    databaseReadUrls: ['mysql://ro@replica-1:3306/jobs', 'mysql://ro@replica-2:3306/jobs'],
+  };
   let database: TestDatabase;
   beforeAll(async () => {
     database = await freshDatabase('faults_overload_replicas');
@@ -92,7 +105,9 @@ describe('overload with read replicas', () => {
 
   test('one turn per connection of every server: three run with two replicas, the fourth is a 503 at once', async () => {
     const handle = createDatabase(database.url, { connectionLimit: 3, queryTimeoutMs: REPLICAS.dbQueryTimeoutMs });
-    const served = await serve(createApp({ db: handle.db, config: REPLICAS, logger: createLogger('silent') }).callback());
+    const served = await serve(
+      createApp({ db: handle.db, config: REPLICAS, logger: createLogger('silent') }).callback(),
+    );
     const byId = () => call(`${served.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader });
     const lock = await lockTable(database.name, 'jobs');
     let running: Array<ReturnType<typeof byId>> = [];

@@ -30,7 +30,11 @@ function parse(raw: string, ms: number): RawAnswer {
  * it (or, with `hangUpAfterMs`, once this client gave up and closed it itself). Writes after the
  * server closed are dropped: a slow client goes on sending after its 408.
  */
-export function rawExchange(port: number, steps: Step[], { hangUpAfterMs }: { hangUpAfterMs?: number } = {}): Promise<RawAnswer> {
+export function rawExchange(
+  port: number,
+  steps: Step[],
+  { hangUpAfterMs }: { hangUpAfterMs?: number } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     const started = Date.now();
@@ -60,5 +64,7 @@ export function rawExchange(port: number, steps: Step[], { hangUpAfterMs }: { ha
 
 /** A request head with the identity headers of a writer, as the gateway sends them. */
 export function head(requestLine: string, headers: Record<string, string>): string {
-  return `${requestLine}\r\nHost: jobs\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
+  return `${requestLine}\r\nHost: jobs\r\n${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}\r\n`;
 }

@@ -49,7 +49,11 @@ describe('SIGTERM', () => {
       while (!givenUp) {
         const title = `Shutdown ${sent++}`;
         try {
-          const response = await fetch(`${url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body: job(title) });
+          const response = await fetch(`${url}/api/v1/jobs`, {
+            method: 'POST',
+            headers: { ...writer, ...json },
+            body: job(title),
+          });
           await response.arrayBuffer();
           if (response.status === 201) confirmed.push(title);
         } catch {
@@ -72,17 +76,26 @@ describe('SIGTERM', () => {
     await Promise.all(clients);
     expect(service.stdout()).not.toContain('grace period over');
 
-    const stored = await database.query<Array<{ title: string }>>("SELECT title FROM jobs WHERE title LIKE 'Shutdown %'");
+    const stored = await database.query<Array<{ title: string }>>(
+      "SELECT title FROM jobs WHERE title LIKE 'Shutdown %'",
+    );
     const storedTitles = new Set(stored.map((row) => row.title));
     expect(confirmed.filter((title) => !storedTitles.has(title))).toEqual([]);
     // Stored rows are whole rows, never part of a create.
-    expect(await database.query("SELECT COUNT(*) AS n FROM jobs WHERE title LIKE 'Shutdown %' AND (department <> 'Faults' OR description IS NULL)")).toEqual([
-      { n: 0 },
-    ]);
+    expect(
+      await database.query(
+        "SELECT COUNT(*) AS n FROM jobs WHERE title LIKE 'Shutdown %' AND (department <> 'Faults' OR description IS NULL)",
+      ),
+    ).toEqual([{ n: 0 }]);
   });
 
   test('a second SIGTERM while draining (an orchestrator and an init both sending one) does not cut the request still running', async () => {
-    service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SHUTDOWN_GRACE_MS: '5000', DB_QUERY_TIMEOUT_MS: '10000' });
+    service = startServiceProcess({
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_GRACE_MS: '5000',
+      DB_QUERY_TIMEOUT_MS: '10000',
+    });
     const url = await listening(service);
     const lock = await lockTable(database.name, 'jobs');
     let running: Promise<number | string> | undefined;
@@ -140,6 +153,8 @@ describe('SIGTERM', () => {
       .split('\n')
       .filter((line) => line.includes('grace period over'))
       .map((line) => JSON.parse(line));
-    expect(warnings).toEqual([expect.objectContaining({ level: 40, graceMs, msg: 'grace period over: closed the requests still running' })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({ level: 40, graceMs, msg: 'grace period over: closed the requests still running' }),
+    ]);
   });
 });

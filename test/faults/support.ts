@@ -49,7 +49,8 @@ export async function lockTable(database: string, table: string) {
     async waiters(count: number, withinMs = 10_000): Promise<void> {
       const deadline = Date.now() + withinMs;
       while ((await waiting()).length < count) {
-        if (Date.now() > deadline) throw new Error(`${count} statements did not come to wait for the lock within ${withinMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`${count} statements did not come to wait for the lock within ${withinMs} ms`);
         await sleep(20);
       }
     },
@@ -65,4 +66,9 @@ export async function lockTable(database: string, table: string) {
 }
 
 export const job = (title: string) =>
-  JSON.stringify({ title, department: 'Faults', type: 'contract', description: 'Written while the database misbehaves.' });
+  JSON.stringify({
+    title,
+    department: 'Faults',
+    type: 'contract',
+    description: 'Written while the database misbehaves.',
+  });

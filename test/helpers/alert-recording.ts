@@ -69,7 +69,9 @@ function inputSeries(rule: AlertRule, recordings: Recording[]): Array<{ series: 
       if (!named(first.name)) return [];
       // A failed scrape marks the target's series stale, as Prometheus does.
       const values = parsed.map((p) => (p === null ? 'stale' : p.has(key) ? promValue(p.get(key)!.value) : '_'));
-      return [{ series: `${first.name}{${[first.labels, target].filter(Boolean).join(',')}}`, values: values.join(' ') }];
+      return [
+        { series: `${first.name}{${[first.labels, target].filter(Boolean).join(',')}}`, values: values.join(' ') },
+      ];
     });
     return [...series, { series: `up{${target}}`, values: parsed.map((p) => (p === null ? '0' : '1')).join(' ') }];
   });
@@ -80,7 +82,11 @@ function inputSeries(rule: AlertRule, recordings: Recording[]): Array<{ series: 
  * the rule's own) at the last scrape, and nothing fires when every scrape is the first one.
  * Returns promtool's output; it ends in SUCCESS when both hold.
  */
-export function checkRecordedAlert(alert: string, recordings: Recording[], expected: Array<Record<string, string>>): string {
+export function checkRecordedAlert(
+  alert: string,
+  recordings: Recording[],
+  expected: Array<Record<string, string>>,
+): string {
   const rule = alertRules().find((r) => r.alert === alert);
   if (!rule) throw new Error(`no alert ${alert} in ${ALERTS_FILE}`);
   const minutes = Math.max(...recordings.map((r) => r.scrapes.length)) - 1;
@@ -92,14 +98,24 @@ export function checkRecordedAlert(alert: string, recordings: Recording[], expec
       {
         eval_time: `${minutes}m`,
         alertname: alert,
-        exp_alerts: exp.map((labels) => ({ exp_labels: { ...rule.labels, ...labels }, exp_annotations: rule.annotations })),
+        exp_alerts: exp.map((labels) => ({
+          exp_labels: { ...rule.labels, ...labels },
+          exp_annotations: rule.annotations,
+        })),
       },
     ],
   });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'alert-recording-'));
   try {
     const file = path.join(dir, `${alert}.test.yml`);
-    writeFileSync(file, stringify({ rule_files: [ALERTS_FILE], evaluation_interval: '1m', tests: [test(recordings, expected), test(healthy, [])] }));
+    writeFileSync(
+      file,
+      stringify({
+        rule_files: [ALERTS_FILE],
+        evaluation_interval: '1m',
+        tests: [test(recordings, expected), test(healthy, [])],
+      }),
+    );
     const out = spawnSync('promtool', ['test', 'rules', file], { encoding: 'utf8', timeout: 30_000 });
     if (out.error) throw out.error;
     return `${out.stdout}${out.stderr}`.trim();

@@ -4,7 +4,12 @@ import { testServerUrl } from './server';
 /** The client's connection flags for the test server, from TEST_DATABASE_URL. */
 function serverFlags(): string[] {
   const url = new URL(testServerUrl());
-  return [`--host=${url.hostname}`, `--port=${url.port || 3306}`, `--user=${decodeURIComponent(url.username || 'root')}`, ...(url.password ? [`--password=${decodeURIComponent(url.password)}`] : [])];
+  return [
+    `--host=${url.hostname}`,
+    `--port=${url.port || 3306}`,
+    `--user=${decodeURIComponent(url.username || 'root')}`,
+    ...(url.password ? [`--password=${decodeURIComponent(url.password)}`] : []),
+  ];
 }
 
 function run(command: string, args: string[], input?: string): string {
@@ -15,7 +20,14 @@ function run(command: string, args: string[], input?: string): string {
 
 /** A backup exactly as docs/operations.md takes it ("Backup and restore"). */
 export function dumpDatabase(name: string): string {
-  return run('mariadb-dump', [...serverFlags(), '--single-transaction', '--routines', '--triggers', '--hex-blob', name]);
+  return run('mariadb-dump', [
+    ...serverFlags(),
+    '--single-transaction',
+    '--routines',
+    '--triggers',
+    '--hex-blob',
+    name,
+  ]);
 }
 
 /** The documented restore: the database emptied, then the backup loaded into it. */

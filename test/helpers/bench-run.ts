@@ -3,7 +3,10 @@ import type { RunResult } from '../../bench/report';
 import type { Target } from '../../bench/scenarios';
 
 /** A bench run's record around the given results, with the bench's default options: what its report reads. */
-export function benchRun(size: number, results: Partial<Pick<RunResult, 'scenarios' | 'syncs' | 'webhooks'>>): RunResult {
+export function benchRun(
+  size: number,
+  results: Partial<Pick<RunResult, 'scenarios' | 'syncs' | 'webhooks'>>,
+): RunResult {
   return {
     startedAt: '2026-11-25T00:00:00.000Z',
     finishedAt: '',
@@ -18,7 +21,13 @@ export function benchRun(size: number, results: Partial<Pick<RunResult, 'scenari
 }
 
 /** One measured window of a target, with what a test varies in `extra`. */
-export function benchWindow(target: Target, round: number, reqPerSec: number, cpu: number, extra: Partial<Measurement> = {}): Measurement {
+export function benchWindow(
+  target: Target,
+  round: number,
+  reqPerSec: number,
+  cpu: number,
+  extra: Partial<Measurement> = {},
+): Measurement {
   const requests = reqPerSec * 5;
   return {
     round,

@@ -19,7 +19,10 @@ export async function buildDist(): Promise<void> {
     }
   }
   try {
-    execFileSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-b', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'ignore' });
+    execFileSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-b', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
   } finally {
     rmdirSync(LOCK);
   }

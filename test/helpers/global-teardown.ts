@@ -7,7 +7,10 @@ export default async function globalTeardown(): Promise<void> {
   if (!runId) return;
   const admin = await mysql.createConnection(testServerOptions());
   try {
-    const [rows] = await admin.query<mysql.RowDataPacket[]>('SELECT schema_name AS name FROM information_schema.schemata WHERE schema_name LIKE ?', [`jt\\_${runId}\\_%`]);
+    const [rows] = await admin.query<mysql.RowDataPacket[]>(
+      'SELECT schema_name AS name FROM information_schema.schemata WHERE schema_name LIKE ?',
+      [`jt\\_${runId}\\_%`],
+    );
     for (const { name } of rows) await admin.query(`DROP DATABASE IF EXISTS \`${name as string}\``);
   } finally {
     await admin.end();

@@ -38,6 +38,10 @@ export function forBlock<T extends object>(what: string, make: () => T | Promise
 }
 
 /** A fresh `make()` for each test of the block (or file) it is called in, ended after the test. */
-export function forEachTest<T extends object>(what: string, make: () => T | Promise<T>, end?: (value: T) => unknown): T {
+export function forEachTest<T extends object>(
+  what: string,
+  make: () => T | Promise<T>,
+  end?: (value: T) => unknown,
+): T {
   return hooked(beforeEach, afterEach, what, make, end);
 }

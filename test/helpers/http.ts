@@ -41,7 +41,15 @@ export async function call(url: string, init: RequestInit = {}): Promise<JsonRes
   let body: unknown = undefined;
   const contentType = response.headers.get('content-type');
   if ((contentType ?? '').includes('json') && text !== '') body = JSON.parse(text);
-  validateResponse({ method: init.method ?? 'GET', url, status: response.status, contentType, body, text, headers: Object.fromEntries(response.headers) });
+  validateResponse({
+    method: init.method ?? 'GET',
+    url,
+    status: response.status,
+    contentType,
+    body,
+    text,
+    headers: Object.fromEntries(response.headers),
+  });
   return { status: response.status, headers: response.headers, body, text };
 }
 

@@ -54,7 +54,8 @@ async function startServer(dir: string, name: string, serverId: number): Promise
     process: child,
     exited,
     url: (database) => `mysql://root@127.0.0.1:${port}/${database}`,
-    connect: () => mysql.createConnection({ host: '127.0.0.1', port, user: 'root', timezone: 'Z', charset: 'utf8mb4_bin' }),
+    connect: () =>
+      mysql.createConnection({ host: '127.0.0.1', port, user: 'root', timezone: 'Z', charset: 'utf8mb4_bin' }),
   };
   const deadline = Date.now() + 20_000;
   for (;;) {
@@ -129,7 +130,9 @@ export async function startMariaDbPair(): Promise<MariaDbPair> {
       replica: replica!,
       async caughtUp() {
         const [[position]] = await onPrimary.query<mysql.RowDataPacket[]>('SELECT @@gtid_binlog_pos AS pos');
-        const [[waited]] = await onReplica.query<mysql.RowDataPacket[]>('SELECT MASTER_GTID_WAIT(?, 20) AS result', [position!.pos]);
+        const [[waited]] = await onReplica.query<mysql.RowDataPacket[]>('SELECT MASTER_GTID_WAIT(?, 20) AS result', [
+          position!.pos,
+        ]);
         if (Number(waited!.result) !== 0) throw new Error(`the replica did not reach ${position!.pos} within 20 s`);
       },
       async pauseApplying() {

@@ -56,7 +56,8 @@ export async function startPrivateMariaDb(): Promise<PrivateMariaDb> {
     exited = new Promise((resolve) => server.once('exit', resolve));
     const deadline = Date.now() + 20_000;
     for (;;) {
-      if (server.exitCode !== null) throw new Error(`mariadbd exited (${server.exitCode}); see ${path.join(dir, 'mysqld.err')}`);
+      if (server.exitCode !== null)
+        throw new Error(`mariadbd exited (${server.exitCode}); see ${path.join(dir, 'mysqld.err')}`);
       try {
         await (await mysql.createConnection({ host: '127.0.0.1', port, user: 'root' })).end();
         return;
@@ -75,7 +76,15 @@ export async function startPrivateMariaDb(): Promise<PrivateMariaDb> {
   };
 
   try {
-    await run('mariadb-install-db', ['--no-defaults', `--user=${os.userInfo().username}`, `--datadir=${datadir}`, `--tmpdir=${dir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...SERVER_OPTIONS]);
+    await run('mariadb-install-db', [
+      '--no-defaults',
+      `--user=${os.userInfo().username}`,
+      `--datadir=${datadir}`,
+      `--tmpdir=${dir}`,
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+      ...SERVER_OPTIONS,
+    ]);
     await start();
   } catch (error) {
     await stop();

@@ -47,9 +47,25 @@ export interface CheckedResponse {
 }
 
 // What any HTTP answer may carry and no API declares: framing, the date, the connection.
-const TRANSPORT = new Set(['content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'date', 'connection', 'keep-alive', 'vary', 'server', 'via']);
+const TRANSPORT = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'date',
+  'connection',
+  'keep-alive',
+  'vary',
+  'server',
+  'via',
+]);
 
-function checkHeaders(where: string, declared: Record<string, any> | undefined, sent: NonNullable<CheckedResponse['headers']>, at: string) {
+function checkHeaders(
+  where: string,
+  declared: Record<string, any> | undefined,
+  sent: NonNullable<CheckedResponse['headers']>,
+  at: string,
+) {
   const { ajv, document } = load();
   const byName = new Map(Object.keys(declared ?? {}).map((name) => [name.toLowerCase(), name]));
   for (const [lower, raw] of Object.entries(sent)) {
@@ -58,11 +74,21 @@ function checkHeaders(where: string, declared: Record<string, any> | undefined, 
     if (name === undefined) throw new Error(`${where}: header ${lower} is not declared in docs/openapi.json (${at})`);
     const spec = declared![name];
     const pointer = spec.$ref ? (spec.$ref as string) : `#/${at}/${pointer_(name)}`;
-    const schema = (spec.$ref ? (spec.$ref as string).slice(2).split('/').reduce((node: any, part) => node[part], document) : spec).schema;
+    const schema = (
+      spec.$ref
+        ? (spec.$ref as string)
+            .slice(2)
+            .split('/')
+            .reduce((node: any, part) => node[part], document)
+        : spec
+    ).schema;
     const value = Array.isArray(raw) ? raw.join(', ') : raw;
     const typed = schema.type === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value;
     const validate = ajv.getSchema(`openapi.json${pointer}/schema`)!;
-    if (!validate(typed)) throw new Error(`${where}: header ${name}: ${JSON.stringify(value)} does not match docs/openapi.json: ${ajv.errorsText(validate.errors)}`);
+    if (!validate(typed))
+      throw new Error(
+        `${where}: header ${name}: ${JSON.stringify(value)} does not match docs/openapi.json: ${ajv.errorsText(validate.errors)}`,
+      );
   }
 }
 const pointer_ = (name: string) => name.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -92,7 +118,8 @@ export function validateResponse(response: CheckedResponse): void {
     schemaPointer = '#/components/schemas/Error';
   } else {
     const responses = operation.responses as Record<string, any>;
-    const key = String(response.status) in responses ? String(response.status) : response.status >= 400 ? 'default' : undefined;
+    const key =
+      String(response.status) in responses ? String(response.status) : response.status >= 400 ? 'default' : undefined;
     if (!key || !(key in responses)) throw new Error(`${where}: status not documented in docs/openapi.json`);
     let described = responses[key];
     let at = pointer('paths', match.template, method.toLowerCase(), 'responses', key);
@@ -114,6 +141,8 @@ export function validateResponse(response: CheckedResponse): void {
   const validate = ajv.getSchema(`openapi.json${schemaPointer}`);
   if (!validate) throw new Error(`${where}: no schema at ${schemaPointer}`);
   if (!validate(response.body)) {
-    throw new Error(`${where}: body does not match docs/openapi.json (${schemaPointer}): ${ajv.errorsText(validate.errors)}\n${response.text.slice(0, 500)}`);
+    throw new Error(
+      `${where}: body does not match docs/openapi.json (${schemaPointer}): ${ajv.errorsText(validate.errors)}\n${response.text.slice(0, 500)}`,
+    );
   }
 }

@@ -29,7 +29,10 @@ export function recordAnswer(baseUrl: string, answer: Omit<RecordedAnswer, 'url'
   if (!dir || !new URL(answer.url, baseUrl).pathname.startsWith('/api/v1')) return;
   mkdirSync(dir, { recursive: true });
   const { method, url, status, headers, text } = answer;
-  appendFileSync(path.join(dir, `${process.pid}.ndjson`), `${scrub(JSON.stringify({ method, url, status, headers, text }))}\n`);
+  appendFileSync(
+    path.join(dir, `${process.pid}.ndjson`),
+    `${scrub(JSON.stringify({ method, url, status, headers, text }))}\n`,
+  );
 }
 
 // node -r ./test/helpers/register-ts.js test/helpers/recorded-answers.ts <dir>: the shortest answer of each operation and status.
@@ -43,7 +46,8 @@ if (require.main === module) {
       if (template === undefined) continue;
       const key = `${answer.method.toLowerCase()} ${template} ${answer.status}`;
       // The document's own answer is docs/openapi.json again: its recording keeps the headers and the document's first field.
-      if (template === '/api/v1/openapi.json' && answer.text !== '') answer.text = JSON.stringify({ openapi: JSON.parse(answer.text).openapi });
+      if (template === '/api/v1/openapi.json' && answer.text !== '')
+        answer.text = JSON.stringify({ openapi: JSON.parse(answer.text).openapi });
       const before = kept.get(key);
       if (!before || answer.text.length < before.text.length) kept.set(key, answer);
     }

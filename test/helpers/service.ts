@@ -79,5 +79,9 @@ export async function startTestService(opts: {
 
 /** startTestService for the describe block (or file) it is called in: started before its first test, closed after its last. */
 export function sharedTestService(opts: Parameters<typeof startTestService>[0]): TestService {
-  return forBlock(`the test service ${opts.name}`, () => startTestService(opts), (service) => service.close());
+  return forBlock(
+    `the test service ${opts.name}`,
+    () => startTestService(opts),
+    (service) => service.close(),
+  );
 }

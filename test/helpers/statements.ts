@@ -35,15 +35,27 @@ export const pageRead = (statements: Statement[]) => statements.find((one) => on
 export const totalRead = (statements: Statement[]) => statements.find((one) => one.sql.includes('from `job_counts`'));
 
 /** The storage engine's read handlers, counted by rowsRead(); `withKeyLookups` adds Handler_read_key. */
-const READ_HANDLERS = ['Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd_next', 'Handler_read_first', 'Handler_read_last'];
+const READ_HANDLERS = [
+  'Handler_read_next',
+  'Handler_read_prev',
+  'Handler_read_rnd_next',
+  'Handler_read_first',
+  'Handler_read_last',
+];
 
 /** Runs `run` on one connection of `pool` and adds up the read handlers it moved. */
-async function readsDuring<T>(pool: Pool, handlers: string[], run: (connection: PoolConnection) => Promise<T>): Promise<{ result: T; rows: number }> {
+async function readsDuring<T>(
+  pool: Pool,
+  handlers: string[],
+  run: (connection: PoolConnection) => Promise<T>,
+): Promise<{ result: T; rows: number }> {
   const connection = await pool.getConnection();
   try {
     await connection.query('FLUSH STATUS');
     const result = await run(connection);
-    const [rows] = await connection.query<RowDataPacket[]>('SHOW SESSION STATUS WHERE Variable_name IN (?)', [handlers]);
+    const [rows] = await connection.query<RowDataPacket[]>('SHOW SESSION STATUS WHERE Variable_name IN (?)', [
+      handlers,
+    ]);
     return { result, rows: rows.reduce((sum, row) => sum + Number(row.Value), 0) };
   } finally {
     connection.release();
@@ -51,7 +63,11 @@ async function readsDuring<T>(pool: Pool, handlers: string[], run: (connection: 
 }
 
 /** Rows the storage engine handed over (index and table reads) for one run of `statement` on `pool`. */
-export async function rowsRead(pool: Pool, { sql, params }: Statement, { withKeyLookups = false } = {}): Promise<number> {
+export async function rowsRead(
+  pool: Pool,
+  { sql, params }: Statement,
+  { withKeyLookups = false } = {},
+): Promise<number> {
   const handlers = withKeyLookups ? ['Handler_read_key', ...READ_HANDLERS] : READ_HANDLERS;
   return (await readsDuring(pool, handlers, (connection) => connection.query(sql, params))).rows;
 }

@@ -29,10 +29,23 @@ describe('the requests of each command', () => {
     const { id } = await partner();
     const env = { KONG_ADMIN_TOKEN: 'from-env' };
     expect((await keys(ws, ['disable', 'acme', ...APPLY], env)).code).toBe(0);
-    const read = [`GET /consumers/${id}`, `GET /consumers/${id}/acls?size=1000`, `GET /consumers/${id}/key-auth?size=1000`];
-    expect(kong.calls[0]).toMatchObject({ method: 'PUT', path: `/consumers/${id}/acls/disabled`, body: { group: 'disabled', tags: ['jobs-partners'] } });
+    const read = [
+      `GET /consumers/${id}`,
+      `GET /consumers/${id}/acls?size=1000`,
+      `GET /consumers/${id}/key-auth?size=1000`,
+    ];
+    expect(kong.calls[0]).toMatchObject({
+      method: 'PUT',
+      path: `/consumers/${id}/acls/disabled`,
+      body: { group: 'disabled', tags: ['jobs-partners'] },
+    });
     expect(kong.lines()).toEqual([`PUT /consumers/${id}/acls/disabled`, ...read]);
-    expect(kong.calls.map((c) => c.headers['kong-admin-token'])).toEqual(['from-env', 'from-env', 'from-env', 'from-env']);
+    expect(kong.calls.map((c) => c.headers['kong-admin-token'])).toEqual([
+      'from-env',
+      'from-env',
+      'from-env',
+      'from-env',
+    ]);
     kong.calls = [];
     expect((await keys(ws, ['enable', 'acme', ...APPLY])).code).toBe(0);
     expect(kong.lines()).toEqual([`DELETE /consumers/${id}/acls/disabled`, ...read]);
@@ -49,7 +62,8 @@ describe('the requests of each command', () => {
 
   test('without --apply nothing is sent; list never talks to Kong', async () => {
     await partner();
-    for (const args of [['scope', 'acme', 'write'], ['disable', 'acme'], ['rotate', 'acme'], ['list']]) expect((await keys(ws, args)).code).toBe(0);
+    for (const args of [['scope', 'acme', 'write'], ['disable', 'acme'], ['rotate', 'acme'], ['list']])
+      expect((await keys(ws, args)).code).toBe(0);
     expect(kong.calls).toEqual([]);
   });
 
@@ -65,21 +79,28 @@ describe("Kong's errors", () => {
   test('404 on disable: the consumer is looked up, the message says Kong has no such consumer, nothing is written', async () => {
     const { id } = await partner();
     const before = ws.read();
-    kong.answer = (call) => (call.method === 'PUT' || call.method === 'GET' ? { status: 404, body: { message: 'Not found' } } : success(call));
+    kong.answer = (call) =>
+      call.method === 'PUT' || call.method === 'GET' ? { status: 404, body: { message: 'Not found' } } : success(call);
     const r = await keys(ws, ['disable', 'acme', ...APPLY]);
     expect(r.code).toBe(1);
     expect(kong.lines()).toEqual([`PUT /consumers/${id}/acls/disabled`, `GET /consumers/${id}`]);
-    expect(r.err).toContain(`Kong at ${ADMIN} has no consumer acme (${id}): is --admin-url the right Kong, and has partners.yaml been synced to it?`);
+    expect(r.err).toContain(
+      `Kong at ${ADMIN} has no consumer acme (${id}): is --admin-url the right Kong, and has partners.yaml been synced to it?`,
+    );
     expect(r.err).toContain(`failed          PUT /consumers/${id}/acls/disabled  (add group disabled to acme)`);
     expect(r.err).toContain('nothing was written');
     expect(ws.read()).toEqual(before);
   });
 
   test('404 on enable or revoke while the consumer exists: the group or key is already gone, which is what was asked; the files follow', async () => {
-    const { id, credentials: [first] } = await partner();
+    const {
+      id,
+      credentials: [first],
+    } = await partner();
     await keys(ws, ['disable', 'acme']);
     // Kong lost the group and the key before the commands ran: the model drops them, and answers 404 to their DELETEs.
-    kong.answer = (call) => (call.method === 'DELETE' ? { status: 404, body: { message: 'Not found' } } : kong.behave(call));
+    kong.answer = (call) =>
+      call.method === 'DELETE' ? { status: 404, body: { message: 'Not found' } } : kong.behave(call);
     const enable = await keys(ws, ['enable', 'acme', ...APPLY]);
     expect(enable.code).toBe(0);
     expect(enable.err).toContain('already so');
@@ -88,19 +109,33 @@ describe("Kong's errors", () => {
     const revoke = await keys(ws, ['revoke', 'acme', '--credential', first as string, ...APPLY]);
     expect(revoke.code).toBe(0);
     expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([]);
-    expect(kong.changes()).toEqual([`DELETE /consumers/${id}/acls/disabled`, `DELETE /consumers/${id}/key-auth/${first}`]);
+    expect(kong.changes()).toEqual([
+      `DELETE /consumers/${id}/acls/disabled`,
+      `DELETE /consumers/${id}/key-auth/${first}`,
+    ]);
     expect(revoke.err).toContain('Kong matches the files for acme.');
   });
 
   test("409 on issue's consumer: Kong's message, no further request, nothing to undo, no key printed, nothing written", async () => {
     const before = ws.read();
     kong.answer = (call) =>
-      call.path === '/consumers' ? { status: 409, body: { code: 5, name: 'unique constraint violation', message: 'UNIQUE violation detected on \'{username="acme"}\'' } } : success(call);
+      call.path === '/consumers'
+        ? {
+            status: 409,
+            body: {
+              code: 5,
+              name: 'unique constraint violation',
+              message: 'UNIQUE violation detected on \'{username="acme"}\'',
+            },
+          }
+        : success(call);
     const r = await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
     expect(kong.lines()).toEqual(['POST /consumers']);
-    expect(r.err).toContain('Kong answered 409 Conflict to POST /consumers on http://kong-admin.test:8001: UNIQUE violation detected on \'{username="acme"}\'');
+    expect(r.err).toContain(
+      'Kong answered 409 Conflict to POST /consumers on http://kong-admin.test:8001: UNIQUE violation detected on \'{username="acme"}\'',
+    );
     expect(r.err).toMatch(/not attempted\s+PUT \/consumers\/.*\/acls\/jobs%3Aread/);
     expect(ws.read()).toEqual(before);
   });
@@ -118,7 +153,12 @@ describe("Kong's errors", () => {
     expect(r.out + r.err).not.toContain(key);
     expect(r.err).toContain(`UNIQUE violation detected on '{key="[key]"}'`);
     const id = kong.calls[0]?.body.id as string;
-    expect(kong.lines()).toEqual(['POST /consumers', `PUT /consumers/${id}/acls/jobs%3Aread`, `POST /consumers/${id}/key-auth`, `DELETE /consumers/${id}`]);
+    expect(kong.lines()).toEqual([
+      'POST /consumers',
+      `PUT /consumers/${id}/acls/jobs%3Aread`,
+      `POST /consumers/${id}/key-auth`,
+      `DELETE /consumers/${id}`,
+    ]);
     expect(r.err).toMatch(/done\s+POST \/consumers\s/);
     expect(r.err).toMatch(/failed\s+POST \/consumers\/.*\/key-auth/);
     expect(r.err).toMatch(/rolled back\s+DELETE \/consumers\//);
@@ -127,13 +167,20 @@ describe("Kong's errors", () => {
 
   test('5xx half way through issue: the rest is not attempted and the consumer is deleted again; nothing is written', async () => {
     const before = ws.read();
-    kong.answer = (call) => (call.method === 'PUT' ? { status: 503, body: { message: 'An unexpected error occurred' } } : success(call));
+    kong.answer = (call) =>
+      call.method === 'PUT' ? { status: 503, body: { message: 'An unexpected error occurred' } } : success(call);
     const r = await keys(ws, ['issue', 'acme', '--scope', 'write', ...APPLY]);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
     const id = kong.calls[0]?.body.id as string;
-    expect(kong.lines()).toEqual(['POST /consumers', `PUT /consumers/${id}/acls/jobs%3Aread`, `DELETE /consumers/${id}`]);
-    expect(r.err).toContain(`Kong failed with 503 on PUT /consumers/${id}/acls/jobs%3Aread on ${ADMIN}: An unexpected error occurred; it may or may not have made the change`);
+    expect(kong.lines()).toEqual([
+      'POST /consumers',
+      `PUT /consumers/${id}/acls/jobs%3Aread`,
+      `DELETE /consumers/${id}`,
+    ]);
+    expect(r.err).toContain(
+      `Kong failed with 503 on PUT /consumers/${id}/acls/jobs%3Aread on ${ADMIN}: An unexpected error occurred; it may or may not have made the change`,
+    );
     expect(r.err).toMatch(/not attempted\s+PUT \/consumers\/.*\/acls\/jobs%3Awrite/);
     expect(r.err).toMatch(/not attempted\s+POST \/consumers\/.*\/key-auth/);
     expect(r.err).toMatch(/rolled back\s+DELETE \/consumers\//);
@@ -142,11 +189,16 @@ describe("Kong's errors", () => {
 
   test('an undo that fails too is reported as such, so the operator knows Kong still has the half-made consumer', async () => {
     const before = ws.read();
-    kong.answer = (call) => (call.path === '/consumers' ? success(call) : { status: 500, body: { message: 'An unexpected error occurred' } });
+    kong.answer = (call) =>
+      call.path === '/consumers' ? success(call) : { status: 500, body: { message: 'An unexpected error occurred' } };
     const r = await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]);
     expect(r.code).toBe(1);
     const id = kong.calls[0]?.body.id as string;
-    expect(kong.lines()).toEqual(['POST /consumers', `PUT /consumers/${id}/acls/jobs%3Aread`, `DELETE /consumers/${id}`]);
+    expect(kong.lines()).toEqual([
+      'POST /consumers',
+      `PUT /consumers/${id}/acls/jobs%3Aread`,
+      `DELETE /consumers/${id}`,
+    ]);
     expect(r.err).toMatch(new RegExp(`rollback failed\\s+DELETE /consumers/${id}`));
     expect(ws.read()).toEqual(before);
   });
@@ -163,12 +215,14 @@ describe("Kong's errors", () => {
   test('a slow Kong: --timeout (or KONG_ADMIN_TIMEOUT_MS) ends the wait with a clear message; nothing is written', async () => {
     const { id } = await partner();
     const before = ws.read();
-    kong.answer = (call) => ({ ...success(call), delayMs: 3000 } as { status: number; delayMs: number });
+    kong.answer = (call) => ({ ...success(call), delayMs: 3000 }) as { status: number; delayMs: number };
     const started = Date.now();
     const r = await keys(ws, ['disable', 'acme', ...APPLY, '--timeout', '150']);
     expect(Date.now() - started).toBeLessThan(2500);
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`Kong did not answer PUT /consumers/${id}/acls/disabled on ${ADMIN} within 150 ms (--timeout); it may or may not have made the change`);
+    expect(r.err).toContain(
+      `Kong did not answer PUT /consumers/${id}/acls/disabled on ${ADMIN} within 150 ms (--timeout); it may or may not have made the change`,
+    );
     expect(ws.read()).toEqual(before);
     const fromEnv = await keys(ws, ['disable', 'acme', ...APPLY], { KONG_ADMIN_TIMEOUT_MS: '120' });
     expect(fromEnv.err).toContain('within 120 ms');
@@ -180,7 +234,9 @@ describe("Kong's errors", () => {
     kong.answer = () => ({ error: 'ECONNREFUSED' });
     const r = await keys(ws, ['scope', 'acme', 'write', ...APPLY]);
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`cannot reach Kong's Admin API at ${ADMIN} (ECONNREFUSED): check --admin-url and that Kong is running`);
+    expect(r.err).toContain(
+      `cannot reach Kong's Admin API at ${ADMIN} (ECONNREFUSED): check --admin-url and that Kong is running`,
+    );
     expect(ws.read()).toEqual(before);
   });
 
@@ -201,14 +257,21 @@ describe("Kong's errors", () => {
   });
 
   test('rotate --revoke-old failing half way: the files keep exactly the credentials Kong still has, and the command fails', async () => {
-    const { id, credentials: [first] } = await partner();
+    const {
+      id,
+      credentials: [first],
+    } = await partner();
     await keys(ws, ['rotate', 'acme']);
     await keys(ws, ['rotate', 'acme']);
     const [, second, third] = ws.state().keys.consumers[0].keyauth_credentials.map((c: { id: string }) => c.id);
-    kong.answer = (call) => (call.path.endsWith(second) ? { status: 502, body: { message: 'Bad Gateway' } } : success(call));
+    kong.answer = (call) =>
+      call.path.endsWith(second) ? { status: 502, body: { message: 'Bad Gateway' } } : success(call);
     const r = await keys(ws, ['rotate', 'acme', '--revoke-old', ...APPLY]);
     expect(r.code).toBe(1);
-    expect(kong.lines()).toEqual([`DELETE /consumers/${id}/key-auth/${first}`, `DELETE /consumers/${id}/key-auth/${second}`]);
+    expect(kong.lines()).toEqual([
+      `DELETE /consumers/${id}/key-auth/${first}`,
+      `DELETE /consumers/${id}/key-auth/${second}`,
+    ]);
     expect(ws.state().keys.consumers[0].keyauth_credentials.map((c: { id: string }) => c.id)).toEqual([second, third]);
     expect(r.err).toContain('the files now list exactly the keys Kong still has');
   });

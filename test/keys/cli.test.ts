@@ -26,21 +26,25 @@ describe('help and exit codes', () => {
   test('--help lists every command and the one-line recipe for a compromised key (exit 0, stdout)', async () => {
     const r = await cli(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['issue', 'scope', 'disable', 'enable', 'rotate', 'revoke', 'list', 'status', 'reconcile', 'sync']) expect(r.out).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['issue', 'scope', 'disable', 'enable', 'rotate', 'revoke', 'list', 'status', 'reconcile', 'sync'])
+      expect(r.out).toMatch(new RegExp(`^  ${c} `, 'm'));
     expect(r.out).toContain('A compromised key:  keys disable <partner> --apply --admin-url URL');
     expect((await cli(['help'])).out).toBe(r.out);
   });
 
-  test.each(COMMANDS.map((c) => c.name))('%s --help describes the command and its options without reading any file', async (name) => {
-    const r = await cli([name, '--help']);
-    expect(r).toMatchObject({ code: 0, err: '' });
-    expect(r.out).toMatch(new RegExp(`^Usage: keys ${name} `));
-    // sync takes the state files as arguments and always talks to Kong; the others edit the two files.
-    if (name === 'sync' || name === 'status') expect(r.out).toContain('--admin-url URL');
-    else expect(r.out).toContain('--file PATH');
-    if (!['list', 'sync', 'status'].includes(name)) expect(r.out).toContain('--apply');
-    expect((await cli([name, '-h'])).out).toBe(r.out);
-  });
+  test.each(COMMANDS.map((c) => c.name))(
+    '%s --help describes the command and its options without reading any file',
+    async (name) => {
+      const r = await cli([name, '--help']);
+      expect(r).toMatchObject({ code: 0, err: '' });
+      expect(r.out).toMatch(new RegExp(`^Usage: keys ${name} `));
+      // sync takes the state files as arguments and always talks to Kong; the others edit the two files.
+      if (name === 'sync' || name === 'status') expect(r.out).toContain('--admin-url URL');
+      else expect(r.out).toContain('--file PATH');
+      if (!['list', 'sync', 'status'].includes(name)) expect(r.out).toContain('--apply');
+      expect((await cli([name, '-h'])).out).toBe(r.out);
+    },
+  );
 
   test('no command, an unknown command, an unknown option or a missing argument: exit 2 with the reason on stderr', async () => {
     const none = await cli([]);
@@ -54,7 +58,10 @@ describe('help and exit codes', () => {
     expect(option.err).toContain("Unknown option '--now'");
     expect(option.err).toContain('see: keys disable --help');
     expect(await cli(['disable'])).toMatchObject({ code: 2, err: expect.stringContaining('missing <partner>') });
-    expect(await cli(['scope', 'acme'])).toMatchObject({ code: 2, err: expect.stringContaining('missing <read|write>') });
+    expect(await cli(['scope', 'acme'])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('missing <read|write>'),
+    });
     expect((await cli(['list', 'extra'])).code).toBe(2);
     for (const r of [none, unknown, option]) expect(r.out).toBe('');
   });
@@ -82,6 +89,8 @@ describe('generated keys and ids', () => {
     const ids = Array.from({ length: 500 }, newId);
     expect(new Set(ids).size).toBe(500);
     for (const id of ids) expect(id).toMatch(UUID);
-    expect(keyVariable('acme-jobs-2', '9b7a2c44-1111-4111-8111-111111111111')).toBe('DECK_PARTNER_ACME_JOBS_2_KEY_9B7A2C44');
+    expect(keyVariable('acme-jobs-2', '9b7a2c44-1111-4111-8111-111111111111')).toBe(
+      'DECK_PARTNER_ACME_JOBS_2_KEY_9B7A2C44',
+    );
   });
 });

@@ -16,19 +16,36 @@ test('deck version output of old and new releases is read', () => {
 });
 
 test('1.7.0 is the first decK allowed to sync', () => {
-  for (const old of [[1, 4, 0], [1, 6, 9], [0, 99, 0]]) expect([old, isSafeDeck(old)]).toEqual([old, false]);
-  for (const ok of [[1, 7, 0], [1, 7, 1], [1, 43, 0], [2, 0, 0]]) expect([ok, isSafeDeck(ok)]).toEqual([ok, true]);
+  for (const old of [
+    [1, 4, 0],
+    [1, 6, 9],
+    [0, 99, 0],
+  ])
+    expect([old, isSafeDeck(old)]).toEqual([old, false]);
+  for (const ok of [
+    [1, 7, 0],
+    [1, 7, 1],
+    [1, 43, 0],
+    [2, 0, 0],
+  ])
+    expect([ok, isSafeDeck(ok)]).toEqual([ok, true]);
 });
 
 test('decK with gateway commands syncs with `deck gateway sync FILE`; an older one with `deck sync -s FILE`; the token is a header', () => {
   const url = 'http://127.0.0.1:8001';
-  expect(deckArgs({ bin: 'deck', version: '1.43.0', gatewayCommands: true }, 'sync', 'partners.yaml', url)).toEqual(['gateway', 'sync', 'partners.yaml', '--kong-addr', url]);
-  expect(deckArgs({ bin: 'deck', version: '1.20.0', gatewayCommands: false }, 'sync', 'partners.yaml', url, 't')).toEqual([
-    'sync', '-s', 'partners.yaml', '--kong-addr', url, '--headers', 'Kong-Admin-Token:t',
+  expect(deckArgs({ bin: 'deck', version: '1.43.0', gatewayCommands: true }, 'sync', 'partners.yaml', url)).toEqual([
+    'gateway',
+    'sync',
+    'partners.yaml',
+    '--kong-addr',
+    url,
   ]);
+  expect(
+    deckArgs({ bin: 'deck', version: '1.20.0', gatewayCommands: false }, 'sync', 'partners.yaml', url, 't'),
+  ).toEqual(['sync', '-s', 'partners.yaml', '--kong-addr', url, '--headers', 'Kong-Admin-Token:t']);
 });
 
-describe('keys sync with a decK that reports a given version (a script standing in for decK\'s version answer)', () => {
+describe("keys sync with a decK that reports a given version (a script standing in for decK's version answer)", () => {
   let ws: Workspace;
   let bin: string;
   beforeEach(() => {
@@ -44,9 +61,16 @@ describe('keys sync with a decK that reports a given version (a script standing 
   function deckReporting(version: string): { path: string; calls: () => string[] } {
     const file = path.join(bin, 'deck');
     const log = path.join(bin, 'calls');
-    writeFileSync(file, `#!/bin/sh\nif [ "$1" = version ]; then echo "decK ${version} (test)"; exit 0; fi\necho "$*" >> "${log}"\n[ "$1" = gateway ] && [ "$2" = --help ] && exit 0\nexit 0\n`);
+    writeFileSync(
+      file,
+      `#!/bin/sh\nif [ "$1" = version ]; then echo "decK ${version} (test)"; exit 0; fi\necho "$*" >> "${log}"\n[ "$1" = gateway ] && [ "$2" = --help ] && exit 0\nexit 0\n`,
+    );
     chmodSync(file, 0o755);
-    return { path: file, calls: () => (readFileSync(log, { encoding: 'utf8', flag: 'a+' }).trim() ? readFileSync(log, 'utf8').trim().split('\n') : []) };
+    return {
+      path: file,
+      calls: () =>
+        readFileSync(log, { encoding: 'utf8', flag: 'a+' }).trim() ? readFileSync(log, 'utf8').trim().split('\n') : [],
+    };
   }
 
   test('1.6.0 is refused before anything is sent, naming the minimum', async () => {
@@ -59,7 +83,15 @@ describe('keys sync with a decK that reports a given version (a script standing 
 
   test('a newer decK syncs each file on its own, in order, against the given Admin API', async () => {
     const deck = deckReporting('v1.43.0');
-    const r = await keys(ws, ['sync', 'kong.yaml', 'partners.yaml', '--admin-url', 'http://127.0.0.1:8001', '--deck', deck.path]);
+    const r = await keys(ws, [
+      'sync',
+      'kong.yaml',
+      'partners.yaml',
+      '--admin-url',
+      'http://127.0.0.1:8001',
+      '--deck',
+      deck.path,
+    ]);
     expect(r.code).toBe(0);
     expect(deck.calls()).toEqual([
       'gateway --help',

@@ -18,9 +18,7 @@ export interface KongCall {
   headers: Record<string, string | string[] | undefined>;
 }
 
-export type Answer =
-  | { status: number; body?: unknown; delayMs?: number }
-  | { error: string };
+export type Answer = { status: number; body?: unknown; delayMs?: number } | { error: string };
 
 /** What Kong 3.9 answers on success: 201 for POST, 200 for GET/PUT, 204 for DELETE (kong/api/endpoints.lua). */
 export function success(call: KongCall): Answer {
@@ -39,22 +37,40 @@ interface Consumer {
 }
 
 const NOT_FOUND: Answer = { status: 404, body: { message: 'Not found' } };
-const conflict = (what: string): Answer => ({ status: 409, body: { name: 'unique constraint violation', message: `UNIQUE violation detected on '${what}'` } });
+const conflict = (what: string): Answer => ({
+  status: 409,
+  body: { name: 'unique constraint violation', message: `UNIQUE violation detected on '${what}'` },
+});
 
 /** Kong 3.9's answers for the requests the keys tool sends, on the consumers in `consumers`. */
 function behaviour(consumers: Map<string, Consumer>) {
-  const find = (idOrName: string) => consumers.get(idOrName) ?? [...consumers.values()].find((c) => c.username === idOrName);
+  const find = (idOrName: string) =>
+    consumers.get(idOrName) ?? [...consumers.values()].find((c) => c.username === idOrName);
   const view = (c: Consumer) => ({ id: c.id, username: c.username, custom_id: c.custom_id ?? null, tags: c.tags });
   const list = (data: unknown[]) => ({ status: 200, body: { data, next: null } });
   return (call: KongCall): Answer => {
     const url = new URL(call.path, ADMIN);
     // A path prefix (Kong behind a proxy) is the proxy's, not Kong's.
-    const [root, ref, sub, item] = url.pathname.replace(/^\/kong-admin\//, '/').split('/').filter(Boolean).map(decodeURIComponent);
+    const [root, ref, sub, item] = url.pathname
+      .replace(/^\/kong-admin\//, '/')
+      .split('/')
+      .filter(Boolean)
+      .map(decodeURIComponent);
     if (root !== 'consumers') return NOT_FOUND;
     if (!ref) {
-      if (call.method === 'GET') return list([...consumers.values()].filter((c) => c.tags.includes(url.searchParams.get('tags') ?? '')).map(view));
+      if (call.method === 'GET')
+        return list(
+          [...consumers.values()].filter((c) => c.tags.includes(url.searchParams.get('tags') ?? '')).map(view),
+        );
       if (find(call.body.id) || find(call.body.username)) return conflict(`{username="${call.body.username}"}`);
-      consumers.set(call.body.id, { id: call.body.id, username: call.body.username, ...(call.body.custom_id ? { custom_id: call.body.custom_id } : {}), tags: call.body.tags, groups: new Map(), credentials: new Map() });
+      consumers.set(call.body.id, {
+        id: call.body.id,
+        username: call.body.username,
+        ...(call.body.custom_id ? { custom_id: call.body.custom_id } : {}),
+        tags: call.body.tags,
+        groups: new Map(),
+        credentials: new Map(),
+      });
       return { status: 201, body: call.body };
     }
     const c = find(ref);
@@ -64,20 +80,27 @@ function behaviour(consumers: Map<string, Consumer>) {
         if (c) consumers.delete(c.id);
         return { status: 204 };
       }
-      if (call.method === 'PUT' && c) Object.assign(c, { username: call.body.username, custom_id: call.body.custom_id ?? undefined });
+      if (call.method === 'PUT' && c)
+        Object.assign(c, { username: call.body.username, custom_id: call.body.custom_id ?? undefined });
       return c ? { status: 200, body: view(c) } : NOT_FOUND;
     }
     if (!c) return NOT_FOUND;
     const table = sub === 'acls' ? c.groups : c.credentials;
     if (call.method === 'GET' && !item) {
-      return list(sub === 'acls' ? [...c.groups.keys()].map((group) => ({ group })) : [...c.credentials].map(([id, key]) => ({ id, key })));
+      return list(
+        sub === 'acls'
+          ? [...c.groups.keys()].map((group) => ({ group }))
+          : [...c.credentials].map(([id, key]) => ({ id, key })),
+      );
     }
     if (call.method === 'PUT' && sub === 'acls' && item) {
       c.groups.set(item, call.body.tags);
       return { status: 200, body: call.body };
     }
     if (call.method === 'POST' && sub === 'key-auth') {
-      const taken = [...consumers.values()].some((x) => x.credentials.has(call.body.id) || [...x.credentials.values()].includes(call.body.key));
+      const taken = [...consumers.values()].some(
+        (x) => x.credentials.has(call.body.id) || [...x.credentials.values()].includes(call.body.key),
+      );
       if (taken) return conflict(`{key="${call.body.key}"}`);
       c.credentials.set(call.body.id, call.body.key);
       return { status: 201, body: call.body };
@@ -117,7 +140,9 @@ export function fakeKong(): FakeKong {
           ...(p.custom_id ? { custom_id: p.custom_id } : {}),
           tags: p.tags,
           groups: new Map(p.acls.map((a: any) => [a.group, ['jobs-partners']])),
-          credentials: new Map((k?.keyauth_credentials ?? []).map((c: any) => [c.id, `jl_live_seeded_${randomUUID()}`])),
+          credentials: new Map(
+            (k?.keyauth_credentials ?? []).map((c: any) => [c.id, `jl_live_seeded_${randomUUID()}`]),
+          ),
         });
       }
     },
@@ -140,7 +165,12 @@ export function fakeKong(): FakeKong {
         callback(err, [0, '']);
         return;
       }
-      const respond = () => callback(null, [answer.status, answer.body === undefined ? '' : JSON.stringify(answer.body), { 'Content-Type': 'application/json' }]);
+      const respond = () =>
+        callback(null, [
+          answer.status,
+          answer.body === undefined ? '' : JSON.stringify(answer.body),
+          { 'Content-Type': 'application/json' },
+        ]);
       if (answer.delayMs) setTimeout(respond, answer.delayMs).unref();
       else respond();
     });

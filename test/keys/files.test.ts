@@ -34,7 +34,12 @@ describe('issue', () => {
     const { partners, keys: keysState } = ws.state();
     const [consumer] = partners.consumers;
     expect(partners.consumers).toHaveLength(1);
-    expect(consumer).toEqual({ username: 'acme', id: expect.stringMatching(UUID), tags: ['jobs-partners', 'jobs-partner-keys'], acls: [{ group: 'jobs:read' }] });
+    expect(consumer).toEqual({
+      username: 'acme',
+      id: expect.stringMatching(UUID),
+      tags: ['jobs-partners', 'jobs-partner-keys'],
+      acls: [{ group: 'jobs:read' }],
+    });
     const [keyed] = keysState.consumers;
     expect(keyed.username).toBe('acme');
     expect(keyed.id).toBe(consumer.id);
@@ -58,7 +63,11 @@ describe('issue', () => {
     expect(printedKey(b).key).not.toBe(printedKey(a).key);
     const { partners, keys: keysState } = ws.state();
     const globex = partners.consumers[1];
-    expect(globex).toMatchObject({ username: 'globex-jobs', custom_id: 'GLOBEX-42', acls: [{ group: 'jobs:read' }, { group: 'jobs:write' }] });
+    expect(globex).toMatchObject({
+      username: 'globex-jobs',
+      custom_id: 'GLOBEX-42',
+      acls: [{ group: 'jobs:read' }, { group: 'jobs:write' }],
+    });
     expect(keysState.consumers[1]).toMatchObject({ username: 'globex-jobs', id: globex.id, custom_id: 'GLOBEX-42' });
     expect(globex.id).not.toBe(partners.consumers[0].id);
     expect(printedKey(b).variable).toMatch(/^DECK_PARTNER_GLOBEX_JOBS_KEY_[0-9A-F]{8}$/);
@@ -69,7 +78,12 @@ describe('issue', () => {
     await keys(ws, ['issue', 'acme', '--scope', 'read', '--custom-id', 'ACME-1']);
     const again = await expectFilesKept(ws, ['issue', 'acme', '--scope', 'write'], 1, 'partner "acme" already exists');
     expect(again.out).toBe('');
-    await expectFilesKept(ws, ['issue', 'initech', '--scope', 'read', '--custom-id', 'ACME-1'], 1, 'custom_id "ACME-1" already belongs to partner "acme"');
+    await expectFilesKept(
+      ws,
+      ['issue', 'initech', '--scope', 'read', '--custom-id', 'ACME-1'],
+      1,
+      'custom_id "ACME-1" already belongs to partner "acme"',
+    );
   });
 
   test.each([
@@ -117,9 +131,16 @@ describe('scope', () => {
     await keys(ws, ['issue', 'acme', '--scope', 'read']);
     await keys(ws, ['disable', 'acme']);
     await keys(ws, ['scope', 'acme', 'write']);
-    expect(ws.state().partners.consumers[0].acls.map((a: { group: string }) => a.group)).toEqual(['jobs:read', 'disabled', 'jobs:write']);
+    expect(ws.state().partners.consumers[0].acls.map((a: { group: string }) => a.group)).toEqual([
+      'jobs:read',
+      'disabled',
+      'jobs:write',
+    ]);
     await keys(ws, ['scope', 'acme', 'read']);
-    expect(ws.state().partners.consumers[0].acls.map((a: { group: string }) => a.group)).toEqual(['jobs:read', 'disabled']);
+    expect(ws.state().partners.consumers[0].acls.map((a: { group: string }) => a.group)).toEqual([
+      'jobs:read',
+      'disabled',
+    ]);
   });
 
   test('an unknown partner is named, with the partners there are; a bad scope is a usage error', async () => {
@@ -136,7 +157,9 @@ describe('disable and enable', () => {
     expect((await keys(ws, ['disable', 'acme'])).code).toBe(0);
     const disabled = ws.read();
     expect(disabled.keys).toBe(before.keys);
-    expect(disabled.partners).toBe(before.partners.replace('      - group: jobs:write\n', '      - group: jobs:write\n      - group: disabled\n'));
+    expect(disabled.partners).toBe(
+      before.partners.replace('      - group: jobs:write\n', '      - group: jobs:write\n      - group: disabled\n'),
+    );
     validateBoth();
 
     await expectFilesKept(ws, ['disable', 'acme'], 0, 'acme was already disabled');
@@ -157,7 +180,10 @@ describe('rotate and revoke', () => {
     expect(second.key).not.toBe(first.key);
     expect(second.variable).not.toBe(first.variable);
     const creds = ws.state().keys.consumers[0].keyauth_credentials;
-    expect(creds.map((c: { key: string }) => c.key)).toEqual([`\${{ env "${first.variable}" }}`, `\${{ env "${second.variable}" }}`]);
+    expect(creds.map((c: { key: string }) => c.key)).toEqual([
+      `\${{ env "${first.variable}" }}`,
+      `\${{ env "${second.variable}" }}`,
+    ]);
     expect(ws.read().partners).toBe(partnersBefore);
     expect(ws.read().keys).not.toContain(second.key);
     validateBoth();
@@ -168,7 +194,12 @@ describe('rotate and revoke', () => {
     expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([creds[1]]);
     validateBoth();
 
-    await expectFilesKept(ws, ['rotate', 'acme', '--revoke-old'], 0, 'acme has 1 key in partner-keys.yaml: nothing to revoke there. Kong may still have keys the files no longer list: keys status --admin-url URL shows them.');
+    await expectFilesKept(
+      ws,
+      ['rotate', 'acme', '--revoke-old'],
+      0,
+      'acme has 1 key in partner-keys.yaml: nothing to revoke there. Kong may still have keys the files no longer list: keys status --admin-url URL shows them.',
+    );
   });
 
   test('revoke --credential removes that credential only; an unknown one is named with the ones there are', async () => {
@@ -180,7 +211,12 @@ describe('rotate and revoke', () => {
     expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([oldCred]);
     validateBoth();
 
-    await expectFilesKept(ws, ['revoke', 'acme', '--credential', newCred.id], 1, `partner-keys.yaml has no credential ${newCred.id} of acme (its credentials: ${oldCred.id}); if Kong still has it, keys revoke acme --credential ${newCred.id} --apply --admin-url URL deletes it there`);
+    await expectFilesKept(
+      ws,
+      ['revoke', 'acme', '--credential', newCred.id],
+      1,
+      `partner-keys.yaml has no credential ${newCred.id} of acme (its credentials: ${oldCred.id}); if Kong still has it, keys revoke acme --credential ${newCred.id} --apply --admin-url URL deletes it there`,
+    );
     await expectFilesKept(ws, ['revoke', 'acme'], 2);
   });
 
@@ -214,7 +250,10 @@ describe('list', () => {
         customId: null,
         scope: 'read',
         disabled: false,
-        credentials: keysState.consumers[0].keyauth_credentials.map((c: { id: string }, i: number) => ({ id: c.id, variable: [acme, rotated][i]?.variable })),
+        credentials: keysState.consumers[0].keyauth_credentials.map((c: { id: string }, i: number) => ({
+          id: c.id,
+          variable: [acme, rotated][i]?.variable,
+        })),
       },
       {
         partner: 'globex',
@@ -228,7 +267,9 @@ describe('list', () => {
     const table = await keys(ws, ['list']);
     const lines = table.out.split('\n');
     expect(lines[0]).toMatch(/^PARTNER\s+SCOPE\s+STATUS\s+KEYS\s+CREDENTIAL IDS$/);
-    expect(lines[1]).toMatch(new RegExp(`^acme\\s+read\\s+active\\s+2\\s+${keysState.consumers[0].keyauth_credentials[0].id} `));
+    expect(lines[1]).toMatch(
+      new RegExp(`^acme\\s+read\\s+active\\s+2\\s+${keysState.consumers[0].keyauth_credentials[0].id} `),
+    );
     expect(lines[2]).toMatch(/^globex\s+write\s+disabled\s+1\s+/);
     for (const k of [acme.key, globex.key, rotated.key]) expect(json.out + table.out).not.toContain(k);
   });
@@ -239,11 +280,24 @@ describe('comments and layout', () => {
     await keys(ws, ['issue', 'acme', '--scope', 'read']);
     const annotated = ws
       .read()
-      .partners.replace('  - username: acme\n', '  # Acme Corp: contract 2026-114, contact in the CRM\n  - username: acme\n')
+      .partners.replace(
+        '  - username: acme\n',
+        '  # Acme Corp: contract 2026-114, contact in the CRM\n  - username: acme\n',
+      )
       .replace('      - group: jobs:read\n', '      - group: jobs:read # every partner\n');
     ws.write('partners', annotated);
-    ws.write('keys', ws.read().keys.replace('    keyauth_credentials:\n', '    # rotated yearly\n    keyauth_credentials:\n'));
-    for (const args of [['disable', 'acme'], ['scope', 'acme', 'write'], ['rotate', 'acme'], ['rotate', 'acme', '--revoke-old'], ['enable', 'acme'], ['scope', 'acme', 'read']]) {
+    ws.write(
+      'keys',
+      ws.read().keys.replace('    keyauth_credentials:\n', '    # rotated yearly\n    keyauth_credentials:\n'),
+    );
+    for (const args of [
+      ['disable', 'acme'],
+      ['scope', 'acme', 'write'],
+      ['rotate', 'acme'],
+      ['rotate', 'acme', '--revoke-old'],
+      ['enable', 'acme'],
+      ['scope', 'acme', 'read'],
+    ]) {
       expect((await keys(ws, args)).code).toBe(0);
       const { partners, keys: keysText } = ws.read();
       expect(partners).toContain('  # Acme Corp: contract 2026-114, contact in the CRM\n  - username: acme\n');
@@ -262,18 +316,76 @@ describe('a bad file is refused before anything is written', () => {
   type Break = (t: { partners: string; keys: string }) => { partners?: string; keys?: string };
   const cases: Array<[string, Break, string]> = [
     ['partners.yaml is not YAML', (t) => ({ partners: `${t.partners}\n  - : [\n` }), 'partners.yaml: not valid YAML'],
-    ['a key twice in a mapping', (t) => ({ partners: t.partners.replace('    tags:', '    username: acme\n    tags:') }), 'not valid YAML'],
-    ['another select tag', (t) => ({ partners: t.partners.replace('    - jobs-partners\n', '    - jobs-api\n') }), '_info.select_tags: must be [jobs-partners]'],
-    ['a consumer id that is not a UUID', (t) => ({ partners: t.partners.replace(/(  - username: acme\n    id: )\S+/, '$1acme-1') }), 'consumers[0].id: must be a UUID'],
-    ['an unknown group', (t) => ({ partners: t.partners.replace('group: jobs:read', 'group: admin') }), 'consumers[0].acls[0].group: must be one of jobs:read, jobs:write, disabled'],
-    ['a partner without jobs:read', (t) => ({ partners: t.partners.replace('group: jobs:read', 'group: jobs:write') }), 'must include jobs:read'],
-    ['a consumer tagged for one file only', (t) => ({ partners: t.partners.replace('tags: [jobs-partners, jobs-partner-keys]', 'tags: [jobs-partners]') }), 'consumers[0].tags: must be [jobs-partners, jobs-partner-keys]'],
-    ['a credential in partners.yaml', (t) => ({ partners: t.partners.replace('    acls:', "    keyauth_credentials:\n      - key: '${{ env \"DECK_X\" }}'\n    acls:") }), 'consumers[0]: Unrecognized key: "keyauth_credentials"'],
-    ['a literal key in partner-keys.yaml', (t) => ({ keys: t.keys.replace(/key: '.*'/, 'key: jl_live_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG') }), 'never a literal key'],
-    ['a variable that does not match its credential', (t) => ({ keys: t.keys.replace(/_KEY_[0-9A-F]{8}/, '_KEY_00000000') }), 'must read DECK_PARTNER_ACME_KEY_'],
-    ['a partner missing from partner-keys.yaml', (t) => ({ keys: t.keys.slice(0, t.keys.indexOf('consumers:')) + 'consumers: []\n' }), 'consumer acme of'],
-    ['a different consumer id in partner-keys.yaml', (t) => ({ keys: t.keys.replace(/(  - username: acme\n    id: )\S+/, (_m, head: string) => `${head}1f0e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b`) }), 'has a different id or custom_id'],
-    ['the same partner twice', (t) => ({ partners: t.partners + t.partners.slice(t.partners.indexOf('  - username: acme')) }), 'two consumers have username acme'],
+    [
+      'a key twice in a mapping',
+      (t) => ({ partners: t.partners.replace('    tags:', '    username: acme\n    tags:') }),
+      'not valid YAML',
+    ],
+    [
+      'another select tag',
+      (t) => ({ partners: t.partners.replace('    - jobs-partners\n', '    - jobs-api\n') }),
+      '_info.select_tags: must be [jobs-partners]',
+    ],
+    [
+      'a consumer id that is not a UUID',
+      (t) => ({ partners: t.partners.replace(/(  - username: acme\n    id: )\S+/, '$1acme-1') }),
+      'consumers[0].id: must be a UUID',
+    ],
+    [
+      'an unknown group',
+      (t) => ({ partners: t.partners.replace('group: jobs:read', 'group: admin') }),
+      'consumers[0].acls[0].group: must be one of jobs:read, jobs:write, disabled',
+    ],
+    [
+      'a partner without jobs:read',
+      (t) => ({ partners: t.partners.replace('group: jobs:read', 'group: jobs:write') }),
+      'must include jobs:read',
+    ],
+    [
+      'a consumer tagged for one file only',
+      (t) => ({ partners: t.partners.replace('tags: [jobs-partners, jobs-partner-keys]', 'tags: [jobs-partners]') }),
+      'consumers[0].tags: must be [jobs-partners, jobs-partner-keys]',
+    ],
+    [
+      'a credential in partners.yaml',
+      (t) => ({
+        partners: t.partners.replace(
+          '    acls:',
+          '    keyauth_credentials:\n      - key: \'${{ env "DECK_X" }}\'\n    acls:',
+        ),
+      }),
+      'consumers[0]: Unrecognized key: "keyauth_credentials"',
+    ],
+    [
+      'a literal key in partner-keys.yaml',
+      (t) => ({ keys: t.keys.replace(/key: '.*'/, 'key: jl_live_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG') }),
+      'never a literal key',
+    ],
+    [
+      'a variable that does not match its credential',
+      (t) => ({ keys: t.keys.replace(/_KEY_[0-9A-F]{8}/, '_KEY_00000000') }),
+      'must read DECK_PARTNER_ACME_KEY_',
+    ],
+    [
+      'a partner missing from partner-keys.yaml',
+      (t) => ({ keys: t.keys.slice(0, t.keys.indexOf('consumers:')) + 'consumers: []\n' }),
+      'consumer acme of',
+    ],
+    [
+      'a different consumer id in partner-keys.yaml',
+      (t) => ({
+        keys: t.keys.replace(
+          /(  - username: acme\n    id: )\S+/,
+          (_m, head: string) => `${head}1f0e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b`,
+        ),
+      }),
+      'has a different id or custom_id',
+    ],
+    [
+      'the same partner twice',
+      (t) => ({ partners: t.partners + t.partners.slice(t.partners.indexOf('  - username: acme')) }),
+      'two consumers have username acme',
+    ],
   ];
   test.each(cases)('%s', async (_name, breakIt, message) => {
     await withPartner();

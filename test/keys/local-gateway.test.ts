@@ -11,7 +11,12 @@ import { gatewayEnv, kongState, send, startGateway, type TestGateway } from '../
 import { keys, printedKey, workspace, type Workspace } from './support';
 
 const SECRET = 'keys-tool-gateway-secret-0123456789';
-const JOB = { title: 'Platform Engineer', department: 'Engineering', type: 'full-time', description: 'Keep the lights on.' };
+const JOB = {
+  title: 'Platform Engineer',
+  department: 'Engineering',
+  type: 'full-time',
+  description: 'Keep the lights on.',
+};
 
 let service: TestService;
 let ws: Workspace;
@@ -48,10 +53,16 @@ function reload(): void {
 
 const list = (key: string) => send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': key } });
 const create = (key: string) =>
-  send(gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify(JOB) });
+  send(gateway.url, {
+    method: 'POST',
+    path: '/api/v1/jobs',
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+    body: JSON.stringify(JOB),
+  });
 
 const consumerId = () => ws.state().partners.consumers[0].id as string;
-const credentialIds = () => (ws.state().keys.consumers[0].keyauth_credentials as Array<{ id: string }>).map((c) => c.id);
+const credentialIds = () =>
+  (ws.state().keys.consumers[0].keyauth_credentials as Array<{ id: string }>).map((c) => c.id);
 
 let first: string;
 let second: string;
@@ -67,7 +78,10 @@ test('an issued key works after a reload, with its scope and its fixed consumer 
   expect(seen?.headers['x-consumer-username']).toBe('acme');
   expect(seen?.headers['x-credential-identifier']).toBe(credentialIds()[0]);
   expect(seen?.headers['x-consumer-groups']).toBe('jobs:read');
-  expect(await create(first)).toMatchObject({ status: 403, json: { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' } });
+  expect(await create(first)).toMatchObject({
+    status: 403,
+    json: { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' },
+  });
 });
 
 test('scope read -> write: the same key can now create a job', async () => {

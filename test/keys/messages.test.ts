@@ -62,10 +62,14 @@ describe.each([
     const second = await ok(['rotate', 'acme', ...apply]);
     expectSays(second, applied, 'partner-keys.yaml', [printedKey(second).variable]);
     // The next step's hint carries the flags this run used.
-    expect(second.err).toContain(`Once the partner has switched to the new one: keys rotate acme --revoke-old${applied ? ` ${APPLY.join(' ')}` : ''}\n`);
+    expect(second.err).toContain(
+      `Once the partner has switched to the new one: keys rotate acme --revoke-old${applied ? ` ${APPLY.join(' ')}` : ''}\n`,
+    );
     const third = printedKey(await ok(['rotate', 'acme'])).variable;
     const revoked = await ok(['rotate', 'acme', '--revoke-old', ...apply]);
-    expect(revoked.err).toContain(`Remove ${first}, ${printedKey(second).variable} from the secret manager: partner-keys.yaml no longer references them`);
+    expect(revoked.err).toContain(
+      `Remove ${first}, ${printedKey(second).variable} from the secret manager: partner-keys.yaml no longer references them`,
+    );
     expect(revoked.err).toContain(`(${third})`);
     expectSays(revoked, applied, 'partner-keys.yaml');
   });

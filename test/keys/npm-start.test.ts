@@ -26,7 +26,11 @@ interface Started {
 }
 
 function npmStart(env: NodeJS.ProcessEnv): Started {
-  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'scripts/start.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'scripts/start.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (c) => (err += c));
@@ -96,11 +100,22 @@ test('a key the keys tool just issued answers through npm start, with its scope'
     if (!('url' in ready)) throw new Error(`npm start exited ${ready.code}: ${ready.stderr}`);
     const list = await fetch(`${ready.url}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': issued.key } });
     expect(list.status).toBe(200);
-    const create = await fetch(`${ready.url}/api/v1/jobs`, { method: 'POST', headers: { 'X-API-Key': issued.key, 'Content-Type': 'application/json' }, body: '{}' });
-    expect({ status: create.status, body: await create.json() }).toEqual({ status: 403, body: { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' } });
+    const create = await fetch(`${ready.url}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { 'X-API-Key': issued.key, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    expect({ status: create.status, body: await create.json() }).toEqual({
+      status: 403,
+      body: { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' },
+    });
     // The demo keys are still served beside it.
-    expect((await fetch(`${ready.url}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } })).status).toBe(200);
-    expect((await fetch(`${ready.url}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': `${issued.key}x` } })).status).toBe(401);
+    expect(
+      (await fetch(`${ready.url}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } })).status,
+    ).toBe(200);
+    expect(
+      (await fetch(`${ready.url}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': `${issued.key}x` } })).status,
+    ).toBe(401);
   } finally {
     await started.stop();
   }
@@ -110,7 +125,10 @@ test("without the key's variable npm start stops at once, naming it as decK woul
   const started = npmStart(environment({}));
   try {
     const ready = await started.ready;
-    expect(ready).toEqual({ code: 1, stderr: expect.stringContaining(`environment variable '${issued.variable}' present in state file but not set`) });
+    expect(ready).toEqual({
+      code: 1,
+      stderr: expect.stringContaining(`environment variable '${issued.variable}' present in state file but not set`),
+    });
   } finally {
     await started.stop();
   }

@@ -12,7 +12,9 @@ test('status: 0 when Kong equals the files, 3 on a difference, 1 when Kong canno
   const { key } = printedKey(await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]));
   const equal = await keys(ws, ['status', '--admin-url', ADMIN]);
   expect(equal.code).toBe(0);
-  expect(equal.out).toMatch(/^acme: Kong matches the files \(read, active; keys [0-9a-f-]{36} \(sha256:[0-9a-f]{8}\)\)$/);
+  expect(equal.out).toMatch(
+    /^acme: Kong matches the files \(read, active; keys [0-9a-f-]{36} \(sha256:[0-9a-f]{8}\)\)$/,
+  );
   expect((await keys(ws, ['status'], { KONG_ADMIN_URL: ADMIN })).code).toBe(0);
 
   await keys(ws, ['disable', 'acme']);
@@ -36,10 +38,17 @@ test("a credential Kong holds under the files' id but with another key: status n
   expect((await keys(ws, ['status', '--admin-url', ADMIN])).code).toBe(0);
   const drift = await keys(ws, ['status', '--admin-url', ADMIN], env);
   expect(drift.code).toBe(3);
-  expect(drift.out).toMatch(new RegExp(`live: credential [0-9a-f-]{36} \\(sha256:[0-9a-f]{8}\\) of acme gets through Kong, but ${variable} holds another key \\(sha256:[0-9a-f]{8}\\): that one gets 401`));
+  expect(drift.out).toMatch(
+    new RegExp(
+      `live: credential [0-9a-f-]{36} \\(sha256:[0-9a-f]{8}\\) of acme gets through Kong, but ${variable} holds another key \\(sha256:[0-9a-f]{8}\\): that one gets 401`,
+    ),
+  );
   expect(drift.out + drift.err).not.toContain(key);
   expect((await keys(ws, ['reconcile', 'acme', ...APPLY], env)).code).toBe(0);
-  expect(kong.changes().slice(-2)).toEqual([expect.stringMatching(/^DELETE \/consumers\/.+\/key-auth\//), expect.stringMatching(/^POST \/consumers\/.+\/key-auth/)]);
+  expect(kong.changes().slice(-2)).toEqual([
+    expect.stringMatching(/^DELETE \/consumers\/.+\/key-auth\//),
+    expect.stringMatching(/^POST \/consumers\/.+\/key-auth/),
+  ]);
   expect((await keys(ws, ['status', '--admin-url', ADMIN], env)).code).toBe(0);
 });
 
@@ -67,7 +76,9 @@ test("Kong's consumer under another id, another name, or with a group the files 
   drifted((c) => (c.username = 'acme-renamed'));
   drift = await keys(ws, ['status', '--admin-url', ADMIN]);
   expect(drift.code).toBe(3);
-  expect(drift.out).toContain(`live: Kong's consumer ${acme.id} is acme-renamed (custom_id ${acme.custom_id ?? 'none'}), the files say acme`);
+  expect(drift.out).toContain(
+    `live: Kong's consumer ${acme.id} is acme-renamed (custom_id ${acme.custom_id ?? 'none'}), the files say acme`,
+  );
   await repaired();
 
   const other = '00000000-0000-4000-8000-000000000001';
@@ -82,12 +93,27 @@ test("Kong's consumer under another id, another name, or with a group the files 
 test("every suggested command carries the operator's --admin-url, --timeout and files, and never the token", async () => {
   await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]);
   await keys(ws, ['scope', 'acme', 'write']);
-  const flags = ['--admin-url', ADMIN, '--timeout', '900', '--admin-token', 'sekrit-token', '--file', ws.partners, '--keys-file', ws.keys];
+  const flags = [
+    '--admin-url',
+    ADMIN,
+    '--timeout',
+    '900',
+    '--admin-token',
+    'sekrit-token',
+    '--file',
+    ws.partners,
+    '--keys-file',
+    ws.keys,
+  ];
   const drift = await keys(ws, ['status', ...flags]);
   expect(drift.code).toBe(3);
-  expect(drift.out).toContain(`run:  keys reconcile acme --apply --admin-url ${ADMIN} --timeout 900 --file ${ws.partners} --keys-file ${ws.keys}   (add group jobs:write to acme)`);
+  expect(drift.out).toContain(
+    `run:  keys reconcile acme --apply --admin-url ${ADMIN} --timeout 900 --file ${ws.partners} --keys-file ${ws.keys}   (add group jobs:write to acme)`,
+  );
   const rotated = await keys(ws, ['rotate', 'acme', '--apply', ...flags]);
-  expect(rotated.err).toContain(`keys rotate acme --revoke-old --apply --admin-url ${ADMIN} --timeout 900 --file ${ws.partners} --keys-file ${ws.keys}`);
+  expect(rotated.err).toContain(
+    `keys rotate acme --revoke-old --apply --admin-url ${ADMIN} --timeout 900 --file ${ws.partners} --keys-file ${ws.keys}`,
+  );
   expect(rotated.err).toContain('Kong differed from the files for acme');
   expect(drift.out + drift.err + rotated.err).not.toContain('sekrit-token');
   expect((await keys(ws, ['status', ...flags])).code).toBe(0);
@@ -101,7 +127,9 @@ test('revoke --all without --apply: the files drop every key, in one line NOT in
   expect(r.code).toBe(0);
   expect(kong.calls).toEqual([]);
   expect(ws.state().keys.consumers[0].keyauth_credentials).toEqual([]);
-  expect(r.err).toContain(`revoked every key of acme: Kong not asked, 2 in partner-keys.yaml. Remove ${first}, ${second} from the secret manager.`);
+  expect(r.err).toContain(
+    `revoked every key of acme: Kong not asked, 2 in partner-keys.yaml. Remove ${first}, ${second} from the secret manager.`,
+  );
   expect(r.err.split('\n').filter((l) => /NOT in effect/.test(l))).toEqual([
     'NOT in effect: Kong does not have this change; keys reconcile acme --apply --admin-url URL makes it so now (or the next sync of partner-keys.yaml).',
   ]);

@@ -62,7 +62,12 @@ export async function keys(ws: Workspace, args: string[], env: NodeJS.ProcessEnv
 }
 
 /** Runs `keys <args>`, checks its exit code, that stderr says each of `messages`, and that both files are as they were. */
-export async function expectFilesKept(ws: Workspace, args: string[], code: number, ...messages: string[]): Promise<RunResult> {
+export async function expectFilesKept(
+  ws: Workspace,
+  args: string[],
+  code: number,
+  ...messages: string[]
+): Promise<RunResult> {
   const before = ws.read();
   const result = await keys(ws, args);
   expect(result.code).toBe(code);

@@ -33,7 +33,13 @@ function kongAfter(calls: KongCall[]): Entity[] {
     const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
     const [, consumer, sub, item] = parts;
     if (method === 'POST' && parts.length === 1) {
-      entities.push({ kind: 'consumer', id: body.id, username: body.username, custom_id: body.custom_id ?? null, tags: body.tags });
+      entities.push({
+        kind: 'consumer',
+        id: body.id,
+        username: body.username,
+        custom_id: body.custom_id ?? null,
+        tags: body.tags,
+      });
     } else if (method === 'DELETE' && parts.length === 2) {
       entities = entities.filter((e) => (e.kind === 'consumer' ? e.id !== consumer : e.consumer !== consumer));
     } else if (sub === 'acls' && method === 'PUT') {
@@ -64,9 +70,16 @@ function declaredBy(text: string, env: NodeJS.ProcessEnv): { selectTags: string[
   const merge = (tags: string[] | undefined) => [...new Set([...(tags ?? []), ...selectTags])];
   const entities: Entity[] = [];
   for (const c of state.consumers ?? []) {
-    entities.push({ kind: 'consumer', id: c.id, username: c.username, custom_id: c.custom_id ?? null, tags: merge(c.tags) });
+    entities.push({
+      kind: 'consumer',
+      id: c.id,
+      username: c.username,
+      custom_id: c.custom_id ?? null,
+      tags: merge(c.tags),
+    });
     for (const a of c.acls ?? []) entities.push({ kind: 'acl', consumer: c.id, group: a.group, tags: merge(a.tags) });
-    for (const k of c.keyauth_credentials ?? []) entities.push({ kind: 'credential', id: k.id, consumer: c.id, key: k.key, tags: merge(k.tags) });
+    for (const k of c.keyauth_credentials ?? [])
+      entities.push({ kind: 'credential', id: k.id, consumer: c.id, key: k.key, tags: merge(k.tags) });
   }
   return { selectTags, entities };
 }
@@ -93,7 +106,12 @@ async function lifecycle(): Promise<NodeJS.ProcessEnv> {
   keep(await keys(ws, ['issue', 'acme', '--scope', 'read', ...APPLY]));
   keep(await keys(ws, ['issue', 'globex', '--scope', 'write', '--custom-id', 'GLOBEX-1', ...APPLY]));
   keep(await keys(ws, ['issue', 'initech', '--scope', 'read', ...APPLY]));
-  for (const args of [['scope', 'acme', 'write'], ['disable', 'globex'], ['scope', 'initech', 'write'], ['scope', 'initech', 'read']]) {
+  for (const args of [
+    ['scope', 'acme', 'write'],
+    ['disable', 'globex'],
+    ['scope', 'initech', 'write'],
+    ['scope', 'initech', 'read'],
+  ]) {
     expect((await keys(ws, [...args, ...APPLY])).code).toBe(0);
   }
   keep(await keys(ws, ['rotate', 'acme', ...APPLY]));
@@ -128,7 +146,9 @@ test('a routine sync of a hand-edited partners.yaml (a group removed) changes co
   const edited = readFileSync(ws.partners, 'utf8').replace('      - group: disabled\n', '');
   const changes = syncChanges(edited, {}, state);
   expect(changes.create.map((e) => JSON.parse(e).kind)).toEqual([]);
-  expect(changes.remove.map((e) => JSON.parse(e))).toEqual([expect.objectContaining({ kind: 'acl', group: 'disabled' })]);
+  expect(changes.remove.map((e) => JSON.parse(e))).toEqual([
+    expect.objectContaining({ kind: 'acl', group: 'disabled' }),
+  ]);
   for (const e of [...changes.create, ...changes.remove]) expect(JSON.parse(e).kind).not.toBe('credential');
 });
 
@@ -143,17 +163,33 @@ test('partner-keys.yaml, synced only to rebuild, holds exactly the credentials K
   // (partners.yaml then adds the groups), so a rebuilt Kong has the same X-Consumer-ID and keys.
   const rebuilt = syncChanges(keysText, secrets, []);
   expect(rebuilt.remove).toEqual([]);
-  expect(rebuilt.create.map((e) => JSON.parse(e).kind).sort()).toEqual(['consumer', 'consumer', 'consumer', 'credential', 'credential', 'credential', 'credential']);
+  expect(rebuilt.create.map((e) => JSON.parse(e).kind).sort()).toEqual([
+    'consumer',
+    'consumer',
+    'consumer',
+    'credential',
+    'credential',
+    'credential',
+    'credential',
+  ]);
 
   const missing = Object.keys(secrets).find((v) => keysText.includes(v));
   const partial = { ...secrets };
   delete partial[missing as string];
-  expect(() => renderDeckTemplate(keysText, partial)).toThrow(`environment variable '${missing}' present in state file but not set`);
+  expect(() => renderDeckTemplate(keysText, partial)).toThrow(
+    `environment variable '${missing}' present in state file but not set`,
+  );
   deckValidate(ws.keys);
 });
 
-test('the consumers of both files are identical, so neither sync re-tags, changes or deletes the other file\'s consumers', async () => {
+test("the consumers of both files are identical, so neither sync re-tags, changes or deletes the other file's consumers", async () => {
   await lifecycle();
-  const consumers = (file: string) => parse(readFileSync(file, 'utf8')).consumers.map(({ username, id, custom_id, tags }: Record<string, unknown>) => ({ username, id, custom_id, tags }));
+  const consumers = (file: string) =>
+    parse(readFileSync(file, 'utf8')).consumers.map(({ username, id, custom_id, tags }: Record<string, unknown>) => ({
+      username,
+      id,
+      custom_id,
+      tags,
+    }));
   expect(consumers(ws.keys)).toEqual(consumers(ws.partners));
 });

@@ -29,8 +29,12 @@ async function awayFromMinuteEnd(): Promise<void> {
   if (second >= 45) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
 }
 
-const jobs = (kong: RealKong, localAddress: string, headers: Record<string, string | string[]> = {}, extra: { rawQuery?: string; method?: string; body?: string; path?: string } = {}) =>
-  send(kong.proxyUrl, { path: '/api/v1/jobs', headers, localAddress, ...extra });
+const jobs = (
+  kong: RealKong,
+  localAddress: string,
+  headers: Record<string, string | string[]> = {},
+  extra: { rawQuery?: string; method?: string; body?: string; path?: string } = {},
+) => send(kong.proxyUrl, { path: '/api/v1/jobs', headers, localAddress, ...extra });
 
 /** Ten of the gateway's own 401s from `ip`, the 11th guess 429: the address is limited. */
 async function limit(kong: RealKong, ip: string): Promise<void> {
@@ -113,10 +117,13 @@ describe('DB-less', () => {
   test('missing, unknown and duplicate keys all count, on every route; a duplicated valid key is no key once limited', async () => {
     await awayFromMinuteEnd();
     const ip = nextClient();
-    const duplicate = () => jobs(kong, ip, { 'X-API-Key': [DEMO.reader, DEMO.reader] }, { method: 'DELETE', path: '/api/v1/jobs/x' });
+    const duplicate = () =>
+      jobs(kong, ip, { 'X-API-Key': [DEMO.reader, DEMO.reader] }, { method: 'DELETE', path: '/api/v1/jobs/x' });
     for (let i = 0; i < 4; i++) {
       expect((await jobs(kong, ip)).status).toBe(401);
-      expect((await jobs(kong, ip, { 'X-API-Key': 'demo-unknown-0' }, { method: 'POST', body: '{}' })).status).toBe(401);
+      expect((await jobs(kong, ip, { 'X-API-Key': 'demo-unknown-0' }, { method: 'POST', body: '{}' })).status).toBe(
+        401,
+      );
       if (i < 2) expect((await duplicate()).status).toBe(401);
     }
     expect((await jobs(kong, ip)).status).toBe(429);
@@ -168,13 +175,22 @@ describe('PostgreSQL, synced by decK 1.4.0', () => {
     kong = await startRealKong({ postgres: true, gatewaySecret: SECRET });
     dir = mkdtempSync(path.join(os.tmpdir(), 'auth-guard-kong-'));
     const kongYaml = path.join(dir, 'kong.yaml');
-    writeFileSync(kongYaml, readFileSync(path.join(ROOT, 'kong.yaml'), 'utf8').replaceAll('http://jobs-service:3000', `http://127.0.0.1:${upstream.port}`));
+    writeFileSync(
+      kongYaml,
+      readFileSync(path.join(ROOT, 'kong.yaml'), 'utf8').replaceAll(
+        'http://jobs-service:3000',
+        `http://127.0.0.1:${upstream.port}`,
+      ),
+    );
     for (const file of [kongYaml, path.join(ROOT, 'demo.yaml')]) {
       const synced = spawnSync('deck', ['sync', '-s', file, '--kong-addr', kong.adminUrl], { encoding: 'utf8' });
       if (synced.status !== 0) throw new Error(`deck sync ${path.basename(file)} failed: ${synced.stderr}`);
     }
     // New workers, as after a restart: they warm the cache with every credential now in the database.
-    const reload = spawnSync(kong.kong.nginx, ['-p', kong.prefix, '-c', 'nginx.conf', '-s', 'reload'], { env: kong.kong.env, encoding: 'utf8' });
+    const reload = spawnSync(kong.kong.nginx, ['-p', kong.prefix, '-c', 'nginx.conf', '-s', 'reload'], {
+      env: kong.kong.env,
+      encoding: 'utf8',
+    });
     if (reload.status !== 0) throw new Error(`nginx -s reload failed: ${reload.stderr}`);
     for (let i = 0; i < 100; i++) {
       if (kong.logs().stderr.split("finished preloading 'keyauth_credentials'").length > 2) break;
@@ -191,15 +207,27 @@ describe('PostgreSQL, synced by decK 1.4.0', () => {
   });
 
   test("decK 1.4.0 took kong.yaml's anchors and merge keys: each route's rate limit has the shared settings and its own limits", async () => {
-    const admin = async (p: string) => ((await (await fetch(`${kong.adminUrl}${p}`)).json()) as { data: Array<Record<string, any>> }).data;
+    const admin = async (p: string) =>
+      ((await (await fetch(`${kong.adminUrl}${p}`)).json()) as { data: Array<Record<string, any>> }).data;
     const routeNames = new Map((await admin('/routes?size=100')).map((r) => [r.id, r.name]));
     const plugins = await admin('/plugins?size=100');
     const limits = plugins.filter((p) => p.name === 'job-rate-limits');
     for (const { config } of limits) {
       expect(config).toMatchObject({ error_code: 429, error_message: 'Rate limit exceeded' });
-      expect(config.redis).toMatchObject({ host: 'redis', port: 6379, database: 0, timeout: 500, password: '{vault://env/jobs-redis-password}' });
+      expect(config.redis).toMatchObject({
+        host: 'redis',
+        port: 6379,
+        database: 0,
+        timeout: 500,
+        password: '{vault://env/jobs-redis-password}',
+      });
     }
-    const perRoute = limits.map((p) => [routeNames.get(p.route?.id), p.config.limit_by, p.config.minute, p.config.hour]);
+    const perRoute = limits.map((p) => [
+      routeNames.get(p.route?.id),
+      p.config.limit_by,
+      p.config.minute,
+      p.config.hour,
+    ]);
     expect(perRoute.sort()).toEqual(
       [
         ['jobs-read', 'consumer', 120, 3000],
@@ -211,7 +239,9 @@ describe('PostgreSQL, synced by decK 1.4.0', () => {
         ['jobs-docs', 'ip', 60, 600],
       ].sort(),
     );
-    const keyNames = plugins.filter((p) => p.name === 'key-auth' || p.name === 'auth-guard').map((p) => [p.name, p.config.key_names]);
+    const keyNames = plugins
+      .filter((p) => p.name === 'key-auth' || p.name === 'auth-guard')
+      .map((p) => [p.name, p.config.key_names]);
     expect(keyNames.sort()).toEqual([
       ['auth-guard', ['X-API-Key', 'api_key']],
       ['key-auth', ['X-API-Key', 'api_key']],

@@ -48,10 +48,17 @@ export async function startBalancer(targets: string[] = []): Promise<Balancer> {
     target.inFlight++;
     let finished = false;
     const finish = () => {
-      if (!finished) (finished = true), done(target);
+      if (!finished) ((finished = true), done(target));
     };
     const upstream = http.request(
-      { host: target.url.hostname, port: target.url.port, method: req.method, path: req.url, headers: req.headers, agent: target.agent },
+      {
+        host: target.url.hostname,
+        port: target.url.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        agent: target.agent,
+      },
       (answer) => {
         // Which target answered: a failure's report names the node or instance.
         res.writeHead(answer.statusCode ?? 502, { ...answer.headers, 'x-balanced-to': target.url.host });
@@ -62,7 +69,10 @@ export async function startBalancer(targets: string[] = []): Promise<Balancer> {
     );
     upstream.once('error', (error) => {
       finish();
-      if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: `balancer: ${target.url.host} ${error.message}` }));
+      if (!res.headersSent)
+        res
+          .writeHead(502, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ error: `balancer: ${target.url.host} ${error.message}` }));
       else res.destroy();
     });
     req.pipe(upstream);

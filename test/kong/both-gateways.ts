@@ -76,11 +76,21 @@ export function request(
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, method: opts.method ?? 'GET', path: opts.path, headers: opts.headers ?? {}, agent: false, localAddress: opts.localAddress },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: opts.method ?? 'GET',
+        path: opts.path,
+        headers: opts.headers ?? {},
+        agent: false,
+        localAddress: opts.localAddress,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
         res.on('error', reject);
       },
     );
@@ -128,7 +138,15 @@ export function raw(port: number, parts: Array<string | Buffer>, waitMs = 3000, 
         if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
       }
       const m = /^HTTP\/1\.\d (\d{3})/.exec(statusLine ?? '');
-      resolve({ text, status: m ? Number(m[1]) : null, headers, body: text.slice(head.length + 4), closed, ms: Date.now() - started, answeredMs });
+      resolve({
+        text,
+        status: m ? Number(m[1]) : null,
+        headers,
+        body: text.slice(head.length + 4),
+        closed,
+        ms: Date.now() - started,
+        answeredMs,
+      });
     };
     const timer = setTimeout(() => finish(false), waitMs);
     socket.on('data', (c: Buffer) => {

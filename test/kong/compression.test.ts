@@ -26,7 +26,10 @@ function fromService(path: string): Promise<Exchange> {
 }
 
 function vary(res: Exchange): string[] {
-  return String(res.headers.vary ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean);
+  return String(res.headers.vary ?? '')
+    .split(',')
+    .map((v) => v.trim().toLowerCase())
+    .filter(Boolean);
 }
 
 async function anyJobId(): Promise<string> {
@@ -40,7 +43,7 @@ const FEED = '/api/v1/jobs/changes?limit=50';
 describe.each(['local gateway', 'real Kong'] as const)('through the %s', (name) => {
   const url = (): string => both.gateways.find((g) => g.name === name)!.url;
 
-  test('a list page asked for with gzip comes compressed, with Vary, a weak ETag and no Content-Length; it inflates to the service\'s exact bytes', async () => {
+  test("a list page asked for with gzip comes compressed, with Vary, a weak ETag and no Content-Length; it inflates to the service's exact bytes", async () => {
     const direct = await fromService(LIST);
     expect(direct.body.length).toBeGreaterThan(1024);
     const res = await request(url(), { path: LIST, headers: gzip });
@@ -54,9 +57,14 @@ describe.each(['local gateway', 'real Kong'] as const)('through the %s', (name) 
     expect(res.body.length).toBeLessThan(direct.body.length * 0.3);
   });
 
-  test('a client that does not ask gets exactly the service\'s bytes, Content-Length and strong ETag (plus Vary, for caches)', async () => {
+  test("a client that does not ask gets exactly the service's bytes, Content-Length and strong ETag (plus Vary, for caches)", async () => {
     const direct = await fromService(LIST);
-    for (const headers of [reader, { ...reader, 'Accept-Encoding': 'identity' }, { ...reader, 'Accept-Encoding': 'gzip;q=0' }, { ...reader, 'Accept-Encoding': 'br' }]) {
+    for (const headers of [
+      reader,
+      { ...reader, 'Accept-Encoding': 'identity' },
+      { ...reader, 'Accept-Encoding': 'gzip;q=0' },
+      { ...reader, 'Accept-Encoding': 'br' },
+    ]) {
       const res = await request(url(), { path: LIST, headers });
       expect([headers, res.status, res.headers['content-encoding']]).toEqual([headers, 200, undefined]);
       expect(res.body.equals(direct.body)).toBe(true);
@@ -89,7 +97,13 @@ describe.each(['local gateway', 'real Kong'] as const)('through the %s', (name) 
   test('HEAD answers with the headers the GET would have, and no body', async () => {
     const get = await request(url(), { path: LIST, headers: gzip });
     const head = await request(url(), { method: 'HEAD', path: LIST, headers: gzip });
-    const shape = (res: Exchange) => [res.status, res.headers['content-encoding'], res.headers['content-length'], res.headers.etag, vary(res)];
+    const shape = (res: Exchange) => [
+      res.status,
+      res.headers['content-encoding'],
+      res.headers['content-length'],
+      res.headers.etag,
+      vary(res),
+    ];
     expect(shape(head)).toEqual(shape(get));
     expect(head.body.length).toBe(0);
   });
@@ -98,19 +112,22 @@ describe.each(['local gateway', 'real Kong'] as const)('through the %s', (name) 
     ['the list', () => Promise.resolve(LIST)],
     ['one job', async () => `/api/v1/jobs/${await anyJobId()}`],
     ['the change feed', () => Promise.resolve(FEED)],
-  ])('%s: the ETag of a compressed response, sent back weak as received, is a 304; so is the strong form', async (_what, pathOf) => {
-    const path = await pathOf();
-    const first = await request(url(), { path, headers: gzip });
-    expect(first.status).toBe(200);
-    const tag = String(first.headers.etag);
-    if (first.headers['content-encoding'] === 'gzip') expect(tag).toMatch(/^W\/"/);
-    for (const ifNoneMatch of [tag, tag.replace(/^W\//, '')]) {
-      for (const headers of [gzip, reader]) {
-        const again = await request(url(), { path, headers: { ...headers, 'If-None-Match': ifNoneMatch } });
-        expect([ifNoneMatch, again.status, again.body.length]).toEqual([ifNoneMatch, 304, 0]);
+  ])(
+    '%s: the ETag of a compressed response, sent back weak as received, is a 304; so is the strong form',
+    async (_what, pathOf) => {
+      const path = await pathOf();
+      const first = await request(url(), { path, headers: gzip });
+      expect(first.status).toBe(200);
+      const tag = String(first.headers.etag);
+      if (first.headers['content-encoding'] === 'gzip') expect(tag).toMatch(/^W\/"/);
+      for (const ifNoneMatch of [tag, tag.replace(/^W\//, '')]) {
+        for (const headers of [gzip, reader]) {
+          const again = await request(url(), { path, headers: { ...headers, 'If-None-Match': ifNoneMatch } });
+          expect([ifNoneMatch, again.status, again.body.length]).toEqual([ifNoneMatch, 304, 0]);
+        }
       }
-    }
-  });
+    },
+  );
 
   test('a full change-feed page (every job, as a first sync gets it) comes at most an eighth of its size', async () => {
     const path = '/api/v1/jobs/changes?limit=500';

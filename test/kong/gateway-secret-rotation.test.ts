@@ -12,7 +12,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync } from '
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createKongDatabase, ROOT, startRealKong, startRedis, type KongDatabase, type OwnRedis, type RealKong } from '../../harness/real-kong';
+import {
+  createKongDatabase,
+  ROOT,
+  startRealKong,
+  startRedis,
+  type KongDatabase,
+  type OwnRedis,
+  type RealKong,
+} from '../../harness/real-kong';
 import { insertInBatches } from '../../db/seed';
 import { demoJobs } from '../../db/seed-data';
 import { createApp } from '../../service/app';
@@ -30,11 +38,20 @@ const OLD = 'rotation-old-gateway-secret-0123456789';
 const NEXT = 'rotation-next-gateway-secret-9876543210';
 
 const page = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
-const section = page.slice(page.indexOf('## Rotating the gateway secret'), page.indexOf('\n## ', page.indexOf('## Rotating the gateway secret') + 1));
+const section = page.slice(
+  page.indexOf('## Rotating the gateway secret'),
+  page.indexOf('\n## ', page.indexOf('## Rotating the gateway secret') + 1),
+);
 
-test('the page\'s steps are the ones run below, in this order', () => {
+test("the page's steps are the ones run below, in this order", () => {
   const steps = [...section.matchAll(/^(\d)\. \*\*([^*]+)\*\*/gm)].map((m) => m[2]!.replace(/\.$/, ''));
-  expect(steps).toEqual(['Make the next secret', 'The service accepts both', 'Each Kong node sends the next', 'The service drops the old', 'Check']);
+  expect(steps).toEqual([
+    'Make the next secret',
+    'The service accepts both',
+    'Each Kong node sends the next',
+    'The service drops the old',
+    'Check',
+  ]);
   expect(section).toContain('GATEWAY_SECRET_NEXT="$NEXT"');
   expect(section).toContain('JOBS_GATEWAY_SECRET="$NEXT" kong start -c /etc/kong/kong.conf');
   expect(section).toContain('kong quit');
@@ -74,7 +91,12 @@ describe.each([
   async function startInstance(env: NodeJS.ProcessEnv): Promise<Instance> {
     const instanceMetrics = createMetrics();
     metrics.push(instanceMetrics);
-    const app = createApp({ db: database.db, config: loadConfig(env), logger: createLogger('warn', memoryLog(logs)), metrics: instanceMetrics }).callback();
+    const app = createApp({
+      db: database.db,
+      config: loadConfig(env),
+      logger: createLogger('warn', memoryLog(logs)),
+      metrics: instanceMetrics,
+    }).callback();
     const served: Served = await serve((req, res) => {
       const secret = req.headers['x-gateway-secret'] as string | undefined;
       if (secret === OLD) seen.old++;
@@ -115,14 +137,16 @@ describe.each([
   /** What one node sends the service now: a read through it alone, found by its request id. */
   async function secretSentBy(node: RealKong): Promise<string | undefined> {
     const id = `probe-${Math.random().toString(36).slice(2)}`;
-    const res = await fetch(`${node.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader, 'X-Request-ID': id } });
+    const res = await fetch(`${node.proxyUrl}/api/v1/jobs?limit=1`, {
+      headers: { 'X-API-Key': DEMO.reader, 'X-Request-ID': id },
+    });
     await res.arrayBuffer();
     expect(res.status).toBe(200);
     return probes.get(id);
   }
 
   async function untilServing(node: RealKong): Promise<void> {
-    for (const deadline = Date.now() + 30_000; ; ) {
+    for (const deadline = Date.now() + 30_000; ;) {
       const res = await fetch(`${node.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } });
       await res.arrayBuffer();
       if (res.status === 200) return;
@@ -166,13 +190,22 @@ describe.each([
     const failures: Failure[] = [];
     let running = true;
     const counts = { reads: 0, creates: 0 };
-    const loop = async (every: number, send: (n: number) => Promise<[string, Response | string]>, expected: number, count: 'reads' | 'creates') => {
+    const loop = async (
+      every: number,
+      send: (n: number) => Promise<[string, Response | string]>,
+      expected: number,
+      count: 'reads' | 'creates',
+    ) => {
       for (let n = 0; running; n++) {
         const started = Date.now();
         const [request, outcome] = await send(n);
         counts[count]++;
         if (typeof outcome === 'string') failures.push({ request, outcome });
-        else if (outcome.status !== expected) failures.push({ request, outcome: `${outcome.status} ${await outcome.text()} (through ${outcome.headers.get('x-balanced-to')})` });
+        else if (outcome.status !== expected)
+          failures.push({
+            request,
+            outcome: `${outcome.status} ${await outcome.text()} (through ${outcome.headers.get('x-balanced-to')})`,
+          });
         else await outcome.arrayBuffer();
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, every - (Date.now() - started))));
       }
@@ -190,12 +223,22 @@ describe.each([
     // Under the demo quotas for the whole run: reads 120 a minute per partner, creates 30.
     const loops = [
       loop(200, (n) => attempt(`GET as ${n % 3}`, { headers: { 'X-API-Key': readers[n % 3]! } }), 200, 'reads'),
-      loop(1000, (n) =>
-        attempt(`POST as ${n % 2}`, {
-          method: 'POST',
-          headers: { 'X-API-Key': writers[n % 2]!, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ title: `Rotation ${n}`, department: 'Ops', type: 'contract', description: 'Created while the gateway secret rotates.' }),
-        }), 201, 'creates'),
+      loop(
+        1000,
+        (n) =>
+          attempt(`POST as ${n % 2}`, {
+            method: 'POST',
+            headers: { 'X-API-Key': writers[n % 2]!, 'Content-Type': 'application/json' },
+            body: JSON.stringify({
+              title: `Rotation ${n}`,
+              department: 'Ops',
+              type: 'contract',
+              description: 'Created while the gateway secret rotates.',
+            }),
+          }),
+        201,
+        'creates',
+      ),
     ];
     return {
       async stop() {
@@ -261,11 +304,18 @@ describe.each([
     expect(seen.next).toBeGreaterThan(0);
     expect(seen.old).toBe(sentOldBefore);
     // Step 5: not one refusal counted on any instance, nor any warn line.
-    for (const m of metrics) expect(await m.registry.getSingleMetricAsString('jobs_gateway_secret_rejections_total')).toMatch(/reason="missing"} 0\n[\s\S]*reason="mismatch"} 0/);
+    for (const m of metrics)
+      expect(await m.registry.getSingleMetricAsString('jobs_gateway_secret_rejections_total')).toMatch(
+        /reason="missing"} 0\n[\s\S]*reason="mismatch"} 0/,
+      );
     expect(logs).toEqual([]);
     // The old secret is refused from now on.
     const instance = [...instances.values()][0]!;
-    expect((await fetch(`${instance.url}/api/v1/jobs?limit=1`, { headers: { 'X-Gateway-Secret': OLD } })).status).toBe(401);
-    expect((await fetch(`${instance.url}/api/v1/jobs?limit=1`, { headers: { 'X-Gateway-Secret': NEXT } })).status).toBe(200);
+    expect((await fetch(`${instance.url}/api/v1/jobs?limit=1`, { headers: { 'X-Gateway-Secret': OLD } })).status).toBe(
+      401,
+    );
+    expect((await fetch(`${instance.url}/api/v1/jobs?limit=1`, { headers: { 'X-Gateway-Secret': NEXT } })).status).toBe(
+      200,
+    );
   }, 120_000);
 });

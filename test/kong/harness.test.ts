@@ -30,7 +30,10 @@ test('the state files are rendered as decK hands them over: no _info, select tag
   expect(config._info).toBeUndefined();
   expect(config.services[0].url).toBe('http://127.0.0.1:1234');
   expect(config.services[0].tags).toEqual(['jobs-api', 'jobs-demo']);
-  expect(config.consumers.find((c: any) => c.username === 'demo-reader').keyauth_credentials[0].tags).toEqual(['jobs-api', 'jobs-demo']);
+  expect(config.consumers.find((c: any) => c.username === 'demo-reader').keyauth_credentials[0].tags).toEqual([
+    'jobs-api',
+    'jobs-demo',
+  ]);
 });
 
 test('a demo key reads jobs through Kong; the service sees the identity and the secret, never the key', async () => {
@@ -46,8 +49,16 @@ test('a demo key reads jobs through Kong; the service sees the identity and the 
 
 test('its access log (through the redaction filter) has the request without the key', async () => {
   await fetch(`${kong.proxyUrl}/api/v1/jobs?api_key=${DEMO.reader}`);
-  for (let i = 0; i < 50 && kong.logs().stdout.split('\n').filter(Boolean).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
-  const lines = kong.logs().stdout.trim().split('\n').map((l) => JSON.parse(l));
-  expect(lines.map((l) => [l.method, l.path, l.status])).toEqual([['GET', '/api/v1/jobs', 200], ['GET', '/api/v1/jobs', 200]]);
+  for (let i = 0; i < 50 && kong.logs().stdout.split('\n').filter(Boolean).length < 2; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  const lines = kong
+    .logs()
+    .stdout.trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  expect(lines.map((l) => [l.method, l.path, l.status])).toEqual([
+    ['GET', '/api/v1/jobs', 200],
+    ['GET', '/api/v1/jobs', 200],
+  ]);
   expect(JSON.stringify(kong.logs())).not.toContain(DEMO.reader);
 });

@@ -19,7 +19,13 @@ const printed: string[] = [];
 async function keys(args: string[], env?: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
   const r = await on.keys(args, env);
   // The one line a key may be on: issue's and rotate's VARIABLE=key, on stdout.
-  printed.push(r.out.split('\n').filter((l) => !/^DECK_[A-Z0-9_]+=jl_live_/.test(l)).join('\n'), r.err);
+  printed.push(
+    r.out
+      .split('\n')
+      .filter((l) => !/^DECK_[A-Z0-9_]+=jl_live_/.test(l))
+      .join('\n'),
+    r.err,
+  );
   return r;
 }
 
@@ -28,7 +34,11 @@ const apply = () => on.apply();
 
 /** Polls until the key gets `status` through Kong, failing unless that is within 1 s of `since`. */
 async function within1s(key: string, code: number, since: number): Promise<void> {
-  await msUntil(`status ${code}`, Math.max(0, 1_000 - (Date.now() - since)), async () => (await get(key)).status === code);
+  await msUntil(
+    `status ${code}`,
+    Math.max(0, 1_000 - (Date.now() - since)),
+    async () => (await get(key)).status === code,
+  );
 }
 
 function credentialOf(key: string, creds: Array<{ id: string; key: string }>): string {
@@ -36,7 +46,8 @@ function credentialOf(key: string, creds: Array<{ id: string; key: string }>): s
 }
 
 const file = (name: string) => path.join(on.dir, name);
-const edit = (name: string, change: (text: string) => string) => writeFileSync(file(name), change(readFileSync(file(name), 'utf8')));
+const edit = (name: string, change: (text: string) => string) =>
+  writeFileSync(file(name), change(readFileSync(file(name), 'utf8')));
 
 beforeAll(async () => {
   expect(on.deck(['sync', '-s', 'kong.yaml']).code).toBe(0);
@@ -58,7 +69,9 @@ test('the --revoke-old hint followed without --apply: NOT in effect, status show
 
   const rotated = await keys(['rotate', 'acme', ...apply()]);
   // The hint carries the operator's flags.
-  expect(rotated.err).toContain(`Once the partner has switched to the new one: keys rotate acme --revoke-old --apply --admin-url ${on.kong.adminUrl}`);
+  expect(rotated.err).toContain(
+    `Once the partner has switched to the new one: keys rotate acme --revoke-old --apply --admin-url ${on.kong.adminUrl}`,
+  );
   const key2 = Object.values(secrets)[1]!;
   await msUntil('the rotated key', 5_000, async () => (await get(key2)).status === 200);
 
@@ -73,8 +86,12 @@ test('the --revoke-old hint followed without --apply: NOT in effect, status show
   const drift = await status();
   expect(drift.code).toBe(3);
   expect(drift.out).toContain('acme: Kong DIFFERS from the files');
-  expect(drift.out).toContain(`live: credential ${id1} (${fingerprint(key1)}) of acme gets through Kong; partner-keys.yaml does not have it`);
-  expect(drift.out).toContain(`run:  keys reconcile acme --apply --admin-url ${on.kong.adminUrl}   (delete credential ${id1} (${fingerprint(key1)}) of acme)`);
+  expect(drift.out).toContain(
+    `live: credential ${id1} (${fingerprint(key1)}) of acme gets through Kong; partner-keys.yaml does not have it`,
+  );
+  expect(drift.out).toContain(
+    `run:  keys reconcile acme --apply --admin-url ${on.kong.adminUrl}   (delete credential ${id1} (${fingerprint(key1)}) of acme)`,
+  );
   expect(drift.err).toContain('Kong differs from the files for 1 partner');
 
   // Then with --apply, as the hint said: the files have nothing left to revoke, Kong follows them.
@@ -92,7 +109,11 @@ test('a credential added in Kong by hand: status names it by id and fingerprint;
   const acme = (await on.admin('/consumers/acme')).id as string;
   const hand = `jl_live_by_hand_${Date.now()}`;
   handKeys.push(hand);
-  const created = await fetch(`${on.kong.adminUrl}/consumers/${acme}/key-auth`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key: hand }) });
+  const created = await fetch(`${on.kong.adminUrl}/consumers/${acme}/key-auth`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ key: hand }),
+  });
   const { id } = (await created.json()) as { id: string };
   await msUntil('the hand-made key', 5_000, async () => (await get(hand)).status === 200);
 
@@ -110,7 +131,9 @@ test('a credential added in Kong by hand: status names it by id and fingerprint;
 
 test('files edited by hand: a disabled partner Kong lets in, then a credential taken out of partner-keys.yaml; the next --apply makes Kong follow', async () => {
   const key2 = Object.values(secrets)[1]!;
-  edit('partners.yaml', (t) => t.replace('      - group: jobs:write\n', '      - group: jobs:write\n      - group: disabled\n'));
+  edit('partners.yaml', (t) =>
+    t.replace('      - group: jobs:write\n', '      - group: jobs:write\n      - group: disabled\n'),
+  );
   const disabled = await status();
   expect(disabled.code).toBe(3);
   expect(disabled.out).toContain('acme is disabled in partners.yaml but NOT in Kong: its keys get through');
@@ -127,7 +150,9 @@ test('files edited by hand: a disabled partner Kong lets in, then a credential t
   const drift = await status();
   expect(drift.code).toBe(3);
   expect(drift.out).toContain('acme is disabled in Kong (its keys get 403); partners.yaml has it enabled');
-  expect(drift.out).toContain(`credential ${id2} (${fingerprint(key2)}) of acme gets through Kong; partner-keys.yaml does not have it`);
+  expect(drift.out).toContain(
+    `credential ${id2} (${fingerprint(key2)}) of acme gets through Kong; partner-keys.yaml does not have it`,
+  );
 
   const rotated = await keys(['rotate', 'acme', ...apply()]);
   expect(rotated.code).toBe(0);
@@ -147,8 +172,12 @@ test('a credential in partner-keys.yaml that Kong lacks: status says which varia
 
   const drift = await status();
   expect(drift.code).toBe(3);
-  expect(drift.out).toContain(`credential ${id3} of acme is in partner-keys.yaml but not in Kong: its key (${variable}) gets 401`);
-  expect(drift.out).toContain(`export ${variable} from the secret manager, then keys reconcile acme --apply --admin-url ${on.kong.adminUrl}`);
+  expect(drift.out).toContain(
+    `credential ${id3} of acme is in partner-keys.yaml but not in Kong: its key (${variable}) gets 401`,
+  );
+  expect(drift.out).toContain(
+    `export ${variable} from the secret manager, then keys reconcile acme --apply --admin-url ${on.kong.adminUrl}`,
+  );
   // Without the key, --apply cannot recreate it, and says so with a failure.
   const without = await keys(['reconcile', 'acme', ...apply()]);
   expect(without.code).toBe(1);
@@ -164,7 +193,11 @@ test('revoke --all --apply: every live key of the partner gets 401 within 1 s, t
   const acme = (await on.admin('/consumers/acme')).id as string;
   const hand = `jl_live_by_hand_all_${Date.now()}`;
   handKeys.push(hand);
-  await fetch(`${on.kong.adminUrl}/consumers/${acme}/key-auth`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key: hand }) });
+  await fetch(`${on.kong.adminUrl}/consumers/${acme}/key-auth`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ key: hand }),
+  });
   const live = [Object.values(secrets)[2]!, Object.values(secrets)[3]!, hand];
   for (const key of live) await msUntil('every key live', 5_000, async () => (await get(key)).status === 200);
 
@@ -180,15 +213,32 @@ test('revoke --all --apply: every live key of the partner gets 401 within 1 s, t
 test('a consumer in neither file: status reports it with its live key; revoke --all --apply kills the key at once, and Kong drops the consumer', async () => {
   const hand = `jl_live_ghost_${Date.now()}`;
   handKeys.push(hand);
-  const made = await fetch(`${on.kong.adminUrl}/consumers`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'ghost', tags: ['jobs-partners', 'jobs-partner-keys'] }) });
+  const made = await fetch(`${on.kong.adminUrl}/consumers`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'ghost', tags: ['jobs-partners', 'jobs-partner-keys'] }),
+  });
   const ghost = (await made.json()) as { id: string };
-  for (const group of ['jobs:read']) await fetch(`${on.kong.adminUrl}/consumers/${ghost.id}/acls`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ group }) });
-  await fetch(`${on.kong.adminUrl}/consumers/${ghost.id}/key-auth`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key: hand }) });
+  for (const group of ['jobs:read'])
+    await fetch(`${on.kong.adminUrl}/consumers/${ghost.id}/acls`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ group }),
+    });
+  await fetch(`${on.kong.adminUrl}/consumers/${ghost.id}/key-auth`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ key: hand }),
+  });
   await msUntil('the ghost key', 5_000, async () => (await get(hand)).status === 200);
 
   const drift = await status();
   expect(drift.code).toBe(3);
-  expect(drift.out).toMatch(new RegExp(`consumer ghost \\(${ghost.id}\\) is in Kong but in neither file, with key credential \\S+ \\(${fingerprint(hand)}\\) that gets through`));
+  expect(drift.out).toMatch(
+    new RegExp(
+      `consumer ghost \\(${ghost.id}\\) is in Kong but in neither file, with key credential \\S+ \\(${fingerprint(hand)}\\) that gets through`,
+    ),
+  );
   expect(drift.out).toContain(`run:  keys reconcile ghost --apply --admin-url ${on.kong.adminUrl}`);
 
   const since = Date.now();

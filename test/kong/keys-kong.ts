@@ -49,7 +49,12 @@ export function keysOnKong(name: string, secret: string): KeysOnKong {
     async keys(args, env = {}) {
       const out: string[] = [];
       const err: string[] = [];
-      const code = await run(args, { out: (t) => out.push(t), err: (t) => err.push(t), env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, cwd: dir });
+      const code = await run(args, {
+        out: (t) => out.push(t),
+        err: (t) => err.push(t),
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+        cwd: dir,
+      });
       for (const line of out) {
         const m = /^(DECK_[A-Z0-9_]+)=(\S+)$/.exec(line.trim());
         if (m) ctx.secrets[m[1]!] = m[2]!;
@@ -58,7 +63,11 @@ export function keysOnKong(name: string, secret: string): KeysOnKong {
     },
     apply: () => ['--apply', '--admin-url', kong.adminUrl],
     deck(args) {
-      const out = spawnSync('deck', [...args, '--kong-addr', kong.adminUrl], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...ctx.secrets } });
+      const out = spawnSync('deck', [...args, '--kong-addr', kong.adminUrl], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, ...ctx.secrets },
+      });
       return { code: out.status, text: `${out.stdout}${out.stderr}` };
     },
     async get(key) {
@@ -87,7 +96,8 @@ export function keysOnKong(name: string, secret: string): KeysOnKong {
         .replaceAll('http://jobs-service:3000', service.url)
         .replace(/host: redis\n(\s+)port: 6379/g, `host: ${kong.redis.host}\n$1port: ${kong.redis.port}`),
     );
-    for (const file of ['partners.yaml', 'partner-keys.yaml']) copyFileSync(path.join(ROOT, file), path.join(dir, file));
+    for (const file of ['partners.yaml', 'partner-keys.yaml'])
+      copyFileSync(path.join(ROOT, file), path.join(dir, file));
   }, 120_000);
   afterAll(async () => {
     await kong?.stop();

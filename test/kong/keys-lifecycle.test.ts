@@ -20,7 +20,10 @@ const { secrets, keys, apply, deck, get, post } = on;
 function plan(file: string): string[] {
   const diff = deck(['diff', '-s', file]);
   expect([file, diff.code]).toEqual([file, 0]);
-  return diff.text.split('\n').filter((l) => /^(creating|updating|deleting) /.test(l)).map((l) => l.replace(/\s+\{$/, '').trim());
+  return diff.text
+    .split('\n')
+    .filter((l) => /^(creating|updating|deleting) /.test(l))
+    .map((l) => l.replace(/\s+\{$/, '').trim());
 }
 
 /** Every state file's planned changes: kong.yaml none; the others only what decK 1.4.0 gets wrong. */
@@ -39,7 +42,7 @@ function expectDiffsExplainedByOldDeck(partnerIds: string[]): void {
   expect(keysPlan.every((l) => /^(updating key-auth .* for consumer |deleting acl-group )/.test(l))).toBe(true);
 }
 
-test('decK syncs kong.yaml, then partners.yaml, each on its own; every entity carries its file\'s select tag', async () => {
+test("decK syncs kong.yaml, then partners.yaml, each on its own; every entity carries its file's select tag", async () => {
   for (const file of ['kong.yaml', 'partners.yaml']) expect([file, deck(['sync', '-s', file]).code]).toEqual([file, 0]);
   const services = (await (await fetch(`${on.kong.adminUrl}/services`)).json()) as any;
   expect(services.data.map((s: any) => [s.name, s.tags]).sort()).toEqual([
@@ -50,12 +53,20 @@ test('decK syncs kong.yaml, then partners.yaml, each on its own; every entity ca
   const plugins = (await (await fetch(`${on.kong.adminUrl}/plugins?size=100`)).json()) as any;
   const docsService = services.data.find((s: any) => s.name === 'jobs-docs');
   const docsRoute = (await (await fetch(`${on.kong.adminUrl}/services/jobs-docs/routes`)).json()) as any;
-  expect(docsRoute.data.map((r: any) => [r.name, r.tags]).sort()).toEqual([['jobs-docs', ['jobs-api']], ['jobs-not-found', ['jobs-api']]]);
+  expect(docsRoute.data.map((r: any) => [r.name, r.tags]).sort()).toEqual([
+    ['jobs-docs', ['jobs-api']],
+    ['jobs-not-found', ['jobs-api']],
+  ]);
   expect(plugins.data.filter((p: any) => p.service?.id === docsService.id)).toEqual([]);
-  const routePlugins = (name: string) => plugins.data.filter((p: any) => p.route?.id === docsRoute.data.find((r: any) => r.name === name).id);
-  expect(routePlugins('jobs-docs').map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags])).toEqual([['job-rate-limits', 'ip', 60, 600, ['jobs-api']]]);
+  const routePlugins = (name: string) =>
+    plugins.data.filter((p: any) => p.route?.id === docsRoute.data.find((r: any) => r.name === name).id);
+  expect(
+    routePlugins('jobs-docs').map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags]),
+  ).toEqual([['job-rate-limits', 'ip', 60, 600, ['jobs-api']]]);
   // The catch-all answers the API's 404 itself: nothing else runs there.
-  expect(routePlugins('jobs-not-found').map((p: any) => [p.name, p.config.status_code, p.config.body, p.tags])).toEqual([['request-termination', 404, '{"error":"Not found"}', ['jobs-api']]]);
+  expect(routePlugins('jobs-not-found').map((p: any) => [p.name, p.config.status_code, p.config.body, p.tags])).toEqual(
+    [['request-termination', 404, '{"error":"Not found"}', ['jobs-api']]],
+  );
   const anonymous = (await (await fetch(`${on.kong.adminUrl}/consumers/anonymous`)).json()) as any;
   expect(anonymous.tags).toEqual(['jobs-api']);
   // The router is rebuilt from the database a few seconds after a change (worker_state_update_frequency).
@@ -66,7 +77,7 @@ test('decK syncs kong.yaml, then partners.yaml, each on its own; every entity ca
   await docs.arrayBuffer();
 }, 60_000);
 
-test('the keys tool\'s whole --apply lifecycle against the real Admin API', async () => {
+test("the keys tool's whole --apply lifecycle against the real Admin API", async () => {
   // issue: read scope
   const issued = await keys(['issue', 'acme', '--scope', 'read', ...apply()]);
   expect(issued.code).toBe(0);
@@ -77,10 +88,19 @@ test('the keys tool\'s whole --apply lifecycle against the real Admin API', asyn
   expect(await post(key1)).toBe(403);
   expect(on.service.received.at(-1)?.headers['x-consumer-id']).toBe(acme);
   // Kong holds what the files say, each entity tagged so that only its own file's sync sees it.
-  const files = () => ({ keys: readFileSync(path.join(on.dir, 'partner-keys.yaml'), 'utf8'), partners: readFileSync(path.join(on.dir, 'partners.yaml'), 'utf8') });
-  const admin = async (p: string) => ((await (await fetch(`${on.kong.adminUrl}${p}`)).json()) as any);
-  expect(await admin('/consumers/acme')).toMatchObject({ id: acme, username: 'acme', tags: ['jobs-partners', 'jobs-partner-keys'] });
-  expect((await admin(`/consumers/${acme}/acls`)).data.map((a: any) => [a.group, a.tags])).toEqual([['jobs:read', ['jobs-partners']]]);
+  const files = () => ({
+    keys: readFileSync(path.join(on.dir, 'partner-keys.yaml'), 'utf8'),
+    partners: readFileSync(path.join(on.dir, 'partners.yaml'), 'utf8'),
+  });
+  const admin = async (p: string) => (await (await fetch(`${on.kong.adminUrl}${p}`)).json()) as any;
+  expect(await admin('/consumers/acme')).toMatchObject({
+    id: acme,
+    username: 'acme',
+    tags: ['jobs-partners', 'jobs-partner-keys'],
+  });
+  expect((await admin(`/consumers/${acme}/acls`)).data.map((a: any) => [a.group, a.tags])).toEqual([
+    ['jobs:read', ['jobs-partners']],
+  ]);
   const [credential] = (await admin(`/consumers/${acme}/key-auth`)).data;
   expect(credential.tags).toEqual(['jobs-partner-keys']);
   expect(files().keys).toContain(`id: ${credential.id}`);

@@ -23,14 +23,17 @@ beforeAll(async () => {
   answers.validQuery = await raw(`GET /api/v1/jobs?status=active&api_key=${DEMO.reader} HTTP/1.1\r\n${host}\r\n`);
   answers.encoded = await raw(`GET /api/v1/jobs?page=2&api%5Fkey=${CANARY}-encoded HTTP/1.1\r\n${host}${key}\r\n`);
   answers.header = await raw(`GET /api/v1/jobs/42 HTTP/1.1\r\n${host}X-API-Key: ${CANARY}-header\r\n\r\n`);
-  answers.referrer = await raw(`GET /api/v1/jobs HTTP/1.1\r\n${host}${key}Referer: https://partner.example/search?api_key=${CANARY}-referrer\r\n\r\n`);
+  answers.referrer = await raw(
+    `GET /api/v1/jobs HTTP/1.1\r\n${host}${key}Referer: https://partner.example/search?api_key=${CANARY}-referrer\r\n\r\n`,
+  );
   answers.trace = await raw(`TRACE /api/v1/jobs?api_key=${CANARY}-trace HTTP/1.1\r\n${host}\r\n`);
   answers.tooLarge = await raw(
     `POST /api/v1/jobs?api_key=${CANARY}-large HTTP/1.1\r\n${host}X-API-Key: ${DEMO.writer}\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024}\r\n\r\n${'x'.repeat(200 * 1024)}`,
   );
   answers.malformed = await raw(`GET /api/v1/jobs?api_key=${CANARY}-bad line HTTP/1.1\r\n${host}\r\n`);
   // Access lines are written after each response; give the filter a moment to pass the last ones.
-  for (let i = 0; i < 100 && kong.logs().stdout.trim().split('\n').length < 8; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 100 && kong.logs().stdout.trim().split('\n').length < 8; i++)
+    await new Promise((r) => setTimeout(r, 50));
 }, 120_000);
 afterAll(() => kong?.stop());
 
@@ -62,8 +65,21 @@ test('the redacted logs keep what an operator needs: the failure, the path, stat
   const { stdout, stderr } = kong.logs();
   expect(stderr).toContain('connect() failed');
   expect(stderr).toContain('request: "GET /api/v1/jobs?[REDACTED] HTTP/1.1"');
-  const access = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  expect(access.map((l) => [l.method, l.status])).toEqual(expect.arrayContaining([['GET', 401], ['GET', 502], ['TRACE', 405], ['POST', 413], ['GET', 400]]));
-  expect(access.filter((l) => l.status !== 400).every((l) => /^\/api\/v1\/jobs(\/42)?$/.test(l.path as string))).toBe(true);
+  const access = stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(access.map((l) => [l.method, l.status])).toEqual(
+    expect.arrayContaining([
+      ['GET', 401],
+      ['GET', 502],
+      ['TRACE', 405],
+      ['POST', 413],
+      ['GET', 400],
+    ]),
+  );
+  expect(access.filter((l) => l.status !== 400).every((l) => /^\/api\/v1\/jobs(\/42)?$/.test(l.path as string))).toBe(
+    true,
+  );
   expect(access.every((l) => /^[0-9a-f]{32}$/.test(l.request_id as string))).toBe(true);
 });

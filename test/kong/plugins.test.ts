@@ -28,8 +28,10 @@ let client = 0;
 /** A client address no other test used. */
 const nextClient = () => `127.5.${Math.floor(++client / 250)}.${(client % 250) + 1}`;
 
-const get = (headers: Record<string, string | string[]> = {}, extra: { rawQuery?: string; query?: Record<string, string | string[]>; localAddress?: string } = {}) =>
-  send(kong.proxyUrl, { path: '/api/v1/jobs', headers, localAddress: extra.localAddress ?? nextClient(), ...extra });
+const get = (
+  headers: Record<string, string | string[]> = {},
+  extra: { rawQuery?: string; query?: Record<string, string | string[]>; localAddress?: string } = {},
+) => send(kong.proxyUrl, { path: '/api/v1/jobs', headers, localAddress: extra.localAddress ?? nextClient(), ...extra });
 
 /** The one request the stub received while `act` ran (or none). */
 async function forwarded(act: () => Promise<unknown>) {
@@ -51,24 +53,49 @@ async function withConfig(edit: (config: DeclarativeConfig) => void, body: () =>
 }
 
 const plugins = (config: DeclarativeConfig, name: string) =>
-  [...config.plugins, ...config.services.flatMap((s: any) => [...(s.plugins ?? []), ...s.routes.flatMap((r: any) => r.plugins ?? [])])].filter((p: any) => p.name === name);
+  [
+    ...config.plugins,
+    ...config.services.flatMap((s: any) => [...(s.plugins ?? []), ...s.routes.flatMap((r: any) => r.plugins ?? [])]),
+  ].filter((p: any) => p.name === name);
 
-describe('job-scopes among Kong\'s plugins', () => {
+describe("job-scopes among Kong's plugins", () => {
   test('it answers before request-size-limiting: an oversized POST with a read-only key is 403 Missing scope, not 413', async () => {
     const big = 'x'.repeat(101 * 1024);
-    const res = await send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'Content-Type': 'application/json' }, body: big, localAddress: nextClient() });
+    const res = await send(kong.proxyUrl, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.reader, 'Content-Type': 'application/json' },
+      body: big,
+      localAddress: nextClient(),
+    });
     expect([res.status, res.json]).toEqual([403, { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' }]);
-    const writer = await send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' }, body: big, localAddress: nextClient() });
+    const writer = await send(kong.proxyUrl, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
+      body: big,
+      localAddress: nextClient(),
+    });
     expect(writer.status).toBe(413);
   });
 
-  test('it answers before job-rate-limits: refused requests use none of the consumer\'s quota', async () => {
+  test("it answers before job-rate-limits: refused requests use none of the consumer's quota", async () => {
     await withConfig(
       (c) => {
         for (const p of plugins(c, 'job-rate-limits')) p.config.minute = 2;
       },
       async () => {
-        for (let i = 0; i < 3; i++) expect((await send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, body: '{}' })).status).toBe(403);
+        for (let i = 0; i < 3; i++)
+          expect(
+            (
+              await send(kong.proxyUrl, {
+                method: 'POST',
+                path: '/api/v1/jobs',
+                headers: { 'X-API-Key': DEMO.reader },
+                body: '{}',
+              })
+            ).status,
+          ).toBe(403);
         expect((await get({ 'X-API-Key': DEMO.reader })).status).toBe(200);
         const second = await get({ 'X-API-Key': DEMO.reader });
         expect([second.status, second.headers['ratelimit-remaining']]).toEqual([200, '0']);
@@ -77,14 +104,20 @@ describe('job-scopes among Kong\'s plugins', () => {
   });
 
   test('a consumer with no group is 403 Missing scope, and Kong logs no error for it', async () => {
-    const res = await send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': NO_GROUPS }, body: '{}', localAddress: nextClient() });
+    const res = await send(kong.proxyUrl, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': NO_GROUPS },
+      body: '{}',
+      localAddress: nextClient(),
+    });
     expect([res.status, res.json]).toEqual([403, { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' }]);
     expect(kong.logs().stderr).not.toMatch(/\[error\].*job-scopes/);
   });
 });
 
 describe('job-scopes configurations', () => {
-  test('no secret configured: no X-Gateway-Secret upstream, and the client\'s forged one is dropped', async () => {
+  test("no secret configured: no X-Gateway-Secret upstream, and the client's forged one is dropped", async () => {
     await withConfig(
       (c) => {
         for (const p of plugins(c, 'job-scopes')) delete p.config.gateway_secret;
@@ -97,13 +130,24 @@ describe('job-scopes configurations', () => {
     );
   });
 
-  test('only jobs:* groups are forwarded, sorted, in the ACL plugin\'s format', async () => {
+  test("only jobs:* groups are forwarded, sorted, in the ACL plugin's format", async () => {
     await withConfig(
       (c) => {
-        c.consumers.find((x: any) => x.username === 'demo-writer').acls = [{ group: 'partners' }, { group: 'jobs:write' }, { group: 'jobs:read' }];
+        c.consumers.find((x: any) => x.username === 'demo-writer').acls = [
+          { group: 'partners' },
+          { group: 'jobs:write' },
+          { group: 'jobs:read' },
+        ];
       },
       async () => {
-        const got = await forwarded(() => send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer }, body: '{}' }));
+        const got = await forwarded(() =>
+          send(kong.proxyUrl, {
+            method: 'POST',
+            path: '/api/v1/jobs',
+            headers: { 'X-API-Key': DEMO.writer },
+            body: '{}',
+          }),
+        );
         expect(got?.headers['x-consumer-groups']).toBe('jobs:read, jobs:write');
       },
     );
@@ -129,18 +173,27 @@ describe('job-scopes configurations', () => {
 
 describe('the query string the service receives', () => {
   test('without a key in it, exactly as sent (no re-encoding)', async () => {
-    const got = await forwarded(() => get({ 'X-API-Key': DEMO.reader }, { rawQuery: 'department=Data%20Science&type=contract,full-time&q=%7e+x' }));
+    const got = await forwarded(() =>
+      get({ 'X-API-Key': DEMO.reader }, { rawQuery: 'department=Data%20Science&type=contract,full-time&q=%7e+x' }),
+    );
     expect(got?.url).toBe('/api/v1/jobs?department=Data%20Science&type=contract,full-time&q=%7e+x');
   });
 
   test('every key name is stripped from it even when the key came in a header; the rest stays in order', async () => {
-    const got = await forwarded(() => get({ 'X-API-Key': DEMO.reader }, { rawQuery: `page=2&api_key=${DEMO.writer}&status=active&X-API-Key=${DEMO.writer}&limit=5` }));
+    const got = await forwarded(() =>
+      get(
+        { 'X-API-Key': DEMO.reader },
+        { rawQuery: `page=2&api_key=${DEMO.writer}&status=active&X-API-Key=${DEMO.writer}&limit=5` },
+      ),
+    );
     expect(got?.url).toBe('/api/v1/jobs?page=2&status=active&limit=5');
   });
 
   test('a key after the 100th argument is stripped too', async () => {
     const many = Array.from({ length: 100 }, (_, i) => `f${i + 1}=x`).join('&');
-    const got = await forwarded(() => get({ 'X-API-Key': DEMO.reader }, { rawQuery: `${many}&api_key=${DEMO.writer}` }));
+    const got = await forwarded(() =>
+      get({ 'X-API-Key': DEMO.reader }, { rawQuery: `${many}&api_key=${DEMO.writer}` }),
+    );
     expect(got?.url).not.toContain('api_key');
     expect(got?.url).toContain('f100=x');
   });
@@ -154,7 +207,10 @@ describe('the query string the service receives', () => {
 
   test('api_key sent twice is a duplicate: 401 Invalid API key, nothing forwarded', async () => {
     const got = await forwarded(async () => {
-      const res = await get({}, { rawQuery: `page=2&api_key=${DEMO.reader}&status=active&api_key=${DEMO.writer}&limit=5` });
+      const res = await get(
+        {},
+        { rawQuery: `page=2&api_key=${DEMO.reader}&status=active&api_key=${DEMO.writer}&limit=5` },
+      );
       expect([res.status, res.json]).toEqual([401, { error: 'Invalid API key' }]);
     });
     expect(got).toBeUndefined();
@@ -169,17 +225,43 @@ describe("what operators read on Kong's /metrics", () => {
       },
       async () => {
         expect((await get()).status).toBe(401);
-        expect((await send(kong.proxyUrl, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, body: '{}', localAddress: nextClient() })).status).toBe(403);
+        expect(
+          (
+            await send(kong.proxyUrl, {
+              method: 'POST',
+              path: '/api/v1/jobs',
+              headers: { 'X-API-Key': DEMO.reader },
+              body: '{}',
+              localAddress: nextClient(),
+            })
+          ).status,
+        ).toBe(403);
         expect((await get({ 'X-API-Key': DEMO.writer2 })).status).toBe(200);
         expect((await get({ 'X-API-Key': DEMO.writer2 })).status).toBe(429);
       },
     );
     const metrics = await (await fetch(`${kong.statusUrl}/metrics`)).text();
-    for (const [route, code] of [['jobs-read', '401'], ['jobs-write', '403'], ['jobs-read', '429']]) {
-      expect([route, code, metrics]).toEqual([route, code, expect.stringMatching(new RegExp(`kong_jobs_http_requests_total\\{service="jobs-service",route="${route}",code="${code}",source="kong"\\} [1-9]`))]);
+    for (const [route, code] of [
+      ['jobs-read', '401'],
+      ['jobs-write', '403'],
+      ['jobs-read', '429'],
+    ]) {
+      expect([route, code, metrics]).toEqual([
+        route,
+        code,
+        expect.stringMatching(
+          new RegExp(
+            `kong_jobs_http_requests_total\\{service="jobs-service",route="${route}",code="${code}",source="kong"\\} [1-9]`,
+          ),
+        ),
+      ]);
     }
-    expect(metrics).toMatch(/kong_jobs_http_requests_total\{service="jobs-service",route="jobs-read",code="200",source="service"\} [1-9]/);
-    expect(metrics).toMatch(/kong_jobs_request_latency_ms_bucket\{service="jobs-service",route="jobs-read",le="\+Inf"\} [1-9]/);
+    expect(metrics).toMatch(
+      /kong_jobs_http_requests_total\{service="jobs-service",route="jobs-read",code="200",source="service"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /kong_jobs_request_latency_ms_bucket\{service="jobs-service",route="jobs-read",le="\+Inf"\} [1-9]/,
+    );
     expect(metrics).toMatch(/kong_jobs_upstream_latency_ms_count\{service="jobs-service",route="jobs-read"\} [1-9]/);
     expect(metrics).not.toMatch(/demo-(reader|writer)/);
   });

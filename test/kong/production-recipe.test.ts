@@ -33,7 +33,11 @@ const kongPassword = randomBytes(16).toString('hex');
 function recipeSql(): { mariadb: string[]; postgres: string[] } {
   const block = /```sql\n([\s\S]*?)```/.exec(recipe)![1]!;
   const [maria, pg] = block.split(/^-- PostgreSQL.*$/m);
-  const statements = (text: string) => text.split(';').map((s) => s.replace(/--.*$/gm, '').trim()).filter(Boolean);
+  const statements = (text: string) =>
+    text
+      .split(';')
+      .map((s) => s.replace(/--.*$/gm, '').trim())
+      .filter(Boolean);
   return { mariadb: statements(maria!), postgres: statements(pg!) };
 }
 
@@ -44,7 +48,11 @@ function command(process: string): string {
 }
 
 function psql(sql: string): void {
-  const out = spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qc', sql], { encoding: 'utf8' });
+  const out = spawnSync(
+    'psql',
+    ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qc', sql],
+    { encoding: 'utf8' },
+  );
   if (out.status !== 0) throw new Error(`psql: ${out.stderr}`);
 }
 
@@ -59,7 +67,11 @@ let instances: Array<{ output(): string }>;
 
 /** A process of the recipe, its environment only what the recipe names (plus PATH). */
 function startProcess(argv: string[], env: NodeJS.ProcessEnv): { exited: () => number | null; output: () => string } {
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(argv[0]!, argv.slice(1), {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   child.stdout!.on('data', (c) => (output += c));
@@ -81,17 +93,33 @@ beforeAll(async () => {
   const root = await mysql.createConnection(testServerOptions());
   try {
     for (const statement of sql.mariadb) {
-      await root.query(statement.replace(/\bjobs\b/g, jobsDb).replace("'10.0.0.%'", "'127.0.0.1'").replace('<MARIADB_PASSWORD>', mariadbPassword));
+      await root.query(
+        statement
+          .replace(/\bjobs\b/g, jobsDb)
+          .replace("'10.0.0.%'", "'127.0.0.1'")
+          .replace('<MARIADB_PASSWORD>', mariadbPassword),
+      );
     }
   } finally {
     await root.end();
   }
-  for (const statement of sql.postgres) psql(statement.replace(/\bkong\b/g, kongDb).replace('<KONG_PG_PASSWORD>', kongPassword));
+  for (const statement of sql.postgres)
+    psql(statement.replace(/\bkong\b/g, kongDb).replace('<KONG_PG_PASSWORD>', kongPassword));
 
   // Bootstrapped as the recipe's user, then served by a Kong that connects as it.
   const found = requireKong();
-  const pgEnv = { KONG_DATABASE: 'postgres', KONG_PG_HOST: '127.0.0.1', KONG_PG_PORT: '5432', KONG_PG_USER: kongDb, KONG_PG_PASSWORD: kongPassword, KONG_PG_DATABASE: kongDb };
-  execFileSync(found.kong, ['migrations', 'bootstrap', '-c', path.join(ROOT, 'gateway/kong/kong.conf')], { env: { ...found.env, ...pgEnv }, stdio: 'ignore' });
+  const pgEnv = {
+    KONG_DATABASE: 'postgres',
+    KONG_PG_HOST: '127.0.0.1',
+    KONG_PG_PORT: '5432',
+    KONG_PG_USER: kongDb,
+    KONG_PG_PASSWORD: kongPassword,
+    KONG_PG_DATABASE: kongDb,
+  };
+  execFileSync(found.kong, ['migrations', 'bootstrap', '-c', path.join(ROOT, 'gateway/kong/kong.conf')], {
+    env: { ...found.env, ...pgEnv },
+    stdio: 'ignore',
+  });
   kong = await startRealKong({ postgres: true, gatewaySecret: SECRET, env: pgEnv });
 
   const ports = [await freePort(), await freePort()];
@@ -106,16 +134,32 @@ beforeAll(async () => {
   // Two instances, started together as an orchestrator would (the first to take the lock migrates).
   const services = ports.map((port, i) =>
     startProcess([process.execPath, ...serviceArgv.slice(1)], {
-      NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), GATEWAY_SECRET: SECRET,
-      WEBHOOK_SECRETS_KEY: webhookKey, PUBLIC_URL: kong.proxyUrl, ...(i === 0 ? { METRICS_PORT: String(metricsPort) } : {}),
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      GATEWAY_SECRET: SECRET,
+      WEBHOOK_SECRETS_KEY: webhookKey,
+      PUBLIC_URL: kong.proxyUrl,
+      ...(i === 0 ? { METRICS_PORT: String(metricsPort) } : {}),
     }),
   );
   instances = services;
   for (const [i, service] of services.entries()) {
-    await until(`instance ${i + 1} (${service.output()})`, async () => service.exited() === null && (await fetch(`${serviceUrls[i]}/readyz`)).status === 200);
+    await until(
+      `instance ${i + 1} (${service.output()})`,
+      async () => service.exited() === null && (await fetch(`${serviceUrls[i]}/readyz`)).status === 200,
+    );
   }
-  const dispatcherArgv = command('the webhook dispatcher (one or more)').split(' ').map((arg) => (arg === 'node' ? process.execPath : arg));
-  startProcess(dispatcherArgv, { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', WEBHOOK_SECRETS_KEY: webhookKey, WEBHOOK_METRICS_PORT: String(dispatcherMetricsPort) });
+  const dispatcherArgv = command('the webhook dispatcher (one or more)')
+    .split(' ')
+    .map((arg) => (arg === 'node' ? process.execPath : arg));
+  startProcess(dispatcherArgv, {
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    WEBHOOK_SECRETS_KEY: webhookKey,
+    WEBHOOK_METRICS_PORT: String(dispatcherMetricsPort),
+  });
 
   dir = mkdtempSync(path.join(os.tmpdir(), 'production-recipe-'));
   writeFileSync(
@@ -133,7 +177,11 @@ beforeAll(async () => {
 }, 240_000);
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
+  await Promise.all(
+    children.map((child) =>
+      child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined,
+    ),
+  );
   await kong?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
   const root = await mysql.createConnection(testServerOptions());
@@ -148,47 +196,74 @@ afterAll(async () => {
   }
 });
 
-test('the recipe\'s commands are the deployed ones: the Dockerfile\'s CMD and compose\'s dispatcher command', () => {
-  const cmd = JSON.parse(/^CMD\s+(\[.*\])\s*$/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))![1]!) as string[];
+test("the recipe's commands are the deployed ones: the Dockerfile's CMD and compose's dispatcher command", () => {
+  const cmd = JSON.parse(
+    /^CMD\s+(\[.*\])\s*$/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))![1]!,
+  ) as string[];
   expect(command(SERVICE_ROW)).toBe(`NODE_ENV=production ${cmd.join(' ')}`);
   const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'));
-  expect(command('the webhook dispatcher (one or more)')).toBe(compose.services['webhook-dispatcher'].command.join(' '));
+  expect(command('the webhook dispatcher (one or more)')).toBe(
+    compose.services['webhook-dispatcher'].command.join(' '),
+  );
 });
 
 test('through Kong (PostgreSQL, synced by decK): a partner reads and writes, a request without a key is a 401, and the reference names PUBLIC_URL; both instances serve', async () => {
   // A database-mode Kong rebuilds its router and caches a few seconds after a sync.
-  const readStatus = async () => (await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } })).status;
+  const readStatus = async () =>
+    (await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } })).status;
   await until('the synced routes', async () => (await readStatus()) !== 404, 30_000);
   expect(await readStatus()).toBe(200);
   const created = await fetch(`${kong.proxyUrl}/api/v1/jobs`, {
     method: 'POST',
     headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ title: 'Recipe', department: 'Operations', type: 'full-time', description: 'Run without Docker.' }),
+    body: JSON.stringify({
+      title: 'Recipe',
+      department: 'Operations',
+      type: 'full-time',
+      description: 'Run without Docker.',
+    }),
   });
   expect(created.status).toBe(201);
   expect((await fetch(`${kong.proxyUrl}/api/v1/jobs`)).status).toBe(401);
   // Kong's upstream balances over both instances: a few reads reach each (their request logs say so).
-  for (let i = 0; i < 6; i++) await (await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } })).arrayBuffer();
+  for (let i = 0; i < 6; i++)
+    await (
+      await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } })
+    ).arrayBuffer();
   // Request logs are written in batches, within a second.
-  await until('a read in each instance\'s log', async () => instances.every((instance) => instance.output().includes('"path":"/api/v1/jobs"')), 5000);
-  const openapi = (await (await fetch(`${serviceUrl}/api/v1/openapi.json`, { headers: { 'X-Gateway-Secret': SECRET } })).json()) as { servers: Array<{ url: string }> };
+  await until(
+    "a read in each instance's log",
+    async () => instances.every((instance) => instance.output().includes('"path":"/api/v1/jobs"')),
+    5000,
+  );
+  const openapi = (await (
+    await fetch(`${serviceUrl}/api/v1/openapi.json`, { headers: { 'X-Gateway-Secret': SECRET } })
+  ).json()) as { servers: Array<{ url: string }> };
   expect(openapi.servers[0]!.url).toBe(kong.proxyUrl);
 });
 
 test('the service reports its database up, and the dispatcher serves its metrics', async () => {
   expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toMatch(/^jobs_database_up 1$/m);
-  await until('the dispatcher\'s metrics', async () => (await fetch(`http://127.0.0.1:${dispatcherMetricsPort}/metrics`)).status === 200, 30_000);
+  await until(
+    "the dispatcher's metrics",
+    async () => (await fetch(`http://127.0.0.1:${dispatcherMetricsPort}/metrics`)).status === 200,
+    30_000,
+  );
 });
 
 /** docs/operations.md's "Alerts", one runbook section per alert: its sh block's commands. */
 const runbook = (() => {
   const alerts = doc.slice(doc.indexOf('## Alerts'));
-  return [...alerts.matchAll(/^### (\w+)\n[\s\S]*?```sh\n([\s\S]*?)```/gm)].map((m) => [m[1]!, m[2]!.split('\n').filter((line) => line.trim() && !line.startsWith('#'))] as const);
+  return [...alerts.matchAll(/^### (\w+)\n[\s\S]*?```sh\n([\s\S]*?)```/gm)].map(
+    (m) => [m[1]!, m[2]!.split('\n').filter((line) => line.trim() && !line.startsWith('#'))] as const,
+  );
 })();
 
 test('the runbook has a section with commands for every alert', () => {
   const rules = readFileSync(path.join(ROOT, 'prometheus/alerts.yml'), 'utf8');
-  expect(runbook.map(([alert]) => alert).sort()).toEqual([...rules.matchAll(/- alert: (\w+)/g)].map((m) => m[1]).sort());
+  expect(runbook.map(([alert]) => alert).sort()).toEqual(
+    [...rules.matchAll(/- alert: (\w+)/g)].map((m) => m[1]).sort(),
+  );
 });
 
 test.each(runbook)("the runbook's commands for %s run against this stack and answer", (_alert, commands) => {
@@ -210,8 +285,11 @@ test.each(runbook)("the runbook's commands for %s run against this stack and ans
       timeout: 10_000,
       env: { PATH: process.env.PATH, GATEWAY_SECRET: SECRET, REDIS_PASSWORD: kong.redis.password ?? '' },
     });
-    expect([command, out.status, out.stdout.trim() !== '', /^\d{3}$/.test(out.stdout.trim()) ? out.stdout.trim() : 'not a status']).toEqual([
-      command, 0, true, /^\d{3}$/.test(out.stdout.trim()) ? '200' : 'not a status',
-    ]);
+    expect([
+      command,
+      out.status,
+      out.stdout.trim() !== '',
+      /^\d{3}$/.test(out.stdout.trim()) ? out.stdout.trim() : 'not a status',
+    ]).toEqual([command, 0, true, /^\d{3}$/.test(out.stdout.trim()) ? '200' : 'not a status']);
   }
 });

@@ -61,7 +61,10 @@ test('one consumer alternating between the two nodes gets the minute limit once,
   // Another consumer's budget is its own, on either node.
   expect((await read(nodes[1]!, DEMO.writer)).status).toBe(200);
   // Counters live no longer than their window: Redis never fills with old windows.
-  const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(redis.port), '--no-auth-warning', '-a', redis.password, ...args], { encoding: 'utf8' }).trim();
+  const cli = (...args: string[]) =>
+    execFileSync('redis-cli', ['-p', String(redis.port), '--no-auth-warning', '-a', redis.password, ...args], {
+      encoding: 'utf8',
+    }).trim();
   const keys = cli('--scan', '--pattern', 'ratelimit:*').split('\n');
   expect(keys.filter((k) => k.includes(':minute')).length).toBeGreaterThanOrEqual(2);
   for (const key of keys) {
@@ -88,16 +91,20 @@ test('requests arriving together on one node, for two consumers, are each counte
   );
   for (const key of [DEMO.writer, DEMO.writer2]) {
     const mine = answers.filter((a) => a.key === key);
-    const counted = mine.filter((a) => a.status === 200).map((a) => Number(a.remaining)).sort((a, b) => b - a);
+    const counted = mine
+      .filter((a) => a.status === 200)
+      .map((a) => Number(a.remaining))
+      .sort((a, b) => b - a);
     expect([key, counted]).toEqual([key, Array.from({ length: left[key]! }, (_, i) => left[key]! - 1 - i)]);
     expect([key, mine.filter((a) => a.status === 429).length]).toEqual([key, 3]);
   }
 });
 
-test("auth-guard counts per node: an address blocked on one node still gets through the other", async () => {
+test('auth-guard counts per node: an address blocked on one node still gets through the other', async () => {
   await awayFromMinuteEnd();
   // An address of its own, so the block stays out of the other tests.
-  const send = async (node: RealKong, headers: Record<string, string>) => raw(node.proxyUrl, { path: '/api/v1/jobs', headers, localAddress: '127.6.0.1' });
+  const send = async (node: RealKong, headers: Record<string, string>) =>
+    raw(node.proxyUrl, { path: '/api/v1/jobs', headers, localAddress: '127.6.0.1' });
   for (let i = 0; i < 10; i++) expect((await send(nodes[0]!, { 'X-API-Key': `demo-guess-${i}` })).status).toBe(401);
   // A valid key is never refused by the guard, so only guesses and keyless requests show a block.
   const probes: Array<Record<string, string>> = [{ 'X-API-Key': 'demo-guess-10' }, {}];
@@ -118,7 +125,8 @@ test('Redis stopped, then silent: both nodes answer within a bounded wait (authe
     return { status: res.status, ms: Date.now() - started, limited: res.headers.has('ratelimit-remaining') };
   };
   for (const node of nodes) {
-    for (let i = 0; i < 3; i++) expect(await timed(node, DEMO.writer2)).toEqual({ status: 200, ms: expect.any(Number), limited: false });
+    for (let i = 0; i < 3; i++)
+      expect(await timed(node, DEMO.writer2)).toEqual({ status: 200, ms: expect.any(Number), limited: false });
     expect((await read(node, 'demo-not-a-key')).status).toBe(401);
   }
   // A Redis that takes connections and never answers: each request waits at most kong.yaml's timeout (500 ms).
@@ -136,9 +144,14 @@ test('Redis stopped, then silent: both nodes answer within a bounded wait (authe
     silent.close();
   }
   for (const node of nodes) {
-    const lines = node.logs().stderr.split('\n').filter((l) => l.includes('[job-rate-limits]'));
+    const lines = node
+      .logs()
+      .stderr.split('\n')
+      .filter((l) => l.includes('[job-rate-limits]'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/Redis unreachable, requests pass uncounted until it answers: cannot connect: connection refused/);
+    expect(lines[0]).toMatch(
+      /Redis unreachable, requests pass uncounted until it answers: cannot connect: connection refused/,
+    );
   }
 });
 
@@ -150,11 +163,28 @@ test("alerts.yml's RateLimitsUncounted fires on each node's series recorded whil
     for (const [i, node] of nodes.entries()) scraped[i]!.push(await scrape(`${node.statusUrl}/metrics`));
   }
   const recordings = nodes.map((_, i) => ({ job: 'kong', instance: `kong-${i + 1}:8100`, scrapes: scraped[i]! }));
-  expect(checkRecordedAlert('RateLimitsUncounted', recordings, [{ instance: 'kong-1:8100' }, { instance: 'kong-2:8100' }])).toMatch(/SUCCESS$/);
+  expect(
+    checkRecordedAlert('RateLimitsUncounted', recordings, [{ instance: 'kong-1:8100' }, { instance: 'kong-2:8100' }]),
+  ).toMatch(/SUCCESS$/);
 });
 
 test('Redis back on its address: requests are counted again and each node logs it once', async () => {
-  const again = spawn('redis-server', ['--port', String(redis.port), '--bind', '127.0.0.1', '--requirepass', redis.password, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const again = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(redis.port),
+      '--bind',
+      '127.0.0.1',
+      '--requirepass',
+      redis.password,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdio: 'ignore' },
+  );
   try {
     await new Promise((r) => setTimeout(r, 1500)); // redis-server up, and past each worker's pause
     await awayFromMinuteEnd();
@@ -164,8 +194,13 @@ test('Redis back on its address: requests are counted again and each node logs i
       // An empty Redis: the pair counts from zero again, once for both nodes.
       expect([res.status, res.headers.get('ratelimit-remaining')]).toEqual([200, String(READS_PER_MINUTE - 1 - i)]);
       // The line reaches the error log a moment after the answer: wait for it, briefly.
-      const lines = () => node.logs().stderr.split('\n').filter((l) => l.includes('[job-rate-limits]'));
-      for (const waitUntil = Date.now() + 3000; lines().length < 2 && Date.now() < waitUntil; ) await new Promise((r) => setTimeout(r, 100));
+      const lines = () =>
+        node
+          .logs()
+          .stderr.split('\n')
+          .filter((l) => l.includes('[job-rate-limits]'));
+      for (const waitUntil = Date.now() + 3000; lines().length < 2 && Date.now() < waitUntil;)
+        await new Promise((r) => setTimeout(r, 100));
       expect(lines().slice(1)).toEqual([expect.stringMatching(/Redis answers again, requests are counted/)]);
     }
   } finally {

@@ -9,7 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { startRealKong, type RealKong } from '../../harness/real-kong';
 import { DEMO } from '../local-gateway/support';
 
-const AWAY = JSON.stringify({ error: 'Service temporarily unavailable: the database cannot be reached. Retry after Retry-After seconds.' });
+const AWAY = JSON.stringify({
+  error: 'Service temporarily unavailable: the database cannot be reached. Retry after Retry-After seconds.',
+});
 let targets: http.Server[];
 let kong: RealKong;
 const probes: string[] = [];
@@ -38,14 +40,18 @@ afterAll(async () => {
   for (const target of targets ?? []) target.close();
 });
 
-test('past the checks that would take a target out, partners get the service\'s 503 with Retry-After, and Kong keeps both targets', async () => {
+test("past the checks that would take a target out, partners get the service's 503 with Retry-After, and Kong keeps both targets", async () => {
   // Two failed probes at one a second would eject a target that 503s count against.
   const started = Date.now();
   while (probes.length < 6 && Date.now() - started < 15_000) await new Promise((resolve) => setTimeout(resolve, 200));
   expect(probes.length).toBeGreaterThanOrEqual(6);
   for (let i = 0; i < 4; i++) {
     const res = await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=1`, { headers: { 'X-API-Key': DEMO.reader } });
-    expect({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() }).toEqual({ status: 503, retryAfter: '1', body: AWAY });
+    expect({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() }).toEqual({
+      status: 503,
+      retryAfter: '1',
+      body: AWAY,
+    });
   }
   const metrics = await (await fetch(`${kong.statusUrl}/metrics`)).text();
   const states = [...metrics.matchAll(/^kong_upstream_target_health\{[^}]*state="(\w+)"[^}]*\} 1$/gm)].map((m) => m[1]);

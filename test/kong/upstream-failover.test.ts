@@ -26,7 +26,15 @@ let firstUrl: string;
 
 const start = async (i: number) => {
   // The built service, as production runs it: it starts in a second, where transpiling on load takes several.
-  const service = startServiceProcess({ DATABASE_URL: i === 0 ? firstUrl : database.url, PORT: String(ports[i]), GATEWAY_SECRET: SECRET, LOG_LEVEL: 'info' }, 'dist/service/server.js');
+  const service = startServiceProcess(
+    {
+      DATABASE_URL: i === 0 ? firstUrl : database.url,
+      PORT: String(ports[i]),
+      GATEWAY_SECRET: SECRET,
+      LOG_LEVEL: 'info',
+    },
+    'dist/service/server.js',
+  );
   const outcome = await service.listening;
   if (!('url' in outcome)) throw new Error(`instance ${i + 1} did not start: ${outcome.stderr}`);
   instances[i] = service;
@@ -35,7 +43,13 @@ const start = async (i: number) => {
 /** Kong's view of each target (kong_upstream_target_health, job-metrics' upstream_health_metrics): "healthy", "unhealthy" or undefined. */
 async function health(): Promise<Array<string | undefined>> {
   const text = await (await fetch(`${kong.statusUrl}/metrics`)).text();
-  return ports.map((port) => new RegExp(`^kong_upstream_target_health\\{[^}]*target="127\\.0\\.0\\.1:${port}"[^}]*state="(\\w+)"[^}]*\\} 1$`, 'm').exec(text)?.[1]);
+  return ports.map(
+    (port) =>
+      new RegExp(
+        `^kong_upstream_target_health\\{[^}]*target="127\\.0\\.0\\.1:${port}"[^}]*state="(\\w+)"[^}]*\\} 1$`,
+        'm',
+      ).exec(text)?.[1],
+  );
 }
 
 async function until(what: string, check: () => Promise<boolean>, limitMs: number): Promise<number> {
@@ -65,8 +79,11 @@ beforeAll(async () => {
     gatewaySecret: SECRET,
     // Load, not a test of the quotas: every limit out of the way.
     edit: (config) => {
-      for (const route of config.services.flatMap((s: { routes: Array<{ plugins?: Array<{ name: string; config: Record<string, unknown> }> }> }) => s.routes)) {
-        for (const plugin of route.plugins ?? []) if (plugin.name === 'job-rate-limits') Object.assign(plugin.config, { minute: 1_000_000, hour: 10_000_000 });
+      for (const route of config.services.flatMap(
+        (s: { routes: Array<{ plugins?: Array<{ name: string; config: Record<string, unknown> }> }> }) => s.routes,
+      )) {
+        for (const plugin of route.plugins ?? [])
+          if (plugin.name === 'job-rate-limits') Object.assign(plugin.config, { minute: 1_000_000, hour: 10_000_000 });
       }
     },
   });
@@ -131,17 +148,24 @@ test('one instance killed under reads and creates: no read fails, no create is s
   const lock = await lockTable(database.name, 'idempotency_keys');
   const extra: Array<Promise<void>> = [];
   const firstHolds = async () => {
-    const rows = await database.query<Array<{ n: number }>>("SELECT COUNT(*) AS n FROM information_schema.processlist WHERE user = ? AND state LIKE '%lock%'", [firstUser]);
+    const rows = await database.query<Array<{ n: number }>>(
+      "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE user = ? AND state LIKE '%lock%'",
+      [firstUser],
+    );
     return Number(rows[0]!.n) > 0;
   };
-  await until('a create held on instance 1', async () => {
-    if (await firstHolds()) return true;
-    const c: Create = { title: `failover held ${extra.length}`, key: randomBytes(8).toString('hex'), statuses: [] };
-    creates.push(c);
-    extra.push(retried(c));
-    await new Promise((r) => setTimeout(r, 100));
-    return false;
-  }, 10_000);
+  await until(
+    'a create held on instance 1',
+    async () => {
+      if (await firstHolds()) return true;
+      const c: Create = { title: `failover held ${extra.length}`, key: randomBytes(8).toString('hex'), statuses: [] };
+      creates.push(c);
+      extra.push(retried(c));
+      await new Promise((r) => setTimeout(r, 100));
+      return false;
+    },
+    10_000,
+  );
   instances[0]!.child.kill('SIGKILL');
   await lock.release();
   const down = await until('the killed target unhealthy', async () => (await health())[0] === 'unhealthy', 10_000);
@@ -164,12 +188,26 @@ test('one instance killed under reads and creates: no read fails, no create is s
   expect(new Set(creates.flatMap((c) => c.statuses))).toEqual(new Set([201, 502]));
   expect(creates.filter((c) => c.statuses[0] === 502).length).toBeGreaterThan(0);
   // Stored once each: one row per title, the one whose id the partner got.
-  const rows = await database.query<Array<{ id: string; title: string }>>("SELECT LOWER(CONCAT_WS('-', HEX(SUBSTR(id, 1, 4)), HEX(SUBSTR(id, 5, 2)), HEX(SUBSTR(id, 7, 2)), HEX(SUBSTR(id, 9, 2)), HEX(SUBSTR(id, 11)))) AS id, title FROM jobs WHERE title LIKE 'failover %'");
+  const rows = await database.query<Array<{ id: string; title: string }>>(
+    "SELECT LOWER(CONCAT_WS('-', HEX(SUBSTR(id, 1, 4)), HEX(SUBSTR(id, 5, 2)), HEX(SUBSTR(id, 7, 2)), HEX(SUBSTR(id, 9, 2)), HEX(SUBSTR(id, 11)))) AS id, title FROM jobs WHERE title LIKE 'failover %'",
+  );
   expect(rows.length).toBe(creates.length);
   const byTitle = new Map(rows.map((row) => [row.title, row.id]));
   expect(creates.filter((c) => byTitle.get(c.title) !== c.id)).toEqual([]);
   // alerts.yml's UpstreamTargetUnhealthy on what Kong exported: quiet before, firing while the instance stays down.
-  const recording = { job: 'kong', instance: 'kong-1:8100', scrapes: [healthyScrape, unhealthyScrape, unhealthyScrape, unhealthyScrape] };
-  expect(checkRecordedAlert('UpstreamTargetUnhealthy', [recording], [{ instance: 'kong-1:8100', upstream: 'jobs-service', target: `127.0.0.1:${ports[0]}` }])).toMatch(/SUCCESS$/);
-  console.log(`failover: ${reads.length} reads, ${creates.length} creates (${creates.filter((c) => c.statuses.length > 1).length} repeated with their key), unhealthy after ${down} ms, healthy ${back} ms after restart`);
+  const recording = {
+    job: 'kong',
+    instance: 'kong-1:8100',
+    scrapes: [healthyScrape, unhealthyScrape, unhealthyScrape, unhealthyScrape],
+  };
+  expect(
+    checkRecordedAlert(
+      'UpstreamTargetUnhealthy',
+      [recording],
+      [{ instance: 'kong-1:8100', upstream: 'jobs-service', target: `127.0.0.1:${ports[0]}` }],
+    ),
+  ).toMatch(/SUCCESS$/);
+  console.log(
+    `failover: ${reads.length} reads, ${creates.length} creates (${creates.filter((c) => c.statuses.length > 1).length} repeated with their key), unhealthy after ${down} ms, healthy ${back} ms after restart`,
+  );
 }, 60_000);

@@ -22,11 +22,20 @@ const get = (localAddress: string, headers: Record<string, string | string[]> = 
 test('10 failed attempts (missing, unknown and duplicate keys alike), then 429 JSON with Retry-After for everything from that IP but a valid key', async () => {
   await awayFromMinuteEnd();
   const ip = '127.2.0.1';
-  const failures: Array<Record<string, string | string[]>> = [{}, { 'X-API-Key': 'demo-guess-1' }, { 'X-API-Key': [DEMO.reader, DEMO.writer] }];
+  const failures: Array<Record<string, string | string[]>> = [
+    {},
+    { 'X-API-Key': 'demo-guess-1' },
+    { 'X-API-Key': [DEMO.reader, DEMO.writer] },
+  ];
   for (let i = 0; i < 10; i++) expect((await get(ip, failures[i % 3])).status).toBe(401);
 
   const before = stack.upstream.received.length;
-  const attempts: Array<Record<string, string | string[]>> = [{}, { 'X-API-Key': 'demo-guess-2' }, { 'X-API-Key': [DEMO.reader, DEMO.reader] }, { 'X-API-Key': '' }];
+  const attempts: Array<Record<string, string | string[]>> = [
+    {},
+    { 'X-API-Key': 'demo-guess-2' },
+    { 'X-API-Key': [DEMO.reader, DEMO.reader] },
+    { 'X-API-Key': '' },
+  ];
   for (const headers of attempts) {
     const res = await get(ip, headers);
     expect(res.status).toBe(429);
@@ -62,8 +71,14 @@ test('past its failure limit an IP (a shared NAT) still gets 200 for every valid
   const before = stack.upstream.received.length;
   expect((await get(ip, { 'X-API-Key': DEMO.reader })).status).toBe(200);
   expect((await get(ip, { 'X-API-Key': DEMO.writer })).status).toBe(200);
-  expect((await send(stack.gateway.url, { path: `/api/v1/jobs?api_key=${DEMO.writer2}`, localAddress: ip })).status).toBe(200);
-  expect(stack.upstream.received.slice(before).map((r) => r.headers['x-consumer-username'])).toEqual(['demo-reader', 'demo-writer', 'demo-writer-2']);
+  expect(
+    (await send(stack.gateway.url, { path: `/api/v1/jobs?api_key=${DEMO.writer2}`, localAddress: ip })).status,
+  ).toBe(200);
+  expect(stack.upstream.received.slice(before).map((r) => r.headers['x-consumer-username'])).toEqual([
+    'demo-reader',
+    'demo-writer',
+    'demo-writer-2',
+  ]);
   const disabled = await get(ip, { 'X-API-Key': DEMO.disabled });
   expect([disabled.status, disabled.json]).toEqual([403, { error: 'API key disabled' }]);
   expect((await get(ip)).status).toBe(429);
@@ -92,7 +107,13 @@ describe('the window (a clock minute, as in handler.lua)', () => {
   /** A request as the plugin sees it: a client IP and the phases' state. */
   function fakeCtx(ip: string): RequestContext {
     const noKey = { getHeader: () => undefined, query: { args: new Map() }, config: { credentialsByKey: new Map() } };
-    return { clientIp: ip, pluginState: new Map(), status: null, source: 'error', ...noKey } as unknown as RequestContext;
+    return {
+      clientIp: ip,
+      pluginState: new Map(),
+      status: null,
+      source: 'error',
+      ...noKey,
+    } as unknown as RequestContext;
   }
 
   test('counts reset when the minute changes; Retry-After is the seconds left in it', () => {
@@ -108,7 +129,10 @@ describe('the window (a clock minute, as in handler.lua)', () => {
     };
     fail();
     fail();
-    const blocked = plugin.access(fakeCtx('203.0.113.9'), conf, scope) as { status: number; headers: Record<string, string> };
+    const blocked = plugin.access(fakeCtx('203.0.113.9'), conf, scope) as {
+      status: number;
+      headers: Record<string, string>;
+    };
     expect([blocked.status, blocked.headers['Retry-After']]).toEqual([429, '45']);
     now = Date.UTC(2026, 0, 1, 12, 1, 0, 0);
     expect(plugin.access(fakeCtx('203.0.113.9'), conf, scope)).toBeUndefined();

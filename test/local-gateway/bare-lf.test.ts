@@ -22,14 +22,21 @@ function statuses(parts: string[]): Promise<string[]> {
   });
 }
 
-const get = (target: string, last = false) => `GET ${target} HTTP/1.1\nHost: x\nX-API-Key: ${DEMO.reader}\n${last ? 'Connection: close\n' : ''}\n`;
-const post = (body: string) => `POST /api/v1/jobs HTTP/1.1\nHost: x\nX-API-Key: ${DEMO.writer}\nContent-Type: application/json\nContent-Length: ${body.length}\n\n${body}`;
+const get = (target: string, last = false) =>
+  `GET ${target} HTTP/1.1\nHost: x\nX-API-Key: ${DEMO.reader}\n${last ? 'Connection: close\n' : ''}\n`;
+const post = (body: string) =>
+  `POST /api/v1/jobs HTTP/1.1\nHost: x\nX-API-Key: ${DEMO.writer}\nContent-Type: application/json\nContent-Length: ${body.length}\n\n${body}`;
 
 test('pipelined in one packet: a POST with its body, then a GET, both answered and forwarded whole', async () => {
   const before = stack.upstream.received.length;
   expect(await statuses([post('{"a":1}') + get('/api/v1/jobs?limit=2', true)])).toEqual(['200', '200']);
   // Which reaches the upstream first is not compared: the local gateway proxies pipelined requests side by side.
-  expect(stack.upstream.received.slice(before).map((r) => [r.method, r.url, r.body.toString()]).sort()).toEqual([
+  expect(
+    stack.upstream.received
+      .slice(before)
+      .map((r) => [r.method, r.url, r.body.toString()])
+      .sort(),
+  ).toEqual([
     ['GET', '/api/v1/jobs?limit=2', ''],
     ['POST', '/api/v1/jobs', '{"a":1}'],
   ]);

@@ -6,7 +6,19 @@ import { loadGateway, mergeStates } from '../../gateway/local/config/load';
 import { parseStateList } from '../../gateway/local';
 import { RateLimitCounters } from '../../gateway/local/plugins/job-rate-limits';
 import { pluginRegistry } from '../../gateway/local/plugins/registry';
-import { DEMO, DEMO_YAML, KONG_YAML, ROOT, configFile, gatewayEnv, overOneStub, send, startGateway, stubUpstream, type ConfigFile } from './support';
+import {
+  DEMO,
+  DEMO_YAML,
+  KONG_YAML,
+  ROOT,
+  configFile,
+  gatewayEnv,
+  overOneStub,
+  send,
+  startGateway,
+  stubUpstream,
+  type ConfigFile,
+} from './support';
 
 const plugins = pluginRegistry(new RateLimitCounters());
 
@@ -28,7 +40,7 @@ describe('decK environment references', () => {
     expect(renderDeckTemplate(text, { DECK_ACME_KEY: 'acme-123', DECK_OTHER: 'x' })).toBe("key: 'acme-123'\n# x\n");
   });
 
-  test('an unset variable fails with decK\'s message, naming it and its position', () => {
+  test("an unset variable fails with decK's message, naming it and its position", () => {
     const text = 'consumers:\n  - key: ${{ env "DECK_ACME_KEY" }}\n';
     expect(() => renderDeckTemplate(text, {})).toThrow(
       'template: state:2:13: executing "state" at <env "DECK_ACME_KEY">: error calling env: ' +
@@ -56,7 +68,10 @@ describe('decK environment references', () => {
     await expect(startGateway(cf.paths, gatewayEnv('s3cret-s3cret-s3cret'))).rejects.toThrow(
       "environment variable 'DECK_READER_KEY' present in state file but not set",
     );
-    const gateway = await startGateway(cf.paths, gatewayEnv('s3cret-s3cret-s3cret', { DECK_READER_KEY: 'partner-key-from-env' }));
+    const gateway = await startGateway(
+      cf.paths,
+      gatewayEnv('s3cret-s3cret-s3cret', { DECK_READER_KEY: 'partner-key-from-env' }),
+    );
     try {
       const ok = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': 'partner-key-from-env' } });
       expect(ok.status).toBe(200);
@@ -73,7 +88,15 @@ describe('decK environment references', () => {
   test("the repository's kong.yaml and demo.yaml load the way decK loads them (every DECK_ reference resolvable without partner secrets)", () => {
     const env = gatewayEnv('s3cret-s3cret-s3cret');
     const loaded = loadGateway([KONG_YAML, DEMO_YAML], env, plugins, () => undefined);
-    expect(loaded.config.routes.map((r) => r.name)).toEqual(['jobs-read', 'jobs-write', 'jobs-other-methods', 'webhooks-read', 'webhooks-manage', 'jobs-docs', 'jobs-not-found']);
+    expect(loaded.config.routes.map((r) => r.name)).toEqual([
+      'jobs-read',
+      'jobs-write',
+      'jobs-other-methods',
+      'webhooks-read',
+      'webhooks-manage',
+      'jobs-docs',
+      'jobs-not-found',
+    ]);
     expect(loaded.config.credentialsByKey.get(DEMO.writer)?.consumer.groups).toEqual(['jobs:read', 'jobs:write']);
     expect(loaded.config.selectTags).toEqual(['jobs-api', 'jobs-demo']);
   });
@@ -87,18 +110,25 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
     expect([...alone.config.credentialsByKey.keys()]).toEqual([]);
     expect([...alone.config.consumersByIdOrUsername.keys()]).toContain('anonymous');
 
-    await overOneStub([(cf) => startGateway([cf.path], env), (cf) => startGateway(cf.paths, env)], async ([prodOnly, both]) => {
-      expect((await send(prodOnly.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(401);
-      expect(prodOnly.demoKeys()).toEqual([]);
-      expect((await send(both.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(200);
-      expect(both.demoKeys().map((k) => `${k.username} ${k.key} ${k.groups.join(',')}`)).toEqual([
-        `demo-reader ${DEMO.reader} jobs:read`,
-        `demo-writer ${DEMO.writer} jobs:read,jobs:write`,
-        `demo-writer-2 ${DEMO.writer2} jobs:read,jobs:write`,
-        `demo-disabled ${DEMO.disabled} jobs:read,disabled`,
-        'demo-no-groups demo-no-groups-4e9b2d71 ',
-      ]);
-    });
+    await overOneStub(
+      [(cf) => startGateway([cf.path], env), (cf) => startGateway(cf.paths, env)],
+      async ([prodOnly, both]) => {
+        expect((await send(prodOnly.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(
+          401,
+        );
+        expect(prodOnly.demoKeys()).toEqual([]);
+        expect((await send(both.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } })).status).toBe(
+          200,
+        );
+        expect(both.demoKeys().map((k) => `${k.username} ${k.key} ${k.groups.join(',')}`)).toEqual([
+          `demo-reader ${DEMO.reader} jobs:read`,
+          `demo-writer ${DEMO.writer} jobs:read,jobs:write`,
+          `demo-writer-2 ${DEMO.writer2} jobs:read,jobs:write`,
+          `demo-disabled ${DEMO.disabled} jobs:read,disabled`,
+          'demo-no-groups demo-no-groups-4e9b2d71 ',
+        ]);
+      },
+    );
   });
 
   test('lists are appended in file order, select_tags de-duplicated, the first _format_version kept', () => {
@@ -116,12 +146,37 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
   });
 
   const refusals: Refusal[] = [
-    ['a consumer in both files', (_s, demo) => demo.consumers.push({ username: 'anonymous', id: 'x' }), 'consumer "anonymous" is defined twice'],
-    ["another consumer under a consumer's id", (_s, demo) => demo.consumers.push({ username: 'someone-else', id: '00000000-0000-4000-8000-000000000000' }), 'consumer "00000000-0000-4000-8000-000000000000" is defined twice'],
-    ['a service in both files', (s, demo) => (demo.services = [{ ...s.services[0], routes: [] }]), 'service name "jobs-service" is used twice'],
-    ['a route name in both files', (s, demo) => (demo.services = [{ ...s.services[0], name: 'other', routes: [s.services[0].routes[0]] }]), 'route name "jobs-read" is used twice'],
-    ['a key in both files', (_s, demo) => demo.consumers.push({ username: 'copy', id: 'c', keyauth_credentials: [{ id: 'k', key: DEMO.reader }] }), 'the same key is used twice'],
-    ['_info settings that change what decK syncs', (_s, demo) => (demo._info.default_lookup_tags = { consumers: ['x'] }), '_info: the local gateway reads select_tags only'],
+    [
+      'a consumer in both files',
+      (_s, demo) => demo.consumers.push({ username: 'anonymous', id: 'x' }),
+      'consumer "anonymous" is defined twice',
+    ],
+    [
+      "another consumer under a consumer's id",
+      (_s, demo) => demo.consumers.push({ username: 'someone-else', id: '00000000-0000-4000-8000-000000000000' }),
+      'consumer "00000000-0000-4000-8000-000000000000" is defined twice',
+    ],
+    [
+      'a service in both files',
+      (s, demo) => (demo.services = [{ ...s.services[0], routes: [] }]),
+      'service name "jobs-service" is used twice',
+    ],
+    [
+      'a route name in both files',
+      (s, demo) => (demo.services = [{ ...s.services[0], name: 'other', routes: [s.services[0].routes[0]] }]),
+      'route name "jobs-read" is used twice',
+    ],
+    [
+      'a key in both files',
+      (_s, demo) =>
+        demo.consumers.push({ username: 'copy', id: 'c', keyauth_credentials: [{ id: 'k', key: DEMO.reader }] }),
+      'the same key is used twice',
+    ],
+    [
+      '_info settings that change what decK syncs',
+      (_s, demo) => (demo._info.default_lookup_tags = { consumers: ['x'] }),
+      '_info: the local gateway reads select_tags only',
+    ],
   ];
   test.each(refusals)('refused: %s', (_name, edit, message) => expectRefused(edit, message, env));
 
@@ -129,9 +184,13 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
     const cf = configFile(3000);
     try {
       cf.demo.writeRaw('_format_version: "3.0"\nconsumers:\n  - key: ${{ env "DECK_UNSET" }}\n');
-      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(`reading file ${cf.demo.path}: template: state:3:13`);
+      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(
+        `reading file ${cf.demo.path}: template: state:3:13`,
+      );
       cf.demo.writeRaw('_format_version: "3.0"\n_info: { selected_tags: [jobs-demo] }\n');
-      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(`reading file ${cf.demo.path}: _info: the local gateway reads select_tags only`);
+      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(
+        `reading file ${cf.demo.path}: _info: the local gateway reads select_tags only`,
+      );
     } finally {
       cf.remove();
     }
@@ -144,22 +203,27 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
 });
 
 describe('Kong env vault references', () => {
-  test('kong.yaml\'s gateway_secret reaches the service as X-Gateway-Secret; unresolvable, no secret is sent', async () => {
+  test("kong.yaml's gateway_secret reaches the service as X-Gateway-Secret; unresolvable, no secret is sent", async () => {
     const resolvable = (cf: ConfigFile) => startGateway(cf.paths, gatewayEnv('from-the-env-vault-123'));
     const unresolvable = (cf: ConfigFile) => startGateway(cf.paths, gatewayEnv(undefined));
     await overOneStub([resolvable, unresolvable], async ([withSecret, without], upstream) => {
       await send(withSecret.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
       expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBe('from-the-env-vault-123');
-      const res = await send(without.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'X-Gateway-Secret': 'forged' } });
+      const res = await send(without.url, {
+        path: '/api/v1/jobs',
+        headers: { 'X-API-Key': DEMO.reader, 'X-Gateway-Secret': 'forged' },
+      });
       expect(res.status).toBe(200);
       expect(upstream.received.at(-1)?.headers['x-gateway-secret']).toBeUndefined();
-      expect(without.rawLogs.some((l) => l.includes('unable to resolve reference {vault://env/jobs-gateway-secret}'))).toBe(true);
+      expect(
+        without.rawLogs.some((l) => l.includes('unable to resolve reference {vault://env/jobs-gateway-secret}')),
+      ).toBe(true);
     });
   });
 });
 
 describe('a new gateway secret needs a new process, as with Kong', () => {
-  test('a reload keeps the secret the gateway started with (Kong\'s env vault keeps its copy of the environment)', async () => {
+  test("a reload keeps the secret the gateway started with (Kong's env vault keeps its copy of the environment)", async () => {
     const env = gatewayEnv('started-with-this-secret');
     await overOneStub([(cf) => startGateway(cf.paths, env)], async ([gateway], upstream) => {
       env.JOBS_GATEWAY_SECRET = 'changed-after-the-start';
@@ -177,16 +241,55 @@ describe('a new gateway secret needs a new process, as with Kong', () => {
 describe('what the local gateway refuses instead of ignoring', () => {
   const cases: Refusal[] = [
     ['a plugin only Kong runs', (s) => s.plugins.push({ name: 'cors' }), 'plugin "cors" is not reproduced'],
-    ['routing on hosts', (s) => (s.services[0].routes[0].hosts = ['api.example.com']), 'services.0.routes.0: Unrecognized key: "hosts"'],
-    ['a rate-limit window the plugin does not have', (s) => (s.services[0].routes[0].plugins[1].config.day = 5), 'Unrecognized key: "day"'],
-    ['a rate limit with no window', (s) => (delete s.services[0].routes[0].plugins[1].config.minute, delete s.services[0].routes[0].plugins[1].config.hour), 'at least one of second, minute, hour'],
-    ['a limit_by mode no state file sets (consumer, and ip on the docs route, are)', (s) => (s.services[0].routes[0].plugins[1].config.limit_by = 'service'), 'config.limit_by'],
-    ['a key-auth option no state file sets', (s) => (s.services[0].plugins[1].config.hide_credentials = true), 'config.hide_credentials'],
-    ['another vault', (s) => (s.services[0].routes[0].plugins[0].config.gateway_secret = '{vault://aws/x}'), 'only {vault://env/<name>} references'],
-    ['an unknown scope', (s) => (s.services[0].routes[0].plugins[0].config.required_scope = 'jobs:admin'), 'required_scope'],
-    ['a key used twice', (_s, demo) => demo.consumers[0].keyauth_credentials.push({ id: 'k', key: DEMO.writer }), 'the same key is used twice'],
+    [
+      'routing on hosts',
+      (s) => (s.services[0].routes[0].hosts = ['api.example.com']),
+      'services.0.routes.0: Unrecognized key: "hosts"',
+    ],
+    [
+      'a rate-limit window the plugin does not have',
+      (s) => (s.services[0].routes[0].plugins[1].config.day = 5),
+      'Unrecognized key: "day"',
+    ],
+    [
+      'a rate limit with no window',
+      (s) => (
+        delete s.services[0].routes[0].plugins[1].config.minute,
+        delete s.services[0].routes[0].plugins[1].config.hour
+      ),
+      'at least one of second, minute, hour',
+    ],
+    [
+      'a limit_by mode no state file sets (consumer, and ip on the docs route, are)',
+      (s) => (s.services[0].routes[0].plugins[1].config.limit_by = 'service'),
+      'config.limit_by',
+    ],
+    [
+      'a key-auth option no state file sets',
+      (s) => (s.services[0].plugins[1].config.hide_credentials = true),
+      'config.hide_credentials',
+    ],
+    [
+      'another vault',
+      (s) => (s.services[0].routes[0].plugins[0].config.gateway_secret = '{vault://aws/x}'),
+      'only {vault://env/<name>} references',
+    ],
+    [
+      'an unknown scope',
+      (s) => (s.services[0].routes[0].plugins[0].config.required_scope = 'jobs:admin'),
+      'required_scope',
+    ],
+    [
+      'a key used twice',
+      (_s, demo) => demo.consumers[0].keyauth_credentials.push({ id: 'k', key: DEMO.writer }),
+      'the same key is used twice',
+    ],
     ['an upstream without targets', (s) => (s.upstreams = [{ name: 'x', targets: [] }]), 'upstreams.0.targets'],
-    ['a target without its port', (s) => (s.upstreams = [{ name: 'x', targets: [{ target: 'jobs-service-1' }] }]), 'host:port'],
+    [
+      'a target without its port',
+      (s) => (s.upstreams = [{ name: 'x', targets: [{ target: 'jobs-service-1' }] }]),
+      'host:port',
+    ],
   ];
   test.each(cases)('%s', (_name, edit, message) => expectRefused(edit, message));
 });
@@ -203,5 +306,13 @@ test.each([
 
 test("plugins run in Kong's priority order: auth-guard before key-auth, job-scopes between key-auth and request-size-limiting", () => {
   const order = [...plugins.values()].sort((a, b) => b.priority - a.priority).map((p) => p.name);
-  expect(order).toEqual(['auth-guard', 'key-auth', 'job-scopes', 'request-size-limiting', 'job-rate-limits', 'job-metrics', 'request-termination']);
+  expect(order).toEqual([
+    'auth-guard',
+    'key-auth',
+    'job-scopes',
+    'request-size-limiting',
+    'job-rate-limits',
+    'job-metrics',
+    'request-termination',
+  ]);
 });

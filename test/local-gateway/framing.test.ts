@@ -39,12 +39,17 @@ describe('one upstream connection shared by two consumers (pool of 1)', () => {
     gateway: { upstreamConnections: 1 },
   });
 
-  test('a chunked GET with a body, interleaved with another consumer\'s requests: everyone gets their own answer, on one connection', async () => {
+  test("a chunked GET with a body, interleaved with another consumer's requests: everyone gets their own answer, on one connection", async () => {
     const before = stack.upstream.received.length;
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
         i % 2 === 0
-          ? send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, 'Transfer-Encoding': 'chunked' }, body: `hello-${i}`, chunked: true })
+          ? send(stack.gateway.url, {
+              path: '/api/v1/jobs',
+              headers: { 'X-API-Key': DEMO.reader, 'Transfer-Encoding': 'chunked' },
+              body: `hello-${i}`,
+              chunked: true,
+            })
           : send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } }),
       ),
     );
@@ -60,7 +65,9 @@ describe('one upstream connection shared by two consumers (pool of 1)', () => {
     expect(arrived).toHaveLength(6);
     expect(new Set(arrived.map((r) => r.socketId)).size).toBe(1);
     const withBody = arrived.filter((r) => r.headers['x-consumer-username'] === 'demo-reader');
-    expect(withBody.map((r) => [r.headers['content-length'], r.headers['transfer-encoding'], r.body.toString()]).sort()).toEqual([
+    expect(
+      withBody.map((r) => [r.headers['content-length'], r.headers['transfer-encoding'], r.body.toString()]).sort(),
+    ).toEqual([
       ['7', undefined, 'hello-0'],
       ['7', undefined, 'hello-2'],
       ['7', undefined, 'hello-4'],
@@ -85,23 +92,51 @@ describe('how each body is framed upstream', () => {
   const last = () => stack.upstream.received.at(-1)!;
 
   test('Content-Length: forwarded with the same length and bytes', async () => {
-    await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' }, body: '{"a":1}' });
-    expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.toString()]).toEqual(['7', undefined, '{"a":1}']);
+    await send(stack.gateway.url, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
+      body: '{"a":1}',
+    });
+    expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.toString()]).toEqual([
+      '7',
+      undefined,
+      '{"a":1}',
+    ]);
   });
 
   test('chunked: read whole, forwarded with its Content-Length (nginx request buffering)', async () => {
     const body = 'z'.repeat(40_000);
-    await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer }, body, chunked: true });
-    expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.length]).toEqual(['40000', undefined, 40_000]);
+    await send(stack.gateway.url, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.writer },
+      body,
+      chunked: true,
+    });
+    expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.length]).toEqual([
+      '40000',
+      undefined,
+      40_000,
+    ]);
   });
 
   test('no body: none forwarded, neither Content-Length nor Transfer-Encoding', async () => {
     await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
-    expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.length]).toEqual([undefined, undefined, 0]);
+    expect([last().headers['content-length'], last().headers['transfer-encoding'], last().body.length]).toEqual([
+      undefined,
+      undefined,
+      0,
+    ]);
   });
 
   test('Expect: 100-continue is not forwarded; the body still arrives', async () => {
-    await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer, Expect: '100-continue' }, body: 'abc' });
+    await send(stack.gateway.url, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.writer, Expect: '100-continue' },
+      body: 'abc',
+    });
     expect([last().headers.expect, last().body.toString()]).toEqual([undefined, 'abc']);
   });
 });
@@ -123,7 +158,10 @@ describe('Expect', () => {
   });
 
   test('other expectations are ignored, as nginx ignores them (Node alone would answer 417)', async () => {
-    const res = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader, Expect: 'something-else' } });
+    const res = await send(stack.gateway.url, {
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.reader, Expect: 'something-else' },
+    });
     expect(res.status).toBe(200);
   });
 });

@@ -29,7 +29,7 @@ describe('Via to the service (set whatever the headers setting says)', () => {
     expect(last().headers.via).toBe('1 kong/3.9.1');
   });
 
-  test('with kong.conf\'s `headers = X-Kong-Request-Id`: no Server, Via or latency headers to clients', async () => {
+  test("with kong.conf's `headers = X-Kong-Request-Id`: no Server, Via or latency headers to clients", async () => {
     const proxied = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader } });
     const rejected = await send(stack.gateway.url, { path: '/api/v1/jobs' });
     for (const res of [proxied, rejected]) {
@@ -43,14 +43,21 @@ describe('Via to the service (set whatever the headers setting says)', () => {
 describe('clear_query_arg: resty.ada.search.remove (WHATWG URLSearchParams)', () => {
   const stack = gatewayOverStub();
   test.each([
-    ['department=Data%20Science&api_key=k&type=contract,full-time', 'department=Data+Science&type=contract%2Cfull-time'],
+    [
+      'department=Data%20Science&api_key=k&type=contract,full-time',
+      'department=Data+Science&type=contract%2Cfull-time',
+    ],
     ['a=1&api_key=k&a=2&b', 'a=1&a=2&b='],
     // Every argument cleared: Kong still sends the `?`.
     ['api_key=k&api_key=j', ''],
     ['x=%7E~&api_key=k&y=%zz', 'x=%7E%7E&y=%25zz'],
     ['api%5Fkey=k&z=1', 'z=1'],
   ])('the service receives %s as ?%s', async (args, expected) => {
-    const res = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, rawQuery: args });
+    const res = await send(stack.gateway.url, {
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.reader },
+      rawQuery: args,
+    });
     expect(res.status).toBe(200);
     expect(stack.upstream.received.at(-1)!.url).toBe(`/api/v1/jobs?${expected}`);
   });
@@ -66,7 +73,11 @@ describe('clear_query_arg: resty.ada.search.remove (WHATWG URLSearchParams)', ()
   test('a key past the 100th argument never reaches the service', async () => {
     await overOneStub([(cf) => startGateway(cf.paths, gatewayEnv('x'))], async ([gateway], upstream) => {
       const filler = Array.from({ length: 100 }, (_, i) => `f${i}=1`).join('&');
-      const res = await send(gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.reader }, rawQuery: `${filler}&api_key=${DEMO.writer}` });
+      const res = await send(gateway.url, {
+        path: '/api/v1/jobs',
+        headers: { 'X-API-Key': DEMO.reader },
+        rawQuery: `${filler}&api_key=${DEMO.writer}`,
+      });
       expect(res.status).toBe(200);
       const url = upstream.received.at(-1)!.url;
       expect(url).not.toContain(DEMO.writer);

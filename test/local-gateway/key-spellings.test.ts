@@ -14,14 +14,17 @@ describe("kong.yaml: the gateway's own answers and the key header's spellings", 
     ['no key', {}, 401, { error: 'Missing API key. Pass your key in the X-API-Key header.' }],
     ['an unknown key', { 'X-API-Key': 'demo-nobody-00000000' }, 401, { error: 'Invalid API key' }],
     ['a disabled key', { 'X-API-Key': DEMO.disabled }, 403, { error: 'API key disabled' }],
-  ])('%s: answered as JSON with Content-Type application/json; charset=utf-8', async (_label, headers, status, body) => {
-    const before = fx.upstream.received.length;
-    const res = await send(fx.gateway.url, { path: '/api/v1/jobs', headers });
-    expect(res.status).toBe(status);
-    expect(res.headers['content-type']).toBe(JSON_TYPE);
-    expect(res.json).toEqual(body);
-    expect(fx.upstream.received.length).toBe(before);
-  });
+  ])(
+    '%s: answered as JSON with Content-Type application/json; charset=utf-8',
+    async (_label, headers, status, body) => {
+      const before = fx.upstream.received.length;
+      const res = await send(fx.gateway.url, { path: '/api/v1/jobs', headers });
+      expect(res.status).toBe(status);
+      expect(res.headers['content-type']).toBe(JSON_TYPE);
+      expect(res.json).toEqual(body);
+      expect(fx.upstream.received.length).toBe(before);
+    },
+  );
 
   test('a missing scope: 403 JSON naming the scope, same Content-Type', async () => {
     const res = await send(fx.gateway.url, {

@@ -40,10 +40,18 @@ describe('rate limits and size limit through the gateway', () => {
       expect(reset).toBeGreaterThanOrEqual(1);
       expect(reset).toBeLessThanOrEqual(60);
       const hourReset = 3600 - (Math.floor(Date.now() / 1000) % 3600);
-      expect(res.headers['ratelimit']).toMatch(new RegExp(`^"minute";r=\\d+;t=${reset}, "hour";r=\\d+;t=(${hourReset}|${hourReset + 1})$`));
-      remaining.push(`${res.headers['ratelimit-remaining']} ${String(res.headers['ratelimit']).replace(/;t=\d+/g, '')}`);
+      expect(res.headers['ratelimit']).toMatch(
+        new RegExp(`^"minute";r=\\d+;t=${reset}, "hour";r=\\d+;t=(${hourReset}|${hourReset + 1})$`),
+      );
+      remaining.push(
+        `${res.headers['ratelimit-remaining']} ${String(res.headers['ratelimit']).replace(/;t=\d+/g, '')}`,
+      );
     }
-    expect(remaining).toEqual(['2 "minute";r=2, "hour";r=999', '1 "minute";r=1, "hour";r=998', '0 "minute";r=0, "hour";r=997']);
+    expect(remaining).toEqual([
+      '2 "minute";r=2, "hour";r=999',
+      '1 "minute";r=1, "hour";r=998',
+      '0 "minute";r=0, "hour";r=997',
+    ]);
 
     const before = stack.upstream.received.length;
     const limited = await read();
@@ -58,17 +66,28 @@ describe('rate limits and size limit through the gateway', () => {
     const other = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer } });
     expect(other.status).toBe(200);
     expect(other.headers['ratelimit-remaining']).toBe('2');
-    const write = await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer }, body: '{}' });
+    const write = await send(stack.gateway.url, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.writer },
+      body: '{}',
+    });
     expect(write.status).toBe(200);
     expect(write.headers['ratelimit-policy']).toBe('"minute";q=30;w=60, "hour";q=500;w=3600');
     expect(write.headers['ratelimit-remaining']).toBe('29');
   });
 
-  test('over 100 KB: 413 with Kong\'s message, with Content-Length or streamed without it; the service never sees it', async () => {
+  test("over 100 KB: 413 with Kong's message, with Content-Length or streamed without it; the service never sees it", async () => {
     const before = stack.upstream.received.length;
     const big = 'x'.repeat(100 * 1024 + 1);
     for (const chunked of [false, true]) {
-      const res = await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 }, body: big, chunked });
+      const res = await send(stack.gateway.url, {
+        method: 'POST',
+        path: '/api/v1/jobs',
+        headers: { 'X-API-Key': DEMO.writer2 },
+        body: big,
+        chunked,
+      });
       expect([chunked, res.status]).toEqual([chunked, 413]);
       expect(res.json).toEqual({ error: 'Request size limit exceeded', request_id: res.headers['x-kong-request-id'] });
     }
@@ -77,7 +96,13 @@ describe('rate limits and size limit through the gateway', () => {
 
   test('exactly 100 KB streamed without Content-Length is forwarded whole', async () => {
     const body = 'y'.repeat(100 * 1024);
-    const res = await send(stack.gateway.url, { method: 'POST', path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 }, body, chunked: true });
+    const res = await send(stack.gateway.url, {
+      method: 'POST',
+      path: '/api/v1/jobs',
+      headers: { 'X-API-Key': DEMO.writer2 },
+      body,
+      chunked: true,
+    });
     expect(res.status).toBe(200);
     const got = stack.upstream.received.at(-1)!;
     expect(got.body.toString()).toBe(body);

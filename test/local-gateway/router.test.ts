@@ -8,7 +8,15 @@ import { DEMO, DEMO_YAML, KONG_YAML, gatewayEnv, overOneStub, send, startGateway
 const service = {} as Service;
 
 function route(name: string, paths: string[], methods: string[] | null = null): Route {
-  return { id: name, name, methods, paths: paths.map((p) => new RegExp(`^${p.slice(1)}`)), prefixOnly: false, service, plugins: [] };
+  return {
+    id: name,
+    name,
+    methods,
+    paths: paths.map((p) => new RegExp(`^${p.slice(1)}`)),
+    prefixOnly: false,
+    service,
+    plugins: [],
+  };
 }
 
 describe('route matching (Kong 3.9 traditional_compatible priorities, for regex paths)', () => {
@@ -41,7 +49,10 @@ describe('route matching (Kong 3.9 traditional_compatible priorities, for regex 
 });
 
 describe("kong.yaml's three jobs routes (the third without methods) and the catch-all", () => {
-  const router = new Router(loadGateway([KONG_YAML, DEMO_YAML], gatewayEnv('x'), pluginRegistry(new RateLimitCounters()), () => undefined).config.routes);
+  const router = new Router(
+    loadGateway([KONG_YAML, DEMO_YAML], gatewayEnv('x'), pluginRegistry(new RateLimitCounters()), () => undefined)
+      .config.routes,
+  );
   test.each([
     ['GET', '/api/v1/jobs', 'jobs-read'],
     ['HEAD', '/api/v1/jobs/abc', 'jobs-read'],
@@ -74,7 +85,7 @@ describe("kong.yaml's three jobs routes (the third without methods) and the catc
 });
 
 describe("kong.yaml's routes through the gateway", () => {
-  test('no other route: the catch-all answers the API\'s 404 body, and the request never reaches the service', async () => {
+  test("no other route: the catch-all answers the API's 404 body, and the request never reaches the service", async () => {
     await overOneStub([(cf) => startGateway(cf.paths, gatewayEnv('x'))], async ([gateway], upstream) => {
       for (const [method, path] of [
         ['GET', '/api/v1/unknown'],

@@ -175,7 +175,10 @@ export async function startGateway(
 }
 
 /** The gateway's access-log line for a response (found by X-Kong-Request-Id). */
-export async function logLineFor(gateway: TestGateway, requestId: string | undefined): Promise<GatewayLogLine | undefined> {
+export async function logLineFor(
+  gateway: TestGateway,
+  requestId: string | undefined,
+): Promise<GatewayLogLine | undefined> {
   for (let i = 0; i < 100; i++) {
     const line = gateway.logs.find((l) => l.msg === 'request' && l.request_id === requestId);
     if (line) return line;

@@ -5,7 +5,18 @@
  * except a POST that was already sent, which is a 502. Health checks are Kong's only.
  */
 import { freePort } from '../../harness/real-kong';
-import { configFile, DEMO, gatewayEnv, KONG_YAML, repoState, startGateway, stubUpstream, type ConfigFile, type StubUpstream, type TestGateway } from './support';
+import {
+  configFile,
+  DEMO,
+  gatewayEnv,
+  KONG_YAML,
+  repoState,
+  startGateway,
+  stubUpstream,
+  type ConfigFile,
+  type StubUpstream,
+  type TestGateway,
+} from './support';
 
 const SECRET = 'local-upstream-secret-000001';
 let stubs: StubUpstream[];
@@ -15,7 +26,10 @@ let gateway: TestGateway;
 
 /** kong.yaml's upstream with these targets, the services on it again. */
 const serveTargets = async (ports: number[]) => {
-  config.state.upstreams = repoState(KONG_YAML).upstreams.map((u: { targets: unknown[] }) => ({ ...u, targets: ports.map((port) => ({ target: `127.0.0.1:${port}` })) }));
+  config.state.upstreams = repoState(KONG_YAML).upstreams.map((u: { targets: unknown[] }) => ({
+    ...u,
+    targets: ports.map((port) => ({ target: `127.0.0.1:${port}` })),
+  }));
   for (const service of config.state.services) service.url = 'http://jobs-service:3000';
   const reloaded = gateway.nextReload();
   config.write();
@@ -41,9 +55,14 @@ beforeEach(() => {
 });
 
 const read = () => fetch(`${gateway.url}/api/v1/jobs`, { headers: { 'X-API-Key': DEMO.reader } });
-const create = () => fetch(`${gateway.url}/api/v1/jobs`, { method: 'POST', headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' }, body: '{"title":"x"}' });
+const create = () =>
+  fetch(`${gateway.url}/api/v1/jobs`, {
+    method: 'POST',
+    headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
+    body: '{"title":"x"}',
+  });
 
-test('requests go to the targets in turn, with the upstream\'s host_header and the target\'s port as Host', async () => {
+test("requests go to the targets in turn, with the upstream's host_header and the target's port as Host", async () => {
   await serveTargets(stubs.map((s) => s.port));
   for (let i = 0; i < 4; i++) expect((await read()).status).toBe(200);
   expect(stubs.map((s) => s.received.length)).toEqual([2, 2]);

@@ -27,7 +27,9 @@ test('prometheus.yml loads alerts.yml, and promtool passes its unit tests', () =
 });
 
 test('every alert has a unit test where it fires and one where it stays quiet', () => {
-  const doc = parse(read('prometheus/alerts.test.yml')) as { tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }> }> };
+  const doc = parse(read('prometheus/alerts.test.yml')) as {
+    tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }> }>;
+  };
   const cases = doc.tests.flatMap((t) => t.alert_rule_test);
   const missing = alertRules().flatMap(({ alert }) => [
     ...(cases.some((c) => c.alertname === alert && c.exp_alerts.length > 0) ? [] : [`${alert} never fires`]),
@@ -36,8 +38,19 @@ test('every alert has a unit test where it fires and one where it stays quiet', 
   expect(missing).toEqual([]);
 });
 
-test("every alert says what it means and links a runbook section of docs/operations.md that exists", () => {
-  const anchors = new Set(read('docs/operations.md').split('\n').filter((l) => /^#{2,4} /.test(l)).map((l) => l.replace(/^#+ /, '').toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
+test('every alert says what it means and links a runbook section of docs/operations.md that exists', () => {
+  const anchors = new Set(
+    read('docs/operations.md')
+      .split('\n')
+      .filter((l) => /^#{2,4} /.test(l))
+      .map((l) =>
+        l
+          .replace(/^#+ /, '')
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-'),
+      ),
+  );
   const problems = alertRules().flatMap((rule) => {
     const url = rule.annotations?.runbook_url ?? '';
     const m = /^docs\/operations\.md#(.+)$/.exec(url);
@@ -52,7 +65,9 @@ test("every alert says what it means and links a runbook section of docs/operati
 
 test("compose's Prometheus mounts alerts.yml where prometheus.yml's rule_files looks", () => {
   const config = parse(read('prometheus/prometheus.yml')) as { rule_files: string[] };
-  const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, { volumes?: string[] }> };
+  const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+    services: Record<string, { volumes?: string[] }>;
+  };
   const mounts = compose.services.prometheus!.volumes ?? [];
   for (const file of config.rule_files) {
     expect(mounts).toContain(`./prometheus/${file}:/etc/prometheus/${file}:ro`);

@@ -13,12 +13,15 @@ beforeAll(async () => {
 });
 afterAll(() => database.close());
 
-test("an error Koa reports itself (after a response has started) prints nothing: no SQL or values on stderr", () => {
+test('an error Koa reports itself (after a response has started) prints nothing: no SQL or values on stderr', () => {
   const app = createApp({ db: database.db, config: {}, logger: createLogger('silent') });
   app.callback(); // installs Koa's default 'error' listener, as listening does
   const printed = jest.spyOn(console, 'error').mockImplementation(() => undefined);
   try {
-    app.emit('error', Object.assign(new Error("Duplicate entry 'acme-rate-120' for key 'jobs.internal'"), { status: 500 }));
+    app.emit(
+      'error',
+      Object.assign(new Error("Duplicate entry 'acme-rate-120' for key 'jobs.internal'"), { status: 500 }),
+    );
     expect(printed).not.toHaveBeenCalled();
   } finally {
     printed.mockRestore();

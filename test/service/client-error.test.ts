@@ -72,9 +72,21 @@ test.each([
   ['a control byte in a header value', get('X-Note: a\x01b\r\n'), /invalid character or folded line in a header/],
   ['a space in a header name', get('X Note: b\r\n'), /invalid character or folded line in a header/],
   ['a folded header (obs-fold)', get('X-Note: a\r\n  continued\r\n'), /invalid character or folded line in a header/],
-  ['Content-Length twice', 'POST /api/v1/jobs HTTP/1.1\r\nHost: jobs\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab', /Content-Length sent more than once/],
-  ['Content-Length with Transfer-Encoding', 'POST /api/v1/jobs HTTP/1.1\r\nHost: jobs\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', /Transfer-Encoding with Content-Length/],
-  ['a Content-Length that is not a number', 'POST /api/v1/jobs HTTP/1.1\r\nHost: jobs\r\nContent-Length: ten\r\n\r\n', /invalid Content-Length/],
+  [
+    'Content-Length twice',
+    'POST /api/v1/jobs HTTP/1.1\r\nHost: jobs\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
+    /Content-Length sent more than once/,
+  ],
+  [
+    'Content-Length with Transfer-Encoding',
+    'POST /api/v1/jobs HTTP/1.1\r\nHost: jobs\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    /Transfer-Encoding with Content-Length/,
+  ],
+  [
+    'a Content-Length that is not a number',
+    'POST /api/v1/jobs HTTP/1.1\r\nHost: jobs\r\nContent-Length: ten\r\n\r\n',
+    /invalid Content-Length/,
+  ],
   ['an unknown method', 'FOO /api/v1/jobs HTTP/1.1\r\nHost: jobs\r\n\r\n', /unknown method/],
   ['a TLS handshake on the plain port', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03', /unknown method/],
   ['an unsupported HTTP version', 'GET /api/v1/jobs HTTP/9.9\r\nHost: jobs\r\n\r\n', /invalid HTTP version/],
@@ -92,7 +104,9 @@ test('after a good request on a keep-alive connection, a bad one still gets its 
   const res = await rawRequest(get(''), get('X-Note: a\x00b\r\n'));
   const answers = res.raw.match(/HTTP\/1\.1 \d{3}(?= )/g);
   expect(answers).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
-  expect(res.raw.endsWith('{"error":"Malformed HTTP request: invalid character or folded line in a header"}')).toBe(true);
+  expect(res.raw.endsWith('{"error":"Malformed HTTP request: invalid character or folded line in a header"}')).toBe(
+    true,
+  );
 });
 
 test('the server carries on serving after refusing', async () => {
@@ -126,8 +140,14 @@ test('a client that keeps its side open after the answer is cut off once CLIENT_
 });
 
 describe('framing and methods the app itself must refuse (every answer JSON, nothing stored)', () => {
-  const post = (headers: Record<string, string>) => head('POST /api/v1/jobs HTTP/1.1', { ...writer, ...json, ...headers });
-  const validJob = JSON.stringify({ title: 'Chunked', department: 'Framing', type: 'contract', description: 'Sent in chunks.' });
+  const post = (headers: Record<string, string>) =>
+    head('POST /api/v1/jobs HTTP/1.1', { ...writer, ...json, ...headers });
+  const validJob = JSON.stringify({
+    title: 'Chunked',
+    department: 'Framing',
+    type: 'contract',
+    description: 'Sent in chunks.',
+  });
 
   /** The answer must be a JSON error with one of `statuses`, closing the connection, and nothing stored. */
   async function expectRefused(steps: Array<string | number>, statuses: number[], error?: string | RegExp) {
@@ -143,15 +163,27 @@ describe('framing and methods the app itself must refuse (every answer JSON, not
 
   test('CONNECT is a JSON 405 (Node would close the connection without a word)', async () => {
     for (const target of ['jobs.example:443', '/api/v1/jobs']) {
-      await expectRefused([`CONNECT ${target} HTTP/1.1\r\nHost: jobs.example:443\r\n\r\n`], [405], /^Method not allowed$/);
+      await expectRefused(
+        [`CONNECT ${target} HTTP/1.1\r\nHost: jobs.example:443\r\n\r\n`],
+        [405],
+        /^Method not allowed$/,
+      );
     }
   });
 
   test('two Host headers are a 400 as nginx answers them, on every path, in any letter case', async () => {
     for (const path of ['/api/v1/jobs', '/healthz', '/nowhere']) {
-      await expectRefused([`GET ${path} HTTP/1.1\r\nHost: jobs\r\nhost: other\r\n\r\n`], [400], 'Malformed HTTP request: Host sent more than once');
+      await expectRefused(
+        [`GET ${path} HTTP/1.1\r\nHost: jobs\r\nhost: other\r\n\r\n`],
+        [400],
+        'Malformed HTTP request: Host sent more than once',
+      );
     }
-    await expectRefused([post({ HOST: 'other', 'Content-Length': String(validJob.length) }), validJob], [400], /Host sent more than once/);
+    await expectRefused(
+      [post({ HOST: 'other', 'Content-Length': String(validJob.length) }), validJob],
+      [400],
+      /Host sent more than once/,
+    );
   });
 
   test.each([
@@ -166,16 +198,27 @@ describe('framing and methods the app itself must refuse (every answer JSON, not
     'compress',
     'chunked;q=1',
   ])('Transfer-Encoding: %s on a create is a JSON 400 or 501', async (coding) => {
-    await expectRefused([post({ 'Transfer-Encoding': coding }), `${validJob.length.toString(16)}\r\n${validJob}\r\n0\r\n\r\n`], [400, 501]);
+    await expectRefused(
+      [post({ 'Transfer-Encoding': coding }), `${validJob.length.toString(16)}\r\n${validJob}\r\n0\r\n\r\n`],
+      [400, 501],
+    );
   });
 
   test('Transfer-Encoding: xchunked on a read is a JSON error too', async () => {
-    await expectRefused([head('GET /api/v1/jobs HTTP/1.1', { ...writer, 'Transfer-Encoding': 'xchunked' }), '0\r\n\r\n'], [400, 501]);
+    await expectRefused(
+      [head('GET /api/v1/jobs HTTP/1.1', { ...writer, 'Transfer-Encoding': 'xchunked' }), '0\r\n\r\n'],
+      [400, 501],
+    );
   });
 
   test.each([
     ['a chunk size that is not hex', 'zz\r\nhello\r\n0\r\n\r\n', 400, /invalid chunk size/],
-    ['chunk extensions over 16 KB', `5;${'x'.repeat(20_000)}\r\nhello\r\n0\r\n\r\n`, 413, /^Chunk extensions too large$/],
+    [
+      'chunk extensions over 16 KB',
+      `5;${'x'.repeat(20_000)}\r\nhello\r\n0\r\n\r\n`,
+      413,
+      /^Chunk extensions too large$/,
+    ],
     ['chunk data longer than its size', '5\r\nhelloXXXX\r\n0\r\n\r\n', 400, /^Malformed HTTP request/],
   ])('%s: a JSON answer at once', async (_label, body, status, error) => {
     const res = await expectRefused([post({ 'Transfer-Encoding': 'chunked' }), body], [status], error);
@@ -196,7 +239,11 @@ describe('framing and methods the app itself must refuse (every answer JSON, not
   });
 
   test('a half-sent body is a JSON 408 once BODY_READ_TIMEOUT_MS (1 s here) has passed, and the connection is closed', async () => {
-    const res = await expectRefused([post({ 'Content-Length': '500' }), '{"title":"short"}'], [408], 'Request body not received in time');
+    const res = await expectRefused(
+      [post({ 'Content-Length': '500' }), '{"title":"short"}'],
+      [408],
+      'Request body not received in time',
+    );
     expect(res.ms).toBeGreaterThanOrEqual(950);
   });
 
@@ -222,7 +269,9 @@ describe('framing and methods the app itself must refuse (every answer JSON, not
   });
 
   test('ten half-sent uploads that hang up leave every turn free: the next request needs none of theirs', async () => {
-    const gone = Array.from({ length: 10 }, () => rawExchange(port, [post({ 'Content-Length': '500' }), '{"title":"short"}'], { hangUpAfterMs: 200 }));
+    const gone = Array.from({ length: 10 }, () =>
+      rawExchange(port, [post({ 'Content-Length': '500' }), '{"title":"short"}'], { hangUpAfterMs: 200 }),
+    );
     await Promise.all(gone);
     const started = Date.now();
     expect((await fetch(`${service.url}/readyz`)).status).toBe(200);

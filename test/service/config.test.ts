@@ -25,10 +25,10 @@ test('DATABASE_URL with a password, a host name and an underscore in the name is
 });
 
 test('DATABASE_READ_URLS: empty entries (a trailing or doubled comma) and spaces are dropped', () => {
-  expect(loadConfig({ DATABASE_READ_URLS: ' mysql://ro@replica-1:3306/jobs,, mysql://ro@replica-2:3306/jobs , ' }).databaseReadUrls).toEqual([
-    'mysql://ro@replica-1:3306/jobs',
-    'mysql://ro@replica-2:3306/jobs',
-  ]);
+  expect(
+    loadConfig({ DATABASE_READ_URLS: ' mysql://ro@replica-1:3306/jobs,, mysql://ro@replica-2:3306/jobs , ' })
+      .databaseReadUrls,
+  ).toEqual(['mysql://ro@replica-1:3306/jobs', 'mysql://ro@replica-2:3306/jobs']);
   expect(loadConfig({ DATABASE_READ_URLS: '' }).databaseReadUrls).toEqual([]);
 });
 
@@ -44,7 +44,11 @@ test.each([
 });
 
 test('numbers are digits: PORT=0 (any free port) and SHUTDOWN_GRACE_MS=0 (no grace) are accepted when written out', () => {
-  expect(loadConfig({ PORT: '0', SHUTDOWN_GRACE_MS: '0', DB_POOL_SIZE: '100' })).toMatchObject({ port: 0, shutdownGraceMs: 0, dbPoolSize: 100 });
+  expect(loadConfig({ PORT: '0', SHUTDOWN_GRACE_MS: '0', DB_POOL_SIZE: '100' })).toMatchObject({
+    port: 0,
+    shutdownGraceMs: 0,
+    dbPoolSize: 100,
+  });
 });
 
 test('PUBLIC_URL is the gateway origin the reference page sends "Try it out" to: an origin, never a path', () => {
@@ -52,15 +56,34 @@ test('PUBLIC_URL is the gateway origin the reference page sends "Try it out" to:
   expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8443' }).publicUrl).toBe('http://127.0.0.1:8443');
   expect(loadConfig({}).publicUrl).toBeUndefined();
   // The operations' paths already start with /api/v1: a path here would be sent twice.
-  for (const url of ['https://jobs-api.example.org/api/v1', 'https://jobs-api.example.org/', 'jobs-api.example.org', '']) {
-    expect(() => loadConfig({ PUBLIC_URL: url })).toThrow("Invalid configuration: PUBLIC_URL must be the gateway's public origin, like https://jobs-api.example.org (no path)");
+  for (const url of [
+    'https://jobs-api.example.org/api/v1',
+    'https://jobs-api.example.org/',
+    'jobs-api.example.org',
+    '',
+  ]) {
+    expect(() => loadConfig({ PUBLIC_URL: url })).toThrow(
+      "Invalid configuration: PUBLIC_URL must be the gateway's public origin, like https://jobs-api.example.org (no path)",
+    );
   }
 });
 
 test.each([
-  ['GATEWAY_SECRET_NEXT without GATEWAY_SECRET', { GATEWAY_SECRET_NEXT: 'next-gateway-secret-9876543210abc' }, 'GATEWAY_SECRET_NEXT is set without GATEWAY_SECRET'],
-  ['a short GATEWAY_SECRET_NEXT', { GATEWAY_SECRET: 'current-gateway-secret-0123456789', GATEWAY_SECRET_NEXT: 'short' }, 'GATEWAY_SECRET_NEXT must be at least 16 characters'],
-  ['an empty GATEWAY_SECRET_NEXT', { GATEWAY_SECRET: 'current-gateway-secret-0123456789', GATEWAY_SECRET_NEXT: '' }, 'GATEWAY_SECRET_NEXT must be at least 16 characters'],
+  [
+    'GATEWAY_SECRET_NEXT without GATEWAY_SECRET',
+    { GATEWAY_SECRET_NEXT: 'next-gateway-secret-9876543210abc' },
+    'GATEWAY_SECRET_NEXT is set without GATEWAY_SECRET',
+  ],
+  [
+    'a short GATEWAY_SECRET_NEXT',
+    { GATEWAY_SECRET: 'current-gateway-secret-0123456789', GATEWAY_SECRET_NEXT: 'short' },
+    'GATEWAY_SECRET_NEXT must be at least 16 characters',
+  ],
+  [
+    'an empty GATEWAY_SECRET_NEXT',
+    { GATEWAY_SECRET: 'current-gateway-secret-0123456789', GATEWAY_SECRET_NEXT: '' },
+    'GATEWAY_SECRET_NEXT must be at least 16 characters',
+  ],
 ])('%s stops start-up with a line naming it', (_case, env, message) => {
   const load = () => loadConfig(env);
   expect(load).toThrow(ConfigError);
@@ -68,7 +91,12 @@ test.each([
 });
 
 test('GATEWAY_SECRET_NEXT beside GATEWAY_SECRET: both are read', () => {
-  expect(loadConfig({ GATEWAY_SECRET: 'current-gateway-secret-0123456789', GATEWAY_SECRET_NEXT: 'next-gateway-secret-9876543210abc' })).toMatchObject({
+  expect(
+    loadConfig({
+      GATEWAY_SECRET: 'current-gateway-secret-0123456789',
+      GATEWAY_SECRET_NEXT: 'next-gateway-secret-9876543210abc',
+    }),
+  ).toMatchObject({
     gatewaySecret: 'current-gateway-secret-0123456789',
     gatewaySecretNext: 'next-gateway-secret-9876543210abc',
   });

@@ -23,7 +23,10 @@ describe('paths and methods', () => {
     const list = await call(`${service.url}/api/v1/jobs`, { method: 'DELETE', headers: reader });
     expectJsonError(list, 405, 'Method not allowed');
     expect(list.headers.get('allow')).toBe('HEAD, GET, POST');
-    const one = await call(`${service.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { method: 'PUT', headers: reader });
+    const one = await call(`${service.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, {
+      method: 'PUT',
+      headers: reader,
+    });
     expect(one.status).toBe(405);
     expect(one.headers.get('allow')).toBe('HEAD, GET');
   });
@@ -67,7 +70,9 @@ describe('gateway secret', () => {
   // proves the request was refused before the database was touched.
   const unreachable = createDatabase('mysql://root@127.0.0.1:9/jobs', { connectTimeoutMs: 500 });
   beforeAll(async () => {
-    served = await serve(createApp({ db: unreachable.db, config: { gatewaySecret: secret }, logger: createLogger('silent') }).callback());
+    served = await serve(
+      createApp({ db: unreachable.db, config: { gatewaySecret: secret }, logger: createLogger('silent') }).callback(),
+    );
   });
   afterAll(async () => {
     await served.close();
@@ -100,7 +105,9 @@ describe('database outage', () => {
     database = await freshDatabase('errors_outage');
     proxy = await startRelay(testServerAddress());
     viaProxy = createDatabase(proxy.via(database.url), { connectTimeoutMs: 1000 });
-    served = await serve(createApp({ db: viaProxy.db, config: {}, logger: createLogger('info', memoryLog(logs)) }).callback());
+    served = await serve(
+      createApp({ db: viaProxy.db, config: {}, logger: createLogger('info', memoryLog(logs)) }).callback(),
+    );
   });
   afterAll(async () => {
     await served.close();
@@ -121,7 +128,10 @@ describe('database outage', () => {
     }
     // The process is still serving what needs no database: a malformed id is a 404 without a query.
     expect((await call(`${served.url}/healthz`)).status).toBe(200);
-    expect(await call(`${served.url}/api/v1/jobs/not-a-job-id`, { headers: reader })).toMatchObject({ status: 404, body: { error: 'Job not found' } });
+    expect(await call(`${served.url}/api/v1/jobs/not-a-job-id`, { headers: reader })).toMatchObject({
+      status: 404,
+      body: { error: 'Job not found' },
+    });
 
     proxy.set('forward');
     let status = 0;
@@ -135,7 +145,9 @@ describe('database outage', () => {
   });
 
   test('READY_TIMEOUT_MS is how long /readyz waits for a silent database before its 503', async () => {
-    const quick = await serve(createApp({ db: viaProxy.db, config: { readyTimeoutMs: 150 }, logger: createLogger('silent') }).callback());
+    const quick = await serve(
+      createApp({ db: viaProxy.db, config: { readyTimeoutMs: 150 }, logger: createLogger('silent') }).callback(),
+    );
     proxy.set('blackhole');
     try {
       const started = Date.now();

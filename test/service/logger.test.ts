@@ -13,7 +13,13 @@ test('a line names the service, and keys and gateway secrets logged as fields ar
   const logger = createLogger('info', memoryLog(lines));
   logger.info(
     {
-      req: { headers: { 'x-api-key': 'live-key-1234', 'x-gateway-secret': 'gateway-secret-5678', accept: 'application/json' } },
+      req: {
+        headers: {
+          'x-api-key': 'live-key-1234',
+          'x-gateway-secret': 'gateway-secret-5678',
+          accept: 'application/json',
+        },
+      },
       consumer: { apiKey: 'live-key-abcd', api_key: 'live-key-efgh', username: 'acme' },
     },
     'something worth a line',
@@ -50,8 +56,14 @@ test('batched lines: small ones wait in memory (no write per request), and flush
     flushNow(logger);
     // Well before the once-a-second flush (LOG_FLUSH_INTERVAL_MS) would have written them.
     const deadline = Date.now() + 500;
-    while (written().split('\n').filter(Boolean).length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(written().split('\n').filter(Boolean).map((line) => JSON.parse(line).i)).toEqual([0, 1, 2]);
+    while (written().split('\n').filter(Boolean).length < 3 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(
+      written()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line).i),
+    ).toEqual([0, 1, 2]);
   } finally {
     // The stream owns the file: ended, it writes nothing more (its flush timer then finds it ended).
     await new Promise((resolve) => {

@@ -9,9 +9,13 @@ const LINES = 20_000;
 /** Runs test/fixtures/log-and-exit.ts; resolves with its exit code and its stdout as lines. */
 function logAndExit(how: 'exit' | 'crash'): Promise<{ code: number | null; lines: string[] }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(__dirname, '..', 'fixtures/log-and-exit.ts'), how, String(LINES)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-r', REGISTER_TS, path.join(__dirname, '..', 'fixtures/log-and-exit.ts'), how, String(LINES)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.on('close', (code) => resolve({ code, lines: out.split('\n').filter(Boolean) }));
@@ -67,7 +71,9 @@ describe('log lines are all written when the process ends', () => {
       const url = (listening as { url: string }).url;
       for (let i = 0; i < 20; i++) expect((await fetch(`${url}/api/v1/jobs?limit=1`)).status).toBe(200);
       expect(await service.stop()).toBe(0);
-      expect(service.stdout()).toContain(`Jobs service listening on ${url} (no gateway secret: send the X-Consumer-* identity headers yourself)`);
+      expect(service.stdout()).toContain(
+        `Jobs service listening on ${url} (no gateway secret: send the X-Consumer-* identity headers yourself)`,
+      );
       const lines = jsonLines(service.stdout());
       const seeded = lines.find((line) => line.msg === 'loaded the demo jobs into an empty table');
       expect(seeded?.jobs).toBeGreaterThan(0);
@@ -83,12 +89,19 @@ describe('log lines are all written when the process ends', () => {
 
     test('with a gateway secret, on SIGINT (Ctrl-C under npm start): the same orderly stop, and no demo load into a table that has jobs', async () => {
       const secret = 'a-gateway-secret-of-some-length';
-      service = startServiceProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'info', SEED_DEMO_DATA: 'true', GATEWAY_SECRET: secret });
+      service = startServiceProcess({
+        DATABASE_URL: database.url,
+        LOG_LEVEL: 'info',
+        SEED_DEMO_DATA: 'true',
+        GATEWAY_SECRET: secret,
+      });
       const { url } = (await service.listening) as { url: string };
       expect((await fetch(`${url}/api/v1/jobs?limit=1`, { headers: { 'X-Gateway-Secret': secret } })).status).toBe(200);
       service.child.kill('SIGINT');
       expect(await service.exited).toBe(0);
-      expect(service.stdout()).toContain(`Jobs service listening on ${url} (only requests carrying the gateway secret are served)`);
+      expect(service.stdout()).toContain(
+        `Jobs service listening on ${url} (only requests carrying the gateway secret are served)`,
+      );
       const lines = jsonLines(service.stdout());
       expect(lines.find((line) => line.msg === 'jobs service listening')).toMatchObject({ url, gatewaySecret: true });
       expect(lines.some((line) => line.msg === 'loaded the demo jobs into an empty table')).toBe(false);
@@ -101,7 +114,8 @@ describe('log lines are all written when the process ends', () => {
       const { url } = (await service.listening) as { url: string };
       expect((await fetch(`${url}/api/v1/jobs?limit=1`)).status).toBe(200);
       const shown = Date.now();
-      while (!service.stdout().includes('"msg":"request"') && Date.now() - shown < 5000) await new Promise((r) => setTimeout(r, 50));
+      while (!service.stdout().includes('"msg":"request"') && Date.now() - shown < 5000)
+        await new Promise((r) => setTimeout(r, 50));
       // LOG_FLUSH_INTERVAL_MS is 1 s; without the timer the line would wait for 4 KiB or the exit.
       expect(service.stdout()).toContain('"msg":"request"');
       expect(Date.now() - shown).toBeLessThan(3000);

@@ -36,7 +36,7 @@ test('the metrics listen on a port of their own; the API port does not serve the
   expect(new URL(service.metricsUrl!).port).not.toBe(new URL(service.url).port);
   const onApi = await fetch(`${service.url}/metrics`, { headers: reader });
   expect(onApi.status).toBe(404);
-  expect((await fetch(new URL('/other', service.metricsUrl)).then((res) => res.json()))).toEqual({ error: 'Not found' });
+  expect(await fetch(new URL('/other', service.metricsUrl)).then((res) => res.json())).toEqual({ error: 'Not found' });
   const post = await fetch(service.metricsUrl!, { method: 'POST' });
   expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
 });
@@ -52,10 +52,16 @@ test('requests are counted and timed by route pattern, method and status, not by
   expect(value(text, 'http_requests_total{route="/api/v1/jobs/:id",method="GET",status="404"}')).toBe(2);
   expect(value(text, 'http_requests_total{route="unmatched",method="GET",status="404"}')).toBeGreaterThanOrEqual(2);
   expect(text).not.toMatch(/0190f5d8|no\/such/);
-  const listed = text.split('\n').find((line) => /^http_requests_total\{route="\/api\/v1\/jobs\/?",method="GET",status="200"\}/.test(line));
+  const listed = text
+    .split('\n')
+    .find((line) => /^http_requests_total\{route="\/api\/v1\/jobs\/?",method="GET",status="200"\}/.test(line));
   expect(listed).toBeDefined();
-  expect(value(text, 'http_request_duration_seconds_count{route="/api/v1/jobs/:id",method="GET",status="404"}')).toBe(2);
-  expect(value(text, 'http_request_duration_seconds_bucket{le="+Inf",route="/api/v1/jobs/:id",method="GET",status="404"}')).toBe(2);
+  expect(value(text, 'http_request_duration_seconds_count{route="/api/v1/jobs/:id",method="GET",status="404"}')).toBe(
+    2,
+  );
+  expect(
+    value(text, 'http_request_duration_seconds_bucket{le="+Inf",route="/api/v1/jobs/:id",method="GET",status="404"}'),
+  ).toBe(2);
 });
 
 test('admission and the pool are visible: nothing held at rest, the pool opened its connections', async () => {
@@ -73,9 +79,16 @@ test('admission and the pool are visible: nothing held at rest, the pool opened 
 });
 
 test("the change feed's pending rows: a create waits for a number until the feed is read", async () => {
-  const body = JSON.stringify({ title: 'Counted', department: 'Ops', type: 'contract', description: 'Seen by Prometheus.' });
+  const body = JSON.stringify({
+    title: 'Counted',
+    department: 'Ops',
+    type: 'contract',
+    description: 'Seen by Prometheus.',
+  });
   for (let i = 0; i < 2; i++) {
-    expect((await fetch(`${service.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body })).status).toBe(201);
+    expect(
+      (await fetch(`${service.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json }, body })).status,
+    ).toBe(201);
   }
   expect(value(await scrape(), 'jobs_change_feed_pending_rows')).toBe(2);
   expect((await fetch(`${service.url}/api/v1/jobs/changes`, { headers: reader })).status).toBe(200);
@@ -96,9 +109,9 @@ test('a taken metrics port is one clear line, and the service does not start', a
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
   const port = (taken.address() as net.AddressInfo).port;
   try {
-    await expect(runService({ databaseUrl: database.url, port: 0, metricsPort: port, logLevel: 'silent' })).rejects.toThrow(
-      `Cannot listen for metrics on 127.0.0.1:${port} (EADDRINUSE)`,
-    );
+    await expect(
+      runService({ databaseUrl: database.url, port: 0, metricsPort: port, logLevel: 'silent' }),
+    ).rejects.toThrow(`Cannot listen for metrics on 127.0.0.1:${port} (EADDRINUSE)`);
   } finally {
     taken.close();
   }

@@ -46,7 +46,13 @@ export function inspectDeck(bin: string, env: NodeJS.ProcessEnv): Deck | { refus
 }
 
 /** The argv of one file's sync (or diff) against the Admin API at `adminUrl`. */
-export function deckArgs(deck: Deck, action: 'sync' | 'diff', file: string, adminUrl: string, token?: string): string[] {
+export function deckArgs(
+  deck: Deck,
+  action: 'sync' | 'diff',
+  file: string,
+  adminUrl: string,
+  token?: string,
+): string[] {
   const headers = token ? ['--headers', `Kong-Admin-Token:${token}`] : [];
   return deck.gatewayCommands
     ? ['gateway', action, file, '--kong-addr', adminUrl, ...headers]

@@ -26,14 +26,19 @@ const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 /** Kong's rules for a username (Kong/kong 3.9.1 kong/db/schema/entities/consumers.lua: a string, unique; kong/db/schema/init.lua refuses empty strings) plus the Admin API's: a UUID-shaped value in /consumers/{username or id} is read as an id (kong/api/endpoints.lua, query_entity), so such a name could not be addressed. */
 export const PartnerName = z
   .string()
-  .regex(/^[a-z](?:[a-z0-9]|-(?=[a-z0-9])){1,63}$/, 'must be 2-64 lower-case letters, digits or single hyphens, starting with a letter (e.g. acme-jobs)')
-  .refine((name) => !UUID_SHAPE.test(name), 'must not look like a UUID (Kong\'s Admin API would read it as an id)')
+  .regex(
+    /^[a-z](?:[a-z0-9]|-(?=[a-z0-9])){1,63}$/,
+    'must be 2-64 lower-case letters, digits or single hyphens, starting with a letter (e.g. acme-jobs)',
+  )
+  .refine((name) => !UUID_SHAPE.test(name), "must not look like a UUID (Kong's Admin API would read it as an id)")
   .refine((name) => name !== 'anonymous', '"anonymous" is kong.yaml\'s keyless consumer')
   .refine((name) => !name.startsWith('demo-'), 'names starting with "demo-" are reserved for demo.yaml');
 export type PartnerName = z.infer<typeof PartnerName>;
 
 /** Kong's custom_id is any non-empty unique string; it is forwarded as X-Consumer-Custom-ID, so no controls or spaces. */
-export const CustomId = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters without spaces');
+export const CustomId = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters without spaces');
 
 /** The decK variable that holds one credential's key: DECK_PARTNER_<NAME>_KEY_<first 8 hex of the credential id>. */
 export function keyVariable(partner: string, credentialId: string): string {

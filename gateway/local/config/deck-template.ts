@@ -12,12 +12,19 @@ function position(text: string, offset: number): string {
 export function renderDeckTemplate(text: string, env: NodeJS.ProcessEnv): string {
   const rendered = text.replace(ACTION, (action, name: string, offset: number) => {
     const at = `template: ${position(text, offset + action.indexOf('env'))}: executing "state" at <env "${name}">: error calling env: `;
-    if (!name.startsWith('DECK_')) throw new DeckTemplateError(`${at}environment variables in the state file must be prefixed with 'DECK_', found: '${name}'`);
+    if (!name.startsWith('DECK_'))
+      throw new DeckTemplateError(
+        `${at}environment variables in the state file must be prefixed with 'DECK_', found: '${name}'`,
+      );
     const value = env[name];
-    if (value === undefined) throw new DeckTemplateError(`${at}environment variable '${name}' present in state file but not set`);
+    if (value === undefined)
+      throw new DeckTemplateError(`${at}environment variable '${name}' present in state file but not set`);
     return value;
   });
   const other = rendered.indexOf('${{');
-  if (other !== -1) throw new DeckTemplateError(`template: ${position(rendered, other)}: the local gateway renders only env "DECK_..." actions`);
+  if (other !== -1)
+    throw new DeckTemplateError(
+      `template: ${position(rendered, other)}: the local gateway renders only env "DECK_..." actions`,
+    );
   return rendered;
 }

@@ -19,10 +19,14 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 export function readStateFile(file: string, env: NodeJS.ProcessEnv): Obj {
   try {
-    const state: unknown = parse(renderDeckTemplate(readFileSync(file, 'utf8'), env), { uniqueKeys: true, merge: true });
+    const state: unknown = parse(renderDeckTemplate(readFileSync(file, 'utf8'), env), {
+      uniqueKeys: true,
+      merge: true,
+    });
     if (!isObj(state)) throw new Error('the state file must be a YAML mapping');
     const info = state._info ?? {};
-    if (!isObj(info) || Object.keys(info).some((k) => k !== 'select_tags')) throw new Error('_info: the local gateway reads select_tags only');
+    if (!isObj(info) || Object.keys(info).some((k) => k !== 'select_tags'))
+      throw new Error('_info: the local gateway reads select_tags only');
     return state;
   } catch (err) {
     throw new Error(`reading file ${file}: ${(err as Error).message}`);
@@ -53,6 +57,12 @@ export function loadGateway(
   vault: NodeJS.ProcessEnv = env,
 ): LoadedGateway {
   const merged = mergeStates(files.map((file) => readStateFile(file, env)));
-  const config = buildGatewayConfig(merged, { env, vault, plugins, errorTemplate: loadErrorTemplate(env.KONG_ERROR_TEMPLATE_JSON), warn });
+  const config = buildGatewayConfig(merged, {
+    env,
+    vault,
+    plugins,
+    errorTemplate: loadErrorTemplate(env.KONG_ERROR_TEMPLATE_JSON),
+    warn,
+  });
   return { config, hosts: loadHostsFile(env) };
 }

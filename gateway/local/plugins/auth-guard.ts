@@ -6,7 +6,10 @@ import type { RateLimitCounters } from './job-rate-limits';
 
 // schema.lua: limit > 0 (default 10), key_names at least one (default apikey)
 const Config = z
-  .strictObject({ limit: z.number().int().positive().default(10), key_names: z.array(z.string()).min(1).default(['apikey']) })
+  .strictObject({
+    limit: z.number().int().positive().default(10),
+    key_names: z.array(z.string()).min(1).default(['apikey']),
+  })
   .transform((c) => ({ limit: c.limit, keyNames: c.key_names }));
 
 export type AuthGuardConfig = z.infer<typeof Config>;
@@ -28,8 +31,15 @@ export function authGuardPlugin(counters: RateLimitCounters) {
       if (counters.get(key) < conf.limit) return undefined;
       const apiKey = presentedKey(ctx, conf.keyNames);
       if (apiKey && ctx.config.credentialsByKey.has(apiKey)) return undefined;
-      const headers = { 'Retry-After': String(start + WINDOW - now), 'Content-Type': 'application/json; charset=utf-8' };
-      return { status: 429, body: JSON.stringify({ error: 'Too many failed authentication attempts' }), headers } satisfies Exit;
+      const headers = {
+        'Retry-After': String(start + WINDOW - now),
+        'Content-Type': 'application/json; charset=utf-8',
+      };
+      return {
+        status: 429,
+        body: JSON.stringify({ error: 'Too many failed authentication attempts' }),
+        headers,
+      } satisfies Exit;
     },
     log(ctx) {
       const key = ctx.pluginState.get(STATE) as string | undefined;

@@ -31,7 +31,8 @@ export function parseWith<S extends z.ZodType>(schema: S): (raw: Record<string, 
     if (result.success) return result.data;
     const issue = result.error.issues[0]!;
     const keys = 'keys' in issue && Array.isArray(issue.keys) ? `: ${issue.keys.join(', ')}` : '';
-    throw new Error(`${issue.path.join('.') || '(config)'}: ${issue.message}${keys} (the local gateway reproduces what our state files set; run real Kong for the rest)`);
+    throw new Error(
+      `${issue.path.join('.') || '(config)'}: ${issue.message}${keys} (the local gateway reproduces what our state files set; run real Kong for the rest)`,
+    );
   };
 }
-

@@ -29,7 +29,10 @@ export class RateLimitCounters {
     const now = this.now();
     const entry = this.counts.get(key);
     const live = entry !== undefined && entry.expiresAt > now;
-    this.counts.set(key, { value: live ? entry.value + 1 : 1, expiresAt: live ? entry.expiresAt : now + ttlSeconds * 1000 });
+    this.counts.set(key, {
+      value: live ? entry.value + 1 : 1,
+      expiresAt: live ? entry.expiresAt : now + ttlSeconds * 1000,
+    });
     // Expired counters are dropped once there are many, so the map stays bounded.
     if (this.counts.size > 10000) for (const [k, e] of this.counts) if (e.expiresAt <= now) this.counts.delete(k);
   }
@@ -45,11 +48,17 @@ const Config = z
     error_code: z.number().int().min(400).max(499).default(429),
     error_message: z.string().default('Rate limit exceeded'),
   })
-  .refine((c) => c.second !== undefined || c.minute !== undefined || c.hour !== undefined, { message: 'at least one of second, minute, hour is required' });
+  .refine((c) => c.second !== undefined || c.minute !== undefined || c.hour !== undefined, {
+    message: 'at least one of second, minute, hour is required',
+  });
 
 type Config = z.infer<typeof Config>;
 
-const WINDOWS = [['second', 1], ['minute', 60], ['hour', 3600]] as const;
+const WINDOWS = [
+  ['second', 1],
+  ['minute', 60],
+  ['hour', 3600],
+] as const;
 
 export function jobRateLimitsPlugin(counters: RateLimitCounters) {
   return definePlugin<Config>({
@@ -72,7 +81,8 @@ export function jobRateLimitsPlugin(counters: RateLimitCounters) {
       const full = windows.some((w) => w.count >= w.limit);
       if (!full) for (const w of windows) (counters.increment(w.key, w.seconds), (w.count += 1));
       let chosen = windows[0]!;
-      for (const w of windows) if (Math.max(0, w.limit - w.count) <= Math.max(0, chosen.limit - chosen.count)) chosen = w;
+      for (const w of windows)
+        if (Math.max(0, w.limit - w.count) <= Math.max(0, chosen.limit - chosen.count)) chosen = w;
       const left = (w: (typeof windows)[number]) => Math.max(0, w.limit - w.count);
       const headers: HeaderValues<typeof RATE_LIMIT_HEADERS> = {
         'RateLimit-Limit': String(chosen.limit),

@@ -17,7 +17,11 @@ const KEY_NAMES = ['X-API-Key', 'api_key'];
 const REALM: HeaderValues<typeof CHALLENGE_HEADERS> = { 'WWW-Authenticate': 'Key realm="kong"' };
 
 function exit(status: number, body: Record<string, string>, headers: Record<string, string> = {}): Exit {
-  return { status, body: JSON.stringify(body), headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' } };
+  return {
+    status,
+    body: JSON.stringify(body),
+    headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' },
+  };
 }
 
 /** clear_query_arg re-encodes the query, so only for a name it holds (or past 100 arguments, where a key hides). */
@@ -52,7 +56,13 @@ export const jobScopes = definePlugin<z.infer<typeof Config>>({
     if (!consumer.groups.includes(conf.required_scope)) {
       return exit(403, { error: `Missing scope ${conf.required_scope}`, requiredScope: conf.required_scope });
     }
-    ctx.setHeader('X-Consumer-Groups', consumer.groups.filter((g) => g.startsWith('jobs:')).sort().join(', '));
+    ctx.setHeader(
+      'X-Consumer-Groups',
+      consumer.groups
+        .filter((g) => g.startsWith('jobs:'))
+        .sort()
+        .join(', '),
+    );
     if (conf.gateway_secret) ctx.setHeader('X-Gateway-Secret', conf.gateway_secret);
     return undefined;
   },

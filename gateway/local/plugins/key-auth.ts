@@ -18,7 +18,8 @@ const Config = z.strictObject({
 function setConsumer(ctx: RequestContext, consumer: Consumer, credential: Credential | null): void {
   ctx.consumer = consumer;
   ctx.credential = credential;
-  const set = (name: string, value: string | undefined): void => (value !== undefined ? ctx.setHeader(name, value) : ctx.clearHeader(name));
+  const set = (name: string, value: string | undefined): void =>
+    value !== undefined ? ctx.setHeader(name, value) : ctx.clearHeader(name);
   set('X-Consumer-ID', consumer.id);
   set('X-Consumer-Custom-ID', consumer.custom_id);
   set('X-Consumer-Username', consumer.username);

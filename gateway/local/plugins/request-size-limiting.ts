@@ -3,7 +3,11 @@ import { z } from 'zod';
 import type { RequestContext } from '../request-context';
 import { definePlugin, parseWith, type Exit } from './definition';
 
-const Config = z.strictObject({ allowed_payload_size: z.number().positive(), size_unit: z.literal('kilobytes'), require_content_length: z.literal(false) });
+const Config = z.strictObject({
+  allowed_payload_size: z.number().positive(),
+  size_unit: z.literal('kilobytes'),
+  require_content_length: z.literal(false),
+});
 
 function checkSize(ctx: RequestContext, length: number, allowed: number): Exit | undefined {
   if (length <= allowed) return undefined;

@@ -5,11 +5,19 @@
 import { z } from 'zod';
 import { definePlugin, parseWith } from './definition';
 
-const Config = z.strictObject({ status_code: z.number().int().min(100).max(599), content_type: z.string().min(1), body: z.string() });
+const Config = z.strictObject({
+  status_code: z.number().int().min(100).max(599),
+  content_type: z.string().min(1),
+  body: z.string(),
+});
 
 export const requestTermination = definePlugin<z.infer<typeof Config>>({
   name: 'request-termination',
   priority: 2,
   parseConfig: parseWith(Config),
-  access: (_ctx, conf) => ({ status: conf.status_code, body: conf.body, headers: { 'Content-Type': conf.content_type } }),
+  access: (_ctx, conf) => ({
+    status: conf.status_code,
+    body: conf.body,
+    headers: { 'Content-Type': conf.content_type },
+  }),
 });

@@ -16,16 +16,28 @@ export function acceptsGzip(header: string): boolean {
 
 /** The gzip header filter on a proxied response's flat headers (changed in place): the stream for the body, or null. */
 export function gzipResponse(ctx: RequestContext, status: number, headers: string[]): zlib.Gzip | null {
-  const get = (name: string): string | undefined => headers.find((_, i) => i % 2 === 1 && headers[i - 1]!.toLowerCase() === name);
+  const get = (name: string): string | undefined =>
+    headers.find((_, i) => i % 2 === 1 && headers[i - 1]!.toLowerCase() === name);
   const length = get('content-length');
   const type = get('content-type')?.split(';')[0]!.trim().toLowerCase() ?? '';
-  if (![200, 403, 404].includes(status) || get('content-encoding') || Number(length ?? Infinity) < 1024 || !TYPES.has(type)) return null;
+  if (
+    ![200, 403, 404].includes(status) ||
+    get('content-encoding') ||
+    Number(length ?? Infinity) < 1024 ||
+    !TYPES.has(type)
+  )
+    return null;
   headers.push('Vary', 'Accept-Encoding');
   if (ctx.req.httpVersion === '1.0' || !acceptsGzip(ctx.getFirstHeader('accept-encoding') ?? '')) return null;
   for (let i = headers.length - 2; i >= 0; i -= 2) {
     const [name, value] = [headers[i]!.toLowerCase(), headers[i + 1]!];
     if (name === 'etag' && value.startsWith('"')) headers[i + 1] = `W/${value}`;
-    else if (name === 'content-length' || name === 'accept-ranges' || (name === 'etag' && !(value.length > 2 && value.startsWith('W/')))) headers.splice(i, 2);
+    else if (
+      name === 'content-length' ||
+      name === 'accept-ranges' ||
+      (name === 'etag' && !(value.length > 2 && value.startsWith('W/')))
+    )
+      headers.splice(i, 2);
   }
   headers.push('Content-Encoding', 'gzip');
   return ctx.method === 'HEAD' ? null : zlib.createGzip({ level: 3 });

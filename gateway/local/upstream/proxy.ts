@@ -7,14 +7,22 @@ import { resolveHost, type HostsTable } from './resolve';
 
 /** Never forwarded as the client sent them; Kong sets its own or drops them. */
 const HOP_BY_HOP_REQUEST = new Set(
-  'connection keep-alive proxy proxy-connection proxy-authenticate te trailer transfer-encoding upgrade expect content-length host via x-forwarded-for x-forwarded-proto x-forwarded-host x-forwarded-port x-forwarded-path x-forwarded-prefix x-real-ip'.split(' '),
+  'connection keep-alive proxy proxy-connection proxy-authenticate te trailer transfer-encoding upgrade expect content-length host via x-forwarded-for x-forwarded-proto x-forwarded-host x-forwarded-port x-forwarded-path x-forwarded-prefix x-real-ip'.split(
+    ' ',
+  ),
 );
 /** nginx's upstream module never passes these response headers on. */
 const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
 
-const csv = (values: readonly string[]): string[] => values.join(',').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
+const csv = (values: readonly string[]): string[] =>
+  values
+    .join(',')
+    .split(',')
+    .map((t) => t.trim().toLowerCase())
+    .filter(Boolean);
 /** The names a Connection header lists, except the three Kong keeps. */
-const connectionListed = (values: readonly string[]): Set<string> => new Set(csv(values).filter((t) => !['keep-alive', 'close', 'upgrade'].includes(t)));
+const connectionListed = (values: readonly string[]): Set<string> =>
+  new Set(csv(values).filter((t) => !['keep-alive', 'close', 'upgrade'].includes(t)));
 const wantsTrailers = (ctx: RequestContext): boolean => csv(ctx.headers.get('te') ?? []).includes('trailers');
 
 export function upstreamUri(ctx: RequestContext): string {
@@ -22,17 +30,23 @@ export function upstreamUri(ctx: RequestContext): string {
   return ctx.args === null ? uri : `${uri}?${ctx.args}`;
 }
 
-function upstreamHeaders(ctx: RequestContext, listenPort: number, target: { host: string; port: number }): Record<string, string | string[]> {
+function upstreamHeaders(
+  ctx: RequestContext,
+  listenPort: number,
+  target: { host: string; port: number },
+): Record<string, string | string[]> {
   // kong/runloop/balancer/init.lua: the upstream's host_header (else the target's name), with the target's port.
   const host = ctx.route!.service.hostHeader ?? target.host;
   const port = target.port;
   const listed = connectionListed(ctx.headers.get('connection') ?? []);
   const out: Record<string, string | string[]> = {};
-  for (const [name, values] of ctx.headers) if (!HOP_BY_HOP_REQUEST.has(name) && !listed.has(name)) out[name] = values.length === 1 ? values[0]! : [...values];
+  for (const [name, values] of ctx.headers)
+    if (!HOP_BY_HOP_REQUEST.has(name) && !listed.has(name)) out[name] = values.length === 1 ? values[0]! : [...values];
   out.host = port === 80 ? host : `${host}:${port}`;
   if (wantsTrailers(ctx)) out.te = 'trailers';
   // handler.lua access.after: a websocket upgrade is passed on, any other is not.
-  if (ctx.getFirstHeader('upgrade')?.toLowerCase() === 'websocket') Object.assign(out, { connection: 'keep-alive, Upgrade', upgrade: 'websocket' });
+  if (ctx.getFirstHeader('upgrade')?.toLowerCase() === 'websocket')
+    Object.assign(out, { connection: 'keep-alive, Upgrade', upgrade: 'websocket' });
   // ngx.req.http_version(): Lua prints 1.0 as 1; other versions (HTTP/1.2) have none.
   const version = ({ '1.0': '1 ', '1.1': '1.1 ' } as Record<string, string>)[ctx.req.httpVersion] ?? '';
   const after = (name: string, value: string): string => [ctx.getFirstHeader(name), value].filter(Boolean).join(', ');
@@ -59,7 +73,11 @@ export class Upstreams {
   agent(address: string, port: number): http.Agent {
     const key = `${address}|${port}`;
     let agent = this.agents.get(key);
-    if (!agent) this.agents.set(key, (agent = new http.Agent({ keepAlive: true, maxSockets: this.connections ?? Infinity, scheduling: 'lifo' })));
+    if (!agent)
+      this.agents.set(
+        key,
+        (agent = new http.Agent({ keepAlive: true, maxSockets: this.connections ?? Infinity, scheduling: 'lifo' })),
+      );
     return agent;
   }
 
@@ -112,14 +130,31 @@ export async function proxy(ctx: RequestContext, res: ServerResponse, deps: Prox
     if (last.done || (last.sent && NON_IDEMPOTENT.has(ctx.method))) break;
   }
   if (last.done) return;
-  deps.fail(last.timedOut ? 504 : 502, last.timedOut ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server');
+  deps.fail(
+    last.timedOut ? 504 : 502,
+    last.timedOut ? 'The upstream server is timing out' : 'An invalid response was received from the upstream server',
+  );
 }
 
 /** One exchange over node:http, which sends exactly the framing asked for. */
-function proxyOnce(ctx: RequestContext, res: ServerResponse, deps: ProxyDeps, address: string, target: { host: string; port: number }): Promise<Try> {
+function proxyOnce(
+  ctx: RequestContext,
+  res: ServerResponse,
+  deps: ProxyDeps,
+  address: string,
+  target: { host: string; port: number },
+): Promise<Try> {
   const service = ctx.route!.service;
   const agent = deps.upstreams.agent(address, target.port);
-  const req = http.request({ host: address, port: target.port, method: ctx.method, path: upstreamUri(ctx), headers: upstreamHeaders(ctx, deps.listenPort, target), agent, setHost: false });
+  const req = http.request({
+    host: address,
+    port: target.port,
+    method: ctx.method,
+    path: upstreamUri(ctx),
+    headers: upstreamHeaders(ctx, deps.listenPort, target),
+    agent,
+    setHost: false,
+  });
   let outcome: 'timeout' | 'client gone' | null = null;
   let sent = false;
   const stop = (why: 'timeout' | 'client gone') => (): void => void req.destroy(new Error((outcome = why)));
@@ -142,10 +177,13 @@ function proxyOnce(ctx: RequestContext, res: ServerResponse, deps: ProxyDeps, ad
     req.on('response', (upstream) => {
       resolve({ done: true });
       const headers: Array<[string, string]> = [];
-      for (let i = 0; i < upstream.rawHeaders.length; i += 2) headers.push([upstream.rawHeaders[i]!, upstream.rawHeaders[i + 1]!]);
+      for (let i = 0; i < upstream.rawHeaders.length; i += 2)
+        headers.push([upstream.rawHeaders[i]!, upstream.rawHeaders[i + 1]!]);
       const listed = connectionListed(headers.filter(([n]) => n.toLowerCase() === 'connection').map(([, v]) => v));
       if (!wantsTrailers(ctx)) listed.add('trailer');
-      const kept = headers.filter(([name]) => !HOP_BY_HOP_RESPONSE.has(name.toLowerCase()) && !listed.has(name.toLowerCase()));
+      const kept = headers.filter(
+        ([name]) => !HOP_BY_HOP_RESPONSE.has(name.toLowerCase()) && !listed.has(name.toLowerCase()),
+      );
       // The service's Date or none: nginx adds no Date of its own to a proxied answer (measured).
       res.sendDate = false;
       const status = upstream.statusCode ?? 502;

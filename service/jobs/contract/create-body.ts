@@ -28,20 +28,32 @@ const SalaryInput = z
       max: amount('salary.max'),
       currency: z
         .string({ error: 'salary.currency must be a string' })
-        .refine((code) => CURRENCIES.has(code), 'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD')
+        .refine(
+          (code) => CURRENCIES.has(code),
+          'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD',
+        )
         .meta({ enum: [...CURRENCIES] }),
     },
     { error: 'salary must be an object with min, max and currency, or null' },
   )
   .superRefine((salary, ctx) => {
     if (salary.min === null && salary.max === null) {
-      ctx.addIssue({ code: 'custom', path: ['min'], message: 'salary needs min or max; send null when it is not disclosed' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['min'],
+        message: 'salary needs min or max; send null when it is not disclosed',
+      });
     } else if (salary.min !== null && salary.max !== null && salary.min > salary.max) {
       ctx.addIssue({ code: 'custom', path: ['min'], message: 'salary.min must not be greater than salary.max' });
     }
   })
   // What a validator reading only the document can check of the rule above: min or max is a number.
-  .meta({ anyOf: (['min', 'max'] as const).map((bound) => ({ required: [bound], properties: { [bound]: { type: 'number' } } })) });
+  .meta({
+    anyOf: (['min', 'max'] as const).map((bound) => ({
+      required: [bound],
+      properties: { [bound]: { type: 'number' } },
+    })),
+  });
 
 /** POST /api/v1/jobs's body: every settable field (decisions.md). */
 export const CreateJobBody = z.object({
@@ -60,7 +72,10 @@ export const CreateJobBody = z.object({
   location: plainText('location')
     .max(TEXT_LIMITS.location, `location must be at most ${TEXT_LIMITS.location} characters`)
     .default(''),
-  workplace: z.enum(WORKPLACES, { error: `workplace must be one of ${WORKPLACES.join(', ')}` }).nullable().optional(),
+  workplace: z
+    .enum(WORKPLACES, { error: `workplace must be one of ${WORKPLACES.join(', ')}` })
+    .nullable()
+    .optional(),
   state: z
     .string({ error: 'state must be a string' })
     .regex(/^[A-Z]{2}$/, 'state must be a two-letter upper-case code, e.g. TX')
@@ -71,9 +86,7 @@ export const CreateJobBody = z.object({
   responsibilities: bulletList('responsibilities'),
   salary: SalaryInput.nullable().optional(),
   submissionDueDate: dueDate.nullable().optional(),
-  status: z
-    .enum(JOB_STATUSES, { error: `status must be one of ${JOB_STATUSES.join(', ')}` })
-    .default('draft'),
+  status: z.enum(JOB_STATUSES, { error: `status must be one of ${JOB_STATUSES.join(', ')}` }).default('draft'),
 });
 export type CreateJobBody = z.infer<typeof CreateJobBody>;
 

@@ -19,7 +19,9 @@ export function idempotencyKey(ctx: Context): string | undefined {
 
 /** Method, path and the body as canonical JSON: what "the same request" means for a key. */
 export function requestHash(ctx: Context): string {
-  return createHash('sha256').update(`${ctx.method} ${ctx.path}\n${canonicalJson(ctx.request.body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${ctx.method} ${ctx.path}\n${canonicalJson(ctx.request.body)}`)
+    .digest('hex');
 }
 
 /** Text written as is while serialising (brackets, commas, "key":). */

@@ -8,7 +8,13 @@ import { keyInProgress, keyReused, MESSAGES } from '../../errors';
 import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { JobEnvelope } from '../contract/responses';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
-import { CREATED_HEADERS, ENCODING_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../http/headers';
+import {
+  CREATED_HEADERS,
+  ENCODING_HEADERS,
+  REPLAYED_HEADERS,
+  RETRY_HEADERS,
+  type HeaderValues,
+} from '../../http/headers';
 import { idempotencyKey, KEY, KEY_LENGTH, requestHash } from '../contract/idempotency-key';
 import { defineRoute } from '../../http/route';
 
@@ -21,7 +27,8 @@ export const createJobRoute = defineRoute({
   summary: 'Create a job (stored as draft unless a status is sent)',
   headers: {
     'Idempotency-Key': {
-      description: 'Makes a retry safe: the same body with the same key within 24 hours answers the first 201 again instead of creating a second job',
+      description:
+        'Makes a retry safe: the same body with the same key within 24 hours answers the first 201 again instead of creating a second job',
       pattern: KEY.source,
       maxLength: KEY_LENGTH,
     },
@@ -52,14 +59,21 @@ export const createJobRoute = defineRoute({
       MESSAGES.keyInProgress,
       RETRY_HEADERS,
     ),
-    '413': errorResponse('Body over 100 KB ("Request size limit exceeded" from the gateway)', 'Request size limit exceeded'),
-    '415': errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson, ENCODING_HEADERS),
-    '422': errorResponse(
-      'This Idempotency-Key was used with a different body',
-      MESSAGES.keyReused,
+    '413': errorResponse(
+      'Body over 100 KB ("Request size limit exceeded" from the gateway)',
+      'Request size limit exceeded',
     ),
+    '415': errorResponse(
+      'Content-Type is not application/json, or an unsupported body encoding',
+      MESSAGES.notJson,
+      ENCODING_HEADERS,
+    ),
+    '422': errorResponse('This Idempotency-Key was used with a different body', MESSAGES.keyReused),
   },
-  handler: ({ db }) => (ctx, { body }) => createJob(ctx, db, body),
+  handler:
+    ({ db }) =>
+    (ctx, { body }) =>
+      createJob(ctx, db, body),
 });
 
 /** POST /api/v1/jobs: stores the job and answers what GET will answer, once per Idempotency-Key. */
@@ -70,7 +84,10 @@ async function createJob(ctx: Context, db: Database, body: CreateJobBody): Promi
     return { status: 201, location: `/api/v1/jobs/${job.id}`, body: JSON.stringify({ data: job }) };
   };
   const key = idempotencyKey(ctx);
-  const outcome = key === undefined ? { response: await store(db), replayed: false } : await writeOnce(db, consumerId, key, requestHash(ctx), store);
+  const outcome =
+    key === undefined
+      ? { response: await store(db), replayed: false }
+      : await writeOnce(db, consumerId, key, requestHash(ctx), store);
   if ('refused' in outcome) throw outcome.refused === 'in progress' ? keyInProgress() : keyReused();
   const { response, replayed } = outcome;
   ctx.status = response.status;

@@ -18,11 +18,16 @@ export const getJobRoute = defineRoute({
   database: true,
   responses: {
     '200': { description: 'The job', body: JobEnvelope, example: { data: JOB_EXAMPLE } },
-    '404': errorResponse('Job not found: unknown id, not a UUID, removed, or another consumer\'s draft', MESSAGES.jobNotFound),
+    '404': errorResponse(
+      "Job not found: unknown id, not a UUID, removed, or another consumer's draft",
+      MESSAGES.jobNotFound,
+    ),
   },
-  handler: ({ db }) => async (ctx, { params: { id } }) => {
-    const job = await findJob(db, id, ctx.state.consumer?.id);
-    if (!job) throw jobNotFound();
-    ctx.body = { data: job };
-  },
+  handler:
+    ({ db }) =>
+    async (ctx, { params: { id } }) => {
+      const job = await findJob(db, id, ctx.state.consumer?.id);
+      if (!job) throw jobNotFound();
+      ctx.body = { data: job };
+    },
 });

@@ -12,7 +12,10 @@ import { decodeSince, encodeSince } from '../../http/tokens';
 async function changesPage(db: Database, key: Buffer, query: ChangesQuery): Promise<ChangeList> {
   const page = await pollFeed(db, query.since ? decodeSince(key, query.since) : undefined, query.limit);
   if ('refused' in page) throw badRequest(page.refused === 'ahead' ? MESSAGES.sinceAhead : MESSAGES.sinceRewritten);
-  return { data: page.entries, meta: { nextSince: encodeSince(key, page.next), hasMore: page.hasMore, limit: query.limit } };
+  return {
+    data: page.entries,
+    meta: { nextSince: encodeSince(key, page.next), hasMore: page.hasMore, limit: query.limit },
+  };
 }
 
 export const jobChangesRoute = defineRoute({
@@ -31,9 +34,14 @@ export const jobChangesRoute = defineRoute({
   database: true,
   responses: {
     '200': { description: 'A page of changes', body: ChangeList, example: CHANGE_PAGE_EXAMPLE },
-    '400': errorResponse('A query parameter or since token is not valid; the message says which', MESSAGES.sinceInvalid),
+    '400': errorResponse(
+      'A query parameter or since token is not valid; the message says which',
+      MESSAGES.sinceInvalid,
+    ),
   },
-  handler: ({ db }) => async (ctx, { query }) => {
-    ctx.body = await changesPage(db, await signingKey(db), query);
-  },
+  handler:
+    ({ db }) =>
+    async (ctx, { query }) => {
+      ctx.body = await changesPage(db, await signingKey(db), query);
+    },
 });

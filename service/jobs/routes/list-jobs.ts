@@ -43,7 +43,9 @@ export async function listPage(db: Database, key: Buffer, query: ListQuery): Pro
   const { rows, total, hasMore } = await listJobs(db, query, mode);
   const last = rows.at(-1);
   const nextCursor =
-    hasMore && last ? encodeCursor(key, filter, { createdAt: new Date(last.createdAt), id: last.id, page: page + 1 }) : null;
+    hasMore && last
+      ? encodeCursor(key, filter, { createdAt: new Date(last.createdAt), id: last.id, page: page + 1 })
+      : null;
   return {
     body: {
       data: rows,
@@ -83,10 +85,12 @@ export const listJobsRoute = defineRoute({
     },
     '400': errorResponse('A query parameter or cursor is not valid; the message says which', LIST_LIMIT_MESSAGE),
   },
-  handler: ({ db }) => async (ctx, { query }) => {
-    const { body, next } = await listPage(db, await signingKey(db), query);
-    // Relative: behind the gateway the Host we see is the upstream's, not the one the partner called.
-    if (next) ctx.set({ Link: `<${next}>; rel="next"` } satisfies HeaderValues<typeof NEXT_PAGE_HEADERS>);
-    ctx.body = body;
-  },
+  handler:
+    ({ db }) =>
+    async (ctx, { query }) => {
+      const { body, next } = await listPage(db, await signingKey(db), query);
+      // Relative: behind the gateway the Host we see is the upstream's, not the one the partner called.
+      if (next) ctx.set({ Link: `<${next}>; rel="next"` } satisfies HeaderValues<typeof NEXT_PAGE_HEADERS>);
+      ctx.body = body;
+    },
 });

@@ -14,7 +14,10 @@ export interface DatabaseClock {
  * Signatures' timestamps follow the database's clock, as leases and schedules do: read at start and every
  * minute, carried forward by performance.now() so a host clock step never moves them.
  */
-export async function databaseClock(read: () => Promise<number>, options: { logger: Logger; onSkew?: (ms: number) => void; wallNow?: () => number; checkMs?: number }): Promise<DatabaseClock> {
+export async function databaseClock(
+  read: () => Promise<number>,
+  options: { logger: Logger; onSkew?: (ms: number) => void; wallNow?: () => number; checkMs?: number },
+): Promise<DatabaseClock> {
   const wallNow = options.wallNow ?? Date.now;
   let base = { mono: 0, db: 0 };
   let skew = 0;
@@ -30,8 +33,16 @@ export async function databaseClock(read: () => Promise<number>, options: { logg
     skew = db - (wall + (mono - before));
     options.onSkew?.(skew);
     const far = Math.abs(skew) > SKEW_WARN_MS;
-    if (far && !warned) options.logger.warn({ skewSeconds: Math.round(skew / 1000) }, "this host's clock is more than 30 s off the database's: signatures use the database's");
-    if (!far && warned) options.logger.info({ skewSeconds: Math.round(skew / 1000) }, "this host's clock is within 30 s of the database's again");
+    if (far && !warned)
+      options.logger.warn(
+        { skewSeconds: Math.round(skew / 1000) },
+        "this host's clock is more than 30 s off the database's: signatures use the database's",
+      );
+    if (!far && warned)
+      options.logger.info(
+        { skewSeconds: Math.round(skew / 1000) },
+        "this host's clock is within 30 s of the database's again",
+      );
     warned = far;
   }
 

@@ -3,7 +3,15 @@ import type { Database } from '../../../db/client';
 import { lastSequenced, sequencePendingChanges } from '../../../db/jobs/change-numbering';
 import { signingKey } from '../../../db/signing-key';
 import type { AttemptRecord } from '../../../db/webhooks/attempts';
-import { claimDue, databaseTime, disableHeld, recordFailure, subscriptionLags, type Lease, type LeasedSubscription } from '../../../db/webhooks/delivery';
+import {
+  claimDue,
+  databaseTime,
+  disableHeld,
+  recordFailure,
+  subscriptionLags,
+  type Lease,
+  type LeasedSubscription,
+} from '../../../db/webhooks/delivery';
 import type { Reachability } from '../../../db/reachability';
 import type { Logger } from '../../logger';
 import { databaseClock, type DatabaseClock } from './clock';
@@ -50,10 +58,23 @@ export interface Dispatcher {
   stop(): Promise<void>;
 }
 
-const errorFields = (error: unknown) => ({ code: (error as { code?: string }).code, err: { name: (error as Error).name } });
+const errorFields = (error: unknown) => ({
+  code: (error as { code?: string }).code,
+  err: { name: (error as Error).name },
+});
 
 /** Delivers each leased subscription's feed entries in order, one at a time; a failure reschedules the same event (docs/decisions.md, Webhooks). */
-export function startDispatcher({ db, settings, logger, metrics, owner = `${process.pid}-${randomBytes(6).toString('hex')}`, capacity = CAPACITY, wallNow, reachability, unopenable: foundUnopenable = [] }: DispatcherOptions): Dispatcher {
+export function startDispatcher({
+  db,
+  settings,
+  logger,
+  metrics,
+  owner = `${process.pid}-${randomBytes(6).toString('hex')}`,
+  capacity = CAPACITY,
+  wallNow,
+  reachability,
+  unopenable: foundUnopenable = [],
+}: DispatcherOptions): Dispatcher {
   const keyring = keyringOf(settings);
   // Logged once each, however often they are claimed; the gauge is their number.
   const unopenable = new Set(foundUnopenable);
@@ -71,8 +92,12 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
   const feed = feedWindow(db, () => signingKey(db));
   // An outage is one line (db/reachability.ts); each failure it explains is a debug line.
   const failure = (error: unknown, fields: Record<string, unknown>, message: string) =>
-    reachability?.failed(error) ? logger.debug({ ...fields, ...errorFields(error) }, message) : logger.error({ ...fields, ...errorFields(error) }, message);
-  const writer = holdWriter(db, settings.leaseMs, (error) => failure(error, {}, 'webhook positions not written; retrying'));
+    reachability?.failed(error)
+      ? logger.debug({ ...fields, ...errorFields(error) }, message)
+      : logger.error({ ...fields, ...errorFields(error) }, message);
+  const writer = holdWriter(db, settings.leaseMs, (error) =>
+    failure(error, {}, 'webhook positions not written; retrying'),
+  );
   const gate = leaseGate(db);
   metrics?.watchLag(async () => ({ head: await lastSequenced(db), subscriptions: await subscriptionLags(db) }));
 
@@ -94,7 +119,10 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
       if (!unopenable.has(subscription.id)) {
         unopenable.add(subscription.id);
         metrics?.observeUnopenable(unopenable.size);
-        log.warn({ sealedUnder: error.sealedUnder ?? 'the form before key ids' }, "webhook secret cannot be opened with this dispatcher's keyring: deliveries to the subscription wait until its key is in WEBHOOK_SECRETS_KEY or WEBHOOK_SECRETS_KEY_PREVIOUS");
+        log.warn(
+          { sealedUnder: error.sealedUnder ?? 'the form before key ids' },
+          "webhook secret cannot be opened with this dispatcher's keyring: deliveries to the subscription wait until its key is in WEBHOOK_SECRETS_KEY or WEBHOOK_SECRETS_KEY_PREVIOUS",
+        );
       }
       await parkUnopenable(db, lease, Math.min(UNOPENABLE_WAIT_MS, settings.retry.maxMs));
       return;
@@ -123,17 +151,32 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
         }
         if (leaseEnds - performance.now() < settings.leaseMs / 2) {
           const asked = performance.now();
-          if (!(await writer.renew(lease))) return log.info('lease lost: the subscription changed or another dispatcher took it');
+          if (!(await writer.renew(lease)))
+            return log.info('lease lost: the subscription changed or another dispatcher took it');
           leaseEnds = asked + settings.leaseMs;
         }
-        if (!(await gate.check(lease))) return log.info('lease lost: the subscription changed or another dispatcher took it');
+        if (!(await gate.check(lease)))
+          return log.info('lease lost: the subscription changed or another dispatcher took it');
         // Just before sending, on the monotonic clock: a process stalled past its lease sends nothing.
-        if (performance.now() + settings.timeoutMs > leaseEnds) return log.info('lease ran out before sending: another dispatcher may hold it');
+        if (performance.now() + settings.timeoutMs > leaseEnds)
+          return log.info('lease ran out before sending: another dispatcher may hold it');
         const eventId = event.id;
         const started = performance.now();
-        const outcome = await postEvent(target, sign(eventId, clock!.now(), event.body), event.body, { policy: settings.policy, timeoutMs: settings.timeoutMs, agent, deadline: leaseEnds });
+        const outcome = await postEvent(target, sign(eventId, clock!.now(), event.body), event.body, {
+          policy: settings.policy,
+          timeoutMs: settings.timeoutMs,
+          agent,
+          deadline: leaseEnds,
+        });
         const latencyMs = performance.now() - started;
-        const attempt: AttemptRecord = { subscriptionId: lease.id, eventId, position: event.seq, status: outcome.status ?? null, error: outcome.ok ? null : outcome.error, latencyMs };
+        const attempt: AttemptRecord = {
+          subscriptionId: lease.id,
+          eventId,
+          position: event.seq,
+          status: outcome.status ?? null,
+          error: outcome.ok ? null : outcome.error,
+          latencyMs,
+        };
         if (outcome.ok) {
           metrics?.observeDelivery('delivered', latencyMs / 1000);
           position = event.seq;
@@ -152,32 +195,72 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
   }
 
   /** One line and one count when a subscription starts failing or is disabled; its later failures are debug lines. */
-  async function failed(lease: Lease, position: number, eventId: string, outcome: Extract<PostOutcome, { ok: false }>, attempt: AttemptRecord, attempts: number, failedBefore: boolean, latencyMs: number, log: Logger): Promise<void> {
+  async function failed(
+    lease: Lease,
+    position: number,
+    eventId: string,
+    outcome: Extract<PostOutcome, { ok: false }>,
+    attempt: AttemptRecord,
+    attempts: number,
+    failedBefore: boolean,
+    latencyMs: number,
+    log: Logger,
+  ): Promise<void> {
     const unwritten = writer.take(lease).attempts;
     const fields = { event: eventId, error: outcome.error, detail: outcome.detail };
     if (outcome.status === 410) {
       metrics?.observeDelivery('disabled', latencyMs / 1000);
-      if (!(await disableHeld(db, lease, position, 'the receiver answered 410 Gone', outcome.error, [...unwritten, attempt]))) return log.info(fields, 'webhook delivery failed after the lease was lost: the subscription changed or another dispatcher took it');
+      if (
+        !(await disableHeld(db, lease, position, 'the receiver answered 410 Gone', outcome.error, [
+          ...unwritten,
+          attempt,
+        ]))
+      )
+        return log.info(
+          fields,
+          'webhook delivery failed after the lease was lost: the subscription changed or another dispatcher took it',
+        );
       metrics?.subscriptionChanged('disabled');
       return log.warn(fields, 'webhook subscription disabled: the receiver answered 410 Gone');
     }
     metrics?.observeDelivery(outcome.refused ? 'refused' : 'failed', latencyMs / 1000);
     const backoff = retryDelay(attempts + 1, settings.retry);
     // The receiver's Retry-After, within the schedule's longest wait.
-    const retryInMs = outcome.retryAfterMs !== undefined ? Math.min(outcome.retryAfterMs, settings.retry.maxMs) : backoff;
-    const result = await recordFailure(db, lease, { position, error: outcome.error, retryInMs, giveUpAfterMs: settings.retry.giveUpAfterMs, giveUpReason }, [...unwritten, attempt]);
-    if (result === 'lost') return log.info(fields, 'webhook delivery failed after the lease was lost: the subscription changed or another dispatcher took it');
+    const retryInMs =
+      outcome.retryAfterMs !== undefined ? Math.min(outcome.retryAfterMs, settings.retry.maxMs) : backoff;
+    const result = await recordFailure(
+      db,
+      lease,
+      { position, error: outcome.error, retryInMs, giveUpAfterMs: settings.retry.giveUpAfterMs, giveUpReason },
+      [...unwritten, attempt],
+    );
+    if (result === 'lost')
+      return log.info(
+        fields,
+        'webhook delivery failed after the lease was lost: the subscription changed or another dispatcher took it',
+      );
     if (result === 'disabled') {
       metrics?.subscriptionChanged('disabled');
-      return log.warn({ ...fields, attempts: attempts + 1 }, 'webhook subscription disabled: deliveries failed for the whole retry period');
+      return log.warn(
+        { ...fields, attempts: attempts + 1 },
+        'webhook subscription disabled: deliveries failed for the whole retry period',
+      );
     }
-    if (failedBefore) return log.debug({ ...fields, attempts: attempts + 1, retryInMs }, 'webhook delivery failed again; retrying later');
+    if (failedBefore)
+      return log.debug(
+        { ...fields, attempts: attempts + 1, retryInMs },
+        'webhook delivery failed again; retrying later',
+      );
     metrics?.subscriptionChanged('failing');
     log.warn({ ...fields, retryInMs }, 'webhook subscription failing: webhook delivery failed; retrying later');
   }
 
   async function tick(): Promise<void> {
-    clock ??= await databaseClock(() => databaseTime(db), { logger, onSkew: (ms) => metrics?.observeSkew(ms), wallNow });
+    clock ??= await databaseClock(() => databaseTime(db), {
+      logger,
+      onSkew: (ms) => metrics?.observeSkew(ms),
+      wallNow,
+    });
     // Numbers what writers committed since the last tick: the feed's positions come from here too.
     await sequencePendingChanges(db);
     const room = capacity - walking.size;
@@ -235,7 +318,10 @@ export function startDispatcher({ db, settings, logger, metrics, owner = `${proc
       await Promise.allSettled(walking.values());
       await writer.flush();
       // With the database away the leases are left to expire.
-      await Promise.race([Promise.allSettled(handedBack), new Promise((resolve) => setTimeout(resolve, settings.leaseMs).unref())]);
+      await Promise.race([
+        Promise.allSettled(handedBack),
+        new Promise((resolve) => setTimeout(resolve, settings.leaseMs).unref()),
+      ]);
       clock?.stop();
       await agent.destroy(); // every walk has ended; a connect still pending is not waited for
     },

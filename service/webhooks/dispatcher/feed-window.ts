@@ -36,7 +36,13 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
   let tip: string | undefined;
   const withBodies = async (read: ChangeEvent[]) => {
     const key = await tokenKey();
-    return read.map((event) => ({ seq: event.seq, id: eventId(event), jobId: event.entry.id, type: eventType(event), body: eventBody(key, event) }));
+    return read.map((event) => ({
+      seq: event.seq,
+      id: eventId(event),
+      jobId: event.entry.id,
+      type: eventType(event),
+      body: eventBody(key, event),
+    }));
   };
 
   return {

@@ -41,7 +41,12 @@ export function holdWriter(db: Database, leaseMs: number, onError: (error: unkno
   const entry = (lease: Lease, position: number): Pending => {
     let one = pending.get(key(lease));
     if (!one) {
-      one = { progress: { lease, position, delivered: false, release: false }, renew: false, attempts: [], waiters: [] };
+      one = {
+        progress: { lease, position, delivered: false, release: false },
+        renew: false,
+        attempts: [],
+        waiters: [],
+      };
       pending.set(key(lease), one);
     }
     one.progress.position = Math.max(one.progress.position, position);
@@ -54,7 +59,12 @@ export function holdWriter(db: Database, leaseMs: number, onError: (error: unkno
     if (batch.size === 0) return;
     const all = [...batch.values()];
     try {
-      const lost = await recordProgress(db, all.map((one) => one.progress), all.flatMap((one) => one.attempts), leaseMs);
+      const lost = await recordProgress(
+        db,
+        all.map((one) => one.progress),
+        all.flatMap((one) => one.attempts),
+        leaseMs,
+      );
       for (const one of all) {
         const kept = !lost.has(one.progress.lease.id);
         if (!kept) lostLeases.add(key(one.progress.lease));

@@ -19,7 +19,10 @@ export function leaseGate(db: Database): LeaseGate {
       const batch = queue;
       queue = [];
       try {
-        const held = await leasesHeld(db, batch.map((one) => one.lease));
+        const held = await leasesHeld(
+          db,
+          batch.map((one) => one.lease),
+        );
         for (const one of batch) one.resolve(held.has(one.lease.id));
       } catch (error) {
         for (const one of batch) one.reject(error);

@@ -24,17 +24,31 @@ export interface RunningDispatcher {
 export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promise<RunningDispatcher> {
   const config = loadConfig(env);
   const settings = loadWebhookSettings(env);
-  if (!settings.secretsKey) throw new Error('WEBHOOK_SECRETS_KEY is not set: the dispatcher cannot sign without the subscriptions\' secrets (e.g. WEBHOOK_SECRETS_KEY=$(openssl rand -base64 32), the same value the service has)');
-  const metricsPort = env.WEBHOOK_METRICS_PORT === undefined || env.WEBHOOK_METRICS_PORT === '' ? undefined : Number(env.WEBHOOK_METRICS_PORT);
-  if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) throw new Error('Invalid configuration: WEBHOOK_METRICS_PORT must be a port number (0-65535)');
+  if (!settings.secretsKey)
+    throw new Error(
+      "WEBHOOK_SECRETS_KEY is not set: the dispatcher cannot sign without the subscriptions' secrets (e.g. WEBHOOK_SECRETS_KEY=$(openssl rand -base64 32), the same value the service has)",
+    );
+  const metricsPort =
+    env.WEBHOOK_METRICS_PORT === undefined || env.WEBHOOK_METRICS_PORT === ''
+      ? undefined
+      : Number(env.WEBHOOK_METRICS_PORT);
+  if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535))
+    throw new Error('Invalid configuration: WEBHOOK_METRICS_PORT must be a port number (0-65535)');
   const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
   reportNewHistories(logger);
   try {
-    logMigrations(logger, await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }));
+    logMigrations(
+      logger,
+      await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }),
+    );
   } catch (error) {
     throw new Error(startupDatabaseError(config.databaseUrl, error));
   }
-  const database = openDatabase(config.databaseUrl, [], { connectionLimit: 10, connectTimeoutMs: config.dbConnectTimeoutMs, queryTimeoutMs: config.dbQueryTimeoutMs });
+  const database = openDatabase(config.databaseUrl, [], {
+    connectionLimit: 10,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
+  });
   const keyring = keyringOf({ ...settings, secretsKey: settings.secretsKey });
   let unopenable: string[];
   try {
@@ -45,7 +59,13 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   }
   const metrics = metricsPort === undefined ? undefined : createDispatcherMetrics();
   // An outage is one line and webhook_dispatcher_database_up 0, which compose's health check reads.
-  const reachability = watchDatabase({ url: config.databaseUrl, logger, registry: metrics?.registry, gauge: DATABASE_UP_GAUGES.dispatcher, failures: 'dispatcher ticks failed' });
+  const reachability = watchDatabase({
+    url: config.databaseUrl,
+    logger,
+    registry: metrics?.registry,
+    gauge: DATABASE_UP_GAUGES.dispatcher,
+    failures: 'dispatcher ticks failed',
+  });
   let metricsServer: MetricsServer | undefined;
   if (metrics) {
     try {
@@ -56,8 +76,25 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
       throw error;
     }
   }
-  const dispatcher = startDispatcher({ db: database.db, settings: { ...settings, secretsKey: settings.secretsKey }, logger, metrics, reachability, unopenable });
-  logger.info({ owner: dispatcher.owner, database: describeDatabaseUrl(config.databaseUrl), keyring: describeKeyring(keyring), metrics: metricsServer?.url, allowHttp: settings.policy.allowHttp, allowed: settings.policy.allowed }, 'webhook dispatcher running');
+  const dispatcher = startDispatcher({
+    db: database.db,
+    settings: { ...settings, secretsKey: settings.secretsKey },
+    logger,
+    metrics,
+    reachability,
+    unopenable,
+  });
+  logger.info(
+    {
+      owner: dispatcher.owner,
+      database: describeDatabaseUrl(config.databaseUrl),
+      keyring: describeKeyring(keyring),
+      metrics: metricsServer?.url,
+      allowHttp: settings.policy.allowHttp,
+      allowed: settings.policy.allowed,
+    },
+    'webhook dispatcher running',
+  );
   flushNow(logger);
   return {
     logger,
@@ -79,8 +116,19 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
  */
 async function checkKeyring(db: Database, keyring: Keyring, logger: Logger): Promise<string[]> {
   const survey = await proveKeyring(db, keyring);
-  for (const one of survey.unopenable) logger.warn({ subscription: one.id, sealedUnder: one.sealedUnder ?? 'the form before key ids', keyring: describeKeyring(keyring) }, "webhook secret cannot be opened with this dispatcher's keyring: deliveries to the subscription wait until its key is in WEBHOOK_SECRETS_KEY or WEBHOOK_SECRETS_KEY_PREVIOUS");
-  await showUnopenable(db, survey.unopenable.map((one) => one.id));
+  for (const one of survey.unopenable)
+    logger.warn(
+      {
+        subscription: one.id,
+        sealedUnder: one.sealedUnder ?? 'the form before key ids',
+        keyring: describeKeyring(keyring),
+      },
+      "webhook secret cannot be opened with this dispatcher's keyring: deliveries to the subscription wait until its key is in WEBHOOK_SECRETS_KEY or WEBHOOK_SECRETS_KEY_PREVIOUS",
+    );
+  await showUnopenable(
+    db,
+    survey.unopenable.map((one) => one.id),
+  );
   await clearUnopenable(db, survey.reopened);
   return survey.unopenable.map((one) => one.id);
 }

@@ -9,7 +9,11 @@ import { webhookAnswer } from '../route-support';
 
 /** The answers several webhook routes document alike. */
 export const notFound = errorResponse('No subscription of yours has this id', MESSAGES.webhookNotFound);
-export const notJson = errorResponse('Content-Type is not application/json, or an unsupported body encoding', MESSAGES.notJson, ENCODING_HEADERS);
+export const notJson = errorResponse(
+  'Content-Type is not application/json, or an unsupported body encoding',
+  MESSAGES.notJson,
+  ENCODING_HEADERS,
+);
 export const invalid = (description: string) => ({
   description,
   body: ValidationErrorBody,
@@ -17,10 +21,19 @@ export const invalid = (description: string) => ({
 });
 
 /** What a route on one of the caller's own subscriptions declares: its scope, the id in its path, the caller, a database turn. */
-export const OWN_SUBSCRIPTION = { scope: 'jobs:read', tag: 'webhooks', params: WebhookIdParams, consumer: 'required', database: true } as const;
+export const OWN_SUBSCRIPTION = {
+  scope: 'jobs:read',
+  tag: 'webhooks',
+  params: WebhookIdParams,
+  consumer: 'required',
+  database: true,
+} as const;
 
 /** A subscription as the answer (`description` says in what state), or the 404 for an id not the caller's. */
-export const subscriptionAnswer = (description: string) => ({ '200': { description, body: WebhookEnvelope, example: { data: WEBHOOK_EXAMPLE } }, '404': notFound });
+export const subscriptionAnswer = (description: string) => ({
+  '200': { description, body: WebhookEnvelope, example: { data: WEBHOOK_EXAMPLE } },
+  '404': notFound,
+});
 
 /** The handler of a route that answers the caller's subscription as `step` leaves it (read, enabled...), or the 404. */
 export const answerSubscription =

@@ -10,8 +10,10 @@ export const deleteWebhookRoute = defineRoute({
   summary: 'Unsubscribe: no more deliveries',
   ...OWN_SUBSCRIPTION,
   responses: { '204': { description: 'Deleted' }, '404': notFound },
-  handler: ({ db }) => async (ctx, { params: { id } }) => {
-    if (!(await deleteSubscription(db, ctx.state.consumer!.id, id))) throw webhookNotFound();
-    ctx.status = 204;
-  },
+  handler:
+    ({ db }) =>
+    async (ctx, { params: { id } }) => {
+      if (!(await deleteSubscription(db, ctx.state.consumer!.id, id))) throw webhookNotFound();
+      ctx.status = 204;
+    },
 });

@@ -13,8 +13,12 @@ export const listWebhooksRoute = defineRoute({
   consumer: 'required',
   database: true,
   responses: { '200': { description: 'Your subscriptions', body: WebhookList, example: { data: [WEBHOOK_EXAMPLE] } } },
-  handler: ({ db }) => async (ctx) => {
-    const positions = await feedPositions(db);
-    ctx.body = { data: (await listSubscriptions(db, ctx.state.consumer!.id)).map((row) => toWebhook(positions, row)) };
-  },
+  handler:
+    ({ db }) =>
+    async (ctx) => {
+      const positions = await feedPositions(db);
+      ctx.body = {
+        data: (await listSubscriptions(db, ctx.state.consumer!.id)).map((row) => toWebhook(positions, row)),
+      };
+    },
 });

@@ -21,11 +21,13 @@ export const replayWebhookRoute = defineRoute({
     '400': invalid('position is missing, not valid, or ahead of the feed'),
     '415': notJson,
   },
-  handler: ({ db }) => async (ctx, { params: { id }, body }) => {
-    const positions = await feedPositions(db);
-    const result = await replayFrom(db, ctx.state.consumer!.id, id, positions.seq(body.position));
-    if (result === undefined) throw webhookNotFound();
-    if (typeof result === 'string') throw badRequest(MESSAGES.positionAhead);
-    ctx.body = { data: toWebhook(positions, result) };
-  },
+  handler:
+    ({ db }) =>
+    async (ctx, { params: { id }, body }) => {
+      const positions = await feedPositions(db);
+      const result = await replayFrom(db, ctx.state.consumer!.id, id, positions.seq(body.position));
+      if (result === undefined) throw webhookNotFound();
+      if (typeof result === 'string') throw badRequest(MESSAGES.positionAhead);
+      ctx.body = { data: toWebhook(positions, result) };
+    },
 });

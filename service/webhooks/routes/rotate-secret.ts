@@ -2,7 +2,14 @@ import { rotateSecret } from '../../../db/webhooks/subscriptions';
 import { rotationRefused, rotationRefusedMessage, webhookNotFound } from '../../errors';
 import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
-import { ROTATE_BODY, ROTATION_OVERLAP_MS, RotatedSecret, SECRET_EXAMPLE, WEBHOOK_EXAMPLE, WebhookIdParams } from '../contract';
+import {
+  ROTATE_BODY,
+  ROTATION_OVERLAP_MS,
+  RotatedSecret,
+  SECRET_EXAMPLE,
+  WEBHOOK_EXAMPLE,
+  WebhookIdParams,
+} from '../contract';
 import { encryptSecret, newSecret } from '../secrets';
 import { spoken, type WebhookRouteSettings } from '../settings';
 import { secretsKeyring } from '../route-support';
@@ -26,18 +33,44 @@ export const rotateWebhookSecretRoute = defineRoute({
     '200': {
       description: 'The new secret',
       body: RotatedSecret,
-      example: { data: { id: WEBHOOK_EXAMPLE.id, secret: SECRET_EXAMPLE, previousSecretExpiresAt: '2026-11-27T09:00:00.000Z', olderSecretExpiresAt: null } },
+      example: {
+        data: {
+          id: WEBHOOK_EXAMPLE.id,
+          secret: SECRET_EXAMPLE,
+          previousSecretExpiresAt: '2026-11-27T09:00:00.000Z',
+          olderSecretExpiresAt: null,
+        },
+      },
     },
     '400': invalid('expirePrevious is not a boolean, or another field was sent'),
     '404': notFound,
-    '409': errorResponse('Two replaced secrets still sign: the message says until when', rotationRefusedMessage('2026-11-27T09:00:00.000Z')),
+    '409': errorResponse(
+      'Two replaced secrets still sign: the message says until when',
+      rotationRefusedMessage('2026-11-27T09:00:00.000Z'),
+    ),
     '415': notJson,
   },
-  handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { params: { id }, body }) => {
-    const secret = newSecret();
-    const rotation = await rotateSecret(db, ctx.state.consumer!.id, id, encryptSecret(secretsKeyring(webhooks), secret), ROTATION_OVERLAP_MS, body.expirePrevious === true);
-    if (!rotation) throw webhookNotFound();
-    if ('refusedUntil' in rotation) throw rotationRefused(rotation.refusedUntil.toISOString());
-    ctx.body = { data: { id, secret, previousSecretExpiresAt: rotation.previousExpiresAt.toISOString(), olderSecretExpiresAt: rotation.olderExpiresAt?.toISOString() ?? null } };
-  },
+  handler:
+    ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) =>
+    async (ctx, { params: { id }, body }) => {
+      const secret = newSecret();
+      const rotation = await rotateSecret(
+        db,
+        ctx.state.consumer!.id,
+        id,
+        encryptSecret(secretsKeyring(webhooks), secret),
+        ROTATION_OVERLAP_MS,
+        body.expirePrevious === true,
+      );
+      if (!rotation) throw webhookNotFound();
+      if ('refusedUntil' in rotation) throw rotationRefused(rotation.refusedUntil.toISOString());
+      ctx.body = {
+        data: {
+          id,
+          secret,
+          previousSecretExpiresAt: rotation.previousExpiresAt.toISOString(),
+          olderSecretExpiresAt: rotation.olderExpiresAt?.toISOString() ?? null,
+        },
+      };
+    },
 });

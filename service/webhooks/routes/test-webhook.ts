@@ -42,30 +42,42 @@ export const testWebhookRoute = defineRoute({
     '200': {
       description: 'What your receiver answered (delivered is false for anything but a 2xx)',
       body: TestOutcome,
-      example: { data: { eventId: TEST_EVENT_EXAMPLE.id, delivered: false, status: 500, error: 'HTTP 500', latencyMs: 35 } },
+      example: {
+        data: { eventId: TEST_EVENT_EXAMPLE.id, delivered: false, status: 500, error: 'HTTP 500', latencyMs: 35 },
+      },
     },
     '400': errorResponse('The subscription is disabled: enable it first', MESSAGES.testDisabled),
     '404': notFound,
     '503': errorResponse(
-      'The server cannot open the subscription\'s signing secret (an operator\'s sealing key is missing; deliveries wait, none is lost), or the database is unreachable or the service saturated: nothing was sent; retry after Retry-After seconds',
+      "The server cannot open the subscription's signing secret (an operator's sealing key is missing; deliveries wait, none is lost), or the database is unreachable or the service saturated: nothing was sent; retry after Retry-After seconds",
       MESSAGES.secretUnopenable,
       RETRY_HEADERS,
     ),
   },
-  handler: ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) => async (ctx, { params: { id } }) => {
-    const keyring = secretsKeyring(webhooks);
-    const target = await testTarget(db, ctx.state.consumer!.id, id);
-    if (!target) throw webhookNotFound();
-    if (target.status === 'disabled') throw badRequest(MESSAGES.testDisabled);
-    const eventId = `evt_test_${uuidv7()}`;
-    // Timed by the database's clock, as every delivery is: one clock for all signatures.
-    const body = JSON.stringify({ id: eventId, type: TEST_EVENT_TYPE, timestamp: target.now.toISOString(), data: { subscriptionId: id } });
-    const headers = signer(opened(keyring, target.secrets))(eventId, target.now, body);
-    const started = performance.now();
-    const outcome = await postEvent(target.url, headers, body, { policy: webhooks.policy, timeoutMs: webhooks.timeoutMs });
-    const latencyMs = Math.round(performance.now() - started);
-    const attempt = { status: outcome.status ?? null, error: outcome.ok ? null : outcome.error, latencyMs };
-    await recordAttempts(db, [{ subscriptionId: id, eventId, position: null, ...attempt }]);
-    ctx.body = { data: { eventId, delivered: outcome.ok, ...attempt } };
-  },
+  handler:
+    ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) =>
+    async (ctx, { params: { id } }) => {
+      const keyring = secretsKeyring(webhooks);
+      const target = await testTarget(db, ctx.state.consumer!.id, id);
+      if (!target) throw webhookNotFound();
+      if (target.status === 'disabled') throw badRequest(MESSAGES.testDisabled);
+      const eventId = `evt_test_${uuidv7()}`;
+      // Timed by the database's clock, as every delivery is: one clock for all signatures.
+      const body = JSON.stringify({
+        id: eventId,
+        type: TEST_EVENT_TYPE,
+        timestamp: target.now.toISOString(),
+        data: { subscriptionId: id },
+      });
+      const headers = signer(opened(keyring, target.secrets))(eventId, target.now, body);
+      const started = performance.now();
+      const outcome = await postEvent(target.url, headers, body, {
+        policy: webhooks.policy,
+        timeoutMs: webhooks.timeoutMs,
+      });
+      const latencyMs = Math.round(performance.now() - started);
+      const attempt = { status: outcome.status ?? null, error: outcome.ok ? null : outcome.error, latencyMs };
+      await recordAttempts(db, [{ subscriptionId: id, eventId, position: null, ...attempt }]);
+      ctx.body = { data: { eventId, delivered: outcome.ok, ...attempt } };
+    },
 });

@@ -26,7 +26,13 @@ afterEach(() => handle.close());
 let created = 0;
 /** Commits `count` active jobs, each in a department of its own: connection rows to fold. */
 async function createJobs(count: number): Promise<void> {
-  const rows = generateJobs({ count, seed: 7 + created, newest: new Date('2026-06-01T00:00:00Z'), firstNumber: 1 + created, statusFor: () => 'active' });
+  const rows = generateJobs({
+    count,
+    seed: 7 + created,
+    newest: new Date('2026-06-01T00:00:00Z'),
+    firstNumber: 1 + created,
+    statusFor: () => 'active',
+  });
   for (const [i, row] of rows.entries()) row.department = `Department ${created + i}`;
   created += count;
   await insertInBatches(database.db, rows);
@@ -41,7 +47,8 @@ async function unfolded(): Promise<number> {
 
 /** The unfolded rows once a background fold has had `ms` to finish (or at once when none are left). */
 async function unfoldedAfter(ms: number): Promise<number> {
-  for (let waited = 0; waited < ms && (await unfolded()) > 0; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let waited = 0; waited < ms && (await unfolded()) > 0; waited += 50)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   return unfolded();
 }
 

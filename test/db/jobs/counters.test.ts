@@ -24,12 +24,20 @@ import { generator } from '../../../db/seed-data';
 
 const parseListQuery = queryReader(LIST_QUERY);
 
-
 const STATUSES = ['draft', 'active', 'open', 'paused', 'closed'] as const;
 const TYPES = ['full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'] as const;
 const WORKPLACES = [null, 'on-site', 'hybrid', 'remote'] as const;
 // Spellings that fold together, one that folds to '' (the all-departments row's key), and others.
-const DEPARTMENTS = ['Finance', ' finance ', 'FINANCE', 'Data & Analytics', 'data & analytics', 'Ünïcode', '   ', 'Sales'] as const;
+const DEPARTMENTS = [
+  'Finance',
+  ' finance ',
+  'FINANCE',
+  'Data & Analytics',
+  'data & analytics',
+  'Ünïcode',
+  '   ',
+  'Sales',
+] as const;
 
 /** Every kind of filter: default and explicit statuses, single values and lists, departments in any case. */
 const FILTERS = (() => {
@@ -88,13 +96,21 @@ async function mismatches(db: TestDatabase): Promise<string[]> {
   const wrong: string[] = [];
   // Day counts (job_day_counts) against COUNT(*) per day of created_at and status.
   const byDay = async (statement: string) =>
-    new Map((await db.query<RowDataPacket[]>(statement)).map((row) => [`${row.day as string} ${row.status as string}`, Number(row.n)]));
+    new Map(
+      (await db.query<RowDataPacket[]>(statement)).map((row) => [
+        `${row.day as string} ${row.status as string}`,
+        Number(row.n),
+      ]),
+    );
   const days = await byDay(
     "SELECT DATE_FORMAT(created_at, '%Y-%m-%d') AS day, status, COUNT(*) AS n FROM jobs WHERE deleted_at IS NULL AND status <> 'draft' GROUP BY 1, 2",
   );
-  const kept = await byDay("SELECT DATE_FORMAT(day, '%Y-%m-%d') AS day, status, SUM(n) AS n FROM job_day_counts GROUP BY 1, 2 HAVING SUM(n) <> 0");
+  const kept = await byDay(
+    "SELECT DATE_FORMAT(day, '%Y-%m-%d') AS day, status, SUM(n) AS n FROM job_day_counts GROUP BY 1, 2 HAVING SUM(n) <> 0",
+  );
   for (const key of new Set([...days.keys(), ...kept.keys()])) {
-    if (days.get(key) !== kept.get(key)) wrong.push(`day ${key}: job_day_counts ${kept.get(key)}, COUNT(*) ${days.get(key)}`);
+    if (days.get(key) !== kept.get(key))
+      wrong.push(`day ${key}: job_day_counts ${kept.get(key)}, COUNT(*) ${days.get(key)}`);
   }
   // A few at a time: the pool has ten connections.
   for (let i = 0; i < FILTERS.length; i += 8) {
@@ -131,7 +147,8 @@ function jobValues(rnd: ReturnType<typeof generator>): unknown[] {
   ];
 }
 /** A moment in ten days, so day counts have several days to keep apart (and midnights to cross). */
-const createdAt = (rnd: ReturnType<typeof generator>) => new Date(Date.UTC(2026, 2, 1) + rnd.int(10 * 24 * 60) * 60_000 + rnd.int(60_000));
+const createdAt = (rnd: ReturnType<typeof generator>) =>
+  new Date(Date.UTC(2026, 2, 1) + rnd.int(10 * 24 * 60) * 60_000 + rnd.int(60_000));
 const INSERT = `INSERT INTO jobs (id, title, department, type, workplace, status, deleted_at, created_at, description, requirements, responsibilities)
   VALUES (?, 'Counted', ?, ?, ?, ?, ?, ?, 'x', '[]', '[]')`;
 
@@ -141,115 +158,133 @@ beforeAll(async () => {
 });
 afterAll(() => database.close());
 
-test.each([[20261122], [5]])('every filter total equals COUNT(*) through random plain-SQL changes (seed %i)', async (seed) => {
-  const rnd = generator(seed);
-  const connections: PoolConnection[] = [];
-  for (let i = 0; i < 3; i++) {
-    const connection = await database.pool.getConnection();
-    // No writer may wait for another writer's counter row: a wait would fail within a second.
-    await connection.query('SET SESSION innodb_lock_wait_timeout = 1');
-    connections.push(connection);
-  }
-  // Each connection changes only its own jobs (by primary key), so only counters could make two
-  // of them wait for each other.
-  const owned: Buffer[][] = [[], [], []];
-  const open = [false, false, false];
-  const log: string[] = [];
-  try {
-    for (let i = 0; i < 120; i++) {
-      const values = jobValues(rnd);
-      const c = i % 3;
-      await connections[c]!.query(INSERT, values);
-      owned[c]!.push(values[0] as Buffer);
+test.each([[20261122], [5]])(
+  'every filter total equals COUNT(*) through random plain-SQL changes (seed %i)',
+  async (seed) => {
+    const rnd = generator(seed);
+    const connections: PoolConnection[] = [];
+    for (let i = 0; i < 3; i++) {
+      const connection = await database.pool.getConnection();
+      // No writer may wait for another writer's counter row: a wait would fail within a second.
+      await connection.query('SET SESSION innodb_lock_wait_timeout = 1');
+      connections.push(connection);
     }
-    for (let step = 0; step < 300; step++) {
-      const c = rnd.int(3);
-      const connection = connections[c]!;
-      const run = async (statement: string, params: unknown[]) => {
-        log.push(`${step} c${c}: ${statement.replace(/\s+/g, ' ').slice(0, 80)}`);
-        await connection.query(statement, params);
-      };
-      if (!open[c] && rnd.next() < 0.25) {
-        await run('START TRANSACTION', []);
-        open[c] = true;
+    // Each connection changes only its own jobs (by primary key), so only counters could make two
+    // of them wait for each other.
+    const owned: Buffer[][] = [[], [], []];
+    const open = [false, false, false];
+    const log: string[] = [];
+    try {
+      for (let i = 0; i < 120; i++) {
+        const values = jobValues(rnd);
+        const c = i % 3;
+        await connections[c]!.query(INSERT, values);
+        owned[c]!.push(values[0] as Buffer);
       }
-      const mine = owned[c]!;
-      const id = rnd.pick(mine);
-      switch (rnd.int(12)) {
-        case 0: {
-          const values = jobValues(rnd);
-          await run(INSERT, values);
-          mine.push(values[0] as Buffer);
-          break;
+      for (let step = 0; step < 300; step++) {
+        const c = rnd.int(3);
+        const connection = connections[c]!;
+        const run = async (statement: string, params: unknown[]) => {
+          log.push(`${step} c${c}: ${statement.replace(/\s+/g, ' ').slice(0, 80)}`);
+          await connection.query(statement, params);
+        };
+        if (!open[c] && rnd.next() < 0.25) {
+          await run('START TRANSACTION', []);
+          open[c] = true;
         }
-        case 1:
-          await run('UPDATE jobs SET status = ? WHERE id = ?', [rnd.pick(STATUSES), id]);
-          break;
-        case 2:
-          await run('UPDATE jobs SET deleted_at = ? WHERE id = ?', [rnd.next() < 0.5 ? new Date() : null, id]);
-          break;
-        case 3:
-          await run('UPDATE jobs SET department = ? WHERE id = ?', [rnd.pick(DEPARTMENTS), id]);
-          break;
-        case 4:
-          await run('UPDATE jobs SET type = ?, workplace = ? WHERE id = ?', [rnd.pick(TYPES), rnd.pick(WORKPLACES), id]);
-          break;
-        case 5:
-          await run('DELETE FROM jobs WHERE id = ?', [id]);
-          break;
-        case 6: {
-          const some = [rnd.pick(mine), rnd.pick(mine), rnd.pick(mine)];
-          await run('UPDATE jobs SET status = ?, department = ? WHERE id IN (?, ?, ?)', [rnd.pick(STATUSES), rnd.pick(DEPARTMENTS), ...some]);
-          break;
+        const mine = owned[c]!;
+        const id = rnd.pick(mine);
+        switch (rnd.int(12)) {
+          case 0: {
+            const values = jobValues(rnd);
+            await run(INSERT, values);
+            mine.push(values[0] as Buffer);
+            break;
+          }
+          case 1:
+            await run('UPDATE jobs SET status = ? WHERE id = ?', [rnd.pick(STATUSES), id]);
+            break;
+          case 2:
+            await run('UPDATE jobs SET deleted_at = ? WHERE id = ?', [rnd.next() < 0.5 ? new Date() : null, id]);
+            break;
+          case 3:
+            await run('UPDATE jobs SET department = ? WHERE id = ?', [rnd.pick(DEPARTMENTS), id]);
+            break;
+          case 4:
+            await run('UPDATE jobs SET type = ?, workplace = ? WHERE id = ?', [
+              rnd.pick(TYPES),
+              rnd.pick(WORKPLACES),
+              id,
+            ]);
+            break;
+          case 5:
+            await run('DELETE FROM jobs WHERE id = ?', [id]);
+            break;
+          case 6: {
+            const some = [rnd.pick(mine), rnd.pick(mine), rnd.pick(mine)];
+            await run('UPDATE jobs SET status = ?, department = ? WHERE id IN (?, ?, ?)', [
+              rnd.pick(STATUSES),
+              rnd.pick(DEPARTMENTS),
+              ...some,
+            ]);
+            break;
+          }
+          case 7: {
+            const moved = newId();
+            await run('UPDATE jobs SET id = ? WHERE id = ?', [moved, id]);
+            mine.push(moved);
+            break;
+          }
+          case 8:
+            await run('UPDATE jobs SET title = ? WHERE id = ?', [`Edited ${step}`, id]);
+            break;
+          case 9:
+            await run(
+              'UPDATE jobs SET status = ?, type = ?, workplace = ?, department = ?, deleted_at = NULL WHERE id = ?',
+              [rnd.pick(STATUSES), rnd.pick(TYPES), rnd.pick(WORKPLACES), rnd.pick(DEPARTMENTS), id],
+            );
+            break;
+          case 10:
+            await run('UPDATE jobs SET created_at = ? WHERE id = ?', [createdAt(rnd), id]);
+            break;
+          default:
+            // A fold, while other connections' transactions may be open.
+            log.push(`${step}: fold`);
+            await foldJobCounts(database.db);
         }
-        case 7: {
-          const moved = newId();
-          await run('UPDATE jobs SET id = ? WHERE id = ?', [moved, id]);
-          mine.push(moved);
-          break;
+        if (open[c] && rnd.next() < 0.2) {
+          await run(rnd.next() < 0.75 ? 'COMMIT' : 'ROLLBACK', []);
+          open[c] = false;
         }
-        case 8:
-          await run('UPDATE jobs SET title = ? WHERE id = ?', [`Edited ${step}`, id]);
-          break;
-        case 9:
-          await run('UPDATE jobs SET status = ?, type = ?, workplace = ?, department = ?, deleted_at = NULL WHERE id = ?', [
-            rnd.pick(STATUSES), rnd.pick(TYPES), rnd.pick(WORKPLACES), rnd.pick(DEPARTMENTS), id,
-          ]);
-          break;
-        case 10:
-          await run('UPDATE jobs SET created_at = ? WHERE id = ?', [createdAt(rnd), id]);
-          break;
-        default:
-          // A fold, while other connections' transactions may be open.
-          log.push(`${step}: fold`);
-          await foldJobCounts(database.db);
+        if (step % 100 === 99) {
+          // Totals read while transactions are open count only what has committed, as COUNT(*) does.
+          const wrong = await mismatches(database);
+          expect({ seed, step, wrong, recent: wrong.length ? log.slice(-30) : [] }).toEqual({
+            seed,
+            step,
+            wrong: [],
+            recent: [],
+          });
+        }
       }
-      if (open[c] && rnd.next() < 0.2) {
-        await run(rnd.next() < 0.75 ? 'COMMIT' : 'ROLLBACK', []);
-        open[c] = false;
-      }
-      if (step % 100 === 99) {
-        // Totals read while transactions are open count only what has committed, as COUNT(*) does.
-        const wrong = await mismatches(database);
-        expect({ seed, step, wrong, recent: wrong.length ? log.slice(-30) : [] }).toEqual({ seed, step, wrong: [], recent: [] });
+      for (let c = 0; c < 3; c++) if (open[c]) await connections[c]!.query('COMMIT');
+      expect(await mismatches(database)).toEqual([]);
+      // With no transaction open, folding leaves only folded rows, and the totals unchanged.
+      while ((await foldJobCounts(database.db)) > 0);
+      const [[left]] = await database.pool.query<RowDataPacket[]>(
+        'SELECT (SELECT COUNT(*) FROM job_counts WHERE slot <> 0) + (SELECT COUNT(*) FROM job_day_counts WHERE slot <> 0) AS n',
+      );
+      expect(Number(left!.n)).toBe(0);
+      expect(await mismatches(database)).toEqual([]);
+    } finally {
+      for (const connection of connections) {
+        await connection.query('ROLLBACK');
+        connection.release();
       }
     }
-    for (let c = 0; c < 3; c++) if (open[c]) await connections[c]!.query('COMMIT');
-    expect(await mismatches(database)).toEqual([]);
-    // With no transaction open, folding leaves only folded rows, and the totals unchanged.
-    while ((await foldJobCounts(database.db)) > 0);
-    const [[left]] = await database.pool.query<RowDataPacket[]>(
-      'SELECT (SELECT COUNT(*) FROM job_counts WHERE slot <> 0) + (SELECT COUNT(*) FROM job_day_counts WHERE slot <> 0) AS n',
-    );
-    expect(Number(left!.n)).toBe(0);
-    expect(await mismatches(database)).toEqual([]);
-  } finally {
-    for (const connection of connections) {
-      await connection.query('ROLLBACK');
-      connection.release();
-    }
-  }
-}, 120_000);
+  },
+  120_000,
+);
 
 describe('writers never wait for each other on a counter', () => {
   let a: PoolConnection;
@@ -281,7 +316,7 @@ describe('writers never wait for each other on a counter', () => {
     expect(await waitlessTotal()).toBe(1);
   });
 
-  test("a fold neither waits for an open transaction nor takes its rows, and folds them once it commits", async () => {
+  test('a fold neither waits for an open transaction nor takes its rows, and folds them once it commits', async () => {
     await insertActive(a);
     await a.query('START TRANSACTION');
     await a.query("UPDATE jobs SET status = 'paused' WHERE department = 'Waitless' AND status = 'active' LIMIT 1");
@@ -289,7 +324,9 @@ describe('writers never wait for each other on a counter', () => {
     await foldJobCounts(database.db);
     expect(Date.now() - started).toBeLessThan(1000);
     const unfolded = async () => {
-      const [[row]] = await database.pool.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM job_counts WHERE slot <> 0');
+      const [[row]] = await database.pool.query<RowDataPacket[]>(
+        'SELECT COUNT(*) AS n FROM job_counts WHERE slot <> 0',
+      );
       return Number(row!.n);
     };
     expect(await unfolded()).toBeGreaterThan(0);
@@ -328,7 +365,10 @@ test('the migration counts the jobs that were there before it', async () => {
     cpSync(MIGRATIONS_FOLDER, folder, { recursive: true });
     const journalPath = path.join(folder, 'meta/_journal.json');
     const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: Array<{ tag: string }> };
-    journal.entries = journal.entries.slice(0, journal.entries.findIndex((entry) => entry.tag.startsWith('0007')));
+    journal.entries = journal.entries.slice(
+      0,
+      journal.entries.findIndex((entry) => entry.tag.startsWith('0007')),
+    );
     writeFileSync(journalPath, JSON.stringify(journal));
     const before = createDatabase(url, { connectionLimit: 1 });
     const rnd = generator(99);
@@ -341,7 +381,13 @@ test('the migration counts the jobs that were there before it', async () => {
     await migrateDatabase(url);
     const after = createDatabase(url, { connectionLimit: 2 });
     try {
-      const view = { ...after, url, name, query: async <T>(statement: string, values?: unknown[]) => (await after.pool.query(statement, values))[0] as T, close: after.close };
+      const view = {
+        ...after,
+        url,
+        name,
+        query: async <T>(statement: string, values?: unknown[]) => (await after.pool.query(statement, values))[0] as T,
+        close: after.close,
+      };
       expect(await mismatches(view as TestDatabase)).toEqual([]);
       expect(await totalOf(view as TestDatabase, '')).toBeGreaterThan(0);
     } finally {

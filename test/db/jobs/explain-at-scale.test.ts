@@ -19,7 +19,8 @@ const ROWS = 100_000;
 let database: TestDatabase;
 
 // 0..99,999 from five cross-joined digit tables: fast, and no sequence engine needed (MySQL too).
-const DIGITS = '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
+const DIGITS =
+  '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
 
 beforeAll(async () => {
   database = await freshDatabase('explain');
@@ -34,7 +35,10 @@ beforeAll(async () => {
   // And the secondary indexes are built once, sorted, after the rows are in (one ALTER TABLE),
   // instead of taking 100,000 inserts each: the schema's own definitions, read back.
   const [shown] = await database.query<Array<{ 'Create Table': string }>>('SHOW CREATE TABLE jobs');
-  const keys = [...shown!['Create Table'].matchAll(/^\s*KEY `([^`]+)` (\(.+\))/gm)].map(([, name, columns]) => ({ name: name!, columns: columns! }));
+  const keys = [...shown!['Create Table'].matchAll(/^\s*KEY `([^`]+)` (\(.+\))/gm)].map(([, name, columns]) => ({
+    name: name!,
+    columns: columns!,
+  }));
   await database.query(`ALTER TABLE jobs ${keys.map(({ name }) => `DROP INDEX \`${name}\``).join(', ')}`);
   // Ids are UUIDv7-shaped and grow with created_at, one job a minute; a fifth are drafts, one in
   // fifty soft-deleted; departments, types, workplaces and statuses spread evenly.
@@ -47,7 +51,9 @@ beforeAll(async () => {
       'Generated for the plan tests.', '[]', '[]', ELT(1 + n % 5, 'draft', 'active', 'open', 'paused', 'closed'),
       TIMESTAMPADD(MINUTE, n, '2020-01-01'), IF(n % 50 = 7, '2024-01-01', NULL)
     FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d AS n FROM ${DIGITS} a, ${DIGITS} b, ${DIGITS} c, ${DIGITS} e, ${DIGITS} f) numbers`);
-  await database.query(`ALTER TABLE jobs ${keys.map(({ name, columns }) => `ADD INDEX \`${name}\` ${columns}`).join(', ')}`);
+  await database.query(
+    `ALTER TABLE jobs ${keys.map(({ name, columns }) => `ADD INDEX \`${name}\` ${columns}`).join(', ')}`,
+  );
   await database.query(`
     INSERT INTO job_changes (job_id, seq, changed_at, ever_public)
     SELECT id, ROW_NUMBER() OVER (ORDER BY created_at, id), created_at, status <> 'draft' FROM jobs`);
@@ -89,31 +95,40 @@ async function feedStatementOf(since: number, limit: number): Promise<Statement>
 }
 
 describe('a cursor page', () => {
-  test.each(['', 'type=contract', 'department=finance', 'workplace=remote', 'status=paused', 'state=CA', 'department=finance&type=part-time', 'status=paused&state=CA,TX&workplace=remote'])(
-    '%s: its ids are a range read of one index in listing order, then the rows by primary key',
-    async (query) => {
-      const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(`${query}&limit=100`)));
-      const deep = await positionAt(query, 1_000);
-      const plan = await explain(await pageStatementOf(parsed, { after: deep }));
-      // One read per value of a list filter (several are merged by a sort of their LIMITed union).
-      const reads = plan.filter((step) => step.table === 'jobs' && step.key !== 'PRIMARY');
-      expect(reads.length).toBeGreaterThan(0);
-      for (const ids of reads) {
-        expect(['range', 'ref']).toContain(ids.type);
-        expect(ids.key).toMatch(/^jobs_/);
-        // Index only, unless other filters are checked on the rows the index finds.
-        expect(ids.Extra).toMatch(query.includes('&') ? /Using where/ : /Using index/);
-      }
-      for (const step of plan) {
-        // The page's own ids, at most limit + 1 of them, are read whole; no table is.
-        if (!step.table.startsWith('<derived')) expect(step.type).not.toBe('ALL');
-        if (reads.length === 1) expect(step.Extra ?? '').not.toMatch(/filesort|temporary/);
-      }
-      expect(plan.find((step) => step.table === 'jobs' && step.key === 'PRIMARY')).toMatchObject({ type: 'eq_ref' });
-    },
-  );
+  test.each([
+    '',
+    'type=contract',
+    'department=finance',
+    'workplace=remote',
+    'status=paused',
+    'state=CA',
+    'department=finance&type=part-time',
+    'status=paused&state=CA,TX&workplace=remote',
+  ])('%s: its ids are a range read of one index in listing order, then the rows by primary key', async (query) => {
+    const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(`${query}&limit=100`)));
+    const deep = await positionAt(query, 1_000);
+    const plan = await explain(await pageStatementOf(parsed, { after: deep }));
+    // One read per value of a list filter (several are merged by a sort of their LIMITed union).
+    const reads = plan.filter((step) => step.table === 'jobs' && step.key !== 'PRIMARY');
+    expect(reads.length).toBeGreaterThan(0);
+    for (const ids of reads) {
+      expect(['range', 'ref']).toContain(ids.type);
+      expect(ids.key).toMatch(/^jobs_/);
+      // Index only, unless other filters are checked on the rows the index finds.
+      expect(ids.Extra).toMatch(query.includes('&') ? /Using where/ : /Using index/);
+    }
+    for (const step of plan) {
+      // The page's own ids, at most limit + 1 of them, are read whole; no table is.
+      if (!step.table.startsWith('<derived')) expect(step.type).not.toBe('ALL');
+      if (reads.length === 1) expect(step.Extra ?? '').not.toMatch(/filesort|temporary/);
+    }
+    expect(plan.find((step) => step.table === 'jobs' && step.key === 'PRIMARY')).toMatchObject({ type: 'eq_ref' });
+  });
 
-  test.each([['', 5 * 4_999], ['state=CA', 5 * 600]])('%s: a page deep in the walk reads no more rows than page 1', async (query, depth) => {
+  test.each([
+    ['', 5 * 4_999],
+    ['state=CA', 5 * 600],
+  ])('%s: a page deep in the walk reads no more rows than page 1', async (query, depth) => {
     const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(`${query}&limit=5`)));
     const first = await rowsRead(await pageStatementOf(parsed, { after: null }));
     const deep = await rowsRead(await pageStatementOf(parsed, { after: await positionAt(query, depth) }));
@@ -157,7 +172,9 @@ describe("the dispatchers' claim and the lag metrics", () => {
     expect(claim.rows).toBeLessThan(50);
     const lags = await rowsReadBy(database.pool, (db) => subscriptionLags(db));
     // The behind one waits for job n = 50,001 (n = 50,000 is a draft, never public), created 50,001 minutes after 2020-01-01 UTC.
-    expect(Object.fromEntries(lags.result.map((lag) => [lag.position, lag.oldestUndelivered?.toISOString() ?? null]))).toEqual({
+    expect(
+      Object.fromEntries(lags.result.map((lag) => [lag.position, lag.oldestUndelivered?.toISOString() ?? null])),
+    ).toEqual({
       50000: new Date(Date.UTC(2020, 0, 1) + 50_001 * 60_000).toISOString(),
       [ROWS]: null,
     });

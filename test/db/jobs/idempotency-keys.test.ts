@@ -33,19 +33,27 @@ const connectionId = async (db: Parameters<Parameters<typeof writeOnce>[4]>[0]) 
 test.each<[string, LinkMode]>([
   ['reset (the host went away)', 'reset'],
   ['silent (bytes dropped, the client deadline ends the wait)', 'blackhole'],
-])('link %s during the keyed write: the request fails, its connection is not reused, the key is free again', async (_name, mode) => {
-  const key = `link-${mode}`;
-  let inTransaction = 0;
-  const failed = writeOnce(handle.db, 'consumer', key, 'hash', async (tx) => {
-    inTransaction = await connectionId(tx);
-    relay.set(mode);
-    await connectionId(tx);
-    return { status: 201, location: null, body: '{}' };
-  });
-  await expect(failed).rejects.toThrow();
-  relay.set('forward');
-  const after = await connectionId(handle.db);
-  expect(after).not.toBe(inTransaction);
-  const again = await writeOnce(handle.db, 'consumer', key, 'hash', async () => ({ status: 201, location: null, body: '{"again":true}' }));
-  expect(again).toEqual({ response: { status: 201, location: null, body: '{"again":true}' }, replayed: false });
-}, 20_000);
+])(
+  'link %s during the keyed write: the request fails, its connection is not reused, the key is free again',
+  async (_name, mode) => {
+    const key = `link-${mode}`;
+    let inTransaction = 0;
+    const failed = writeOnce(handle.db, 'consumer', key, 'hash', async (tx) => {
+      inTransaction = await connectionId(tx);
+      relay.set(mode);
+      await connectionId(tx);
+      return { status: 201, location: null, body: '{}' };
+    });
+    await expect(failed).rejects.toThrow();
+    relay.set('forward');
+    const after = await connectionId(handle.db);
+    expect(after).not.toBe(inTransaction);
+    const again = await writeOnce(handle.db, 'consumer', key, 'hash', async () => ({
+      status: 201,
+      location: null,
+      body: '{"again":true}',
+    }));
+    expect(again).toEqual({ response: { status: 201, location: null, body: '{"again":true}' }, replayed: false });
+  },
+  20_000,
+);

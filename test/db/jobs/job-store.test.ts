@@ -23,7 +23,9 @@ beforeAll(async () => {
 afterAll(() => database.close());
 
 test('a job by id is field for field what drizzle selects, for every seeded job its creator may read', async () => {
-  const all = await database.db.select({ id: jobs.id, creator: jobs.createdByConsumer, deletedAt: jobs.deletedAt }).from(jobs);
+  const all = await database.db
+    .select({ id: jobs.id, creator: jobs.createdByConsumer, deletedAt: jobs.deletedAt })
+    .from(jobs);
   expect(all.length).toBe(120);
   let found = 0;
   for (const { id, creator, deletedAt } of all) {
@@ -43,18 +45,35 @@ test('a job by id is field for field what drizzle selects, for every seeded job 
   expect(found).toBeGreaterThan(100);
 });
 
-test("outside a transaction statements run on the pool drizzle documents as $client; a transaction has none", async () => {
+test('outside a transaction statements run on the pool drizzle documents as $client; a transaction has none', async () => {
   expect(driverOf(database.db)).toBe(database.pool);
   await database.db.transaction(async (tx) => expect(driverOf(tx)).toBeUndefined());
 });
 
 test('a stored job reads back as its creator sees it; a draft is not found by another consumer, a listed job is', async () => {
-  const base = { title: 'Stored', department: 'QA', type: 'contract' as const, description: 'Checks the store.', requirements: [], responsibilities: [] };
+  const base = {
+    title: 'Stored',
+    department: 'QA',
+    type: 'contract' as const,
+    description: 'Checks the store.',
+    requirements: [],
+    responsibilities: [],
+  };
   const draft = await storeJob(database.db, { ...base, salary: { min: 10, max: 20, currency: 'USD' } }, 'creator');
-  expect(draft).toMatchObject({ title: 'Stored', status: 'draft', salary: { min: 10, max: 20, currency: 'USD' }, workplace: undefined, updatedAt: null });
+  expect(draft).toMatchObject({
+    title: 'Stored',
+    status: 'draft',
+    salary: { min: 10, max: 20, currency: 'USD' },
+    workplace: undefined,
+    updatedAt: null,
+  });
   expect(await findJob(database.db, draft.id, 'creator')).toStrictEqual(draft);
   expect(await findJob(database.db, draft.id, 'someone else')).toBeUndefined();
   expect(await findJob(database.db, draft.id, undefined)).toBeUndefined();
-  const active = await storeJob(database.db, { ...base, status: 'active' as const, workplace: 'remote' as const }, 'creator');
+  const active = await storeJob(
+    database.db,
+    { ...base, status: 'active' as const, workplace: 'remote' as const },
+    'creator',
+  );
   expect(await findJob(database.db, active.id, undefined)).toStrictEqual(active);
 });

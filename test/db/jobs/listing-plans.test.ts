@@ -39,7 +39,8 @@ const parseListQuery = queryReader(LIST_QUERY);
 const ROWS = 20_000;
 let database: TestDatabase;
 
-const DIGITS = '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
+const DIGITS =
+  '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
 
 beforeAll(async () => {
   database = await freshDatabase('list_explain');
@@ -65,10 +66,29 @@ const TYPES = ['', 'type=contract', 'type=contract,part-time', `type=${JOB_TYPES
 const WORKPLACES = ['', 'workplace=remote', 'workplace=remote,hybrid'];
 const DEPARTMENTS = ['', 'department=finance'];
 // A filter job_counts does not keep (state) alone, as a list past the bound on totals, and with every other kind.
-const STATES = ['state=CA', 'state=ca,tx', 'status=paused&state=CA', 'type=contract,part-time&state=TX', 'workplace=remote&department=finance&state=CA,TX,CO', 'status=open,active&type=contract&workplace=remote,hybrid&department=finance&state=CO'];
-const FILTERS = [...STATUSES.flatMap((s) => TYPES.flatMap((t) => WORKPLACES.flatMap((w) => DEPARTMENTS.map((d) => [s, t, w, d].filter(Boolean).join('&'))))), ...STATES];
+const STATES = [
+  'state=CA',
+  'state=ca,tx',
+  'status=paused&state=CA',
+  'type=contract,part-time&state=TX',
+  'workplace=remote&department=finance&state=CA,TX,CO',
+  'status=open,active&type=contract&workplace=remote,hybrid&department=finance&state=CO',
+];
+const FILTERS = [
+  ...STATUSES.flatMap((s) =>
+    TYPES.flatMap((t) => WORKPLACES.flatMap((w) => DEPARTMENTS.map((d) => [s, t, w, d].filter(Boolean).join('&')))),
+  ),
+  ...STATES,
+];
 
-type Step = { id: number | null; select_type: string; table: string; type: string; key: string | null; Extra: string | null };
+type Step = {
+  id: number | null;
+  select_type: string;
+  table: string;
+  type: string;
+  key: string | null;
+  Extra: string | null;
+};
 
 async function explain({ sql, params }: Statement): Promise<Step[]> {
   const [rows] = await database.pool.query<RowDataPacket[]>(`EXPLAIN ${sql}`, params);
@@ -78,7 +98,8 @@ async function explain({ sql, params }: Statement): Promise<Step[]> {
 /** Rows read (key lookups included) for one run of the statement. */
 const rowsRead = (statement: Statement) => engineRowsRead(database.pool, statement, { withKeyLookups: true });
 
-const parse = (filter: string, extra = '') => parseListQuery(Object.fromEntries(new URLSearchParams([filter, extra].filter(Boolean).join('&'))));
+const parse = (filter: string, extra = '') =>
+  parseListQuery(Object.fromEntries(new URLSearchParams([filter, extra].filter(Boolean).join('&'))));
 
 /** The filter's matching rows, from the base columns (not the service's derived ones). */
 function matching(filter: string, after?: { createdAt: string; id: string }): { where: string; params: unknown[] } {
@@ -110,7 +131,12 @@ function matching(filter: string, after?: { createdAt: string; id: string }): { 
 }
 
 /** The filter's ids in listing order by a plain ORDER BY (whatever plan it takes). */
-async function expectedIds(filter: string, skip: number, take: number, after?: { createdAt: string; id: string }): Promise<string[]> {
+async function expectedIds(
+  filter: string,
+  skip: number,
+  take: number,
+  after?: { createdAt: string; id: string },
+): Promise<string[]> {
   const { where, params } = matching(filter, after);
   const rows = await database.query<RowDataPacket[]>(
     `SELECT LOWER(HEX(id)) AS h FROM jobs WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
@@ -129,7 +155,10 @@ async function entriesPerMatch(filter: string): Promise<number> {
     entries += row!.n;
   }
   const { where, params } = matching(filter);
-  const [[counted]] = await database.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, params);
+  const [[counted]] = await database.pool.query<RowDataPacket[]>(
+    `SELECT COUNT(*) AS n FROM jobs WHERE ${where}`,
+    params,
+  );
   return entries / Math.max(1, Number(counted!.n));
 }
 
@@ -146,7 +175,9 @@ async function checkStatement(filter: string, statement: Statement, skip: number
     // Index only, unless another filter is checked on the rows.
     if (!checked) expect(step.Extra).toMatch(/Using index/);
   }
-  expect(steps.filter((step) => step.table === 'jobs' && step.key === 'PRIMARY').map((step) => step.type)).toEqual(['eq_ref']);
+  expect(steps.filter((step) => step.table === 'jobs' && step.key === 'PRIMARY').map((step) => step.type)).toEqual([
+    'eq_ref',
+  ]);
   for (const step of steps) {
     // Only derived results (the page's ids, their union) are read whole; `jobs` never is.
     if (step.table === 'jobs') {
@@ -164,14 +195,22 @@ async function checkStatement(filter: string, statement: Statement, skip: number
   // those ids again from the union, then the page's ids and rows by key. Never the table's size.
   const perMatch = await entriesPerMatch(filter);
   const entries = reads * (skip + take + 1) * perMatch * 1.2;
-  expect(await rowsRead(statement)).toBeLessThanOrEqual((checked ? 2 : 1) * entries + reads * (skip + take + 1) + 2 * take + 10);
+  expect(await rowsRead(statement)).toBeLessThanOrEqual(
+    (checked ? 2 : 1) * entries + reads * (skip + take + 1) + 2 * take + 10,
+  );
 }
 
 /**
  * A page as listJobs reads it: plan checks of the statement it ran, then its page against a plain
  * ORDER BY. A page past the end runs no page statement at all.
  */
-async function checkPage(filter: string, mode: ListMode, skip: number, take: number, after?: { createdAt: string; id: string }): Promise<void> {
+async function checkPage(
+  filter: string,
+  mode: ListMode,
+  skip: number,
+  take: number,
+  after?: { createdAt: string; id: string },
+): Promise<void> {
   const query = parse(filter, 'limit=20');
   const recording = recordingDatabase(database.pool);
   const page = await listJobs(recording.db, query, mode);
@@ -184,46 +223,69 @@ async function checkPage(filter: string, mode: ListMode, skip: number, take: num
 describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_name, filter) => {
   const reads = planList(parse(filter)).conditions().ranges.length;
 
-  test.concurrent(`pages 1 and 3 and a cursor page: ${reads} index read(s) in order, rows by primary key, at most ${reads} x (offset + limit) ids sorted`, async () => {
-    // A position some way into the filter, for the cursor page.
-    const [row] = (await listJobs(database.db, { ...parse(filter), limit: 1 }, { page: 50 })).rows;
-    const after = row && { createdAt: row.createdAt, id: row.id };
-    await Promise.all([
-      checkPage(filter, { page: 1 }, 0, 20),
-      checkPage(filter, { page: 3 }, 40, 20),
-      checkPage(filter, { after: after ? { createdAt: new Date(after.createdAt), id: after.id } : null }, 0, 21, after),
-    ]);
-  });
+  test.concurrent(
+    `pages 1 and 3 and a cursor page: ${reads} index read(s) in order, rows by primary key, at most ${reads} x (offset + limit) ids sorted`,
+    async () => {
+      // A position some way into the filter, for the cursor page.
+      const [row] = (await listJobs(database.db, { ...parse(filter), limit: 1 }, { page: 50 })).rows;
+      const after = row && { createdAt: row.createdAt, id: row.id };
+      await Promise.all([
+        checkPage(filter, { page: 1 }, 0, 20),
+        checkPage(filter, { page: 3 }, 40, 20),
+        checkPage(
+          filter,
+          { after: after ? { createdAt: new Date(after.createdAt), id: after.id } : null },
+          0,
+          21,
+          after,
+        ),
+      ]);
+    },
+  );
 
-  test.concurrent('a page in the back half is read from the end: the same plan, stepping over the entries after it', async () => {
-    const { where, params } = matching(filter);
-    const [[counted]] = await database.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, params);
-    const total = Number(counted!.n);
-    // The second-to-last page; where that is not in the back half, the forward pages cover it.
-    const page = Math.ceil(total / 20) - 1;
-    const offset = (page - 1) * 20;
-    if (page < 2 || offset < total / 2) return;
-    const plan = planList(parse(filter));
-    if (!plan.counted && total > COUNTED_UP_TO) {
-      // Past the bound the end is not known: the page is read forward, its total the bound.
+  test.concurrent(
+    'a page in the back half is read from the end: the same plan, stepping over the entries after it',
+    async () => {
+      const { where, params } = matching(filter);
+      const [[counted]] = await database.pool.query<RowDataPacket[]>(
+        `SELECT COUNT(*) AS n FROM jobs WHERE ${where}`,
+        params,
+      );
+      const total = Number(counted!.n);
+      // The second-to-last page; where that is not in the back half, the forward pages cover it.
+      const page = Math.ceil(total / 20) - 1;
+      const offset = (page - 1) * 20;
+      if (page < 2 || offset < total / 2) return;
+      const plan = planList(parse(filter));
+      if (!plan.counted && total > COUNTED_UP_TO) {
+        // Past the bound the end is not known: the page is read forward, its total the bound.
+        const served = await listJobs(database.db, parse(filter, 'limit=20'), { page });
+        expect(served.total).toBe(COUNTED_UP_TO);
+        expect(served.rows.map((row) => row.id)).toEqual(await expectedIds(filter, offset, 20));
+        return;
+      }
+      const take = Math.min(20, total - offset);
+      const fromEnd = total - offset - take;
+      await checkStatement(
+        filter,
+        pageStatement(plan, { after: null, skip: fromEnd, take, fromEnd: true }),
+        fromEnd,
+        take,
+      );
       const served = await listJobs(database.db, parse(filter, 'limit=20'), { page });
-      expect(served.total).toBe(COUNTED_UP_TO);
+      expect(served.total).toBe(total);
       expect(served.rows.map((row) => row.id)).toEqual(await expectedIds(filter, offset, 20));
-      return;
-    }
-    const take = Math.min(20, total - offset);
-    const fromEnd = total - offset - take;
-    await checkStatement(filter, pageStatement(plan, { after: null, skip: fromEnd, take, fromEnd: true }), fromEnd, take);
-    const served = await listJobs(database.db, parse(filter, 'limit=20'), { page });
-    expect(served.total).toBe(total);
-    expect(served.rows.map((row) => row.id)).toEqual(await expectedIds(filter, offset, 20));
-  });
+    },
+  );
 
   test.concurrent('a deep page of a status-only filter starts at its day and skips within that day only', async () => {
     const plan = planList(parse(filter));
     if (!plan.statusesOnly) return; // Only status filters have day counts; the others step over entries.
     const { where, params } = matching(filter);
-    const [[counted]] = await database.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, params);
+    const [[counted]] = await database.pool.query<RowDataPacket[]>(
+      `SELECT COUNT(*) AS n FROM jobs WHERE ${where}`,
+      params,
+    );
     const total = Number(counted!.n);
     // One job a minute: a day holds at most 1,440 of a filter's jobs.
     const days = plan.statusesOnly;
@@ -237,7 +299,10 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
       const page = Math.floor((total * share) / 20);
       const offset = (page - 1) * 20;
       const fromEnd = total - offset - 20;
-      const window = fromEnd < offset ? { after: null, skip: fromEnd, take: 20, fromEnd: true } : { after: null, skip: offset, take: 20 };
+      const window =
+        fromEnd < offset
+          ? { after: null, skip: fromEnd, take: 20, fromEnd: true }
+          : { after: null, skip: offset, take: 20 };
       expect(window.skip).toBeGreaterThanOrEqual(1000);
       const started = await startAtDay(databaseReads(database.db).days, days, window);
       expect(started.from).toBeDefined();
@@ -248,35 +313,45 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
     }
   });
 
-  test.concurrent('the total: exact from job_counts by primary key, or counted on the page\'s index up to the bound', async () => {
-    const recording = recordingDatabase(database.pool);
-    const counted = await countJobs(recording.db, parse(filter));
-    const { where, params } = matching(filter);
-    const [[row]] = await database.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, params);
-    const actual = Number(row!.n);
-    const plan = planList(parse(filter));
-    if (plan.counted) {
-      const count = totalRead(recording.take())!;
-      const steps = await explain(count);
-      expect(steps).toHaveLength(1);
-      expect(steps[0]).toMatchObject({ table: 'job_counts', key: 'PRIMARY' });
-      expect(['ref', 'range']).toContain(steps[0]!.type);
-      // The counter rows of the filter's groups: at most 4 x 6 x 4 groups, each a folded row and
-      // the rows of connections not folded yet (here: the one that loaded the table).
-      expect(await rowsRead(count)).toBeLessThanOrEqual(2 * 4 * 6 * 4 + 2);
-      expect(counted).toMatchObject({ total: actual, exact: true });
-      return;
-    }
-    const [count] = recording.take();
-    const steps = await explain(count!);
-    const read = steps.find((step) => step.table === 'jobs')!;
-    expect(read.key).toBe(plan.index);
-    expect(['ref', 'range']).toContain(read.type);
-    if (plan.conditions().checks.length === 0) expect(read.Extra).toMatch(/Using index/);
-    // Never more than the bound's worth of matches, however large the table.
-    expect(await rowsRead(count!)).toBeLessThanOrEqual((COUNTED_UP_TO + 1) * (await entriesPerMatch(filter)) * 2.4 + 10);
-    expect(counted).toMatchObject(actual > COUNTED_UP_TO ? { total: COUNTED_UP_TO, exact: false } : { total: actual, exact: true });
-  });
+  test.concurrent(
+    "the total: exact from job_counts by primary key, or counted on the page's index up to the bound",
+    async () => {
+      const recording = recordingDatabase(database.pool);
+      const counted = await countJobs(recording.db, parse(filter));
+      const { where, params } = matching(filter);
+      const [[row]] = await database.pool.query<RowDataPacket[]>(
+        `SELECT COUNT(*) AS n FROM jobs WHERE ${where}`,
+        params,
+      );
+      const actual = Number(row!.n);
+      const plan = planList(parse(filter));
+      if (plan.counted) {
+        const count = totalRead(recording.take())!;
+        const steps = await explain(count);
+        expect(steps).toHaveLength(1);
+        expect(steps[0]).toMatchObject({ table: 'job_counts', key: 'PRIMARY' });
+        expect(['ref', 'range']).toContain(steps[0]!.type);
+        // The counter rows of the filter's groups: at most 4 x 6 x 4 groups, each a folded row and
+        // the rows of connections not folded yet (here: the one that loaded the table).
+        expect(await rowsRead(count)).toBeLessThanOrEqual(2 * 4 * 6 * 4 + 2);
+        expect(counted).toMatchObject({ total: actual, exact: true });
+        return;
+      }
+      const [count] = recording.take();
+      const steps = await explain(count!);
+      const read = steps.find((step) => step.table === 'jobs')!;
+      expect(read.key).toBe(plan.index);
+      expect(['ref', 'range']).toContain(read.type);
+      if (plan.conditions().checks.length === 0) expect(read.Extra).toMatch(/Using index/);
+      // Never more than the bound's worth of matches, however large the table.
+      expect(await rowsRead(count!)).toBeLessThanOrEqual(
+        (COUNTED_UP_TO + 1) * (await entriesPerMatch(filter)) * 2.4 + 10,
+      );
+      expect(counted).toMatchObject(
+        actual > COUNTED_UP_TO ? { total: COUNTED_UP_TO, exact: false } : { total: actual, exact: true },
+      );
+    },
+  );
 });
 
 test('a deep offset page of one index reads offset + limit entries of it, and no more', async () => {

@@ -8,7 +8,9 @@ import { DEFAULT_STATUSES } from '../../../domain/job';
 
 const DAY_MS = 86_400_000;
 /** 250 days of 2024, oldest first: 2024-01-01 to 2024-09-06. */
-const OLDEST_FIRST = Array.from({ length: 250 }, (_, i) => new Date(Date.UTC(2024, 0, 1) + i * DAY_MS).toISOString().slice(0, 10));
+const OLDEST_FIRST = Array.from({ length: 250 }, (_, i) =>
+  new Date(Date.UTC(2024, 0, 1) + i * DAY_MS).toISOString().slice(0, 10),
+);
 const NEWEST_FIRST = [...OLDEST_FIRST].reverse();
 
 /** job_day_counts for the default statuses: `days` in the order the walk reads them, `perDay` jobs each; records each read's arguments. */
@@ -18,7 +20,9 @@ function dayCounts(days: readonly string[], perDay: number | number[]) {
     statements.push(args);
     const [, , past, count] = args;
     const start = past === undefined ? 0 : days.indexOf(past) + 1;
-    return days.slice(start, start + count).map((day, i) => ({ day, n: Array.isArray(perDay) ? perDay[start + i]! : perDay }));
+    return days
+      .slice(start, start + count)
+      .map((day, i) => ({ day, n: Array.isArray(perDay) ? perDay[start + i]! : perDay }));
   };
   return { read, statements };
 }
@@ -28,8 +32,18 @@ const listing = planList({});
 
 test.each([
   ['page 2 of 10 steps over the 10 rows before it', 100, 10, { after: null, skip: 10, take: 10 }],
-  ['page 9 of 10 is read from the end, stepping over the 10 rows after it', 100, 80, { after: null, skip: 10, take: 10, fromEnd: true }],
-  ['the last, partial page takes the 5 rows left, from the end, stepping over none', 95, 90, { after: null, skip: 0, take: 5, fromEnd: true }],
+  [
+    'page 9 of 10 is read from the end, stepping over the 10 rows after it',
+    100,
+    80,
+    { after: null, skip: 10, take: 10, fromEnd: true },
+  ],
+  [
+    'the last, partial page takes the 5 rows left, from the end, stepping over none',
+    95,
+    90,
+    { after: null, skip: 0, take: 5, fromEnd: true },
+  ],
   ['the middle page steps over 45 rows either way, and reads forward', 100, 45, { after: null, skip: 45, take: 10 }],
 ])('%s', async (_name, total, offset, window) => {
   const read = unread();
@@ -46,12 +60,21 @@ test('a page 990 rows deep steps over them: no day counts are read below 1,000',
 test('a page 1,000 rows deep starts at its day and steps over that day only', async () => {
   const { read } = dayCounts(['2024-03-10', '2024-03-09'], 600);
   // 600 rows on 03-10, so the page is 400 rows into 03-09: rows created before 03-10 start.
-  expect(await offsetWindow(read, listing, 1000, 10, 100_000)).toEqual({ after: null, skip: 400, take: 10, from: '2024-03-10 00:00:00.000' });
+  expect(await offsetWindow(read, listing, 1000, 10, 100_000)).toEqual({
+    after: null,
+    skip: 400,
+    take: 10,
+    from: '2024-03-10 00:00:00.000',
+  });
 });
 
 test('a deep page of a type-filtered listing never starts from day counts, which count every type', async () => {
   const read = unread();
-  expect(await offsetWindow(read, planList({ type: ['contract'] }), 5000, 10, 100_000)).toEqual({ after: null, skip: 5000, take: 10 });
+  expect(await offsetWindow(read, planList({ type: ['contract'] }), 5000, 10, 100_000)).toEqual({
+    after: null,
+    skip: 5000,
+    take: 10,
+  });
   expect(read).not.toHaveBeenCalled();
 });
 

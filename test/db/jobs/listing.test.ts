@@ -25,7 +25,14 @@ let total: number;
 beforeAll(async () => {
   database = await freshDatabase('deep_page_db');
   // Ten jobs a day (one every 2.4 hours) for 260 days.
-  const rows = generateJobs({ count: 2600, seed: 11, newest: new Date('2026-06-01T00:00:00Z'), spacingMs: 8_640_000, firstNumber: 1, statusFor: () => 'active' });
+  const rows = generateJobs({
+    count: 2600,
+    seed: 11,
+    newest: new Date('2026-06-01T00:00:00Z'),
+    spacingMs: 8_640_000,
+    firstNumber: 1,
+    statusFor: () => 'active',
+  });
   await insertInBatches(database.db, rows);
   const [[row]] = await database.pool.query<RowDataPacket[]>('select count(*) as n from jobs where listed');
   total = Number(row!.n);
@@ -64,11 +71,18 @@ test.each([
 describe('planList', () => {
   /** A condition of the plan as drizzle writes it, with its values. */
   const written = (plan: ListPlan, condition: SQL | undefined) => {
-    const { sql: text, params } = statementOf(textOnly.select({ one: sql`1` }).from(jobs).where(condition), plan.values);
+    const { sql: text, params } = statementOf(
+      textOnly
+        .select({ one: sql`1` })
+        .from(jobs)
+        .where(condition),
+      plan.values,
+    );
     return { sql: text.slice(text.indexOf(' where ') + ' where '.length), params };
   };
   /** Each range of the plan with the checks on its rows, as one read of the page states them. */
-  const reads = (plan: ListPlan) => plan.conditions().ranges.map((range) => written(plan, and(range, ...plan.conditions().checks)));
+  const reads = (plan: ListPlan) =>
+    plan.conditions().ranges.map((range) => written(plan, and(range, ...plan.conditions().checks)));
 
   test('all six types is the unfiltered listing: one read of the listing index, with day counts for deep pages', () => {
     const plan = planList({ type: [...JOB_TYPES] });
@@ -98,7 +112,12 @@ describe('planList', () => {
 
   test('several filters read the index of the one matching fewest jobs, one range per value, and check the others on its rows', () => {
     // A department matches fewer jobs than two types; two workplaces more than one type.
-    const plan = planList({ status: ['paused', 'closed'], department: 'Finance', type: ['contract', 'direct-hire'], workplace: ['remote', 'hybrid'] });
+    const plan = planList({
+      status: ['paused', 'closed'],
+      department: 'Finance',
+      type: ['contract', 'direct-hire'],
+      workplace: ['remote', 'hybrid'],
+    });
     expect(plan.index).toBe('jobs_status_department_idx');
     expect(reads(plan)).toEqual(
       ['paused', 'closed'].map((status) => ({
@@ -107,7 +126,9 @@ describe('planList', () => {
       })),
     );
     expect(planList({ type: ['contract'], workplace: ['remote', 'hybrid'] }).index).toBe('jobs_listed_type_idx');
-    expect(planList({ type: ['contract', 'direct-hire', 'full-time'], workplace: ['remote'] }).index).toBe('jobs_listed_workplace_idx');
+    expect(planList({ type: ['contract', 'direct-hire', 'full-time'], workplace: ['remote'] }).index).toBe(
+      'jobs_listed_workplace_idx',
+    );
   });
 
   test.each<[string, ListFilter['status'], readonly string[]]>([

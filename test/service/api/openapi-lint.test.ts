@@ -23,17 +23,26 @@ function spectralRuleset(): RulesetDefinition {
   const rules = Object.fromEntries(
     Object.entries<any>(file.rules).map(([name, rule]) => [
       name,
-      typeof rule === 'object' ? { ...rule, then: { ...rule.then, function: (functions as Record<string, unknown>)[rule.then.function] } } : rule,
+      typeof rule === 'object'
+        ? { ...rule, then: { ...rule.then, function: (functions as Record<string, unknown>)[rule.then.function] } }
+        : rule,
     ]),
   );
-  return { ...file, extends: file.extends.map((name: string) => [named[name], 'recommended']), rules } as RulesetDefinition;
+  return {
+    ...file,
+    extends: file.extends.map((name: string) => [named[name], 'recommended']),
+    rules,
+  } as RulesetDefinition;
 }
 
 async function spectral(text: string) {
   const linter = new Spectral();
   linter.setRuleset(spectralRuleset());
   const results = await linter.run(new Document(text, Json, 'openapi.json'));
-  return results.filter((r) => r.severity === 0).map((r) => `${String(r.code)} at ${r.path.join('.')}: ${r.message}`).sort();
+  return results
+    .filter((r) => r.severity === 0)
+    .map((r) => `${String(r.code)} at ${r.path.join('.')}: ${r.message}`)
+    .sort();
 }
 
 describe('docs/openapi.json as a partner lints it', () => {
@@ -41,7 +50,7 @@ describe('docs/openapi.json as a partner lints it', () => {
     expect(await spectral(readFileSync(OPENAPI_PATH, 'utf8'))).toEqual([]);
   });
 
-  test('the rules that replace OWASP\'s find an unbounded request string and array, and an answer without rate limits', async () => {
+  test("the rules that replace OWASP's find an unbounded request string and array, and an answer without rate limits", async () => {
     // The create operation alone, with a bound and a header taken out: a few hundred milliseconds instead of seconds.
     const document = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
     const create = document.paths['/api/v1/jobs'].post;
@@ -49,7 +58,9 @@ describe('docs/openapi.json as a partner lints it', () => {
     delete schema.properties.title.maxLength;
     delete schema.properties.requirements.maxItems;
     create.responses['201'].headers = { Location: create.responses['201'].headers.Location };
-    expect(await spectral(JSON.stringify({ ...document, paths: { '/api/v1/jobs': { post: create } }, webhooks: {} }))).toEqual([
+    expect(
+      await spectral(JSON.stringify({ ...document, paths: { '/api/v1/jobs': { post: create } }, webhooks: {} })),
+    ).toEqual([
       expect.stringMatching(/^rate-limit-headers at paths\.\/api\/v1\/jobs\.post\.responses\.201/),
       expect.stringMatching(/^request-array-limit at paths\.\/api\/v1\/jobs\.post\.requestBody.*requirements/),
       expect.stringMatching(/^request-string-limit at paths\.\/api\/v1\/jobs\.post\.requestBody.*title/),
@@ -63,7 +74,9 @@ describe('docs/openapi.json as a partner lints it', () => {
       const config = await loadConfig({ configPath: 'redocly.yaml' });
       const problems = await lint({ ref: ${JSON.stringify(OPENAPI_PATH)}, config });
       console.log(JSON.stringify(problems.filter((p) => p.severity === 'error').map((p) => p.ruleId + ' at ' + p.location[0]?.pointer + ': ' + p.message)));`;
-    const errors = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' }));
+    const errors = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' }),
+    );
     expect(errors).toEqual([]);
   });
 });

@@ -11,7 +11,17 @@ import { ListQuery } from '../../../service/jobs/contract/queries';
 import { reader } from '../../helpers/consumers';
 import { call } from '../../helpers/http';
 import { validateResponse } from '../../helpers/openapi';
-import { CHALLENGE_HEADERS, CONDITIONAL_HEADERS, CREATED_HEADERS, ENCODING_HEADERS, GATEWAY_HEADERS, NEXT_PAGE_HEADERS, RATE_LIMIT_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS } from '../../../service/http/headers';
+import {
+  CHALLENGE_HEADERS,
+  CONDITIONAL_HEADERS,
+  CREATED_HEADERS,
+  ENCODING_HEADERS,
+  GATEWAY_HEADERS,
+  NEXT_PAGE_HEADERS,
+  RATE_LIMIT_HEADERS,
+  REPLAYED_HEADERS,
+  RETRY_HEADERS,
+} from '../../../service/http/headers';
 import { sharedTestService } from '../../helpers/service';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -45,20 +55,37 @@ describe('docs/openapi.json', () => {
       additionalProperties: false,
       required: ['title', 'department', 'type', 'description'],
     });
-    expect(paths['/api/v1/jobs'].get.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    expect(paths['/api/v1/jobs'].get.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+    });
   });
 
   test('the key in the X-API-Key header, or in api_key for quick tests only, and the scope each operation needs', () => {
     expect(committed.components.securitySchemes).toEqual({
       apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
-      apiKeyQuery: expect.objectContaining({ type: 'apiKey', in: 'query', name: 'api_key', description: expect.stringContaining('quick tests only') }),
+      apiKeyQuery: expect.objectContaining({
+        type: 'apiKey',
+        in: 'query',
+        name: 'api_key',
+        description: expect.stringContaining('quick tests only'),
+      }),
     });
     expect(committed.security).toEqual([{ apiKey: ['jobs:read'] }, { apiKeyQuery: ['jobs:read'] }]);
-    expect(committed.paths['/api/v1/jobs'].post.security).toEqual([{ apiKey: ['jobs:read', 'jobs:write'] }, { apiKeyQuery: ['jobs:read', 'jobs:write'] }]);
+    expect(committed.paths['/api/v1/jobs'].post.security).toEqual([
+      { apiKey: ['jobs:read', 'jobs:write'] },
+      { apiKeyQuery: ['jobs:read', 'jobs:write'] },
+    ]);
   });
 
   test('lists only the operations the API serves: the 405 rule is said once, in the Errors guide', () => {
-    const operations = Object.entries<any>(committed.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => m !== 'parameters').map((m) => `${m} ${path}`));
+    const operations = Object.entries<any>(committed.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((m) => m !== 'parameters')
+        .map((m) => `${m} ${path}`),
+    );
     expect(operations.sort()).toEqual([
       'delete /api/v1/webhooks/{id}',
       'get /api/v1/jobs',
@@ -92,7 +119,8 @@ describe('docs/openapi.json', () => {
     addFormats(ajv);
     ajv.addSchema({ $id: 'doc', components: committed.components });
     // Every reference, at the top or nested in an inline schema, into the components added above.
-    const resolve = (schema: any) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
+    const resolve = (schema: any) =>
+      JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
     const checked: string[] = [];
     for (const [path, item] of Object.entries<any>(committed.paths)) {
       for (const [method, operation] of Object.entries<any>(item)) {
@@ -101,7 +129,8 @@ describe('docs/openapi.json', () => {
           const response = answer.$ref ? committed.components.responses[answer.$ref.split('/').pop()] : answer;
           return [`${method} ${path} ${status}`, response.content?.['application/json']] as const;
         });
-        if (operation.requestBody) bodies.push([`${method} ${path} request`, operation.requestBody.content['application/json']]);
+        if (operation.requestBody)
+          bodies.push([`${method} ${path} request`, operation.requestBody.content['application/json']]);
         for (const [where, content] of bodies) {
           if (!content) continue;
           expect([where, content.example]).not.toEqual([where, undefined]);
@@ -112,21 +141,48 @@ describe('docs/openapi.json', () => {
       }
     }
     // The error bodies of the gateway and the guards on every operation, and each route's own.
-    expect(checked).toEqual(expect.arrayContaining(['get /api/v1/jobs 200', 'get /api/v1/jobs/{id} 404', 'post /api/v1/jobs request', 'post /api/v1/jobs 422', 'get /api/v1/jobs/changes 429']));
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'get /api/v1/jobs 200',
+        'get /api/v1/jobs/{id} 404',
+        'post /api/v1/jobs request',
+        'post /api/v1/jobs 422',
+        'get /api/v1/jobs/changes 429',
+      ]),
+    );
   });
 
   test('documents every error of decisions.md where it can happen', () => {
     const statuses = (path: string, method: string) => Object.keys(committed.paths[path][method].responses);
-    for (const [path, method] of [['/api/v1/jobs', 'get'], ['/api/v1/jobs', 'post'], ['/api/v1/jobs/{id}', 'get'], ['/api/v1/jobs/changes', 'get']]) {
+    for (const [path, method] of [
+      ['/api/v1/jobs', 'get'],
+      ['/api/v1/jobs', 'post'],
+      ['/api/v1/jobs/{id}', 'get'],
+      ['/api/v1/jobs/changes', 'get'],
+    ]) {
       expect(statuses(path!, method!)).toEqual(expect.arrayContaining(['401', '403', '429', '503', 'default']));
     }
     expect(statuses('/api/v1/jobs', 'post')).toEqual(expect.arrayContaining(['201', '400', '413', '415']));
     expect(statuses('/api/v1/jobs/{id}', 'get')).toEqual(expect.arrayContaining(['200', '304', '404']));
     const responses = committed.components.responses;
     const rateLimits = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
-    expect(Object.keys(responses.TooManyRequests.headers)).toEqual(['Retry-After', 'X-Kong-Request-Id', 'X-Request-ID', ...rateLimits]);
-    expect(Object.keys(responses.Unavailable.headers)).toEqual(['Retry-After', 'X-Kong-Request-Id', 'X-Request-ID', ...rateLimits]);
-    expect(Object.keys(responses.Unauthorized.headers)).toEqual(['X-Kong-Request-Id', 'X-Request-ID', 'WWW-Authenticate']);
+    expect(Object.keys(responses.TooManyRequests.headers)).toEqual([
+      'Retry-After',
+      'X-Kong-Request-Id',
+      'X-Request-ID',
+      ...rateLimits,
+    ]);
+    expect(Object.keys(responses.Unavailable.headers)).toEqual([
+      'Retry-After',
+      'X-Kong-Request-Id',
+      'X-Request-ID',
+      ...rateLimits,
+    ]);
+    expect(Object.keys(responses.Unauthorized.headers)).toEqual([
+      'X-Kong-Request-Id',
+      'X-Request-ID',
+      'WWW-Authenticate',
+    ]);
     expect(committed.components.schemas.ScopeError.properties.requiredScope.enum).toEqual(['jobs:read', 'jobs:write']);
   });
 });
@@ -163,25 +219,51 @@ describe('what a validator reading only docs/openapi.json refuses, as the API do
 
   test('the list filters are comma lists of their enums, which a generated client types as unions', () => {
     const status = committed.paths['/api/v1/jobs'].get.parameters.find((p: any) => p.name === 'status');
-    expect(status).toMatchObject({ style: 'form', explode: false, schema: { type: 'array', items: { enum: ['active', 'open', 'paused', 'closed'] } }, example: ['active', 'paused'] });
+    expect(status).toMatchObject({
+      style: 'form',
+      explode: false,
+      schema: { type: 'array', items: { enum: ['active', 'open', 'paused', 'closed'] } },
+      example: ['active', 'paused'],
+    });
   });
 
   test('every webhook answer names the one Webhook schema', () => {
-    const schemaOf = (path: string, method: string, status: string) => committed.paths[path][method].responses[status].content['application/json'].schema;
-    expect(schemaOf('/api/v1/webhooks', 'get', '200').properties.data.items).toEqual({ $ref: '#/components/schemas/Webhook' });
-    expect(schemaOf('/api/v1/webhooks/{id}', 'patch', '200').properties.data).toEqual({ $ref: '#/components/schemas/Webhook' });
-    expect(schemaOf('/api/v1/webhooks', 'post', '201').properties.data).toEqual({ $ref: '#/components/schemas/WebhookWithSecret' });
+    const schemaOf = (path: string, method: string, status: string) =>
+      committed.paths[path][method].responses[status].content['application/json'].schema;
+    expect(schemaOf('/api/v1/webhooks', 'get', '200').properties.data.items).toEqual({
+      $ref: '#/components/schemas/Webhook',
+    });
+    expect(schemaOf('/api/v1/webhooks/{id}', 'patch', '200').properties.data).toEqual({
+      $ref: '#/components/schemas/Webhook',
+    });
+    expect(schemaOf('/api/v1/webhooks', 'post', '201').properties.data).toEqual({
+      $ref: '#/components/schemas/WebhookWithSecret',
+    });
     // Nowhere an inline copy of it (its examples may still show the field).
     expect(JSON.stringify(committed.paths)).not.toContain('"disabledReason":{');
   });
 
   test('headers come from the declarations their senders are typed by, on the answers that carry them', () => {
     expect(Object.keys(committed.components.headers).sort()).toEqual(
-      Object.keys({ ...CONDITIONAL_HEADERS, ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS, ...CHALLENGE_HEADERS, ...ENCODING_HEADERS, ...RETRY_HEADERS, ...NEXT_PAGE_HEADERS, ...CREATED_HEADERS, ...REPLAYED_HEADERS }).sort(),
+      Object.keys({
+        ...CONDITIONAL_HEADERS,
+        ...GATEWAY_HEADERS,
+        ...RATE_LIMIT_HEADERS,
+        ...CHALLENGE_HEADERS,
+        ...ENCODING_HEADERS,
+        ...RETRY_HEADERS,
+        ...NEXT_PAGE_HEADERS,
+        ...CREATED_HEADERS,
+        ...REPLAYED_HEADERS,
+      }).sort(),
     );
     const list = committed.paths['/api/v1/jobs'].get.responses;
-    expect(Object.keys(list['200'].headers)).toEqual(expect.arrayContaining(['ETag', 'Cache-Control', 'Link', 'RateLimit-Policy', 'X-Request-ID']));
-    expect(Object.keys(list['304'].headers)).toEqual(expect.arrayContaining(['ETag', 'Cache-Control', 'Link', 'RateLimit-Limit']));
+    expect(Object.keys(list['200'].headers)).toEqual(
+      expect.arrayContaining(['ETag', 'Cache-Control', 'Link', 'RateLimit-Policy', 'X-Request-ID']),
+    );
+    expect(Object.keys(list['304'].headers)).toEqual(
+      expect.arrayContaining(['ETag', 'Cache-Control', 'Link', 'RateLimit-Limit']),
+    );
     expect(Object.keys(list['400'].headers)).toEqual(expect.arrayContaining(['RateLimit-Remaining']));
     expect(committed.paths['/api/v1/jobs'].head.responses['200']).not.toHaveProperty('content');
   });
@@ -206,17 +288,48 @@ describe('GET /api/v1/openapi.json', () => {
 
 describe('the response check every suite runs', () => {
   const job = {
-    id: '0190f5d8-0000-7000-8000-000000000000', postingId: null, title: 't', department: 'd', location: '', state: null,
-    type: 'contract', description: 'x', requirements: [], responsibilities: [], salary: null, status: 'active',
-    submissionDueDate: null, clientName: null, vendorName: null, postedByName: null, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: null,
+    id: '0190f5d8-0000-7000-8000-000000000000',
+    postingId: null,
+    title: 't',
+    department: 'd',
+    location: '',
+    state: null,
+    type: 'contract',
+    description: 'x',
+    requirements: [],
+    responsibilities: [],
+    salary: null,
+    status: 'active',
+    submissionDueDate: null,
+    clientName: null,
+    vendorName: null,
+    postedByName: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: null,
   };
-  const list = (body: unknown, status = 200, method = 'GET', url = '/api/v1/jobs') => () =>
-    validateResponse({ method, url, status, contentType: 'application/json; charset=utf-8', body, text: JSON.stringify(body) });
+  const list =
+    (body: unknown, status = 200, method = 'GET', url = '/api/v1/jobs') =>
+    () =>
+      validateResponse({
+        method,
+        url,
+        status,
+        contentType: 'application/json; charset=utf-8',
+        body,
+        text: JSON.stringify(body),
+      });
   const meta = { total: 1, page: 1, limit: 20, totalPages: 1 };
 
   test('accepts what the service answers', () => {
     expect(list({ data: [job], meta })).not.toThrow();
-    expect(list({ data: [{ id: job.id, removed: true }], meta: { nextSince: 'x', hasMore: false, limit: 100 } }, 200, 'GET', '/api/v1/jobs/changes')).not.toThrow();
+    expect(
+      list(
+        { data: [{ id: job.id, removed: true }], meta: { nextSince: 'x', hasMore: false, limit: 100 } },
+        200,
+        'GET',
+        '/api/v1/jobs/changes',
+      ),
+    ).not.toThrow();
     expect(list({ error: 'Rate limit exceeded', request_id: 'abc' }, 429)).not.toThrow();
   });
 
@@ -233,7 +346,16 @@ describe('the response check every suite runs', () => {
   });
 
   test('refuses a 304 with a body and a success on an unknown path', () => {
-    expect(() => validateResponse({ method: 'GET', url: '/api/v1/jobs', status: 304, contentType: null, body: undefined, text: 'x' })).toThrow();
+    expect(() =>
+      validateResponse({
+        method: 'GET',
+        url: '/api/v1/jobs',
+        status: 304,
+        contentType: null,
+        body: undefined,
+        text: 'x',
+      }),
+    ).toThrow();
     expect(list({ ok: true }, 200, 'GET', '/api/v1/candidates')).toThrow(/no operation/);
   });
 });

@@ -14,17 +14,34 @@ const named = (answer: RecordedAnswer) => `${answer.method} ${templateOf(answer.
 function replay(answer: RecordedAnswer): void {
   const contentType = answer.headers['content-type'] as string | undefined;
   const body = contentType?.includes('json') && answer.text !== '' ? JSON.parse(answer.text) : undefined;
-  validateResponse({ method: answer.method, url: answer.url, status: answer.status, contentType, body, text: answer.text, headers: answer.headers });
+  validateResponse({
+    method: answer.method,
+    url: answer.url,
+    status: answer.status,
+    contentType,
+    body,
+    text: answer.text,
+    headers: answer.headers,
+  });
 }
 
 describe('recorded real answers, replayed through docs/openapi.json', () => {
-  test.each(answers.map((answer) => [named(answer), answer] as const))('%s is what the document describes, headers included', (_name, answer) => {
-    expect(() => replay(answer)).not.toThrow();
-  });
+  test.each(answers.map((answer) => [named(answer), answer] as const))(
+    '%s is what the document describes, headers included',
+    (_name, answer) => {
+      expect(() => replay(answer)).not.toThrow();
+    },
+  );
 
   test('every operation of the document, HEAD included, has a recorded success', () => {
-    const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).filter((key) => key !== 'parameters').map((method) => `${method} ${path}`));
-    const succeeded = new Set(answers.filter((a) => a.status < 300).map((a) => `${a.method.toLowerCase()} ${templateOf(a.url)}`));
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => key !== 'parameters')
+        .map((method) => `${method} ${path}`),
+    );
+    const succeeded = new Set(
+      answers.filter((a) => a.status < 300).map((a) => `${a.method.toLowerCase()} ${templateOf(a.url)}`),
+    );
     expect(operations.filter((operation) => !succeeded.has(operation))).toEqual([]);
   });
 
@@ -35,8 +52,12 @@ describe('recorded real answers, replayed through docs/openapi.json', () => {
 
   test('an undeclared header, or a declared one off its schema, is refused', () => {
     const list = answers.find((a) => named(a) === 'GET /api/v1/jobs 200')!;
-    expect(() => replay({ ...list, headers: { ...list.headers, 'x-powered-by': 'Koa' } })).toThrow(/x-powered-by is not declared/);
-    expect(() => replay({ ...list, headers: { ...list.headers, 'ratelimit-limit': 'many' } })).toThrow(/RateLimit-Limit.*does not match/);
+    expect(() => replay({ ...list, headers: { ...list.headers, 'x-powered-by': 'Koa' } })).toThrow(
+      /x-powered-by is not declared/,
+    );
+    expect(() => replay({ ...list, headers: { ...list.headers, 'ratelimit-limit': 'many' } })).toThrow(
+      /RateLimit-Limit.*does not match/,
+    );
     expect(() => replay({ ...list, headers: { ...list.headers, etag: 'abc' } })).toThrow(/ETag.*does not match/);
   });
 });

@@ -95,7 +95,10 @@ describe('conditional-requests', () => {
       const last = (await get(path)).body.data[4].id as string;
 
       // Internal columns are not part of the listing.
-      await service.database.query('update jobs set pay_rate = pay_rate + 1, internal_notes = ? where id = ?', ['x', bin(first)]);
+      await service.database.query('update jobs set pay_rate = pay_rate + 1, internal_notes = ? where id = ?', [
+        'x',
+        bin(first),
+      ]);
       expect(await changedSince(path, tag)).toBe(false);
 
       await service.database.query('update jobs set title = ? where id = ?', ['Renamed', bin(last)]);
@@ -113,7 +116,13 @@ describe('conditional-requests', () => {
       await call(`${service.url}/api/v1/jobs`, {
         method: 'POST',
         headers: { ...writer, ...json },
-        body: JSON.stringify({ title: 'New', department: 'Sales', type: 'contract', description: 'Fresh', status: 'active' }),
+        body: JSON.stringify({
+          title: 'New',
+          department: 'Sales',
+          type: 'contract',
+          description: 'Fresh',
+          status: 'active',
+        }),
       });
       expect(await changedSince(path, tag)).toBe(true);
     });
@@ -144,7 +153,14 @@ describe('conditional-requests', () => {
       const tag = await tagOf('/api/v1/jobs?limit=2');
       const head = await call(`${service.url}/api/v1/jobs?limit=2`, { method: 'HEAD', headers: reader });
       expect(head.headers.get('etag')).toBe(tag);
-      expect((await call(`${service.url}/api/v1/jobs?limit=2`, { method: 'HEAD', headers: { ...reader, 'If-None-Match': tag } })).status).toBe(304);
+      expect(
+        (
+          await call(`${service.url}/api/v1/jobs?limit=2`, {
+            method: 'HEAD',
+            headers: { ...reader, 'If-None-Match': tag },
+          })
+        ).status,
+      ).toBe(304);
     });
   });
 
@@ -167,7 +183,7 @@ describe('conditional-requests', () => {
       expect(gone.status).toBe(404);
     });
 
-    test('a draft\'s tag is its creator\'s; nobody else gets a 304 for it', async () => {
+    test("a draft's tag is its creator's; nobody else gets a 304 for it", async () => {
       const created = await call(`${service.url}/api/v1/jobs`, {
         method: 'POST',
         headers: { ...writer, ...json },
@@ -190,7 +206,9 @@ describe('conditional-requests', () => {
       const path = `/api/v1/jobs/changes?since=${since}`;
       const tag = await tagOf(path);
       expect(await changedSince(path, tag)).toBe(false);
-      const [row] = await service.database.query<Array<{ id: Buffer }>>(`select id from jobs where status = 'open' and deleted_at is null limit 1`);
+      const [row] = await service.database.query<Array<{ id: Buffer }>>(
+        `select id from jobs where status = 'open' and deleted_at is null limit 1`,
+      );
       await service.database.query(`update jobs set status = 'closed' where id = ?`, [row!.id]);
       expect(await changedSince(path, tag)).toBe(true);
     });

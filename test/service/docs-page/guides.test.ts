@@ -21,10 +21,21 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const committed = JSON.parse(read('docs/openapi.json'));
 
 // What a partner needs before the first request, in the order the page shows it.
-const HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Webhooks: changes pushed to you', 'Idempotent creates', 'Compression', 'Versioning'];
+const HEADINGS = [
+  'Authentication',
+  'Scopes',
+  'Errors',
+  'Rate limits',
+  'Pagination',
+  'Keeping a mirror',
+  'Webhooks: changes pushed to you',
+  'Idempotent creates',
+  'Compression',
+  'Versioning',
+];
 
 describe('one source', () => {
-  test('the document\'s description is the guide files, whole and in order, after one paragraph (their facts at the default settings)', () => {
+  test("the document's description is the guide files, whole and in order, after one paragraph (their facts at the default settings)", () => {
     expect(GUIDES.map((g) => g.title)).toEqual(HEADINGS);
     const description: string = committed.info.description;
     const parts = description.split('\n\n## ');
@@ -38,18 +49,26 @@ describe('one source', () => {
     const partners = read('docs/partners.md');
     for (const guide of GUIDES) expect(partners).toContain(`(guides/${guide.file})`);
     const partnerLines = new Set(partners.split('\n').map((l) => l.trim()));
-    const copied = GUIDES.flatMap((g) => g.text.split('\n').map((l) => l.trim()).filter((l) => l.length > 50 && partnerLines.has(l)));
+    const copied = GUIDES.flatMap((g) =>
+      g.text
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l.length > 50 && partnerLines.has(l)),
+    );
     expect(copied).toEqual([]);
   });
 
-  test('production\'s served document lists the configured public address first', () => {
-    const servers = openApiDocument(ROUTES, { webhooks: loadWebhookSettings({}), publicUrl: 'https://jobs-api.example.org' }).servers;
+  test("production's served document lists the configured public address first", () => {
+    const servers = openApiDocument(ROUTES, {
+      webhooks: loadWebhookSettings({}),
+      publicUrl: 'https://jobs-api.example.org',
+    }).servers;
     expect(servers.map((s) => s.url)).toEqual(['https://jobs-api.example.org', 'http://127.0.0.1:8000']);
     expect(committed.servers.map((s: { url: string }) => s.url)).toEqual(['http://127.0.0.1:8000']);
   });
 });
 
-test('the Rate limits guide states kong.yaml\'s limits', () => {
+test("the Rate limits guide states kong.yaml's limits", () => {
   const state = parse(read('kong.yaml'));
   const limits = (route: string) => {
     const r = state.services.flatMap((s: any) => s.routes).find((x: any) => x.name === route);
@@ -60,7 +79,10 @@ test('the Rate limits guide states kong.yaml\'s limits', () => {
   const row = (start: string) => {
     const line = guide.split('\n').find((l) => l.startsWith(`| ${start}`));
     if (!line) throw new Error(`no row starting "${start}"`);
-    return line.split('|').slice(2, 4).map((cell) => (cell.trim() === '' ? null : Number(cell.trim())));
+    return line
+      .split('|')
+      .slice(2, 4)
+      .map((cell) => (cell.trim() === '' ? null : Number(cell.trim())));
   };
   expect(row('reads')).toEqual(limits('jobs-read'));
   expect(row('creates')).toEqual(limits('jobs-write'));
@@ -69,22 +91,33 @@ test('the Rate limits guide states kong.yaml\'s limits', () => {
   expect(row('managing them')).toEqual(limits('webhooks-manage'));
   expect(row('this page')).toEqual(limits('jobs-docs'));
   const authGuard = state.services[0].plugins.find((p: any) => p.name === 'auth-guard').config.limit;
-  expect(GUIDES.find((g) => g.title === 'Authentication')!.text).toContain(`After ${authGuard} failed keys in one clock minute`);
+  expect(GUIDES.find((g) => g.title === 'Authentication')!.text).toContain(
+    `After ${authGuard} failed keys in one clock minute`,
+  );
 });
 
 test('the service image carries the guides the document is built from', () => {
   expect(read('Dockerfile')).toMatch(/^COPY docs\/guides \.\/docs\/guides$/m);
-  const ignore = read('.dockerignore').split('\n').map((l) => l.trim());
+  const ignore = read('.dockerignore')
+    .split('\n')
+    .map((l) => l.trim());
   expect(ignore.indexOf('!docs/guides/*.md')).toBeGreaterThan(ignore.indexOf('**/*.md'));
 });
 
 test('no project document links outside the repository; what partners and newcomers read names no path outside it', () => {
-  const documents = execFileSync('git', ['ls-files', '*.md'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const documents = execFileSync('git', ['ls-files', '*.md'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
   const outside: string[] = [];
   for (const doc of documents) {
     const text = read(doc);
     if (/^(README\.md|docs\/partners\.md|docs\/guides\/)/.test(doc) && text.includes('../')) {
-      outside.push(...text.split('\n').filter((l) => /\.\.\/(?!examples\/)/.test(l)).map((l) => `${doc}: ${l.trim()}`));
+      outside.push(
+        ...text
+          .split('\n')
+          .filter((l) => /\.\.\/(?!examples\/)/.test(l))
+          .map((l) => `${doc}: ${l.trim()}`),
+      );
     }
     for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
       if (/^(https?:|#|mailto:)/.test(target!)) continue;
@@ -95,12 +128,22 @@ test('no project document links outside the repository; what partners and newcom
   expect(outside).toEqual([]);
 });
 
-describe('the Keeping a mirror guide\'s shell loop', () => {
+describe("the Keeping a mirror guide's shell loop", () => {
   let stack: Stack;
   let dir: string;
   beforeAll(async () => {
     // Webhooks as npm start has them: a secrets key, and http to loopback for the guide's receiver.
-    stack = await startStack('docs_guides_loop', { webhooks: { ...loadWebhookSettings({ WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_LEASE_MS: '2000' }) } });
+    stack = await startStack('docs_guides_loop', {
+      webhooks: {
+        ...loadWebhookSettings({
+          WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'),
+          WEBHOOK_ALLOW_HTTP: 'true',
+          WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32',
+          WEBHOOK_TIMEOUT_MS: '1000',
+          WEBHOOK_LEASE_MS: '2000',
+        }),
+      },
+    });
     dir = mkdtempSync(path.join(os.tmpdir(), 'guide-loop-'));
   }, 60000);
   afterAll(async () => {
@@ -114,22 +157,37 @@ describe('the Keeping a mirror guide\'s shell loop', () => {
     expect(script).toContain('set -euo pipefail');
     // Asynchronously: the stack answers from this process.
     const run = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
-      const child = spawn('bash', ['-c', script.replace('http://127.0.0.1:8000', stack.url)], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn('bash', ['-c', script.replace('http://127.0.0.1:8000', stack.url)], {
+        cwd: dir,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
       child.once('close', (status) => resolve({ status, stderr }));
     });
     expect([run.status, run.stderr]).toEqual([0, '']);
-    const lines = readFileSync(path.join(dir, 'mirror-updates.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const listed = await fetch(`${stack.url}/api/v1/jobs?status=active,open,paused,closed&limit=1`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } });
+    const lines = readFileSync(path.join(dir, 'mirror-updates.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const listed = await fetch(`${stack.url}/api/v1/jobs?status=active,open,paused,closed&limit=1`, {
+      headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' },
+    });
     expect(new Set(lines.map((j) => j.id)).size).toBe(((await listed.json()) as any).meta.total);
     // The incremental request was made and answered (its headers saved).
     expect(readFileSync(path.join(dir, 'head.txt'), 'utf8')).toMatch(/^HTTP\/1\.1 200/);
   }, 90000);
 
   test('every other command the guides show runs as shown, each request answered 2xx', async () => {
-    const blocks = GUIDES.flatMap((g) => [...g.text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => [g.title, m[1]!] as const)).filter(([title]) => title !== 'Keeping a mirror');
-    expect(blocks.map(([title]) => title)).toEqual(['Authentication', 'Pagination', 'Webhooks: changes pushed to you', 'Idempotent creates']);
+    const blocks = GUIDES.flatMap((g) =>
+      [...g.text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => [g.title, m[1]!] as const),
+    ).filter(([title]) => title !== 'Keeping a mirror');
+    expect(blocks.map(([title]) => title)).toEqual([
+      'Authentication',
+      'Pagination',
+      'Webhooks: changes pushed to you',
+      'Idempotent creates',
+    ]);
     for (const [title, block] of blocks) {
       // curl fails on a 4xx or 5xx here, so a command that only prints an error body fails the test.
       const script = `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${block.replaceAll('http://127.0.0.1:8000', stack.url)}`;
@@ -146,10 +204,20 @@ describe('the Keeping a mirror guide\'s shell loop', () => {
       expect([title, typeof JSON.parse(run.out.trim().split('\n').at(-1)!)]).toEqual([title, 'object']);
     }
     // The guide's subscription: at the position given, tested (the attempt listed), its event types changed.
-    const [webhook] = ((await (await fetch(`${stack.url}/api/v1/webhooks`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } })).json()) as any).data;
+    const [webhook] = (
+      (await (
+        await fetch(`${stack.url}/api/v1/webhooks`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } })
+      ).json()) as any
+    ).data;
     expect(webhook).toMatchObject({ url: 'http://127.0.0.1:9000/hooks', eventTypes: ['job.removed'] });
     expect(readFileSync(path.join(dir, 'webhook-secret.txt'), 'utf8')).toMatch(/^whsec_/);
-    const attempts = ((await (await fetch(`${stack.url}/api/v1/webhooks/${webhook.id}/attempts`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } })).json()) as any).data;
+    const attempts = (
+      (await (
+        await fetch(`${stack.url}/api/v1/webhooks/${webhook.id}/attempts`, {
+          headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' },
+        })
+      ).json()) as any
+    ).data;
     expect(attempts).toHaveLength(1);
   }, 90000);
 });

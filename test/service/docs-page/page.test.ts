@@ -12,8 +12,33 @@ import { launchChromium, type Browser } from './browser';
 import { DEMO, gatewayKinds, startStackOn, type Stack } from '../../e2e/support';
 
 const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts');
-const GUIDE_HEADINGS = ['Authentication', 'Scopes', 'Errors', 'Rate limits', 'Pagination', 'Keeping a mirror', 'Webhooks: changes pushed to you', 'Idempotent creates', 'Compression', 'Versioning'];
-const WEBHOOK_OPERATIONS = ['createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret', 'replayWebhook', 'enableWebhook', 'listWebhookAttempts', 'testWebhook', 'jobUpdatedEvent', 'jobRemovedEvent', 'webhookTestEvent'];
+const GUIDE_HEADINGS = [
+  'Authentication',
+  'Scopes',
+  'Errors',
+  'Rate limits',
+  'Pagination',
+  'Keeping a mirror',
+  'Webhooks: changes pushed to you',
+  'Idempotent creates',
+  'Compression',
+  'Versioning',
+];
+const WEBHOOK_OPERATIONS = [
+  'createWebhook',
+  'listWebhooks',
+  'getWebhook',
+  'updateWebhook',
+  'deleteWebhook',
+  'rotateWebhookSecret',
+  'replayWebhook',
+  'enableWebhook',
+  'listWebhookAttempts',
+  'testWebhook',
+  'jobUpdatedEvent',
+  'jobRemovedEvent',
+  'webhookTestEvent',
+];
 const OPERATIONS = [
   { id: 'listJobs', method: 'GET', path: '/api/v1/jobs' },
   { id: 'createJob', method: 'POST', path: '/api/v1/jobs' },
@@ -73,8 +98,13 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
     const withHeads = (ids: string[], gets: string[]) => [...ids, ...gets.map((id) => `${id}Head`)];
     expect(ids.sort()).toEqual(
       [
-        ...withHeads(OPERATIONS.map((op) => op.id), OPERATIONS.filter((op) => op.method === 'GET').map((op) => op.id)).map((id) => `operations-jobs-${id}`),
-        ...withHeads(WEBHOOK_OPERATIONS, ['listWebhooks', 'getWebhook', 'listWebhookAttempts']).map((id) => `operations-webhooks-${id}`),
+        ...withHeads(
+          OPERATIONS.map((op) => op.id),
+          OPERATIONS.filter((op) => op.method === 'GET').map((op) => op.id),
+        ).map((id) => `operations-jobs-${id}`),
+        ...withHeads(WEBHOOK_OPERATIONS, ['listWebhooks', 'getWebhook', 'listWebhookAttempts']).map(
+          (id) => `operations-webhooks-${id}`,
+        ),
         'operations-meta-getOpenApiDocument',
         'operations-meta-getOpenApiDocumentHead',
       ].sort(),
@@ -97,7 +127,14 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
     expect(elsewhere).toEqual([]);
     expect(errors).toEqual([]);
     expect(requests.map((r) => new URL(r.url).pathname).sort()).toEqual(
-      expect.arrayContaining(['/docs', '/docs/openapi.json', '/docs/reference.css', '/docs/reference.js', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css']),
+      expect.arrayContaining([
+        '/docs',
+        '/docs/openapi.json',
+        '/docs/reference.css',
+        '/docs/reference.js',
+        '/docs/swagger-ui-bundle.js',
+        '/docs/swagger-ui.css',
+      ]),
     );
     expect(requests.every((r) => new URL(r.url).pathname.startsWith('/docs'))).toBe(true);
   }, 120000);
@@ -119,7 +156,9 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
     const status = block.locator('.live-responses-table tbody .response-col_status');
     await status.waitFor({ state: 'visible', timeout: 30000 });
     await expect(status.innerText()).resolves.toMatch(/^200/);
-    await expect(block.locator('.live-responses-table tbody .response-col_description').innerText()).resolves.toContain('"totalPages"');
+    await expect(block.locator('.live-responses-table tbody .response-col_description').innerText()).resolves.toContain(
+      '"totalPages"',
+    );
 
     const call = requests.find((r) => new URL(r.url).pathname === '/api/v1/jobs');
     expect(call?.url.startsWith(`${stack.url}/api/v1/jobs`)).toBe(true);
@@ -140,7 +179,9 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
         axePage.evaluate(async () => {
           const axe = (globalThis as any).axe;
           const result = await axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa'] });
-          return result.violations.map((v: any) => `${v.impact} ${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+          return result.violations.map(
+            (v: any) => `${v.impact} ${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`,
+          );
         });
       expect(await audit()).toEqual([]);
       for (const id of ['listJobChanges', 'createJob']) {

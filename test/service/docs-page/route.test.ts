@@ -22,7 +22,8 @@ async function awayFromMinuteEnd(): Promise<void> {
 }
 
 // Each test its own client address, so the per-IP budgets do not mix (any 127.x.y.z is loopback).
-const get = (p: string, from: string, headers: Record<string, string> = {}) => send(stack.url, { path: p, headers, localAddress: from });
+const get = (p: string, from: string, headers: Record<string, string> = {}) =>
+  send(stack.url, { path: p, headers, localAddress: from });
 
 test('the page and the document are served without a key, and the service sees no identity', async () => {
   const page = await get('/docs', '127.0.0.2');
@@ -48,17 +49,28 @@ test('the page and the document are served without a key, and the service sees n
 });
 
 test('Swagger UI comes from us, gzipped when asked, and revalidates with its ETag', async () => {
-  const file = readFileSync(path.join(path.dirname(require.resolve('swagger-ui-dist/package.json')), 'swagger-ui-bundle.js'), 'utf8');
+  const file = readFileSync(
+    path.join(path.dirname(require.resolve('swagger-ui-dist/package.json')), 'swagger-ui-bundle.js'),
+    'utf8',
+  );
   const res = await fetch(`${stack.url}/docs/swagger-ui-bundle.js`, { headers: { 'Accept-Encoding': 'gzip' } });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-encoding')).toBe('gzip');
   expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
   expect(await res.text()).toBe(file);
-  const again = await send(stack.url, { path: '/docs/swagger-ui-bundle.js', headers: { 'If-None-Match': res.headers.get('etag')! }, localAddress: '127.0.0.3' });
+  const again = await send(stack.url, {
+    path: '/docs/swagger-ui-bundle.js',
+    headers: { 'If-None-Match': res.headers.get('etag')! },
+    localAddress: '127.0.0.3',
+  });
   expect(again.status).toBe(304);
   expect(again.text).toBe('');
   for (const refused of ['identity', 'gzip;q=0', 'br']) {
-    const plain = await send(stack.url, { path: '/docs/swagger-ui-bundle.js', headers: { 'Accept-Encoding': refused }, localAddress: '127.0.0.3' });
+    const plain = await send(stack.url, {
+      path: '/docs/swagger-ui-bundle.js',
+      headers: { 'Accept-Encoding': refused },
+      localAddress: '127.0.0.3',
+    });
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.text).toBe(file);
   }
@@ -69,7 +81,13 @@ test('nothing else: other /docs paths and other methods are 404, data paths stil
   expect((await get('/docs/index.html', from)).status).toBe(404);
   expect((await get('/docs/swagger-ui-bundle.js.map', from)).json).toEqual({ error: 'Not found' });
   expect((await get('/docs/assets/x.js', from)).status).toBe(404); // two segments: no route
-  const posted = await send(stack.url, { method: 'POST', path: '/docs', body: '{}', headers: { 'Content-Type': 'application/json' }, localAddress: from });
+  const posted = await send(stack.url, {
+    method: 'POST',
+    path: '/docs',
+    body: '{}',
+    headers: { 'Content-Type': 'application/json' },
+    localAddress: from,
+  });
   expect(posted.status).toBe(404);
   expect(posted.json).toEqual({ error: 'Not found' });
   // Dot segments are removed before routing: this is /api/v1/jobs, which needs a key.

@@ -48,49 +48,72 @@ const JOB_ID = '019A8F4E-7C21-7D3A-9B65-2F0C1E4D8A10';
 const pathOf = (route: ApiRoute, id = JOB_ID) => route.path.replace(':id', id);
 const request = (route: ApiRoute, query: string, id?: string, body?: string): [string, RequestInit] => [
   `${served.url}${pathOf(route, id)}${query}`,
-  { method: route.method.toUpperCase(), headers: { ...writer, ...(body === undefined ? {} : json) }, ...(body === undefined ? {} : { body }) },
+  {
+    method: route.method.toUpperCase(),
+    headers: { ...writer, ...(body === undefined ? {} : json) },
+    ...(body === undefined ? {} : { body }),
+  },
 ];
 // Refusals are the API's own answers, checked against the document; the recorder's 204 is not one.
 const send = (...args: Parameters<typeof request>) => call(...request(...args));
-const reach = async (...args: Parameters<typeof request>) => expect((await fetch(...request(...args))).status).toBe(204);
-const validBody = JSON.stringify({ title: 'Router', department: 'Ops', type: 'contract', description: 'Checked once.' });
+const reach = async (...args: Parameters<typeof request>) =>
+  expect((await fetch(...request(...args))).status).toBe(204);
+const validBody = JSON.stringify({
+  title: 'Router',
+  department: 'Ops',
+  type: 'contract',
+  description: 'Checked once.',
+});
 const bodyFor = (route: ApiRoute) => (route.body ? validBody : undefined);
 
-describe.each(ROUTES.filter((route) => route.query).map((route) => [route.operationId, route] as const))('%s: its query', (_id, route) => {
-  test.each([
-    ['an unknown parameter', '?no_such_parameter=1', /^Unknown query parameter "no_such_parameter"\. Allowed: /],
-    ['a repeated parameter', '?limit=1&limit=2', /^Query parameter "limit" was given more than once; send one value/],
-    ['a value its schema refuses', '?limit=0', /^limit must be/],
-  ])('%s is the declared 400, and the handler never runs', async (_label, query, message) => {
-    expect(route.responses['400']).toBeDefined();
-    const res = await send(route, query, undefined, bodyFor(route));
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(message);
-    expect(received).toEqual([]);
-  });
-});
+describe.each(ROUTES.filter((route) => route.query).map((route) => [route.operationId, route] as const))(
+  '%s: its query',
+  (_id, route) => {
+    test.each([
+      ['an unknown parameter', '?no_such_parameter=1', /^Unknown query parameter "no_such_parameter"\. Allowed: /],
+      ['a repeated parameter', '?limit=1&limit=2', /^Query parameter "limit" was given more than once; send one value/],
+      ['a value its schema refuses', '?limit=0', /^limit must be/],
+    ])('%s is the declared 400, and the handler never runs', async (_label, query, message) => {
+      expect(route.responses['400']).toBeDefined();
+      const res = await send(route, query, undefined, bodyFor(route));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(message);
+      expect(received).toEqual([]);
+    });
+  },
+);
 
-describe.each(ROUTES.filter((route) => route.params).map((route) => [route.operationId, route] as const))('%s: its path', (_id, route) => {
-  test('a parameter its schema refuses is the declared 404, and the handler never runs', async () => {
-    expect(route.responses['404']).toBeDefined();
-    const res = await send(route, '', 'not-a-uuid', bodyFor(route));
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual(route.responses['404']!.example);
-    expect(received).toEqual([]);
-  });
-});
+describe.each(ROUTES.filter((route) => route.params).map((route) => [route.operationId, route] as const))(
+  '%s: its path',
+  (_id, route) => {
+    test('a parameter its schema refuses is the declared 404, and the handler never runs', async () => {
+      expect(route.responses['404']).toBeDefined();
+      const res = await send(route, '', 'not-a-uuid', bodyFor(route));
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(route.responses['404']!.example);
+      expect(received).toEqual([]);
+    });
+  },
+);
 
-describe.each(ROUTES.filter((route) => route.body).map((route) => [route.operationId, route] as const))('%s: its body', (_id, route) => {
-  test('an unknown field is the declared 400 naming it, and the handler never runs', async () => {
-    const res = await send(route, '', undefined, JSON.stringify({ no_such_field: 1 }));
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe(MESSAGES.validationFailed);
-    expect(res.body.details).toEqual(expect.arrayContaining([{ field: 'no_such_field', message: 'no_such_field is not a known field' }]));
-    expect(received).toEqual([]);
-  });
-});
+describe.each(ROUTES.filter((route) => route.body).map((route) => [route.operationId, route] as const))(
+  '%s: its body',
+  (_id, route) => {
+    test('an unknown field is the declared 400 naming it, and the handler never runs', async () => {
+      const res = await send(route, '', undefined, JSON.stringify({ no_such_field: 1 }));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe(MESSAGES.validationFailed);
+      expect(res.body.details).toEqual(
+        expect.arrayContaining([{ field: 'no_such_field', message: 'no_such_field is not a known field' }]),
+      );
+      expect(received).toEqual([]);
+    });
+  },
+);
 
-describe.each(ROUTES.filter((route) => route.body && route.tag === 'jobs').map((route) => [route.operationId, route] as const))('%s: its body', (_id, route) => {
+describe.each(
+  ROUTES.filter((route) => route.body && route.tag === 'jobs').map((route) => [route.operationId, route] as const),
+)('%s: its body', (_id, route) => {
   test('a body its schema refuses is the declared 400 with every problem, and the handler never runs', async () => {
     expect(route.responses['400']).toBeDefined();
     const res = await send(route, '', undefined, JSON.stringify({ title: '', payRate: 10 }));
@@ -132,7 +155,11 @@ test('a method no route serves on a path is one 405 naming the methods that are'
 describe('dispatch', () => {
   const getJob = ROUTES.find((route) => route.operationId === 'getJob')!;
   const counted = async (route: string, method: string, status: number) => {
-    const line = (await metrics.registry.metrics()).split('\n').find((entry) => entry.startsWith(`http_requests_total{route="${route}",method="${method}",status="${status}"} `));
+    const line = (await metrics.registry.metrics())
+      .split('\n')
+      .find((entry) =>
+        entry.startsWith(`http_requests_total{route="${route}",method="${method}",status="${status}"} `),
+      );
     return line === undefined ? 0 : Number(line.split(' ')[1]);
   };
 
@@ -151,7 +178,11 @@ describe('dispatch', () => {
   });
 
   test('a request is counted under its route as declared, a refusal by its schemas too; a 405 is unmatched', async () => {
-    const before = { ok: await counted(getJob.path, 'GET', 204), refused: await counted(getJob.path, 'GET', 404), other: await counted('unmatched', 'PUT', 405) };
+    const before = {
+      ok: await counted(getJob.path, 'GET', 204),
+      refused: await counted(getJob.path, 'GET', 404),
+      other: await counted('unmatched', 'PUT', 405),
+    };
     await reach(getJob, '');
     await send(getJob, '', 'not-a-uuid');
     await call(`${served.url}${pathOf(getJob)}`, { method: 'PUT', headers: writer });
@@ -163,7 +194,11 @@ describe('dispatch', () => {
   test('OPTIONS and a method the router does not implement are the 405 too; OPTIONS on an unknown path is a 404', async () => {
     for (const method of ['OPTIONS', 'PROPFIND']) {
       const res = await call(`${served.url}/api/v1/jobs`, { method, headers: writer });
-      expect([res.status, res.headers.get('allow'), res.body]).toEqual([405, 'HEAD, GET, POST', { error: MESSAGES.methodNotAllowed }]);
+      expect([res.status, res.headers.get('allow'), res.body]).toEqual([
+        405,
+        'HEAD, GET, POST',
+        { error: MESSAGES.methodNotAllowed },
+      ]);
     }
     const unknown = await call(`${served.url}/api/v1/nowhere`, { method: 'OPTIONS', headers: writer });
     expect([unknown.status, unknown.headers.get('allow')]).toEqual([404, null]);
@@ -174,7 +209,14 @@ describe('dispatch', () => {
     const app = new Koa();
     app.use(requestOutcome(createLogger('silent')));
     app.use(trustGateway({}));
-    app.use(mount(routerOf(recorded.filter((route) => ['getJob', 'createJob'].includes(route.operationId)), { db: {} as Database, settings: {} as ApiSettings })));
+    app.use(
+      mount(
+        routerOf(
+          recorded.filter((route) => ['getJob', 'createJob'].includes(route.operationId)),
+          { db: {} as Database, settings: {} as ApiSettings },
+        ),
+      ),
+    );
     app.use((ctx, next) => {
       if (ctx.method !== 'DELETE') return next();
       ctx.body = { answeredBy: 'downstream' };
@@ -182,9 +224,17 @@ describe('dispatch', () => {
     const downstream = await serve(app.callback());
     try {
       const answered = await fetch(`${downstream.url}${pathOf(getJob)}`, { method: 'DELETE', headers: writer });
-      expect([answered.status, answered.headers.get('allow'), await answered.json()]).toEqual([200, null, { answeredBy: 'downstream' }]);
+      expect([answered.status, answered.headers.get('allow'), await answered.json()]).toEqual([
+        200,
+        null,
+        { answeredBy: 'downstream' },
+      ]);
       const refused = await fetch(`${downstream.url}/api/v1/jobs`, { method: 'PUT', headers: writer });
-      expect([refused.status, refused.headers.get('allow'), await refused.json()]).toEqual([405, 'POST', { error: MESSAGES.methodNotAllowed }]);
+      expect([refused.status, refused.headers.get('allow'), await refused.json()]).toEqual([
+        405,
+        'POST',
+        { error: MESSAGES.methodNotAllowed },
+      ]);
     } finally {
       await downstream.close();
     }

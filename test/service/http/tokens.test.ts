@@ -17,7 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
-const CURSOR_INVALID = "cursor is not valid: pass meta.nextCursor (or the Link header's URL) back exactly as it was given";
+const CURSOR_INVALID =
+  "cursor is not valid: pass meta.nextCursor (or the Link header's URL) back exactly as it was given";
 const SINCE_INVALID =
   'since is not valid: pass meta.nextSince back exactly as it was given, or leave since out to read the feed from the beginning';
 
@@ -39,13 +40,21 @@ test('the tokens used here are accepted as they were given', async () => {
 test('a list cursor', async () => {
   for (const [label, value] of variants(cursor)) {
     const res = await call(`${service.url}/api/v1/jobs?limit=1&cursor=${value}`, { headers: reader });
-    expect({ label, status: res.status, body: res.body }).toEqual({ label, status: 400, body: { error: CURSOR_INVALID } });
+    expect({ label, status: res.status, body: res.body }).toEqual({
+      label,
+      status: 400,
+      body: { error: CURSOR_INVALID },
+    });
   }
 });
 
 test('a change-feed position', async () => {
   for (const [label, value] of variants(since)) {
     const res = await call(`${service.url}/api/v1/jobs/changes?since=${value}`, { headers: reader });
-    expect({ label, status: res.status, body: res.body }).toEqual({ label, status: 400, body: { error: SINCE_INVALID } });
+    expect({ label, status: res.status, body: res.body }).toEqual({
+      label,
+      status: 400,
+      body: { error: SINCE_INVALID },
+    });
   }
 });

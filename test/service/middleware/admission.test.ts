@@ -42,7 +42,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const UNAVAILABLE = 'Service temporarily unavailable. Retry in a few seconds.';
 
 async function refusal(promise: Promise<unknown>): Promise<HttpError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(HttpError);
   return error as HttpError;
 }
@@ -106,7 +109,10 @@ test('a waiter whose client hangs up leaves the queue with its own 503 and never
   const waiter = enter(admit, gone.ctx);
   await tick();
   gone.hangUp();
-  expect(await refusal(waiter.result)).toMatchObject({ status: 503, message: 'Client closed the request while it waited' });
+  expect(await refusal(waiter.result)).toMatchObject({
+    status: 503,
+    message: 'Client closed the request while it waited',
+  });
 
   // Its place is free: another request queues, and takes the turn when it comes.
   const next = enter(admit);
@@ -166,7 +172,11 @@ test('a request whose client is already gone is refused before it takes a turn',
 
 test('a handler that throws still gives its turn back', async () => {
   const admit = admission({ concurrency: 1, queueLimit: 0, queueTimeoutMs: 60_000 });
-  await expect(admit(request().ctx, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+  await expect(
+    admit(request().ctx, async () => {
+      throw new Error('boom');
+    }),
+  ).rejects.toThrow('boom');
   await runsAtOnce(admit);
 });
 

@@ -40,7 +40,9 @@ describe('X-Consumer-ID', () => {
     expect(res.status).toBe(201);
     const own = await call(`${service.url}/api/v1/jobs/${res.body.data.id}`, { headers: { 'X-Consumer-ID': id } });
     expect(own.status).toBe(200);
-    const other = await call(`${service.url}/api/v1/jobs/${res.body.data.id}`, { headers: { 'X-Consumer-ID': `${id.slice(0, 63)}2` } });
+    const other = await call(`${service.url}/api/v1/jobs/${res.body.data.id}`, {
+      headers: { 'X-Consumer-ID': `${id.slice(0, 63)}2` },
+    });
     expectJsonError(other, 404, 'Job not found');
   });
 
@@ -69,7 +71,10 @@ describe('X-Consumer-Username in the request log', () => {
     const from = service.logs.length;
     await call(`${service.url}/api/v1/jobs?limit=1`, { headers });
     for (let i = 0; i < 50; i++) {
-      const line = service.logs.slice(from).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.msg === 'request');
+      const line = service.logs
+        .slice(from)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((e) => e.msg === 'request');
       if (line) return line;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -77,15 +82,21 @@ describe('X-Consumer-Username in the request log', () => {
   }
 
   test('as sent', async () => {
-    expect(await loggedConsumer({ 'X-Consumer-ID': 'p-1', 'X-Consumer-Username': 'acme-careers' })).toMatchObject({ consumer: 'acme-careers' });
+    expect(await loggedConsumer({ 'X-Consumer-ID': 'p-1', 'X-Consumer-Username': 'acme-careers' })).toMatchObject({
+      consumer: 'acme-careers',
+    });
   });
 
   test('blank: no consumer field', async () => {
-    expect(await loggedConsumer({ 'X-Consumer-ID': 'p-1', 'X-Consumer-Username': '  ' })).not.toHaveProperty('consumer');
+    expect(await loggedConsumer({ 'X-Consumer-ID': 'p-1', 'X-Consumer-Username': '  ' })).not.toHaveProperty(
+      'consumer',
+    );
   });
 
   test('a username without a valid id is not logged: the caller is unknown', async () => {
-    expect(await loggedConsumer({ 'X-Consumer-ID': 'bad id', 'X-Consumer-Username': 'acme-careers' })).not.toHaveProperty('consumer');
+    expect(
+      await loggedConsumer({ 'X-Consumer-ID': 'bad id', 'X-Consumer-Username': 'acme-careers' }),
+    ).not.toHaveProperty('consumer');
   });
 });
 
@@ -107,7 +118,9 @@ describe('the gateway secrets accepted: GATEWAY_SECRET, and GATEWAY_SECRET_NEXT 
     served = [];
   });
   const read = (url: string, secret?: string) =>
-    call(`${url}/api/v1/jobs?limit=1`, { headers: { 'X-Consumer-ID': 'rotation-check', ...(secret === undefined ? {} : { 'X-Gateway-Secret': secret }) } });
+    call(`${url}/api/v1/jobs?limit=1`, {
+      headers: { 'X-Consumer-ID': 'rotation-check', ...(secret === undefined ? {} : { 'X-Gateway-Secret': secret }) },
+    });
 
   test('both set: a request with either is served; any other, or none, is the 401', async () => {
     const url = await appWith({ GATEWAY_SECRET: CURRENT, GATEWAY_SECRET_NEXT: NEXT });
@@ -145,12 +158,15 @@ describe('a refused secret: a warn line at most once a minute per cause, never t
   });
   afterEach(() => served.close());
 
-  const send = (secret?: string) => call(`${served.url}/api/v1/jobs`, { headers: secret === undefined ? {} : { 'X-Gateway-Secret': secret } });
-  const warnings = () => logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.level === 40);
+  const send = (secret?: string) =>
+    call(`${served.url}/api/v1/jobs`, { headers: secret === undefined ? {} : { 'X-Gateway-Secret': secret } });
+  const warnings = () =>
+    logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.level === 40);
   async function rejections(): Promise<Record<string, number>> {
     const text = await metrics.registry.metrics();
     const counts: Record<string, number> = {};
-    for (const m of text.matchAll(/^jobs_gateway_secret_rejections_total\{reason="(\w+)"\} (\d+)$/gm)) counts[m[1]!] = Number(m[2]);
+    for (const m of text.matchAll(/^jobs_gateway_secret_rejections_total\{reason="(\w+)"\} (\d+)$/gm))
+      counts[m[1]!] = Number(m[2]);
     return counts;
   }
 
@@ -161,18 +177,23 @@ describe('a refused secret: a warn line at most once a minute per cause, never t
 
   test('each cause logs once within a minute, says which cause, never the value; every refusal counts', async () => {
     for (let i = 0; i < 3; i++) expectJsonError(await send(), 401, MESSAGES.notThroughGateway);
-    for (const sent of ['wrong-secret-value-aaaa', 'wrong-secret-value-bbbb']) expectJsonError(await send(sent), 401, MESSAGES.notThroughGateway);
-    for (const secret of [CURRENT, NEXT]) expect((await fetch(`${served.url}/api/v1/jobs`, { headers: { 'X-Gateway-Secret': secret } })).status).toBe(204);
+    for (const sent of ['wrong-secret-value-aaaa', 'wrong-secret-value-bbbb'])
+      expectJsonError(await send(sent), 401, MESSAGES.notThroughGateway);
+    for (const secret of [CURRENT, NEXT])
+      expect((await fetch(`${served.url}/api/v1/jobs`, { headers: { 'X-Gateway-Secret': secret } })).status).toBe(204);
 
     expect(await rejections()).toEqual({ missing: 3, mismatch: 2 });
     const lines = warnings();
     expect(lines.map((line) => line.reason)).toEqual(['missing', 'mismatch']);
     expect(lines[0]).toMatchObject({ path: '/api/v1/jobs', msg: expect.stringMatching(/no X-Gateway-Secret/) });
-    expect(lines[1]).toMatchObject({ path: '/api/v1/jobs', msg: expect.stringMatching(/matches no configured secret/) });
+    expect(lines[1]).toMatchObject({
+      path: '/api/v1/jobs',
+      msg: expect.stringMatching(/matches no configured secret/),
+    });
     expect(logs.join('\n')).not.toMatch(/wrong-secret-value|current-gateway-secret|next-gateway-secret/);
   });
 
-  test('a minute after a cause\'s line, its next refusal logs again with how many went unlogged meanwhile', async () => {
+  test("a minute after a cause's line, its next refusal logs again with how many went unlogged meanwhile", async () => {
     await send('wrong-secret-value-aaaa');
     clock += 30_000;
     await send('wrong-secret-value-bbbb');
@@ -182,7 +203,11 @@ describe('a refused secret: a warn line at most once a minute per cause, never t
     expect(warnings().map((line) => line.reason)).toEqual(['mismatch', 'missing']);
     clock += 1;
     await send('wrong-secret-value-dddd');
-    expect(warnings().map((line) => [line.reason, line.refusedSinceLastLine])).toEqual([['mismatch', 0], ['missing', 0], ['mismatch', 2]]);
+    expect(warnings().map((line) => [line.reason, line.refusedSinceLastLine])).toEqual([
+      ['mismatch', 0],
+      ['missing', 0],
+      ['mismatch', 2],
+    ]);
     expect(await rejections()).toEqual({ missing: 1, mismatch: 4 });
   });
 });

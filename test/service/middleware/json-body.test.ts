@@ -25,9 +25,12 @@ function refusal(text: string): { status: number; body: unknown } {
   throw new Error(`accepted: ${text}`);
 }
 
-test.each(['[]', '[{"title":"x"}]', '"a job"', '42', 'true', 'null'])('%s is JSON but not an object: 400 "Request body must be a JSON object"', (text) => {
-  expect(refusal(text)).toEqual({ status: 400, body: { error: 'Request body must be a JSON object' } });
-});
+test.each(['[]', '[{"title":"x"}]', '"a job"', '42', 'true', 'null'])(
+  '%s is JSON but not an object: 400 "Request body must be a JSON object"',
+  (text) => {
+    expect(refusal(text)).toEqual({ status: 400, body: { error: 'Request body must be a JSON object' } });
+  },
+);
 
 test.each(['', '   ', '\n\t \r\n'])('a body of nothing but whitespace (%j) is "empty", not "malformed"', (text) => {
   expect(refusal(text)).toEqual({ status: 400, body: { error: 'Request body is empty: send a JSON object' } });
@@ -55,7 +58,10 @@ describe('duplicate keys: each object on its own', () => {
   ])('a key repeated %s is refused, named by its path', (_label, text, field) => {
     expect(refusal(text)).toEqual({
       status: 400,
-      body: { error: 'Validation failed', details: [{ field, message: `${field} appears more than once; send each field once` }] },
+      body: {
+        error: 'Validation failed',
+        details: [{ field, message: `${field} appears more than once; send each field once` }],
+      },
     });
   });
 
@@ -86,7 +92,9 @@ describe('the JSON body through the service', () => {
   function raw(request: string): Promise<string> {
     const { port } = new URL(service.url);
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: '127.0.0.1', port: Number(port), allowHalfOpen: true }, () => socket.end(request));
+      const socket = net.connect({ host: '127.0.0.1', port: Number(port), allowHalfOpen: true }, () =>
+        socket.end(request),
+      );
       let answer = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk) => (answer += chunk));
@@ -114,7 +122,11 @@ describe('the JSON body through the service', () => {
     const gz = gzipSync(JSON.stringify(valid));
     expect((await post(gz, { 'Content-Encoding': 'identity, gzip' })).status).toBe(201);
     const stacked = await post(gz, { 'Content-Encoding': 'gzip, x-gzip' });
-    expectJsonError(stacked, 415, 'Unsupported Content-Encoding "gzip, x-gzip": send the body uncompressed or gzip-compressed');
+    expectJsonError(
+      stacked,
+      415,
+      'Unsupported Content-Encoding "gzip, x-gzip": send the body uncompressed or gzip-compressed',
+    );
   });
 
   /**

@@ -34,7 +34,9 @@ describe('through the real app', () => {
     // A table gone missing is a bug or an operator's mistake, not something to retry: no 503.
     await service.database.query('RENAME TABLE jobs TO jobs_moved_away');
     try {
-      const res = await call(`${service.url}/api/v1/jobs?department=Finance`, { headers: { ...reader, 'X-Request-ID': 'req-500-check' } });
+      const res = await call(`${service.url}/api/v1/jobs?department=Finance`, {
+        headers: { ...reader, 'X-Request-ID': 'req-500-check' },
+      });
       expect(res.status).toBe(500);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(res.headers.get('retry-after')).toBeNull();
@@ -59,11 +61,14 @@ describe('through the real app', () => {
     expect(entries.slice(before).map((e) => e.msg)).toEqual(['request']);
   });
 
-  test.each(['PROPFIND', 'MKCOL'])('%s (a method the router does not implement: 501 inside) is a 405 with Allow', async (method) => {
-    const res = await call(`${service.url}/api/v1/jobs`, { method, headers: reader });
-    expectJsonError(res, 405, 'Method not allowed');
-    expect(res.headers.get('allow')).toBe('HEAD, GET, POST');
-  });
+  test.each(['PROPFIND', 'MKCOL'])(
+    '%s (a method the router does not implement: 501 inside) is a 405 with Allow',
+    async (method) => {
+      const res = await call(`${service.url}/api/v1/jobs`, { method, headers: reader });
+      expectJsonError(res, 405, 'Method not allowed');
+      expect(res.headers.get('allow')).toBe('HEAD, GET, POST');
+    },
+  );
 });
 
 describe('errors thrown by Koa and its middleware', () => {
@@ -148,11 +153,15 @@ describe('errors thrown by Koa and its middleware', () => {
     expect(res.status).toBe(500);
     expect(res.text).toBe('{"error":"Internal server error"}');
     const entries = await logLines(lines, (all) => all.length > before);
-    expect(entries.slice(before).filter((entry) => entry.msg !== 'request')).toEqual([expect.objectContaining({ level: 50, msg: 'request failed' })]);
+    expect(entries.slice(before).filter((entry) => entry.msg !== 'request')).toEqual([
+      expect.objectContaining({ level: 50, msg: 'request failed' }),
+    ]);
   });
 
   test('an HttpError keeps its status, extra fields and headers', async () => {
-    const res = await answerTo(new HttpError(409, 'Conflict here', { requiredScope: 'jobs:write' }, { 'Retry-After': '7' }));
+    const res = await answerTo(
+      new HttpError(409, 'Conflict here', { requiredScope: 'jobs:write' }, { 'Retry-After': '7' }),
+    );
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'Conflict here', requiredScope: 'jobs:write' });
     expect(res.headers.get('retry-after')).toBe('7');
@@ -163,7 +172,9 @@ describe('errors thrown by Koa and its middleware', () => {
     const res = await answerTo(new HttpError(503, 'Try later'));
     expect(res).toMatchObject({ status: 503, body: { error: 'Try later' } });
     const entries = await logLines(lines, (all) => all.length > before);
-    expect(entries.slice(before).filter((entry) => entry.msg !== 'request')).toEqual([expect.objectContaining({ msg: 'request failed', err: { name: 'HttpError' } })]);
+    expect(entries.slice(before).filter((entry) => entry.msg !== 'request')).toEqual([
+      expect.objectContaining({ msg: 'request failed', err: { name: 'HttpError' } }),
+    ]);
   });
 
   test('nothing answered: a JSON 404', async () => {
@@ -173,7 +184,10 @@ describe('errors thrown by Koa and its middleware', () => {
 
   test('a response with a body is left as it is, whatever its status', async () => {
     expect(await call(`${served.url}/teapot`)).toMatchObject({ status: 418, text: 'short and stout' });
-    expect(await call(`${served.url}/own-404`)).toMatchObject({ status: 404, body: { error: 'Job not found', id: 'x' } });
+    expect(await call(`${served.url}/own-404`)).toMatchObject({
+      status: 404,
+      body: { error: 'Job not found', id: 'x' },
+    });
     expect(await call(`${served.url}/own-405`)).toMatchObject({ status: 405, body: { error: 'Not here' } });
   });
 
@@ -206,7 +220,9 @@ describe('request-log', () => {
 
   test('the request id is the X-Request-ID the gateway sent', async () => {
     const from = service.logs.length;
-    await call(`${service.url}/api/v1/jobs`, { headers: { ...reader, 'X-Request-ID': 'f3b9c1d2-0b4e-4a8e-9d5c-7e2a1b3c4d5e' } });
+    await call(`${service.url}/api/v1/jobs`, {
+      headers: { ...reader, 'X-Request-ID': 'f3b9c1d2-0b4e-4a8e-9d5c-7e2a1b3c4d5e' },
+    });
     const [line] = await requestLines(from);
     expect(line).toMatchObject({
       reqId: 'f3b9c1d2-0b4e-4a8e-9d5c-7e2a1b3c4d5e',

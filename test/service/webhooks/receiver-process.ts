@@ -19,7 +19,9 @@ http
     req.on('end', () => {
       const answer = (status: number, headers: Record<string, string> = {}, body = '') => {
         inFlight -= 1;
-        process.stdout.write(`${JSON.stringify({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, concurrent, path: req.url })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, concurrent, path: req.url })}\n`,
+        );
         res.writeHead(status, headers).end(body);
       };
       const [name, value] = mode.split('=');

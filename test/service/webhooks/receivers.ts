@@ -72,7 +72,8 @@ export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver>
   // A subnet no other link on this host uses (another test process may have receivers open too).
   const inUse = execFileSync('ip', ['-o', '-4', 'addr', 'show'], { encoding: 'utf8' });
   const start = (process.pid * 7 + opened++) % 250;
-  const n = Array.from({ length: 250 }, (_, i) => (start + i) % 250).find((k) => !inUse.includes(` 10.233.${k + 1}.`)) ?? start;
+  const n =
+    Array.from({ length: 250 }, (_, i) => (start + i) % 250).find((k) => !inUse.includes(` 10.233.${k + 1}.`)) ?? start;
   const namespace = `wh-${process.pid}-${opened}`;
   const [here, there] = [`wh${process.pid % 100000}h${opened}`, `wh${process.pid % 100000}c${opened}`];
   const subnet = `10.233.${n + 1}`;
@@ -88,7 +89,21 @@ export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver>
     close();
     throw new Error(`could not open a namespace: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`);
   }
-  const child = spawn('ip', ['netns', 'exec', namespace, process.execPath, '-r', REGISTER_TS, path.join(__dirname, 'receiver-process.ts'), String(port), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      namespace,
+      process.execPath,
+      '-r',
+      REGISTER_TS,
+      path.join(__dirname, 'receiver-process.ts'),
+      String(port),
+      mode,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const deliveries: Delivery[] = [];
   const waiters: Array<() => void> = [];
   await new Promise<void>((resolve, reject) => {
@@ -107,7 +122,8 @@ export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver>
     async waitFor(count, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (deliveries.length < count) {
-        if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${count} deliveries, got ${deliveries.length}`);
+        if (Date.now() > deadline)
+          throw new Error(`waited ${timeoutMs} ms for ${count} deliveries, got ${deliveries.length}`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 200);
           waiters.push(() => {
@@ -125,6 +141,17 @@ export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver>
 }
 
 /** The delivery's event, verified with the reference library against any of `secrets`; throws when none verifies. */
-export function verified(delivery: Pick<Delivery, 'headers' | 'body'>, secret: string): { id: string; type: string; timestamp: string; position: string; history: string; sequence: number; data: Record<string, unknown> } {
+export function verified(
+  delivery: Pick<Delivery, 'headers' | 'body'>,
+  secret: string,
+): {
+  id: string;
+  type: string;
+  timestamp: string;
+  position: string;
+  history: string;
+  sequence: number;
+  data: Record<string, unknown>;
+} {
   return new Webhook(secret).verify(delivery.body, delivery.headers) as ReturnType<typeof verified>;
 }

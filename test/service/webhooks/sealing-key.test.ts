@@ -43,7 +43,10 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const list = arrivals.get(req.url!) ?? [];
-      arrivals.set(req.url!, [...list, (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { sequence: number }).sequence]);
+      arrivals.set(req.url!, [
+        ...list,
+        (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { sequence: number }).sequence,
+      ]);
       res.writeHead(204).end();
     });
   });
@@ -66,7 +69,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const env = (keys: Buffer[]) => ({
   DATABASE_URL: database.url,
   WEBHOOK_SECRETS_KEY: keys[0]!.toString('hex'),
-  WEBHOOK_SECRETS_KEY_PREVIOUS: keys.slice(1).map((key) => key.toString('base64')).join(','),
+  WEBHOOK_SECRETS_KEY_PREVIOUS: keys
+    .slice(1)
+    .map((key) => key.toString('base64'))
+    .join(','),
   WEBHOOK_ALLOW_HTTP: 'true',
   WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32',
   WEBHOOK_POLL_MS: '50',
@@ -78,7 +84,12 @@ const dispatcher = async (keys: Buffer[]) => {
   running.push(started);
   return started;
 };
-const change = () => storeJob(database.db, { ...MINIMAL_JOB, status: 'active', requirements: [], responsibilities: [] } as never, 'writer');
+const change = () =>
+  storeJob(
+    database.db,
+    { ...MINIMAL_JOB, status: 'active', requirements: [], responsibilities: [] } as never,
+    'writer',
+  );
 /** The form stored before key ids: iv | tag | ciphertext. */
 function firstForm(key: Buffer, secret: string): Buffer {
   const iv = randomBytes(12);
@@ -89,7 +100,17 @@ function firstForm(key: Buffer, secret: string): Buffer {
 async function subscribe(seal: (secret: string) => Buffer) {
   const secret = newSecret();
   const path = `/hooks/${randomBytes(4).toString('hex')}`;
-  const created = await createSubscription(database.db, { consumerId: OWNER, url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}${path}`, description: null, secret: seal(secret), position: 0 }, 100);
+  const created = await createSubscription(
+    database.db,
+    {
+      consumerId: OWNER,
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}${path}`,
+      description: null,
+      secret: seal(secret),
+      position: 0,
+    },
+    100,
+  );
   if (typeof created === 'string') throw new Error(created);
   return { id: created.id, secret, path };
 }
@@ -100,8 +121,12 @@ async function until(done: () => boolean | Promise<boolean>, what: string, timeo
     await sleep(50);
   }
 }
-const unopenableGauge = async (one: DispatcherProcess) => Number(/^webhook_subscriptions_unopenable (\S+)$/m.exec(await (await fetch(one.metricsUrl!)).text())?.[1]);
-const sealedRows = () => database.query<Array<{ secret: Buffer; previous_secret: Buffer | null }>>('select secret, previous_secret from webhook_subscriptions order by id');
+const unopenableGauge = async (one: DispatcherProcess) =>
+  Number(/^webhook_subscriptions_unopenable (\S+)$/m.exec(await (await fetch(one.metricsUrl!)).text())?.[1]);
+const sealedRows = () =>
+  database.query<Array<{ secret: Buffer; previous_secret: Buffer | null }>>(
+    'select secret, previous_secret from webhook_subscriptions order by id',
+  );
 
 test('a keyring that opens some secrets starts; the subscription it cannot open is shown to its owner and operator once, waits without failing, and recovers with the right key', async () => {
   const opened = await subscribe((secret) => encryptSecret(OLD, secret));
@@ -109,7 +134,10 @@ test('a keyring that opens some secrets starts; the subscription it cannot open 
   await change();
   await change();
   // It had been failing for days: time spent waiting on our key must not count towards giving up.
-  await database.query('update webhook_subscriptions set attempts = 9, failing_since = utc_timestamp(3) - interval 10 day where id = unhex(replace(?, "-", ""))', [closed.id]);
+  await database.query(
+    'update webhook_subscriptions set attempts = 9, failing_since = utc_timestamp(3) - interval 10 day where id = unhex(replace(?, "-", ""))',
+    [closed.id],
+  );
   const old = await dispatcher([OLD]);
   await until(() => (arrivals.get(opened.path)?.length ?? 0) === 2, 'the openable subscription delivered');
   // Claimed again every 300 ms at most while it waits: still one line, no delivery, no failure.
@@ -119,34 +147,70 @@ test('a keyring that opens some secrets starts; the subscription it cannot open 
   expect(arrivals.get(closed.path)).toBeUndefined();
   const told = old.lines.filter((line) => line.subscription === closed.id);
   expect(told).toHaveLength(1);
-  expect(told[0]).toMatchObject({ level: 40, sealedUnder: keyId(NEW), msg: expect.stringContaining("webhook secret cannot be opened with this dispatcher's keyring") });
+  expect(told[0]).toMatchObject({
+    level: 40,
+    sealedUnder: keyId(NEW),
+    msg: expect.stringContaining("webhook secret cannot be opened with this dispatcher's keyring"),
+  });
   expect(JSON.stringify(old.lines)).not.toContain(closed.secret);
   expect(await unopenableGauge(old)).toBe(1);
 
   // The owner reads why; its test is a JSON 503, never a 500; nothing counts towards giving up.
-  const app = await serve(createApp({ db: database.db, config: {}, logger: createLogger('silent'), webhooks: loadWebhookSettings(env([OLD])) }).callback());
+  const app = await serve(
+    createApp({
+      db: database.db,
+      config: {},
+      logger: createLogger('silent'),
+      webhooks: loadWebhookSettings(env([OLD])),
+    }).callback(),
+  );
   try {
     const shown = await call(`${app.url}/api/v1/webhooks/${closed.id}`, { headers: reader });
-    expect(shown.body.data).toMatchObject({ status: 'active', lastError: SECRET_UNOPENABLE, failingSince: null, disabledReason: null });
+    expect(shown.body.data).toMatchObject({
+      status: 'active',
+      lastError: SECRET_UNOPENABLE,
+      failingSince: null,
+      disabledReason: null,
+    });
     expect((await call(`${app.url}/api/v1/webhooks/${opened.id}`, { headers: reader })).body.data.lastError).toBeNull();
-    const tested = await call(`${app.url}/api/v1/webhooks/${closed.id}/test`, { method: 'POST', headers: { ...reader, ...json } });
+    const tested = await call(`${app.url}/api/v1/webhooks/${closed.id}/test`, {
+      method: 'POST',
+      headers: { ...reader, ...json },
+    });
     expectJsonError(tested, 503, MESSAGES.secretUnopenable);
     expect(tested.headers.get('retry-after')).toBe('60');
   } finally {
     await app.close();
   }
-  const [row] = await database.query<Array<{ attempts: number; status: string }>>('select attempts, status from webhook_subscriptions where id = unhex(replace(?, "-", ""))', [closed.id]);
+  const [row] = await database.query<Array<{ attempts: number; status: string }>>(
+    'select attempts, status from webhook_subscriptions where id = unhex(replace(?, "-", ""))',
+    [closed.id],
+  );
   expect(row).toMatchObject({ attempts: 0, status: 'active' });
   // The service started with that keyring says so once, naming the subscription.
   const logs: string[] = [];
   await checkServiceKeyring(database.db, loadWebhookSettings(env([OLD])), createLogger('info', memoryLog(logs)));
-  expect(logs.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([expect.objectContaining({ level: 40, unopenable: 1, of: 2, subscriptions: [closed.id] })]);
+  expect(logs.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
+    expect.objectContaining({ level: 40, unopenable: 1, of: 2, subscriptions: [closed.id] }),
+  ]);
 
   await old.stop();
   const fixed = await dispatcher([NEW, OLD]);
-  await until(() => (arrivals.get(closed.path)?.length ?? 0) === 3, 'the waiting subscription delivered with the right keyring', 5000);
+  await until(
+    () => (arrivals.get(closed.path)?.length ?? 0) === 3,
+    'the waiting subscription delivered with the right keyring',
+    5000,
+  );
   expect(arrivals.get(closed.path)).toEqual([1, 2, 3]);
-  await until(async () => (await database.query<Array<{ last_error: string | null }>>('select last_error from webhook_subscriptions where last_error is not null')).length === 0, 'lastError cleared');
+  await until(
+    async () =>
+      (
+        await database.query<Array<{ last_error: string | null }>>(
+          'select last_error from webhook_subscriptions where last_error is not null',
+        )
+      ).length === 0,
+    'lastError cleared',
+  );
   expect(await unopenableGauge(fixed)).toBe(0);
   expect(fixed.lines.filter((line) => line.subscription !== undefined && (line.level as number) >= 40)).toEqual([]);
 }, 40_000);
@@ -158,9 +222,13 @@ test('a keyring that opens none of the stored secrets: the dispatcher and the se
   expect(await refused.exited).toBe(1);
   const reason = `WEBHOOK_SECRETS_KEY cannot open the webhook secrets stored in the database: this keyring (WEBHOOK_SECRETS_KEY key id ${keyId(STRANGER)}; WEBHOOK_SECRETS_KEY_PREVIOUS key ids ${keyId(NEW)}) opens none of the 2 subscriptions' secrets, sealed under key id ${keyId(OLD)} (1), a key of the form before key ids (1)`;
   expect(refused.lines.map((line) => line.msg).join('\n')).toContain(reason);
-  await expect(checkServiceKeyring(database.db, loadWebhookSettings(env([STRANGER, NEW])), createLogger('silent'))).rejects.toThrow(reason);
+  await expect(
+    checkServiceKeyring(database.db, loadWebhookSettings(env([STRANGER, NEW])), createLogger('silent')),
+  ).rejects.toThrow(reason);
   // The right key in the ring, as previous: both start.
-  await expect(checkServiceKeyring(database.db, loadWebhookSettings(env([NEW, OLD])), createLogger('silent'))).resolves.toBeUndefined();
+  await expect(
+    checkServiceKeyring(database.db, loadWebhookSettings(env([NEW, OLD])), createLogger('silent')),
+  ).resolves.toBeUndefined();
 }, 20_000);
 
 test('reseal: every signing secret under the current key, the same secrets; a second run has nothing to do; one no key opens is named and the old key kept', async () => {
@@ -186,11 +254,22 @@ test('reseal: every signing secret under the current key, the same secrets; a se
   ]);
   await database.query('delete from webhook_subscriptions where id = unhex(replace(?, "-", ""))', [lost.id]);
   const again = await reseal();
-  expect(again).toEqual({ code: 0, out: [again.out[0], `re-sealed 0 secrets of 0 subscriptions under key id ${keyId(NEW)}`, `all 3 subscriptions' signing secrets are sealed under key id ${keyId(NEW)}: WEBHOOK_SECRETS_KEY_PREVIOUS may be emptied`] });
+  expect(again).toEqual({
+    code: 0,
+    out: [
+      again.out[0],
+      `re-sealed 0 secrets of 0 subscriptions under key id ${keyId(NEW)}`,
+      `all 3 subscriptions' signing secrets are sealed under key id ${keyId(NEW)}: WEBHOOK_SECRETS_KEY_PREVIOUS may be emptied`,
+    ],
+  });
   // The new key alone opens every one, and each is the secret it was.
   const rows = await sealedRows();
   expect(rows.every((row) => sealedUnder(row.secret) === keyId(NEW))).toBe(true);
-  const opened = rows.flatMap((row) => [row.secret, row.previous_secret].filter((one): one is Buffer => one !== null).map((one) => decryptSecret(NEW, one)));
+  const opened = rows.flatMap((row) =>
+    [row.secret, row.previous_secret]
+      .filter((one): one is Buffer => one !== null)
+      .map((one) => decryptSecret(NEW, one)),
+  );
   expect(opened.sort()).toEqual([plain.secret, rotated, first.secret, already.secret].sort());
   const missing = await runAdmin(['reseal'], { DATABASE_URL: database.url }, () => undefined);
   expect(missing).toBe(2);
@@ -203,7 +282,13 @@ test('reseal while partners rotate their secrets: a rotation is never overwritte
   const read = (await sealedRow(database.db, one.id))!;
   const theirs = newSecret();
   await rotateSecret(database.db, OWNER, one.id, encryptSecret(NEW, theirs), 3_600_000);
-  expect(await replaceSealed(database.db, read, { secret: encryptSecret(NEW, one.secret), previousSecret: null, olderSecret: null })).toBe(false);
+  expect(
+    await replaceSealed(database.db, read, {
+      secret: encryptSecret(NEW, one.secret),
+      previousSecret: null,
+      olderSecret: null,
+    }),
+  ).toBe(false);
   expect(decryptSecret(ring, (await sealedRow(database.db, one.id))!.secret)).toBe(theirs);
 
   const many = await Promise.all(Array.from({ length: 30 }, () => subscribe((secret) => encryptSecret(OLD, secret))));
@@ -222,6 +307,10 @@ test('reseal while partners rotate their secrets: a rotation is never overwritte
   }
   await resealSecrets(database.db, ring);
   const rows = await sealedRows();
-  expect(rows.flatMap((row) => [row.secret, row.previous_secret]).filter((one) => one !== null && sealedUnder(one) !== keyId(NEW))).toEqual([]);
+  expect(
+    rows
+      .flatMap((row) => [row.secret, row.previous_secret])
+      .filter((one) => one !== null && sealedUnder(one) !== keyId(NEW)),
+  ).toEqual([]);
   expect(await resealSecrets(database.db, ring)).toMatchObject({ secrets: 0, total: 31, unopenable: [], missed: [] });
 }, 20_000);

@@ -2,7 +2,16 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createCipheriv } from 'node:crypto';
-import { decryptSecret, encryptSecret, keyId, newSecret, parseSecretsKey, SecretUnopenable, sealedUnder, sealedUnderCurrent } from '../../../service/webhooks/secrets';
+import {
+  decryptSecret,
+  encryptSecret,
+  keyId,
+  newSecret,
+  parseSecretsKey,
+  SecretUnopenable,
+  sealedUnder,
+  sealedUnderCurrent,
+} from '../../../service/webhooks/secrets';
 import { retryDelay } from '../../../service/webhooks/settings';
 import { signer } from '../../../service/webhooks/signing';
 
@@ -63,11 +72,17 @@ test('secrets stored before key ids still open with any key of the ring, even on
   const [old, current] = [randomBytes(32), randomBytes(32)];
   const secret = newSecret();
   const stored = firstForm(old, secret);
-  const lookalike = firstForm(old, secret, Buffer.concat([Buffer.from([0x01]), Buffer.from(keyId(current), 'hex'), randomBytes(7)]));
+  const lookalike = firstForm(
+    old,
+    secret,
+    Buffer.concat([Buffer.from([0x01]), Buffer.from(keyId(current), 'hex'), randomBytes(7)]),
+  );
   expect(decryptSecret({ current, previous: [old] }, stored)).toBe(secret);
   expect(decryptSecret({ current, previous: [old] }, lookalike)).toBe(secret);
   expect(sealedUnderCurrent({ current, previous: [old] }, stored)).toBe(false);
-  expect(() => decryptSecret(current, stored)).toThrow('sealed under a key of the form before key ids, which no key of this keyring opens');
+  expect(() => decryptSecret(current, stored)).toThrow(
+    'sealed under a key of the form before key ids, which no key of this keyring opens',
+  );
 });
 
 test('the secrets key is 32 bytes in base64 or hex; anything else is refused with how to make one', () => {
@@ -75,7 +90,9 @@ test('the secrets key is 32 bytes in base64 or hex; anything else is refused wit
   expect(parseSecretsKey(key.toString('base64'))).toEqual(key);
   expect(parseSecretsKey(key.toString('hex'))).toEqual(key);
   for (const bad of [undefined, '', 'short', randomBytes(16).toString('base64')]) {
-    expect(() => parseSecretsKey(bad)).toThrow('WEBHOOK_SECRETS_KEY must be 32 random bytes in base64 or hex, e.g. WEBHOOK_SECRETS_KEY=$(openssl rand -base64 32)');
+    expect(() => parseSecretsKey(bad)).toThrow(
+      'WEBHOOK_SECRETS_KEY must be 32 random bytes in base64 or hex, e.g. WEBHOOK_SECRETS_KEY=$(openssl rand -base64 32)',
+    );
   }
 });
 
@@ -95,7 +112,9 @@ test('each signature is the one the reference library makes, for any secret, tim
   for (const body of ['{}', JSON.stringify({ data: { title: 'Café — Zürich 🚀', description: 'x'.repeat(70_000) } })]) {
     const secret = newSecret();
     const at = new Date(1_800_000_000_123);
-    expect(signer([secret])('evt_42', at, body)['webhook-signature']).toBe(new Webhook(secret).sign('evt_42', at, body));
+    expect(signer([secret])('evt_42', at, body)['webhook-signature']).toBe(
+      new Webhook(secret).sign('evt_42', at, body),
+    );
   }
 });
 

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadWebhookSettings } from '../../../service/webhooks/settings';
 
-test('unset: https only, no extra address, no key (creating a subscription is then a 503), the issue\'s timings', () => {
+test("unset: https only, no extra address, no key (creating a subscription is then a 503), the issue's timings", () => {
   expect(loadWebhookSettings({})).toEqual({
     secretsKey: undefined,
     previousSecretsKeys: [],
@@ -17,23 +17,45 @@ test('unset: https only, no extra address, no key (creating a subscription is th
 
 test('development settings as npm start sets them', () => {
   const key = randomBytes(32);
-  const settings = loadWebhookSettings({ WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.0/8, ::1/128', WEBHOOK_SECRETS_KEY: key.toString('base64') });
+  const settings = loadWebhookSettings({
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.0/8, ::1/128',
+    WEBHOOK_SECRETS_KEY: key.toString('base64'),
+  });
   expect(settings.policy).toEqual({ allowHttp: true, allowed: ['127.0.0.0/8', '::1/128'] });
   expect(settings.secretsKey).toEqual(key);
 });
 
 test('WEBHOOK_SECRETS_KEY_PREVIOUS: a comma list of keys that open, beside the one that seals', () => {
   const [current, a, b] = [randomBytes(32), randomBytes(32), randomBytes(32)];
-  const settings = loadWebhookSettings({ WEBHOOK_SECRETS_KEY: current.toString('hex'), WEBHOOK_SECRETS_KEY_PREVIOUS: `${a.toString('base64')}, ${b.toString('hex')}` });
+  const settings = loadWebhookSettings({
+    WEBHOOK_SECRETS_KEY: current.toString('hex'),
+    WEBHOOK_SECRETS_KEY_PREVIOUS: `${a.toString('base64')}, ${b.toString('hex')}`,
+  });
   expect(settings).toMatchObject({ secretsKey: current, previousSecretsKeys: [a, b] });
 });
 
 test.each([
-  [{ WEBHOOK_SECRETS_KEY_PREVIOUS: randomBytes(32).toString('hex') }, 'WEBHOOK_SECRETS_KEY_PREVIOUS is set without WEBHOOK_SECRETS_KEY, the key that seals'],
-  [{ WEBHOOK_SECRETS_KEY: randomBytes(32).toString('hex'), WEBHOOK_SECRETS_KEY_PREVIOUS: `${randomBytes(32).toString('hex')},short` }, 'WEBHOOK_SECRETS_KEY_PREVIOUS (each of its comma list) must be 32 random bytes in base64 or hex'],
+  [
+    { WEBHOOK_SECRETS_KEY_PREVIOUS: randomBytes(32).toString('hex') },
+    'WEBHOOK_SECRETS_KEY_PREVIOUS is set without WEBHOOK_SECRETS_KEY, the key that seals',
+  ],
+  [
+    {
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString('hex'),
+      WEBHOOK_SECRETS_KEY_PREVIOUS: `${randomBytes(32).toString('hex')},short`,
+    },
+    'WEBHOOK_SECRETS_KEY_PREVIOUS (each of its comma list) must be 32 random bytes in base64 or hex',
+  ],
   [{ WEBHOOK_ALLOW_HTTP: 'yes' }, 'WEBHOOK_ALLOW_HTTP must be true or false'],
-  [{ WEBHOOK_ALLOWED_ADDRESSES: 'localhost' }, 'WEBHOOK_ALLOWED_ADDRESSES must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1'],
-  [{ WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/33' }, 'WEBHOOK_ALLOWED_ADDRESSES must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1'],
+  [
+    { WEBHOOK_ALLOWED_ADDRESSES: 'localhost' },
+    'WEBHOOK_ALLOWED_ADDRESSES must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1',
+  ],
+  [
+    { WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/33' },
+    'WEBHOOK_ALLOWED_ADDRESSES must be a comma list of addresses or CIDR ranges, e.g. 127.0.0.0/8,::1',
+  ],
   [{ WEBHOOK_TIMEOUT_MS: '20000' }, 'WEBHOOK_TIMEOUT_MS must be at most 10000'],
   [{ WEBHOOK_LEASE_MS: '5000' }, 'WEBHOOK_LEASE_MS must be at least twice WEBHOOK_TIMEOUT_MS'],
   [{ WEBHOOK_SECRETS_KEY: 'too-short' }, 'WEBHOOK_SECRETS_KEY must be 32 random bytes in base64 or hex'],

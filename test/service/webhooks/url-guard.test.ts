@@ -11,11 +11,25 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { deliveryAgent, postEvent } from '../../../service/webhooks/post';
-import { addressProblem, checkUrl, NOT_PUBLIC, PRODUCTION_POLICY, UrlRefused, type Lookup, type UrlPolicy } from '../../../service/webhooks/url-guard';
+import {
+  addressProblem,
+  checkUrl,
+  NOT_PUBLIC,
+  PRODUCTION_POLICY,
+  UrlRefused,
+  type Lookup,
+  type UrlPolicy,
+} from '../../../service/webhooks/url-guard';
 
 const DEV: UrlPolicy = { allowHttp: true, allowed: ['127.0.0.0/8', '::1/128'] };
 /** A DNS answer for a name, as a resolver controlled by whoever registered the name would give it. */
-const answering = (...addresses: string[]): Lookup => (_host, callback) => callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+const answering =
+  (...addresses: string[]): Lookup =>
+  (_host, callback) =>
+    callback(
+      null,
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
 
 test.each([
   ['127.0.0.1', 'a loopback address'],
@@ -56,12 +70,18 @@ test('development settings allow the addresses they name, never a metadata addre
   expect(addressProblem('10.0.0.1', DEV)).toBe('10.0.0.1 is a private address');
   const everything: UrlPolicy = { allowHttp: true, allowed: ['0.0.0.0/0', '::/0'] };
   expect(addressProblem('169.254.169.254', everything)).toBe('169.254.169.254 is a cloud metadata address');
-  expect(addressProblem('::ffff:169.254.169.254', everything)).toBe('::ffff:169.254.169.254 is a cloud metadata address');
+  expect(addressProblem('::ffff:169.254.169.254', everything)).toBe(
+    '::ffff:169.254.169.254 is a cloud metadata address',
+  );
   expect(addressProblem('fd00:ec2::254', everything)).toBe('fd00:ec2::254 is a cloud metadata address');
 });
 
 describe('checkUrl, at create', () => {
-  const refused = (url: string, policy = PRODUCTION_POLICY, lookup?: Lookup) => checkUrl(url, policy, lookup).then(() => 'accepted', (error: unknown) => (error instanceof UrlRefused ? error.message : `crashed: ${String(error)}`));
+  const refused = (url: string, policy = PRODUCTION_POLICY, lookup?: Lookup) =>
+    checkUrl(url, policy, lookup).then(
+      () => 'accepted',
+      (error: unknown) => (error instanceof UrlRefused ? error.message : `crashed: ${String(error)}`),
+    );
 
   test.each([
     ['http://example.com/hooks', 'url must use https'],
@@ -80,9 +100,15 @@ describe('checkUrl, at create', () => {
   });
 
   test('a name is refused when any address it resolves to is not public', async () => {
-    expect(await refused('https://hooks.partner.example/in', PRODUCTION_POLICY, answering('93.184.215.14', '10.0.0.7'))).toBe(NOT_PUBLIC);
-    expect(await refused('https://metadata.partner.example/', PRODUCTION_POLICY, answering('::ffff:169.254.169.254'))).toBe(NOT_PUBLIC);
-    expect(await refused('https://hooks.partner.example/in', PRODUCTION_POLICY, answering('93.184.215.14'))).toBe('accepted');
+    expect(
+      await refused('https://hooks.partner.example/in', PRODUCTION_POLICY, answering('93.184.215.14', '10.0.0.7')),
+    ).toBe(NOT_PUBLIC);
+    expect(
+      await refused('https://metadata.partner.example/', PRODUCTION_POLICY, answering('::ffff:169.254.169.254')),
+    ).toBe(NOT_PUBLIC);
+    expect(await refused('https://hooks.partner.example/in', PRODUCTION_POLICY, answering('93.184.215.14'))).toBe(
+      'accepted',
+    );
   });
 
   test('localhost, resolved by the system, is refused; plain http to it only under development settings', async () => {
@@ -109,7 +135,12 @@ describe('postEvent, at each connection', () => {
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       hits.push(req.url!);
-      res.writeHead(req.url === '/redirect' ? 302 : 204, req.url === '/redirect' ? { Location: `http://127.0.0.1:${port}/inside` } : {}).end();
+      res
+        .writeHead(
+          req.url === '/redirect' ? 302 : 204,
+          req.url === '/redirect' ? { Location: `http://127.0.0.1:${port}/inside` } : {},
+        )
+        .end();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -118,31 +149,52 @@ describe('postEvent, at each connection', () => {
   beforeEach(() => hits.splice(0));
 
   test('a name that resolved to a public address at create but to loopback now (DNS rebinding) is never contacted', async () => {
-    const outcome = await postEvent(`http://rebinding.partner.example:${port}/hooks`, {}, '{}', { policy: { allowHttp: true, allowed: [] }, lookup: answering('127.0.0.1') });
-    expect(outcome).toEqual({ ok: false, refused: true, error: 'connection failed', detail: `not contacted: ${NOT_PUBLIC}` });
+    const outcome = await postEvent(`http://rebinding.partner.example:${port}/hooks`, {}, '{}', {
+      policy: { allowHttp: true, allowed: [] },
+      lookup: answering('127.0.0.1'),
+    });
+    expect(outcome).toEqual({
+      ok: false,
+      refused: true,
+      error: 'connection failed',
+      detail: `not contacted: ${NOT_PUBLIC}`,
+    });
     expect(hits).toEqual([]);
   });
 
   test('the connection goes to the address that was checked', async () => {
-    const outcome = await postEvent(`http://allowed.partner.example:${port}/hooks`, {}, '{}', { policy: DEV, lookup: answering('127.0.0.1') });
+    const outcome = await postEvent(`http://allowed.partner.example:${port}/hooks`, {}, '{}', {
+      policy: DEV,
+      lookup: answering('127.0.0.1'),
+    });
     expect(outcome).toEqual({ ok: true, status: 204 });
     expect(hits).toEqual(['/hooks']);
   });
 
   test('an IP literal is checked before connecting; a redirect is an answer, not followed', async () => {
-    expect(await postEvent(`http://127.0.0.1:${port}/hooks`, {}, '{}', { policy: { allowHttp: true, allowed: [] } })).toMatchObject({ ok: false, refused: true });
+    expect(
+      await postEvent(`http://127.0.0.1:${port}/hooks`, {}, '{}', { policy: { allowHttp: true, allowed: [] } }),
+    ).toMatchObject({ ok: false, refused: true });
     expect(hits).toEqual([]);
-    expect(await postEvent(`http://127.0.0.1:${port}/redirect`, {}, '{}', { policy: DEV })).toEqual({ ok: false, status: 302, error: 'HTTP 302' });
+    expect(await postEvent(`http://127.0.0.1:${port}/redirect`, {}, '{}', { policy: DEV })).toEqual({
+      ok: false,
+      status: 302,
+      error: 'HTTP 302',
+    });
     expect(hits).toEqual(['/redirect']);
   });
 
   test('plain http is refused without development settings', async () => {
-    expect(await postEvent(`http://127.0.0.1:${port}/hooks`, {}, '{}', { policy: { allowHttp: false, allowed: ['127.0.0.0/8'] } })).toEqual({ ok: false, refused: true, error: 'connection failed', detail: 'not contacted: url must use https' });
+    expect(
+      await postEvent(`http://127.0.0.1:${port}/hooks`, {}, '{}', {
+        policy: { allowHttp: false, allowed: ['127.0.0.0/8'] },
+      }),
+    ).toEqual({ ok: false, refused: true, error: 'connection failed', detail: 'not contacted: url must use https' });
     expect(hits).toEqual([]);
   });
 });
 
-describe('postEvent over TLS: the certificate is checked against the URL\'s name, the connection goes to the checked address', () => {
+describe("postEvent over TLS: the certificate is checked against the URL's name, the connection goes to the checked address", () => {
   let server: https.Server;
   let port: number;
   let ca: string;
@@ -155,12 +207,31 @@ describe('postEvent over TLS: the certificate is checked against the URL\'s name
     openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=webhook test CA');
     openssl('req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=hooks.partner.example');
     writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=DNS:hooks.partner.example\n');
-    openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.crt', '-days', '1', '-extfile', 'san.ext');
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'leaf.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'leaf.crt',
+      '-days',
+      '1',
+      '-extfile',
+      'san.ext',
+    );
     ca = readFileSync(path.join(dir, 'ca.crt'), 'utf8');
-    server = https.createServer({ key: readFileSync(path.join(dir, 'leaf.key')), cert: readFileSync(path.join(dir, 'leaf.crt')) }, (req, res) => {
-      names.push((req.socket as TLSSocket).servername);
-      res.writeHead(204).end();
-    });
+    server = https.createServer(
+      { key: readFileSync(path.join(dir, 'leaf.key')), cert: readFileSync(path.join(dir, 'leaf.crt')) },
+      (req, res) => {
+        names.push((req.socket as TLSSocket).servername);
+        res.writeHead(204).end();
+      },
+    );
     rmSync(dir, { recursive: true });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -180,16 +251,30 @@ describe('postEvent over TLS: the certificate is checked against the URL\'s name
   });
   const HTTPS_ONLY: UrlPolicy = { allowHttp: false, allowed: ['127.0.0.0/8'] };
 
-  test('a receiver whose certificate names the URL\'s host is delivered to, with the name sent in SNI', async () => {
-    expect(await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, agent: trusting() })).toEqual({ ok: true, status: 204 });
+  test("a receiver whose certificate names the URL's host is delivered to, with the name sent in SNI", async () => {
+    expect(
+      await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, agent: trusting() }),
+    ).toEqual({ ok: true, status: 204 });
     expect(names).toEqual(['hooks.partner.example']);
   });
 
   test('a certificate for another name, or from an authority the dispatcher does not trust, is a failed delivery', async () => {
-    const other = await postEvent(`https://other.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, agent: trusting() });
+    const other = await postEvent(`https://other.partner.example:${port}/in`, {}, '{}', {
+      policy: HTTPS_ONLY,
+      agent: trusting(),
+    });
     expect(other).toEqual({ ok: false, error: 'TLS failed', detail: 'ERR_TLS_CERT_ALTNAME_INVALID' });
-    const untrusted = await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', { policy: HTTPS_ONLY, lookup: answering('127.0.0.1') });
-    expect(untrusted).toMatchObject({ ok: false, error: 'TLS failed', detail: expect.stringMatching(/^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/) });
+    const untrusted = await postEvent(`https://hooks.partner.example:${port}/in`, {}, '{}', {
+      policy: HTTPS_ONLY,
+      lookup: answering('127.0.0.1'),
+    });
+    expect(untrusted).toMatchObject({
+      ok: false,
+      error: 'TLS failed',
+      detail: expect.stringMatching(
+        /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/,
+      ),
+    });
     expect(names).toEqual([]);
   });
 });

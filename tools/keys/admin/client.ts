@@ -33,7 +33,16 @@ export interface AdminResponse {
   body: unknown;
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+]);
 
 function redact(text: string, secrets: string[] | undefined): string {
   return (secrets ?? []).reduce((t, s) => (s ? t.split(s).join('[key]') : t), text);
@@ -41,7 +50,12 @@ function redact(text: string, secrets: string[] | undefined): string {
 
 /** Kong's error bodies: {"message": "..."} (kong/api/endpoints.lua), with name/fields on schema errors. */
 function kongMessage(body: unknown): string {
-  if (body && typeof body === 'object' && 'message' in body && typeof (body as { message: unknown }).message === 'string') {
+  if (
+    body &&
+    typeof body === 'object' &&
+    'message' in body &&
+    typeof (body as { message: unknown }).message === 'string'
+  ) {
     return (body as { message: string }).message;
   }
   return typeof body === 'string' && body ? body.slice(0, 200) : 'no message';
@@ -87,13 +101,22 @@ export class AdminClient {
     } catch (err) {
       const name = (err as Error).name;
       if (name === 'TimeoutError' || name === 'AbortError') {
-        throw new AdminError('timeout', `Kong did not answer ${what} within ${this.options.timeoutMs} ms (--timeout); it may or may not have made the change`);
+        throw new AdminError(
+          'timeout',
+          `Kong did not answer ${what} within ${this.options.timeoutMs} ms (--timeout); it may or may not have made the change`,
+        );
       }
       const code = errorCode(err);
       if (code && UNREACHABLE.has(code)) {
-        throw new AdminError('unreachable', `cannot reach Kong's Admin API at ${this.base} (${code}): check --admin-url and that Kong is running`);
+        throw new AdminError(
+          'unreachable',
+          `cannot reach Kong's Admin API at ${this.base} (${code}): check --admin-url and that Kong is running`,
+        );
       }
-      throw new AdminError('unreachable', `cannot reach Kong's Admin API at ${this.base}: ${redact((err as Error).message, req.secrets)}`);
+      throw new AdminError(
+        'unreachable',
+        `cannot reach Kong's Admin API at ${this.base}: ${redact((err as Error).message, req.secrets)}`,
+      );
     }
     let body: unknown = text;
     try {
@@ -106,10 +129,18 @@ export class AdminClient {
     if (res.status === 404) throw new AdminError('not-found', `Kong answered 404 Not Found to ${what}`, 404);
     if (res.status === 409) throw new AdminError('conflict', `Kong answered 409 Conflict to ${what}: ${message}`, 409);
     if (res.status === 401 || res.status === 403) {
-      throw new AdminError('refused', `Kong refused ${what} with ${res.status}: check --admin-token (${message})`, res.status);
+      throw new AdminError(
+        'refused',
+        `Kong refused ${what} with ${res.status}: check --admin-token (${message})`,
+        res.status,
+      );
     }
     if (res.status >= 500) {
-      throw new AdminError('server', `Kong failed with ${res.status} on ${what}: ${message}; it may or may not have made the change`, res.status);
+      throw new AdminError(
+        'server',
+        `Kong failed with ${res.status} on ${what}: ${message}; it may or may not have made the change`,
+        res.status,
+      );
     }
     throw new AdminError('refused', `Kong refused ${what} with ${res.status}: ${message}`, res.status);
   }

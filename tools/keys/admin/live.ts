@@ -28,7 +28,11 @@ async function all(client: AdminClient, request: (offset?: string) => AdminReque
     const req = request(offset);
     const { body } = await client.send(req);
     const data = field(body, 'data');
-    if (!Array.isArray(data)) throw new AdminError('server', `Kong answered ${client.describe(req)} without a data list: is --admin-url Kong's Admin API?`);
+    if (!Array.isArray(data))
+      throw new AdminError(
+        'server',
+        `Kong answered ${client.describe(req)} without a data list: is --admin-url Kong's Admin API?`,
+      );
     rows.push(...data);
     const next = field(body, 'offset');
     offset = typeof next === 'string' && next ? next : undefined;
@@ -37,25 +41,41 @@ async function all(client: AdminClient, request: (offset?: string) => AdminReque
 }
 
 /** The consumer by id or username, or null when Kong has none. */
-async function consumer(client: AdminClient, idOrName: string): Promise<{ id: string; name: string; customId?: string } | null> {
+async function consumer(
+  client: AdminClient,
+  idOrName: string,
+): Promise<{ id: string; name: string; customId?: string } | null> {
   try {
     const { body } = await client.send(getConsumer(idOrName));
     const customId = field(body, 'custom_id');
-    return { id: String(field(body, 'id')), name: String(field(body, 'username')), ...(typeof customId === 'string' ? { customId } : {}) };
+    return {
+      id: String(field(body, 'id')),
+      name: String(field(body, 'username')),
+      ...(typeof customId === 'string' ? { customId } : {}),
+    };
   } catch (err) {
     if (err instanceof AdminError && err.kind === 'not-found') return null;
     throw err;
   }
 }
 
-async function withEntities(client: AdminClient, c: { id: string; name: string; customId?: string }): Promise<LivePartner> {
+async function withEntities(
+  client: AdminClient,
+  c: { id: string; name: string; customId?: string },
+): Promise<LivePartner> {
   const groups = (await all(client, (o) => listGroups(c.id, o))).map((row) => String(field(row, 'group')));
-  const credentials = (await all(client, (o) => listCredentials(c.id, o))).map((row) => ({ id: String(field(row, 'id')), key: String(field(row, 'key')) }));
+  const credentials = (await all(client, (o) => listCredentials(c.id, o))).map((row) => ({
+    id: String(field(row, 'id')),
+    key: String(field(row, 'key')),
+  }));
   return { ...c, groups, credentials };
 }
 
 /** The partner as Kong has it: looked up by the files' consumer id, else by name (a consumer made by hand). */
-export async function readLive(client: AdminClient, partner: { id?: string; name: string }): Promise<LivePartner | null> {
+export async function readLive(
+  client: AdminClient,
+  partner: { id?: string; name: string },
+): Promise<LivePartner | null> {
   const found = (partner.id ? await consumer(client, partner.id) : null) ?? (await consumer(client, partner.name));
   return found ? withEntities(client, found) : null;
 }

@@ -8,7 +8,12 @@ export function createConsumer(c: { id: string; name: string; customId?: string 
   return {
     method: 'POST',
     path: '/consumers',
-    body: { id: c.id, username: c.name, ...(c.customId !== undefined ? { custom_id: c.customId } : {}), tags: [...CONSUMER_TAGS] },
+    body: {
+      id: c.id,
+      username: c.name,
+      ...(c.customId !== undefined ? { custom_id: c.customId } : {}),
+      tags: [...CONSUMER_TAGS],
+    },
   };
 }
 
@@ -22,7 +27,11 @@ export function deleteConsumer(consumerId: string): AdminRequest {
 }
 
 export function addGroup(consumerId: string, group: string): AdminRequest {
-  return { method: 'PUT', path: `/consumers/${seg(consumerId)}/acls/${seg(group)}`, body: { group, tags: [PARTNER_TAG] } };
+  return {
+    method: 'PUT',
+    path: `/consumers/${seg(consumerId)}/acls/${seg(group)}`,
+    body: { group, tags: [PARTNER_TAG] },
+  };
 }
 
 export function removeGroup(consumerId: string, group: string): AdminRequest {
@@ -47,7 +56,11 @@ export function putConsumer(c: { id: string; name: string; customId?: string }):
   return {
     method: 'PUT',
     path: `/consumers/${seg(c.id)}`,
-    body: { username: c.name, ...(c.customId !== undefined ? { custom_id: c.customId } : { custom_id: null }), tags: [...CONSUMER_TAGS] },
+    body: {
+      username: c.name,
+      ...(c.customId !== undefined ? { custom_id: c.customId } : { custom_id: null }),
+      tags: [...CONSUMER_TAGS],
+    },
   };
 }
 

@@ -32,7 +32,9 @@ export const APPLY_HELP = `  --apply              also make the change on a runn
   --admin-token TOKEN  sent as Kong-Admin-Token (or KONG_ADMIN_TOKEN, which keeps it out of ps and shell history)
   --timeout MS         per Admin API request (or KONG_ADMIN_TIMEOUT_MS; default ${DEFAULT_TIMEOUT_MS})`;
 
-type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+type Parsed<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>;
 
 /** parseArgs, strict: an unknown option, a missing value or the wrong number of arguments is a UsageError. */
 export function parse<O extends Options>(args: string[], options: O, positionals: readonly string[] | null): Parsed<O> {
@@ -46,7 +48,10 @@ export function parse<O extends Options>(args: string[], options: O, positionals
     throw new UsageError(
       parsed.positionals.length > positionals.length
         ? `unexpected argument "${parsed.positionals[positionals.length]}"`
-        : `missing ${positionals.slice(parsed.positionals.length).map((p) => `<${p}>`).join(' ')}`,
+        : `missing ${positionals
+            .slice(parsed.positionals.length)
+            .map((p) => `<${p}>`)
+            .join(' ')}`,
     );
   }
   return parsed;
@@ -66,7 +71,8 @@ export function adminClient(
 ): AdminClient | null {
   if (!values.apply) {
     for (const option of ['admin-url', 'admin-token', 'timeout'] as const) {
-      if (values[option] !== undefined) throw new UsageError(`--${option} needs --apply (without it nothing is sent to Kong)`);
+      if (values[option] !== undefined)
+        throw new UsageError(`--${option} needs --apply (without it nothing is sent to Kong)`);
     }
     return null;
   }
@@ -74,7 +80,11 @@ export function adminClient(
 }
 
 /** The Admin API client from --admin-url, --admin-token and --timeout (or their KONG_ variables). */
-export function connect(values: { 'admin-url'?: string; 'admin-token'?: string; timeout?: string }, io: Io, needs?: string): AdminClient {
+export function connect(
+  values: { 'admin-url'?: string; 'admin-token'?: string; timeout?: string },
+  io: Io,
+  needs?: string,
+): AdminClient {
   const url = adminUrl(values['admin-url'], io, needs);
   const rawTimeout = values.timeout ?? io.env.KONG_ADMIN_TIMEOUT_MS;
   const timeoutMs = rawTimeout === undefined ? DEFAULT_TIMEOUT_MS : Number(rawTimeout);
@@ -95,6 +105,7 @@ export function adminUrl(option: string | undefined, io: Io, needs = 'this comma
   } catch {
     throw new UsageError(`--admin-url: not a URL: ${url}`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--admin-url: expected http:// or https://, found ${parsed.protocol}`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`--admin-url: expected http:// or https://, found ${parsed.protocol}`);
   return url;
 }

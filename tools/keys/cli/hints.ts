@@ -20,13 +20,18 @@ export interface Hints {
 }
 
 export function hintsFor(values: HintValues, io: Io): Hints {
-  const files = [...(values.file ? ['--file', values.file] : []), ...(values['keys-file'] ? ['--keys-file', values['keys-file']] : [])];
+  const files = [
+    ...(values.file ? ['--file', values.file] : []),
+    ...(values['keys-file'] ? ['--keys-file', values['keys-file']] : []),
+  ];
   const url = values['admin-url'] ?? (io.env.KONG_ADMIN_URL ? undefined : 'URL');
   const admin = [...(url ? ['--admin-url', url] : []), ...(values.timeout ? ['--timeout', values.timeout] : [])];
   const applied = values.apply === true;
   return {
     applied,
     command: (words, kong = applied ? 'apply' : 'none') =>
-      ['keys', ...words, ...(kong === 'apply' ? ['--apply', ...admin] : kong === 'read' ? admin : []), ...files].join(' '),
+      ['keys', ...words, ...(kong === 'apply' ? ['--apply', ...admin] : kong === 'read' ? admin : []), ...files].join(
+        ' ',
+      ),
   };
 }

@@ -10,12 +10,22 @@ export function groupStep(partner: Partner, group: string, member: boolean): Ste
   const consumer = { id: partner.id, name: partner.name };
   return member
     ? { what: `add group ${group} to ${partner.name}`, request: addGroup(partner.id, group), consumer }
-    : { what: `remove group ${group} from ${partner.name}`, request: removeGroup(partner.id, group), consumer, absentIsDone: true };
+    : {
+        what: `remove group ${group} from ${partner.name}`,
+        request: removeGroup(partner.id, group),
+        consumer,
+        absentIsDone: true,
+      };
 }
 
 /** Puts the partner in the group "disabled" or takes it out, changing nothing else, in Kong (with --apply) and then in the files. */
 export async function setDisabled(
-  { name, store, partner: get, applyThenWrite }: Pick<PartnerRun<unknown>, 'name' | 'store' | 'partner' | 'applyThenWrite'>,
+  {
+    name,
+    store,
+    partner: get,
+    applyThenWrite,
+  }: Pick<PartnerRun<unknown>, 'name' | 'store' | 'partner' | 'applyThenWrite'>,
   disabled: boolean,
 ): Promise<{ wasDisabled: boolean; outcome: Outcome | null }> {
   const partner = get();

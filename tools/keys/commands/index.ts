@@ -11,4 +11,15 @@ import { scope } from './scope';
 import { status } from './status';
 import { sync } from './sync';
 
-export const COMMANDS: readonly Command[] = [issue, scope, disable, enable, rotate, revoke, list, status, reconcile, sync];
+export const COMMANDS: readonly Command[] = [
+  issue,
+  scope,
+  disable,
+  enable,
+  rotate,
+  revoke,
+  list,
+  status,
+  reconcile,
+  sync,
+];

@@ -29,14 +29,20 @@ ${FILE_HELP}`,
   options: { scope: { type: 'string' }, 'custom-id': { type: 'string' } },
   async run({ io, name, values, store, hints, applyThenWrite }) {
     const scope = Scope.safeParse(values.scope);
-    if (!scope.success) throw new UsageError(values.scope === undefined ? '--scope read|write is required' : `--scope: expected read or write, found "${values.scope}"`);
+    if (!scope.success)
+      throw new UsageError(
+        values.scope === undefined
+          ? '--scope read|write is required'
+          : `--scope: expected read or write, found "${values.scope}"`,
+      );
     let customId: string | undefined;
     if (values['custom-id'] !== undefined) {
       const parsed = CustomId.safeParse(values['custom-id']);
       if (!parsed.success) throw new UsageError(`--custom-id: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
       customId = parsed.data;
     }
-    if (store.find(name)) throw new Failure(`partner "${name}" already exists (use rotate for another key, scope to change its access)`);
+    if (store.find(name))
+      throw new Failure(`partner "${name}" already exists (use rotate for another key, scope to change its access)`);
     const taken = customId !== undefined ? store.partners().find((p) => p.customId === customId) : undefined;
     if (taken) throw new Failure(`custom_id "${customId}" already belongs to partner "${taken.name}"`);
 
@@ -46,16 +52,30 @@ ${FILE_HELP}`,
     const key = newKey();
     const groups = scopeGroups(scope.data);
     const consumer = { id, name };
-    const create: Step = { what: `create consumer ${name}`, request: createConsumer({ id, name, ...(customId !== undefined ? { customId } : {}) }), consumer };
+    const create: Step = {
+      what: `create consumer ${name}`,
+      request: createConsumer({ id, name, ...(customId !== undefined ? { customId } : {}) }),
+      consumer,
+    };
     const steps: Step[] = [
       create,
       ...groups.map((group) => ({ what: `add group ${group} to ${name}`, request: addGroup(id, group), consumer })),
-      { what: `create credential ${credential.id} for ${name}`, request: createCredential(id, credential.id, key), consumer },
+      {
+        what: `create credential ${credential.id} for ${name}`,
+        request: createCredential(id, credential.id, key),
+        consumer,
+      },
     ];
     await applyThenWrite({
       steps,
       rollback: (done) =>
-        done.includes(create) ? { what: `delete the half-made consumer ${name} (its groups and key go with it)`, request: deleteConsumer(id), consumer } : undefined,
+        done.includes(create)
+          ? {
+              what: `delete the half-made consumer ${name} (its groups and key go with it)`,
+              request: deleteConsumer(id),
+              consumer,
+            }
+          : undefined,
       record: () => store.addPartner({ name, id, ...(customId !== undefined ? { customId } : {}), groups }, credential),
       key: { variable: credential.variable, key },
     });

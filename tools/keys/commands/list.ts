@@ -34,9 +34,17 @@ ${FILE_HELP}`,
     if (partners.length === 0) return io.out('no partners (add one with: keys issue <partner> --scope read|write)');
     const rows = [
       ['PARTNER', 'SCOPE', 'STATUS', 'KEYS', 'CREDENTIAL IDS'],
-      ...partners.map((p) => [p.partner, p.scope, p.disabled ? 'disabled' : 'active', String(p.credentials.length), p.credentials.map((c) => c.id).join(' ') || '-']),
+      ...partners.map((p) => [
+        p.partner,
+        p.scope,
+        p.disabled ? 'disabled' : 'active',
+        String(p.credentials.length),
+        p.credentials.map((c) => c.id).join(' ') || '-',
+      ]),
     ];
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    io.out(rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n'));
+    io.out(
+      rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n'),
+    );
   },
 };

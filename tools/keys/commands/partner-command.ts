@@ -48,9 +48,13 @@ export function partnerCommand<O extends Options>(spec: {
   options?: O;
   /** The arguments after the options' parsing, the partner's name first. */
   positionals?: readonly string[];
-  run(ctx: PartnerRun<ReturnType<typeof parse<O & typeof FILE_OPTIONS & typeof APPLY_OPTIONS>>['values']>): Promise<void>;
+  run(
+    ctx: PartnerRun<ReturnType<typeof parse<O & typeof FILE_OPTIONS & typeof APPLY_OPTIONS>>['values']>,
+  ): Promise<void>;
 }): Command {
-  const options = { ...FILE_OPTIONS, ...APPLY_OPTIONS, ...(spec.options ?? {}) } as O & typeof FILE_OPTIONS & typeof APPLY_OPTIONS;
+  const options = { ...FILE_OPTIONS, ...APPLY_OPTIONS, ...(spec.options ?? {}) } as O &
+    typeof FILE_OPTIONS &
+    typeof APPLY_OPTIONS;
   return {
     name: spec.name,
     summary: spec.summary,
@@ -85,7 +89,9 @@ export function partnerCommand<O extends Options>(spec: {
         },
       });
       if (client && !(await reconcilePartner(io, client, name, store.find(name) ?? null, hints))) {
-        throw new Failure(`Kong still differs from the files for ${name} (above); ${hints.command(['status'], 'read')} shows it`);
+        throw new Failure(
+          `Kong still differs from the files for ${name} (above); ${hints.command(['status'], 'read')} shows it`,
+        );
       }
     },
   };

@@ -21,6 +21,9 @@ Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
   async run({ client }) {
-    if (!client) throw new UsageError('reconcile changes only Kong: it needs --apply (see what differs with: keys status --admin-url URL)');
+    if (!client)
+      throw new UsageError(
+        'reconcile changes only Kong: it needs --apply (see what differs with: keys status --admin-url URL)',
+      );
   },
 });

@@ -13,7 +13,12 @@ type Run = PartnerRun<{ credential?: string }>;
 async function revokeAll({ io, name, client, store, hints, applyThenWrite }: Run): Promise<void> {
   const partner = store.find(name);
   const live = client ? await readLive(client, { ...(partner ? { id: partner.id } : {}), name }) : null;
-  if (!partner && !live) throw new Failure(client ? `neither the files nor Kong at ${client.base} have a partner "${name}"` : `unknown partner "${name}" in the files (with --apply, Kong is asked too)`);
+  if (!partner && !live)
+    throw new Failure(
+      client
+        ? `neither the files nor Kong at ${client.base} have a partner "${name}"`
+        : `unknown partner "${name}" in the files (with --apply, Kong is asked too)`,
+    );
   const consumer = { id: live?.id ?? partner!.id, name };
   const steps: Step[] = (live?.credentials ?? []).map((c) => ({
     what: `delete credential ${c.id} (${fingerprint(c.key)}) of ${name}`,
@@ -22,8 +27,15 @@ async function revokeAll({ io, name, client, store, hints, applyThenWrite }: Run
     absentIsDone: true,
   }));
   // The files drop every key even if Kong refused one: they are the truth the next --apply restores.
-  const outcome = await applyThenWrite({ steps, partial: true, record: () => partner?.credentials.forEach((c) => store.removeCredential(name, c.id)) });
-  if (outcome && !outcome.ok) throw new Failure(`Kong may still have some of ${name}'s keys (see above); the files have none. Re-run: ${hints.command(['revoke', name, '--all'])}`);
+  const outcome = await applyThenWrite({
+    steps,
+    partial: true,
+    record: () => partner?.credentials.forEach((c) => store.removeCredential(name, c.id)),
+  });
+  if (outcome && !outcome.ok)
+    throw new Failure(
+      `Kong may still have some of ${name}'s keys (see above); the files have none. Re-run: ${hints.command(['revoke', name, '--all'])}`,
+    );
   const variables = partner?.credentials.map((c) => c.variable) ?? [];
   io.err(
     `revoked every key of ${name}: ${client ? `${steps.length} in Kong` : 'Kong not asked'}, ${variables.length} in partner-keys.yaml.` +
@@ -67,19 +79,42 @@ ${FILE_HELP}`,
       const live = client ? await readLive(client, { ...(partner ? { id: partner.id } : {}), name }) : null;
       const inKong = live?.credentials.find((c) => c.id === id);
       if (!live || !inKong) {
-        const known = partner ? (partner.credentials.length > 0 ? `its credentials: ${partner.credentials.map((c) => c.id).join(', ')}` : 'it has none') : 'no such partner';
+        const known = partner
+          ? partner.credentials.length > 0
+            ? `its credentials: ${partner.credentials.map((c) => c.id).join(', ')}`
+            : 'it has none'
+          : 'no such partner';
         throw new Failure(
           `partner-keys.yaml has no credential ${values.credential} of ${name} (${known})` +
-            (client ? `, and neither has Kong` : `; if Kong still has it, ${hints.command(['revoke', name, '--credential', id], 'apply')} deletes it there`),
+            (client
+              ? `, and neither has Kong`
+              : `; if Kong still has it, ${hints.command(['revoke', name, '--credential', id], 'apply')} deletes it there`),
         );
       }
       const consumer = { id: live.id, name };
-      await applyThenWrite({ steps: [{ what: `revoke credential ${id} (${fingerprint(inKong.key)}) of ${name}, which the files no longer have`, request: deleteCredential(live.id, id), consumer, absentIsDone: true }], record: () => undefined });
+      await applyThenWrite({
+        steps: [
+          {
+            what: `revoke credential ${id} (${fingerprint(inKong.key)}) of ${name}, which the files no longer have`,
+            request: deleteCredential(live.id, id),
+            consumer,
+            absentIsDone: true,
+          },
+        ],
+        record: () => undefined,
+      });
       io.err(`revoked credential ${id} of ${name} in Kong; partner-keys.yaml already did not have it`);
       return whenEffective({ io, hints, name }, ['partner-keys.yaml']);
     }
     await applyThenWrite({
-      steps: [{ what: `revoke credential ${credential.id} of ${name}`, request: deleteCredential(partner.id, credential.id), consumer: { id: partner.id, name }, absentIsDone: true }],
+      steps: [
+        {
+          what: `revoke credential ${credential.id} of ${name}`,
+          request: deleteCredential(partner.id, credential.id),
+          consumer: { id: partner.id, name },
+          absentIsDone: true,
+        },
+      ],
       record: () => store.removeCredential(name, credential.id),
     });
     const left = partner.credentials.length - 1;

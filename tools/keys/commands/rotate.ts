@@ -17,7 +17,9 @@ async function addKey(run: Run, partner: Partner): Promise<void> {
   const key = newKey();
   const consumer = { id: partner.id, name: partner.name };
   await applyThenWrite({
-    steps: [{ what: `create credential ${id} for ${partner.name}`, request: createCredential(partner.id, id, key), consumer }],
+    steps: [
+      { what: `create credential ${id} for ${partner.name}`, request: createCredential(partner.id, id, key), consumer },
+    ],
     record: () => store.addCredential(partner.name, { id, variable }),
     key: { variable, key },
   });
@@ -35,11 +37,20 @@ async function revokeOld(run: Run, partner: Partner): Promise<void> {
   if (!newest || old.length === 0) {
     const count = `${partner.name} has ${partner.credentials.length} key${partner.credentials.length === 1 ? '' : 's'} in partner-keys.yaml: nothing to revoke there`;
     // Kong may still hold keys an earlier run took out of the files only: --apply removes them next; without it, status shows them.
-    io.err(hints.applied ? `${count}; Kong follows the files next.` : `${count}. Kong may still have keys the files no longer list: ${hints.command(['status'], 'read')} shows them.`);
+    io.err(
+      hints.applied
+        ? `${count}; Kong follows the files next.`
+        : `${count}. Kong may still have keys the files no longer list: ${hints.command(['status'], 'read')} shows them.`,
+    );
     return;
   }
   const consumer = { id: partner.id, name: partner.name };
-  const steps: Step[] = old.map((c) => ({ what: `revoke credential ${c.id} of ${partner.name}`, request: deleteCredential(partner.id, c.id), consumer, absentIsDone: true }));
+  const steps: Step[] = old.map((c) => ({
+    what: `revoke credential ${c.id} of ${partner.name}`,
+    request: deleteCredential(partner.id, c.id),
+    consumer,
+    absentIsDone: true,
+  }));
   const outcome = await applyThenWrite({
     steps,
     // The files record exactly the credentials Kong no longer has: on a partial failure, the revoked ones.
@@ -50,7 +61,9 @@ async function revokeOld(run: Run, partner: Partner): Promise<void> {
       }),
   });
   if (outcome && !outcome.ok) {
-    throw new Failure(`not every old key was revoked; the files now list exactly the keys Kong still has. Re-run the same command to finish`);
+    throw new Failure(
+      `not every old key was revoked; the files now list exactly the keys Kong still has. Re-run the same command to finish`,
+    );
   }
   const gone = old.map((c) => c.variable);
   io.err(

@@ -28,9 +28,17 @@ ${FILE_HELP}`,
     const current = partner.groups.includes(GROUP_WRITE) ? 'write' : 'read';
     await applyThenWrite({
       steps: [groupStep(partner, GROUP_WRITE, target.data === 'write')],
-      record: () => store.setGroups(name, [...scopeGroups(target.data), ...(partner.groups.includes(GROUP_DISABLED) ? [GROUP_DISABLED] : [])]),
+      record: () =>
+        store.setGroups(name, [
+          ...scopeGroups(target.data),
+          ...(partner.groups.includes(GROUP_DISABLED) ? [GROUP_DISABLED] : []),
+        ]),
     });
-    io.err(current === target.data ? `${name} already has scope ${current}` : `${name}: scope ${current} -> ${target.data}; its keys are unchanged`);
+    io.err(
+      current === target.data
+        ? `${name} already has scope ${current}`
+        : `${name}: scope ${current} -> ${target.data}; its keys are unchanged`,
+    );
     whenEffective({ io, hints, name }, ['partners.yaml']);
   },
 });

@@ -21,7 +21,10 @@ export async function applyToKong(
   rollback?: (done: Step[]) => Step | undefined,
 ): Promise<Outcome | null> {
   if (!client || steps.length === 0) return null;
-  const outcome = await applySteps(client, steps, { ...(rollback ? { rollback } : {}), progress: (line) => io.err(line) });
+  const outcome = await applySteps(client, steps, {
+    ...(rollback ? { rollback } : {}),
+    progress: (line) => io.err(line),
+  });
   if (!outcome.ok) {
     io.err(`error: ${outcome.error?.message ?? 'the Admin API request failed'}`);
     io.err(`What Kong was asked, in order:`);
@@ -65,11 +68,17 @@ export type SyncedFile = 'partners.yaml' | 'partner-keys.yaml';
  * with --apply, now; without, one line saying it is NOT in effect and the command that makes it so
  * (`variables`: the keys that command needs in its environment).
  */
-export function whenEffective(run: { io: Io; hints: Hints; name: string }, files: readonly SyncedFile[], variables: readonly string[] = []): void {
+export function whenEffective(
+  run: { io: Io; hints: Hints; name: string },
+  files: readonly SyncedFile[],
+  variables: readonly string[] = [],
+): void {
   const { io, hints, name } = run;
   if (hints.applied) return io.err('In effect now: Kong took the change (--apply); the files record it.');
   const env = variables.length > 0 ? ` with ${variables.join(', ')} in its environment` : '';
-  io.err(`NOT in effect: Kong does not have this change; ${hints.command(['reconcile', name], 'apply')}${env} makes it so now (or the next sync of ${files.join(' and ')}).`);
+  io.err(
+    `NOT in effect: Kong does not have this change; ${hints.command(['reconcile', name], 'apply')}${env} makes it so now (or the next sync of ${files.join(' and ')}).`,
+  );
 }
 
 /** Ends a command whose Kong requests failed before any file was written (exit 1). */

@@ -44,14 +44,19 @@ ${FILE_HELP}`,
       if (found.length === 0) {
         const keys = (live?.credentials ?? []).map((c) => `${c.id} (${fingerprint(c.key)})`);
         const state = `${live?.groups.includes(GROUP_WRITE) ? 'write' : 'read'}, ${live?.groups.includes(GROUP_DISABLED) ? 'disabled' : 'active'}`;
-        io.out(`${name}: Kong matches the files (${state}; ${keys.length === 0 ? 'no key' : `keys ${keys.join(', ')}`})`);
+        io.out(
+          `${name}: Kong matches the files (${state}; ${keys.length === 0 ? 'no key' : `keys ${keys.join(', ')}`})`,
+        );
         continue;
       }
       differing++;
       io.out(`${name}: Kong DIFFERS from the files`);
       for (const d of found) io.out(`  live: ${d.live}\n  run:  ${remedy(name, d, hints)}`);
     }
-    if (differing > 0) throw new DriftFound(`Kong differs from the files for ${differing} partner${differing === 1 ? '' : 's'} (above); the files are the truth`);
+    if (differing > 0)
+      throw new DriftFound(
+        `Kong differs from the files for ${differing} partner${differing === 1 ? '' : 's'} (above); the files are the truth`,
+      );
     io.err(`Kong matches the files for all ${files.length} partner${files.length === 1 ? '' : 's'}.`);
   },
 };

@@ -44,10 +44,17 @@ Options:
     if ('refused' in deck) throw new Failure(deck.refused);
     for (const file of positionals.map((f) => path.resolve(io.cwd, f))) {
       io.err(`decK ${deck.version}: syncing ${path.relative(io.cwd, file) || file}`);
-      const out = spawnSync(deck.bin, deckArgs(deck, 'sync', file, url, token), { encoding: 'utf8', env: io.env, cwd: io.cwd });
+      const out = spawnSync(deck.bin, deckArgs(deck, 'sync', file, url, token), {
+        encoding: 'utf8',
+        env: io.env,
+        cwd: io.cwd,
+      });
       const said = `${out.stdout ?? ''}${out.stderr ?? ''}`.trim();
       if (said) io.err(said);
-      if (out.error || out.status !== 0) throw new Failure(`decK's sync of ${file} failed${out.error ? `: ${out.error.message}` : ''}; the files after it were not synced`);
+      if (out.error || out.status !== 0)
+        throw new Failure(
+          `decK's sync of ${file} failed${out.error ? `: ${out.error.message}` : ''}; the files after it were not synced`,
+        );
     }
   },
 };

@@ -16,7 +16,13 @@ export function remedy(name: string, d: Difference, hints: Hints): string {
 }
 
 /** Reads Kong, sends what makes it equal to the files; false when something is left (said on stderr). */
-export async function reconcilePartner(io: Io, client: AdminClient, name: string, want: Partner | null, hints: Hints): Promise<boolean> {
+export async function reconcilePartner(
+  io: Io,
+  client: AdminClient,
+  name: string,
+  want: Partner | null,
+  hints: Hints,
+): Promise<boolean> {
   const live = await readLive(client, { ...(want ? { id: want.id } : {}), name });
   const found = differences(name, want, live, io.env);
   if (found.length === 0) {
@@ -25,7 +31,11 @@ export async function reconcilePartner(io: Io, client: AdminClient, name: string
   }
   io.err(`Kong differed from the files for ${name}; making it match (the files are the truth):`);
   for (const d of found) io.err(`  ${d.live}`);
-  const outcome = await applySteps(client, found.flatMap((d) => d.steps), { progress: (line) => io.err(line) });
+  const outcome = await applySteps(
+    client,
+    found.flatMap((d) => d.steps),
+    { progress: (line) => io.err(line) },
+  );
   if (!outcome.ok) {
     io.err(`error: ${outcome.error?.message ?? 'the Admin API request failed'}`);
     io.err('What Kong was asked, in order:');

@@ -25,7 +25,10 @@ export function readDocument(file: string): StateDocument {
 
 /** "consumers[2].acls[0].group" from zod's path. */
 function where(issuePath: PropertyKey[]): string {
-  return issuePath.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('') || '(top level)';
+  return (
+    issuePath.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('') ||
+    '(top level)'
+  );
 }
 
 /** The document's data checked against `schema`; the first problem named with its place in the file. */
@@ -46,7 +49,8 @@ export function render(state: StateDocument): string {
 export function writeDocuments(states: StateDocument[]): string[] {
   const changed = states.filter((s) => render(s) !== s.original);
   for (const s of changed) {
-    if (readFileSync(s.path, 'utf8') !== s.original) throw new Failure(`${s.path} changed while this command ran; it was not overwritten`);
+    if (readFileSync(s.path, 'utf8') !== s.original)
+      throw new Failure(`${s.path} changed while this command ran; it was not overwritten`);
   }
   const temps = changed.map((s) => {
     const temp = path.join(path.dirname(s.path), `.${path.basename(s.path)}.${process.pid}.tmp`);

@@ -94,14 +94,19 @@ export class PartnerStore {
 
     const list: Partner[] = partners.map((c) => {
       const k = keyed.find((x) => x.username === c.username);
-      if (!k) throw where(paths.keys, `consumer ${c.username} of ${paths.partners} is missing (every partner must be in both files, or a sync of this file would delete it)`);
+      if (!k)
+        throw where(
+          paths.keys,
+          `consumer ${c.username} of ${paths.partners} is missing (every partner must be in both files, or a sync of this file would delete it)`,
+        );
       if (k.id !== c.id || k.custom_id !== c.custom_id) {
         throw where(paths.keys, `consumer ${c.username} has a different id or custom_id than in ${paths.partners}`);
       }
       const credentials = (k.keyauth_credentials ?? []).map((cred) => {
         const variable = parseEnvReference(cred.key) as string;
         const expected = keyVariable(c.username, cred.id);
-        if (variable !== expected) throw where(paths.keys, `credential ${cred.id} of ${c.username} must read ${expected}, not ${variable}`);
+        if (variable !== expected)
+          throw where(paths.keys, `credential ${cred.id} of ${c.username} must read ${expected}, not ${variable}`);
         return { id: cred.id, variable };
       });
       return {
@@ -116,7 +121,10 @@ export class PartnerStore {
     if (orphan) throw where(paths.keys, `consumer ${orphan.username} is not in ${paths.partners}`);
     const dupCred = duplicate(list.flatMap((p) => p.credentials.map((c) => c.id)));
     if (dupCred) throw where(paths.keys, `credential id ${dupCred} is used twice`);
-    const dupConsumerCred = duplicate([...list.map((p) => p.id), ...list.flatMap((p) => p.credentials.map((c) => c.id))]);
+    const dupConsumerCred = duplicate([
+      ...list.map((p) => p.id),
+      ...list.flatMap((p) => p.credentials.map((c) => c.id)),
+    ]);
     if (dupConsumerCred) throw where(paths.keys, `id ${dupConsumerCred} is used by a consumer and a credential`);
 
     return new PartnerStore(partnersDoc, keysDoc, list);
@@ -139,7 +147,9 @@ export class PartnerStore {
     const p = this.find(name);
     if (p) return p;
     const known = this.list.map((x) => x.name);
-    throw new Failure(`unknown partner "${name}" (${known.length > 0 ? `partners: ${known.join(', ')}` : `${this.partnersDoc.path} has no partners yet`})`);
+    throw new Failure(
+      `unknown partner "${name}" (${known.length > 0 ? `partners: ${known.join(', ')}` : `${this.partnersDoc.path} has no partners yet`})`,
+    );
   }
 
   addPartner(p: { name: string; id: string; customId?: string; groups: string[] }, credential: Credential): void {
@@ -171,7 +181,10 @@ export class PartnerStore {
     for (const group of ordered) {
       if (!partner.groups.includes(group)) acls.add(this.partnersDoc.doc.createNode({ group }));
     }
-    partner.groups = [...partner.groups.filter((g) => groups.includes(g)), ...ordered.filter((g) => !partner.groups.includes(g))];
+    partner.groups = [
+      ...partner.groups.filter((g) => groups.includes(g)),
+      ...ordered.filter((g) => !partner.groups.includes(g)),
+    ];
   }
 
   addCredential(name: string, credential: Credential): void {

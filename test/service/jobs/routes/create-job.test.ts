@@ -185,12 +185,19 @@ describe('POST /api/v1/jobs: rejected requests store nothing', () => {
   });
 
   test('a JSON create with no body says the body is empty, with or without Content-Length: 0', async () => {
-    const headers = Object.entries({ ...writer, ...json }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const headers = Object.entries({ ...writer, ...json })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     const before = await jobRowCount(service.database);
     // No Content-Length and no Transfer-Encoding: what curl -X POST sends without -d.
-    const answer = await rawText(service.port, `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`);
+    const answer = await rawText(
+      service.port,
+      `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`,
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'Request body is empty: send a JSON object' });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: 'Request body is empty: send a JSON object',
+    });
     expectJsonError(await rejected(''), 400, 'Request body is empty: send a JSON object');
     expect(await jobRowCount(service.database)).toBe(before);
   });
@@ -248,11 +255,19 @@ describe('validation details, field by field', () => {
 
   describe('salary ranges', () => {
     test('only a minimum ("from 90,000") is a 201 with max null', async () => {
-      expect((await created({ salary: { min: 90000, currency: 'USD' } })).salary).toEqual({ min: 90000, max: null, currency: 'USD' });
+      expect((await created({ salary: { min: 90000, currency: 'USD' } })).salary).toEqual({
+        min: 90000,
+        max: null,
+        currency: 'USD',
+      });
     });
 
     test('only a maximum ("up to 120,000") is a 201 with min null', async () => {
-      expect((await created({ salary: { max: 120000, currency: 'EUR' } })).salary).toEqual({ min: null, max: 120000, currency: 'EUR' });
+      expect((await created({ salary: { max: 120000, currency: 'EUR' } })).salary).toEqual({
+        min: null,
+        max: 120000,
+        currency: 'EUR',
+      });
     });
 
     test('an explicit null on one side is the same as leaving it out', async () => {
@@ -273,11 +288,14 @@ describe('validation details, field by field', () => {
 
     // decimal(10,2) would round these silently: 0.01000001 used to pass a 1e-6 tolerance and be
     // stored as 0.01, and 0.00000001 (exactly 1e-6 cents off) sat on the tolerance's edge.
-    test.each([0.01000001, 0.00000001, 5.00000001, 1.005])('%p, more than two decimals however small, is refused', async (max) => {
-      expect(await refused({ salary: { max, currency: 'USD' } })).toEqual([
-        { field: 'salary.max', message: 'salary.max may have at most 2 decimal places' },
-      ]);
-    });
+    test.each([0.01000001, 0.00000001, 5.00000001, 1.005])(
+      '%p, more than two decimals however small, is refused',
+      async (max) => {
+        expect(await refused({ salary: { max, currency: 'USD' } })).toEqual([
+          { field: 'salary.max', message: 'salary.max may have at most 2 decimal places' },
+        ]);
+      },
+    );
 
     test('amounts in cents come back exactly as sent', async () => {
       expect((await created({ salary: { min: 0.07, max: 1234567.89, currency: 'USD' } })).salary).toEqual({
@@ -285,7 +303,11 @@ describe('validation details, field by field', () => {
         max: 1234567.89,
         currency: 'USD',
       });
-      expect((await created({ salary: { min: 0.1, max: 0.3, currency: 'USD' } })).salary).toEqual({ min: 0.1, max: 0.3, currency: 'USD' });
+      expect((await created({ salary: { min: 0.1, max: 0.3, currency: 'USD' } })).salary).toEqual({
+        min: 0.1,
+        max: 0.3,
+        currency: 'USD',
+      });
     });
 
     test('a minimum one cent above the maximum is refused', async () => {
@@ -305,7 +327,9 @@ describe('validation details, field by field', () => {
     });
 
     test.each(['TXX', 'XTX', 'T', 'tx', 'T1'])('state %j', async (state) => {
-      expect(await refused({ state })).toEqual([{ field: 'state', message: 'state must be a two-letter upper-case code, e.g. TX' }]);
+      expect(await refused({ state })).toEqual([
+        { field: 'state', message: 'state must be a two-letter upper-case code, e.g. TX' },
+      ]);
     });
 
     test('the two-letter and three-letter codes themselves are stored', async () => {
@@ -333,13 +357,19 @@ describe('validation details, field by field', () => {
   describe('exact messages for enum fields', () => {
     test('an unknown type lists the six types', async () => {
       expect(await refused({ type: 'freelance' })).toEqual([
-        { field: 'type', message: 'type must be one of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams' },
+        {
+          field: 'type',
+          message: 'type must be one of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams',
+        },
       ]);
     });
 
     test('a type that is not a string gets the same list', async () => {
       expect(await refused({ type: 3 })).toEqual([
-        { field: 'type', message: 'type must be one of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams' },
+        {
+          field: 'type',
+          message: 'type must be one of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams',
+        },
       ]);
     });
 
@@ -368,7 +398,11 @@ describe('validation details, field by field', () => {
       [{ location: 42 }, 'location', 'location must be a string'],
       [{ title: 'Data\nEngineer' }, 'title', 'title must not contain control characters or line breaks'],
       [{ title: 'Broken \ud800 text' }, 'title', 'title must be valid Unicode text (it holds a lone surrogate)'],
-      [{ description: 'Colour \u001b[31m' }, 'description', 'description must not contain control characters other than tab and line breaks'],
+      [
+        { description: 'Colour \u001b[31m' },
+        'description',
+        'description must not contain control characters other than tab and line breaks',
+      ],
       [{ requirements: ['SQL', ''] }, 'requirements.1', 'each item of requirements must not be empty'],
       [{ responsibilities: 'Own the warehouse' }, 'responsibilities', 'responsibilities must be an array of strings'],
       [{ state: 48 }, 'state', 'state must be a string'],
@@ -390,7 +424,9 @@ describe('validation details, field by field', () => {
   describe('unknown field names in details', () => {
     test('a name over 64 characters is clipped to 64 and an ellipsis', async () => {
       const name = `x${'y'.repeat(64)}`;
-      expect(await refused({ [name]: 1 })).toEqual([{ field: `${name.slice(0, 64)}…`, message: `${name.slice(0, 64)}… is not a known field` }]);
+      expect(await refused({ [name]: 1 })).toEqual([
+        { field: `${name.slice(0, 64)}…`, message: `${name.slice(0, 64)}… is not a known field` },
+      ]);
     });
 
     test('a name of exactly 64 characters is shown whole', async () => {

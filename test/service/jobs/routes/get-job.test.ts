@@ -7,9 +7,25 @@ const get = (id: string, headers: Record<string, string> = reader) =>
   call(`${service.url}/api/v1/jobs/${id}`, { headers });
 
 const SPEC_FIELDS = [
-  'id', 'postingId', 'title', 'department', 'location', 'workplace', 'state', 'type', 'description',
-  'requirements', 'responsibilities', 'salary', 'status', 'submissionDueDate', 'clientName',
-  'vendorName', 'postedByName', 'createdAt', 'updatedAt',
+  'id',
+  'postingId',
+  'title',
+  'department',
+  'location',
+  'workplace',
+  'state',
+  'type',
+  'description',
+  'requirements',
+  'responsibilities',
+  'salary',
+  'status',
+  'submissionDueDate',
+  'clientName',
+  'vendorName',
+  'postedByName',
+  'createdAt',
+  'updatedAt',
 ];
 
 async function idWhere(condition: string): Promise<string> {
@@ -47,17 +63,29 @@ describe('GET /api/v1/jobs/:id', () => {
   });
 
   test('salary and client name appear only when disclosed', async () => {
-    const hidden = await get(await idWhere(`status in ('active','open') and deleted_at is null and not salary_disclosed and not client_name_disclosed`));
+    const hidden = await get(
+      await idWhere(
+        `status in ('active','open') and deleted_at is null and not salary_disclosed and not client_name_disclosed`,
+      ),
+    );
     expect(hidden.body.data.salary).toBeNull();
     expect(hidden.body.data.clientName).toBeNull();
-    const shown = await get(await idWhere(`status in ('active','open') and deleted_at is null and salary_disclosed and client_name_disclosed`));
+    const shown = await get(
+      await idWhere(
+        `status in ('active','open') and deleted_at is null and salary_disclosed and client_name_disclosed`,
+      ),
+    );
     expect(shown.body.data.salary).toEqual({ min: expect.any(Number), max: expect.any(Number), currency: 'USD' });
     expect(shown.body.data.salary.min).toBeLessThanOrEqual(shown.body.data.salary.max);
     expect(typeof shown.body.data.clientName).toBe('string');
   });
 
   test('timestamps are ISO 8601 UTC with milliseconds', async () => {
-    const res = await get(await idWhere(`status = 'active' and deleted_at is null and updated_at is not null and submission_due_date is not null`));
+    const res = await get(
+      await idWhere(
+        `status = 'active' and deleted_at is null and updated_at is not null and submission_due_date is not null`,
+      ),
+    );
     for (const field of ['createdAt', 'updatedAt', 'submissionDueDate']) {
       expect(res.body.data[field]).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     }
@@ -91,7 +119,12 @@ describe('draft privacy', () => {
     const res = await call(`${service.url}/api/v1/jobs`, {
       method: 'POST',
       headers: { ...writer, ...json },
-      body: JSON.stringify({ title: 'Draft role', department: 'Engineering', type: 'contract', description: 'Not yet public' }),
+      body: JSON.stringify({
+        title: 'Draft role',
+        department: 'Engineering',
+        type: 'contract',
+        description: 'Not yet public',
+      }),
     });
     expect(res.status).toBe(201);
     draftId = res.body.data.id;
@@ -110,12 +143,16 @@ describe('draft privacy', () => {
   });
 
   test('drafts never appear in listings, even for their creator', async () => {
-    const res = await call(`${service.url}/api/v1/jobs?limit=100&status=active,open,paused,closed`, { headers: writer });
+    const res = await call(`${service.url}/api/v1/jobs?limit=100&status=active,open,paused,closed`, {
+      headers: writer,
+    });
     expect(res.body.data.map((j: { id: string }) => j.id)).not.toContain(draftId);
   });
 
   test('seeded drafts belong to the demo writers', async () => {
-    const seededDraft = await idWhere(`status = 'draft' and deleted_at is null and created_by_consumer = '${writer['X-Consumer-ID']}'`);
+    const seededDraft = await idWhere(
+      `status = 'draft' and deleted_at is null and created_by_consumer = '${writer['X-Consumer-ID']}'`,
+    );
     expect((await get(seededDraft, writer)).status).toBe(200);
     expect((await get(seededDraft, writer2)).status).toBe(404);
   });

@@ -25,7 +25,9 @@ let keys = 0;
 const newKey = () => `test-key-${Date.now()}-${++keys}`;
 
 async function jobsTitled(title: string): Promise<number> {
-  const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs where title = ?', [title]);
+  const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from jobs where title = ?', [
+    title,
+  ]);
   return Number(row!.n);
 }
 
@@ -77,7 +79,8 @@ describe('Idempotency-Key on POST /api/v1/jobs', () => {
     const other = await post(key, { ...valid, title: 'Changed body' });
     expect(other.status).toBe(422);
     expect(other.body).toEqual({
-      error: 'This Idempotency-Key was already used with a different request body: resend the original body to get its response, or use a new key for a new job',
+      error:
+        'This Idempotency-Key was already used with a different request body: resend the original body to get its response, or use a new key for a new job',
     });
     expect(await jobsTitled('Changed body')).toBe(0);
     expect(await jobsTitled('Original body')).toBe(1);
@@ -102,7 +105,10 @@ describe('Idempotency-Key on POST /api/v1/jobs', () => {
     expect(new Set(responses.map((res) => res.headers.get('location'))).size).toBe(1);
     expect(responses.filter((res) => res.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
     expect(await jobsTitled('Twenty at once')).toBe(1);
-    const [row] = await service.database.query<Array<{ n: number }>>('select count(*) as n from idempotency_keys where idempotency_key = ?', [key]);
+    const [row] = await service.database.query<Array<{ n: number }>>(
+      'select count(*) as n from idempotency_keys where idempotency_key = ?',
+      [key],
+    );
     expect(Number(row!.n)).toBe(1);
   });
 
@@ -123,10 +129,22 @@ describe('Idempotency-Key on POST /api/v1/jobs', () => {
       'select *, timestampdiff(second, created_at, expires_at) as kept from idempotency_keys where idempotency_key = ?',
       [key],
     );
-    expect(Object.keys(row!).sort()).toEqual(
-      ['consumer_id', 'created_at', 'expires_at', 'idempotency_key', 'kept', 'request_hash', 'response_body', 'response_location', 'response_status'],
-    );
-    expect(row).toMatchObject({ response_status: 201, response_location: first.headers.get('location'), response_body: first.text });
+    expect(Object.keys(row!).sort()).toEqual([
+      'consumer_id',
+      'created_at',
+      'expires_at',
+      'idempotency_key',
+      'kept',
+      'request_hash',
+      'response_body',
+      'response_location',
+      'response_status',
+    ]);
+    expect(row).toMatchObject({
+      response_status: 201,
+      response_location: first.headers.get('location'),
+      response_body: first.text,
+    });
     expect(row!.request_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(Number(row!.kept)).toBe(24 * 3600);
   });
@@ -136,7 +154,10 @@ describe('Idempotency-Key on POST /api/v1/jobs', () => {
     const body = { ...valid, title: 'Expired key' };
     await post(key, body);
     // Age this key, and some other consumer's forgotten ones, past their retention.
-    await service.database.query('update idempotency_keys set expires_at = utc_timestamp(3) - interval 1 second where idempotency_key = ?', [key]);
+    await service.database.query(
+      'update idempotency_keys set expires_at = utc_timestamp(3) - interval 1 second where idempotency_key = ?',
+      [key],
+    );
     await service.database.query(
       `insert into idempotency_keys (consumer_id, idempotency_key, request_hash, response_status, response_location, response_body, created_at, expires_at)
        values ('someone', 'old-1', repeat('0', 64), 201, null, '{}', utc_timestamp(3) - interval 2 day, utc_timestamp(3) - interval 1 day),
@@ -149,7 +170,9 @@ describe('Idempotency-Key on POST /api/v1/jobs', () => {
     let left = 2;
     for (let attempt = 0; attempt < 50 && left > 0; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
-      const [row] = await service.database.query<Array<{ n: number }>>("select count(*) as n from idempotency_keys where consumer_id = 'someone'");
+      const [row] = await service.database.query<Array<{ n: number }>>(
+        "select count(*) as n from idempotency_keys where consumer_id = 'someone'",
+      );
       left = Number(row!.n);
     }
     expect(left).toBe(0);
@@ -211,7 +234,9 @@ describe('a request that waits too long for the same key in flight', () => {
       const res = await post(key, { ...valid, title: 'Waited too long' }, writer, served.url);
       expect(res.status).toBe(409);
       expect(res.headers.get('retry-after')).toBe('1');
-      expect(res.body).toEqual({ error: 'A request with this Idempotency-Key is still being processed; retry in a moment' });
+      expect(res.body).toEqual({
+        error: 'A request with this Idempotency-Key is still being processed; retry in a moment',
+      });
     } finally {
       await holder.rollback();
       holder.release();
@@ -233,7 +258,8 @@ describe('a key the database refuses to record for another reason', () => {
       const res = await post(newKey(), { ...valid, title: 'Claim refused' });
       expectJsonError(res, 500, 'Internal server error');
       // Each refusal gives its connection back: more refusals than the pool holds (10, db/client.ts) all answer.
-      for (let i = 0; i < 11; i++) expect((await post(newKey(), { ...valid, title: 'Claim refused' })).status).toBe(500);
+      for (let i = 0; i < 11; i++)
+        expect((await post(newKey(), { ...valid, title: 'Claim refused' })).status).toBe(500);
     } finally {
       await service.database.query('drop trigger refuse_claims');
     }
@@ -251,7 +277,11 @@ describe('key rules and their messages', () => {
 
   const valid = { title: 'Key Edges', department: 'QA', type: 'contract', description: 'Checks the key rules.' };
   const post = (key: string, body: object = valid) =>
-    call(`${service.url}/api/v1/jobs`, { method: 'POST', headers: { ...writer, ...json, 'Idempotency-Key': key }, body: JSON.stringify(body) });
+    call(`${service.url}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { ...writer, ...json, 'Idempotency-Key': key },
+      body: JSON.stringify(body),
+    });
 
   test('two Idempotency-Key headers: a 400 that says to send one', async () => {
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -283,7 +313,10 @@ describe('key rules and their messages', () => {
   test.each([
     ['"!" (the first visible ASCII character)', '!'],
     ['"~" (the last)', '~'],
-    ['every visible ASCII character', Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join('')],
+    [
+      'every visible ASCII character',
+      Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join(''),
+    ],
   ])('a key of %s is a key: created once, then replayed', async (_label, key) => {
     const body = { ...valid, title: `Key edge ${key.length}` };
     const first = await post(key, body);
@@ -302,11 +335,14 @@ describe('key rules and their messages', () => {
 describe('canonicalJson', () => {
   test.each([
     [{ b: 1, a: 2 }, '{"a":2,"b":1}'],
-    [{ title: 'x', salary: { max: 2, min: 1, currency: 'USD' }, requirements: ['SQL', 'Go'] }, '{"requirements":["SQL","Go"],"salary":{"currency":"USD","max":2,"min":1},"title":"x"}'],
+    [
+      { title: 'x', salary: { max: 2, min: 1, currency: 'USD' }, requirements: ['SQL', 'Go'] },
+      '{"requirements":["SQL","Go"],"salary":{"currency":"USD","max":2,"min":1},"title":"x"}',
+    ],
     [[3, [2, 1], { z: null, y: [] }], '[3,[2,1],{"y":[],"z":null}]'],
     [{}, '{}'],
     [[], '[]'],
-    [{ 'é': 1, Z: 2, a: 3, '"q"': 4 }, '{"\\"q\\"":4,"Z":2,"a":3,"é":1}'],
+    [{ é: 1, Z: 2, a: 3, '"q"': 4 }, '{"\\"q\\"":4,"Z":2,"a":3,"é":1}'],
     ['text "quoted"', '"text \\"quoted\\""'],
     [1.5, '1.5'],
   ])('%j is %s', (value, text) => {
@@ -315,7 +351,9 @@ describe('canonicalJson', () => {
   });
 
   test('key order and nesting do not change the text', () => {
-    expect(canonicalJson({ a: [{ y: 1, x: 2 }], b: { d: 1, c: 2 } })).toBe(canonicalJson({ b: { c: 2, d: 1 }, a: [{ x: 2, y: 1 }] }));
+    expect(canonicalJson({ a: [{ y: 1, x: 2 }], b: { d: 1, c: 2 } })).toBe(
+      canonicalJson({ b: { c: 2, d: 1 }, a: [{ x: 2, y: 1 }] }),
+    );
   });
 
   test('arrays nested 50,000 deep (a 100 KB body) do not overflow the stack', () => {

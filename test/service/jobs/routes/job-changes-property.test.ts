@@ -20,7 +20,9 @@ async function listable(): Promise<Map<string, unknown>> {
   const found = new Map<string, unknown>();
   let cursor = '';
   for (;;) {
-    const res = await call(`${service.url}/api/v1/jobs?status=active,open,paused,closed&limit=100&cursor=${cursor}`, { headers: reader });
+    const res = await call(`${service.url}/api/v1/jobs?status=active,open,paused,closed&limit=100&cursor=${cursor}`, {
+      headers: reader,
+    });
     expect(res.status).toBe(200);
     for (const job of res.body.data) found.set(job.id, job);
     if (res.body.meta.nextCursor === null) return found;
@@ -37,7 +39,9 @@ test.each([[20260901], [7], [424242]])('a mirror built from the feed equals the 
 
   const poll = async () => {
     const limit = 1 + rnd.int(25);
-    const res = await call(`${service.url}/api/v1/jobs/changes?limit=${limit}${since ? `&since=${since}` : ''}`, { headers: reader });
+    const res = await call(`${service.url}/api/v1/jobs/changes?limit=${limit}${since ? `&since=${since}` : ''}`, {
+      headers: reader,
+    });
     expect(res.status).toBe(200);
     for (const entry of res.body.data as Entry[]) {
       if (entry.removed) mirror.delete(entry.id);
@@ -61,12 +65,49 @@ test.each([[20260901], [7], [424242]])('a mirror built from the feed equals the 
     const op = rnd.int(10);
     switch (op) {
       case 0: {
-        const [row] = generateJobs({ count: 1, seed: rnd.int(1e9), firstNumber: 10_000 + numbered++, statusFor: () => rnd.pick(['draft', 'active', 'open', 'paused', 'closed'] as const) });
-        const values = { ...row!, id: Buffer.from(row!.id.replace(/-/g, ''), 'hex'), requirements: '[]', responsibilities: '[]' };
-        const columns = ['id', 'title', 'department', 'location', 'type', 'description', 'requirements', 'responsibilities', 'status', 'created_at', 'salary_min', 'salary_max', 'salary_currency', 'salary_disclosed'];
+        const [row] = generateJobs({
+          count: 1,
+          seed: rnd.int(1e9),
+          firstNumber: 10_000 + numbered++,
+          statusFor: () => rnd.pick(['draft', 'active', 'open', 'paused', 'closed'] as const),
+        });
+        const values = {
+          ...row!,
+          id: Buffer.from(row!.id.replace(/-/g, ''), 'hex'),
+          requirements: '[]',
+          responsibilities: '[]',
+        };
+        const columns = [
+          'id',
+          'title',
+          'department',
+          'location',
+          'type',
+          'description',
+          'requirements',
+          'responsibilities',
+          'status',
+          'created_at',
+          'salary_min',
+          'salary_max',
+          'salary_currency',
+          'salary_disclosed',
+        ];
         await run(`insert into jobs (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, [
-          values.id, values.title, values.department, values.location, values.type, values.description, values.requirements, values.responsibilities,
-          values.status, values.createdAt, values.salaryMin, values.salaryMax, values.salaryCurrency, values.salaryDisclosed,
+          values.id,
+          values.title,
+          values.department,
+          values.location,
+          values.type,
+          values.description,
+          values.requirements,
+          values.responsibilities,
+          values.status,
+          values.createdAt,
+          values.salaryMin,
+          values.salaryMax,
+          values.salaryCurrency,
+          values.salaryDisclosed,
         ]);
         log.push(`insert ${values.status}`);
         return;
@@ -75,10 +116,16 @@ test.each([[20260901], [7], [424242]])('a mirror built from the feed equals the 
         await run('update jobs set title = ?, updated_at = now(3) where id = ?', [`Retitled ${rnd.int(1000)}`, id]);
         break;
       case 2:
-        await run('update jobs set salary_disclosed = not salary_disclosed, client_name_disclosed = not client_name_disclosed where id = ?', [id]);
+        await run(
+          'update jobs set salary_disclosed = not salary_disclosed, client_name_disclosed = not client_name_disclosed where id = ?',
+          [id],
+        );
         break;
       case 3:
-        await run('update jobs set pay_rate = pay_rate + 1, internal_notes = ? where id = ?', [`note ${rnd.int(1000)}`, id]);
+        await run('update jobs set pay_rate = pay_rate + 1, internal_notes = ? where id = ?', [
+          `note ${rnd.int(1000)}`,
+          id,
+        ]);
         break;
       case 4:
       case 5:
@@ -131,7 +178,9 @@ test.each([[20260901], [7], [424242]])('a mirror built from the feed equals the 
     }
     // Catch up, then the mirror must be the table.
     for (let guard = 0; guard < 100; guard++) {
-      const res = await call(`${service.url}/api/v1/jobs/changes?limit=500${since ? `&since=${since}` : ''}`, { headers: reader });
+      const res = await call(`${service.url}/api/v1/jobs/changes?limit=500${since ? `&since=${since}` : ''}`, {
+        headers: reader,
+      });
       for (const entry of res.body.data as Entry[]) {
         if (entry.removed) mirror.delete(entry.id);
         else mirror.set(entry.id, entry);

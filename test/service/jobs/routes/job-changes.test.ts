@@ -51,7 +51,9 @@ async function listable(): Promise<Map<string, Entry>> {
   const jobs = new Map<string, Entry>();
   let cursor = '';
   for (;;) {
-    const res = await call(`${service.url}/api/v1/jobs?status=active,open,paused,closed&limit=100&cursor=${cursor}`, { headers: reader });
+    const res = await call(`${service.url}/api/v1/jobs?status=active,open,paused,closed&limit=100&cursor=${cursor}`, {
+      headers: reader,
+    });
     for (const job of res.body.data) jobs.set(job.id, job);
     if (res.body.meta.nextCursor === null) return jobs;
     cursor = res.body.meta.nextCursor;
@@ -88,7 +90,12 @@ describe('the change feed', () => {
     const created = await call(`${service.url}/api/v1/jobs`, {
       method: 'POST',
       headers: { ...writer, ...json },
-      body: JSON.stringify({ title: 'Secret draft', department: 'Engineering', type: 'contract', description: 'Not yet' }),
+      body: JSON.stringify({
+        title: 'Secret draft',
+        department: 'Engineering',
+        type: 'contract',
+        description: 'Not yet',
+      }),
     });
     const draft = created.body.data.id as string;
     let step = await drain(since);
@@ -110,13 +117,18 @@ describe('the change feed', () => {
     await service.database.query('update jobs set deleted_at = now(3) where id = ?', [bin(softDeleted!)]);
     await service.database.query('delete from jobs where id = ?', [bin(hardDeleted!)]);
     step = await drain(step.since);
-    expect(step.entries).toEqual([{ id: softDeleted, removed: true }, { id: hardDeleted, removed: true }]);
+    expect(step.entries).toEqual([
+      { id: softDeleted, removed: true },
+      { id: hardDeleted, removed: true },
+    ]);
     since = step.since;
 
     // A change to a paused job is news too: it is listable (with status=paused).
     const [paused] = await idsWhere(`status = 'paused' and deleted_at is null`);
     await service.database.query('update jobs set title = ? where id = ?', ['Paused, renamed', bin(paused!)]);
-    expect((await drain(since)).entries).toEqual([expect.objectContaining({ id: paused, status: 'paused', title: 'Paused, renamed' })]);
+    expect((await drain(since)).entries).toEqual([
+      expect.objectContaining({ id: paused, status: 'paused', title: 'Paused, renamed' }),
+    ]);
   });
 
   test('a bulk import by plain SQL arrives whole, numbered a share at a time while the feed says more is waiting', async () => {
@@ -134,7 +146,9 @@ describe('the change feed', () => {
     expect(added).toBe(300);
     // One call numbers its share (2 x 50 here, 10 x 500 in service) and says more is waiting...
     expect(await sequencePendingChanges(service.database.db, { batch: 50, batchesPerCall: 2 })).toBe(true);
-    const [waiting] = await service.database.query<Array<{ n: number }>>('select count(*) as n from job_changes where seq is null');
+    const [waiting] = await service.database.query<Array<{ n: number }>>(
+      'select count(*) as n from job_changes where seq is null',
+    );
     expect(Number(waiting!.n)).toBe(200);
     // ...and the feed says so too while it still numbers (meta.hasMore), until every job is there once.
     SEQUENCER_LIMITS.batchesPerCall = 1;
@@ -177,38 +191,41 @@ describe('writes that commit out of order', () => {
   test.each([
     ['updates', 'update'],
     ['inserts', 'insert'],
-  ])('%s: the one that started first and commits last is not skipped, even with the same timestamp', async (_label, kind) => {
-    const { since } = await drain();
-    const [first, second] = await idsWhere(`status = 'active' and deleted_at is null`, 2);
-    const stamp = '2026-06-01 12:00:00.000';
-    const write = async (connection: PoolConnection, id: string, title: string) => {
-      if (kind === 'update') {
-        await connection.query('update jobs set title = ?, updated_at = ? where id = ?', [title, stamp, bin(id)]);
-      } else {
-        // A copy of an existing job under a new id, created at the same instant as the other.
-        await connection.query(
-          `insert into jobs (id, title, department, location, type, description, requirements, responsibilities, status, created_at)
+  ])(
+    '%s: the one that started first and commits last is not skipped, even with the same timestamp',
+    async (_label, kind) => {
+      const { since } = await drain();
+      const [first, second] = await idsWhere(`status = 'active' and deleted_at is null`, 2);
+      const stamp = '2026-06-01 12:00:00.000';
+      const write = async (connection: PoolConnection, id: string, title: string) => {
+        if (kind === 'update') {
+          await connection.query('update jobs set title = ?, updated_at = ? where id = ?', [title, stamp, bin(id)]);
+        } else {
+          // A copy of an existing job under a new id, created at the same instant as the other.
+          await connection.query(
+            `insert into jobs (id, title, department, location, type, description, requirements, responsibilities, status, created_at)
            select unhex(replace(uuid(), '-', '')), ?, department, location, type, description, requirements, responsibilities, 'open', ? from jobs where id = ?`,
-          [title, stamp, bin(id)],
-        );
-      }
-    };
-    // A writes first (its change is recorded first) but commits last.
-    await a.query('START TRANSACTION');
-    await write(a, first!, `A ${kind}`);
-    await b.query('START TRANSACTION');
-    await write(b, second!, `B ${kind}`);
-    await b.query('COMMIT');
+            [title, stamp, bin(id)],
+          );
+        }
+      };
+      // A writes first (its change is recorded first) but commits last.
+      await a.query('START TRANSACTION');
+      await write(a, first!, `A ${kind}`);
+      await b.query('START TRANSACTION');
+      await write(b, second!, `B ${kind}`);
+      await b.query('COMMIT');
 
-    // The feed answers while A is still open (it neither waits for A nor sees it)...
-    const middle = await drain(since);
-    expect(middle.entries.map((e) => e.title)).toEqual([`B ${kind}`]);
+      // The feed answers while A is still open (it neither waits for A nor sees it)...
+      const middle = await drain(since);
+      expect(middle.entries.map((e) => e.title)).toEqual([`B ${kind}`]);
 
-    // ...and a reader continuing from there gets A once it commits.
-    await a.query('COMMIT');
-    const after = await drain(middle.since);
-    expect(after.entries.map((e) => e.title)).toEqual([`A ${kind}`]);
-  });
+      // ...and a reader continuing from there gets A once it commits.
+      await a.query('COMMIT');
+      const after = await drain(middle.since);
+      expect(after.entries.map((e) => e.title)).toEqual([`A ${kind}`]);
+    },
+  );
 
   test('a rolled-back write leaves no entry and no gap that stops the feed', async () => {
     const { since } = await drain();
@@ -227,7 +244,9 @@ describe('bad positions are 400s that say what to do', () => {
     ['a number', '12'],
     ['too long', 'x'.repeat(300)],
   ])('since: %s', async (_label, since) => {
-    const res = await call(`${service.url}/api/v1/jobs/changes?since=${encodeURIComponent(since)}`, { headers: reader });
+    const res = await call(`${service.url}/api/v1/jobs/changes?since=${encodeURIComponent(since)}`, {
+      headers: reader,
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/^since is not valid: pass meta.nextSince back exactly/);
   });
@@ -263,13 +282,15 @@ describe('bad positions are 400s that say what to do', () => {
     const backup = dumpDatabase(service.database.name);
     const ids = await idsWhere(`status in ('active', 'open') and deleted_at is null`, 12);
     // Five changes the partner applied, then lost when the database goes back to the backup.
-    for (const id of ids.slice(0, 5)) await service.database.query('update jobs set title = ? where id = ?', ['Lost in the restore', bin(id)]);
+    for (const id of ids.slice(0, 5))
+      await service.database.query('update jobs set title = ? where id = ?', ['Lost in the restore', bin(id)]);
     const ahead = (await drain(atBackup)).since;
     // A restore is told by the table's creation time, to the second: not within the second this database was made.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     loadDump(service.database.name, backup);
     // More changes after the restore than the partner's position is ahead by.
-    for (const id of ids) await service.database.query('update jobs set title = ? where id = ?', ['After the restore', bin(id)]);
+    for (const id of ids)
+      await service.database.query('update jobs set title = ? where id = ?', ['After the restore', bin(id)]);
     const refused = await call(`${service.url}/api/v1/jobs/changes?since=${ahead}`, { headers: reader });
     expectJsonError(refused, 400, MESSAGES.sinceRewritten);
     // A mirror at the backup's position was never ahead of it: it walks on, and ends exact.
@@ -277,7 +298,9 @@ describe('bad positions are 400s that say what to do', () => {
     apply(mirror, (await drain()).entries);
     const walked = new Map(mirror);
     const walkedOn = (await drain(atBackup)).entries;
-    expect(new Set(walkedOn.filter((entry) => entry.title === 'After the restore').map((entry) => entry.id))).toEqual(new Set(ids));
+    expect(new Set(walkedOn.filter((entry) => entry.title === 'After the restore').map((entry) => entry.id))).toEqual(
+      new Set(ids),
+    );
     expect(walkedOn.some((entry) => entry.title === 'Lost in the restore')).toBe(false);
     expect(walked).toEqual(await listable());
   });
@@ -312,7 +335,11 @@ describe('query messages', () => {
     ['negative limit', '?limit=-1', LIMIT],
     ['limit twice', '?limit=1&limit=2', 'Query parameter "limit" was given more than once; send one value'],
     // Longer than any position the API hands out: refused before it is even checked.
-    ['since of 201 characters', `?since=${'A'.repeat(201)}`, 'since is not valid: pass meta.nextSince back exactly as it was given'],
+    [
+      'since of 201 characters',
+      `?since=${'A'.repeat(201)}`,
+      'since is not valid: pass meta.nextSince back exactly as it was given',
+    ],
   ]);
 
   test('an unknown parameter name is clipped to 40 characters', async () => {

@@ -12,7 +12,8 @@ import { FILTER_NAMES } from '../../../../domain/list-filters';
 const ALLOWED = [...FILTER_NAMES, 'page or cursor', 'limit'].join(', ');
 
 let service: TestService;
-const list = (query = '', headers: Record<string, string> = reader) => call(`${service.url}/api/v1/jobs${query}`, { headers });
+const list = (query = '', headers: Record<string, string> = reader) =>
+  call(`${service.url}/api/v1/jobs${query}`, { headers });
 
 type Listed = { id: string; createdAt: string };
 
@@ -50,7 +51,14 @@ async function allListedIds(statuses = `'active','open'`): Promise<string[]> {
 beforeAll(async () => {
   service = await startTestService({ name: 'cursor', seed: true });
   // Enough rows for long walks, several sharing a createdAt (the id breaks the tie).
-  const rows = generateJobs({ count: 300, seed: 9, newest: new Date('2026-03-01T00:00:00Z'), spacingMs: 0, firstNumber: 1000, statusFor: (i) => (i % 3 === 0 ? 'paused' : 'active') });
+  const rows = generateJobs({
+    count: 300,
+    seed: 9,
+    newest: new Date('2026-03-01T00:00:00Z'),
+    spacingMs: 0,
+    firstNumber: 1000,
+    statusFor: (i) => (i % 3 === 0 ? 'paused' : 'active'),
+  });
   for (const [i, row] of rows.entries()) row.createdAt = new Date(Date.UTC(2026, 1, 1) + Math.floor(i / 4) * 1000);
   await insertInBatches(service.database.db, rows);
 });
@@ -63,7 +71,11 @@ describe('a cursor walk', () => {
     expect(ids).toEqual(expected);
     expect(pages.map((p) => p.body.meta.page)).toEqual(pages.map((_p, i) => i + 1));
     for (const page of pages) {
-      expect(page.body.meta).toMatchObject({ total: expected.length, limit: 17, totalPages: Math.ceil(expected.length / 17) });
+      expect(page.body.meta).toMatchObject({
+        total: expected.length,
+        limit: 17,
+        totalPages: Math.ceil(expected.length / 17),
+      });
     }
     const last = pages.at(-1)!;
     expect(last.body.meta.nextCursor).toBeNull();
@@ -74,9 +86,13 @@ describe('a cursor walk', () => {
   test('is the same walk for a filter, and the Link header carries the filter', async () => {
     const expected = await allListedIds(`'paused','closed'`);
     const { pages, ids } = await walk('status=paused,closed&department=+engineering+', 9);
-    expect(ids).toEqual((await service.database.query<Array<{ h: string }>>(
-      `select lower(hex(id)) as h from jobs where deleted_at is null and status in ('paused','closed') and department = 'Engineering' order by created_at desc, id desc`,
-    )).map(({ h }) => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`));
+    expect(ids).toEqual(
+      (
+        await service.database.query<Array<{ h: string }>>(
+          `select lower(hex(id)) as h from jobs where deleted_at is null and status in ('paused','closed') and department = 'Engineering' order by created_at desc, id desc`,
+        )
+      ).map(({ h }) => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`),
+    );
     expect(expected.length).toBeGreaterThan(ids.length);
     const link = new URL(nextLink(pages[0]!)!, 'http://x');
     expect(Object.fromEntries(link.searchParams)).toEqual({
@@ -105,13 +121,25 @@ describe('a cursor walk', () => {
         const res = await call(`${service.url}/api/v1/jobs`, {
           method: 'POST',
           headers: { ...writer, ...json },
-          body: JSON.stringify({ title: `Walk ${page}.${i}`, department: 'Engineering', type: 'contract', description: 'During the walk', status: 'active' }),
+          body: JSON.stringify({
+            title: `Walk ${page}.${i}`,
+            department: 'Engineering',
+            type: 'contract',
+            description: 'During the walk',
+            status: 'active',
+          }),
         });
         expect(res.status).toBe(201);
         created += 1;
       }
       // ...and, by plain SQL, backdated ones right among the jobs still to come.
-      const [row] = generateJobs({ count: 1, seed: 100 + page, newest: new Date(Date.UTC(2026, 1, 1) + (30 - page) * 1000), statusFor: () => 'open', firstNumber: 5000 + page });
+      const [row] = generateJobs({
+        count: 1,
+        seed: 100 + page,
+        newest: new Date(Date.UTC(2026, 1, 1) + (30 - page) * 1000),
+        statusFor: () => 'open',
+        firstNumber: 5000 + page,
+      });
       await insertInBatches(service.database.db, [row!]);
     });
     expect(created).toBeGreaterThan(30);
@@ -162,7 +190,7 @@ describe('bad cursors are 400s that say what to do', () => {
     expect((await list('?page=1&cursor=')).status).toBe(400);
   });
 
-  test('an unknown parameter in a cursor walk names the walk\'s parameters', async () => {
+  test("an unknown parameter in a cursor walk names the walk's parameters", async () => {
     const res = await list(`?sort=title&cursor=${cursor}`);
     expect(res.status).toBe(400);
     expect(res.body.error).toBe(`Unknown query parameter "sort". Allowed: ${ALLOWED}`);

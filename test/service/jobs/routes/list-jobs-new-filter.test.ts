@@ -26,7 +26,10 @@ beforeAll(async () => {
 afterAll(() => database.close());
 
 /** The listing as the next release would load it: today's modules with one filter more declared. */
-function withClientFilter(): { listPage: typeof ListJobs.listPage; parse: (raw: Record<string, string>) => Queries.ListQuery } {
+function withClientFilter(): {
+  listPage: typeof ListJobs.listPage;
+  parse: (raw: Record<string, string>) => Queries.ListQuery;
+} {
   let loaded!: ReturnType<typeof withClientFilter>;
   jest.isolateModules(() => {
     jest.doMock('../../../../domain/list-filters', () => {
@@ -49,7 +52,10 @@ function withClientFilter(): { listPage: typeof ListJobs.listPage; parse: (raw: 
     });
     const queries = jest.requireActual<typeof Queries>('../../../../service/jobs/contract/queries');
     const validate = jest.requireActual<typeof Validate>('../../../../service/http/validate');
-    loaded = { listPage: jest.requireActual<typeof ListJobs>('../../../../service/jobs/routes/list-jobs').listPage, parse: validate.queryReader(queries.LIST_QUERY) as (raw: Record<string, string>) => Queries.ListQuery };
+    loaded = {
+      listPage: jest.requireActual<typeof ListJobs>('../../../../service/jobs/routes/list-jobs').listPage,
+      parse: validate.queryReader(queries.LIST_QUERY) as (raw: Record<string, string>) => Queries.ListQuery,
+    };
   });
   return loaded;
 }
@@ -69,7 +75,7 @@ test('a cursor made before a filter was added walks on after it, to the same job
   expect(ids(after)).toHaveLength(5);
   // And on to the end of the walk.
   let walked = [...ids(first), ...ids(after)];
-  for (let at = after.body.meta.nextCursor; at; ) {
+  for (let at = after.body.meta.nextCursor; at;) {
     const page = await next.listPage(database.db, key, next.parse({ limit: '5', cursor: at }));
     walked = [...walked, ...ids(page)];
     at = page.body.meta.nextCursor;
@@ -81,5 +87,7 @@ test('a cursor made before a filter was added walks on after it, to the same job
   const client = ids(await next.listPage(database.db, key, next.parse({ client: 'Globex Energy', limit: '100' })));
   expect(client.length).toBeGreaterThan(0);
   expect(client.length).toBeLessThan(everything.body.data.length);
-  await expect(next.listPage(database.db, key, next.parse({ client: 'Globex Energy', limit: '5', cursor }))).rejects.toThrow(/^cursor belongs to another filter/);
+  await expect(
+    next.listPage(database.db, key, next.parse({ client: 'Globex Energy', limit: '5', cursor })),
+  ).rejects.toThrow(/^cursor belongs to another filter/);
 });

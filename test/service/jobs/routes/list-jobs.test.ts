@@ -140,7 +140,9 @@ describe('GET /api/v1/jobs: filters', () => {
     const two = await list('?state=ca,%20tx&limit=100');
     expect(two.body.meta.total).toBe(await countWhere(`status in ('active','open') and state in ('CA','TX')`));
     expect(new Set(two.body.data.map((j: Job) => j.state))).toEqual(new Set(['CA', 'TX']));
-    const every = await list('?status=active,paused&type=full-time,contract,part-time&workplace=on-site,hybrid&department=engineering&state=CA,TX,CO&limit=100');
+    const every = await list(
+      '?status=active,paused&type=full-time,contract,part-time&workplace=on-site,hybrid&department=engineering&state=CA,TX,CO&limit=100',
+    );
     const expected = await countWhere(
       `status in ('active','paused') and type in ('full-time','contract','part-time') and workplace in ('on-site','hybrid') and department = 'Engineering' and state in ('CA','TX','CO')`,
     );
@@ -150,8 +152,16 @@ describe('GET /api/v1/jobs: filters', () => {
   });
 
   test('a state that is not a two-letter code is a 400 that says what is', async () => {
-    expectJsonError(await list('?state=California'), 400, 'state must be a two-letter code such as CA (or a comma-separated list of them); got "California"');
-    expectJsonError(await list('?state=CA,,TX'), 400, 'state must be a two-letter code such as CA (or a comma-separated list of them); got ""');
+    expectJsonError(
+      await list('?state=California'),
+      400,
+      'state must be a two-letter code such as CA (or a comma-separated list of them); got "California"',
+    );
+    expectJsonError(
+      await list('?state=CA,,TX'),
+      400,
+      'state must be a two-letter code such as CA (or a comma-separated list of them); got ""',
+    );
   });
 
   test('SQL-looking values are data, not SQL', async () => {
@@ -170,7 +180,10 @@ describe('GET /api/v1/jobs: pagination and parameter checks', () => {
     expect(second.body.meta).toEqual({ total, page: 2, limit: 5, totalPages: Math.ceil(total / 5) });
     const past = await list('?page=999999999&limit=100');
     expect(past.status).toBe(200);
-    expect(past.body).toEqual({ data: [], meta: { total, page: 999999999, limit: 100, totalPages: Math.ceil(total / 100) } });
+    expect(past.body).toEqual({
+      data: [],
+      meta: { total, page: 999999999, limit: 100, totalPages: Math.ceil(total / 100) },
+    });
   });
 
   test.each(['0', '101', '-1', '2.5', 'abc', '', '1e2', '99999999999999999999'])(
@@ -195,9 +208,7 @@ describe('GET /api/v1/jobs: pagination and parameter checks', () => {
   test('an unknown parameter is a 400 naming it and the allowed ones', async () => {
     const res = await list('?sort=title');
     expect(res.status).toBe(400);
-    expect(res.body.error).toBe(
-      `Unknown query parameter "sort". Allowed: ${ALLOWED}`,
-    );
+    expect(res.body.error).toBe(`Unknown query parameter "sort". Allowed: ${ALLOWED}`);
   });
 
   test('a repeated parameter is a 400, not a silent pick', async () => {
@@ -236,16 +247,28 @@ describe('filter messages', () => {
   test.each([
     ['?status=draft', 'status=draft is not available: drafts are never listed (fetch your own draft by id)'],
     ['?status=open,draft', 'status=draft is not available: drafts are never listed (fetch your own draft by id)'],
-    ['?status=published', 'status must be one of active, open, paused, closed (or a comma-separated list of them); got "published"'],
+    [
+      '?status=published',
+      'status must be one of active, open, paused, closed (or a comma-separated list of them); got "published"',
+    ],
     ['?status=', 'status must be one of active, open, paused, closed (or a comma-separated list of them); got ""'],
-    ['?status=active,,open', 'status must be one of active, open, paused, closed (or a comma-separated list of them); got ""'],
-    ['?status=Open', 'status must be one of active, open, paused, closed (or a comma-separated list of them); got "Open"'],
+    [
+      '?status=active,,open',
+      'status must be one of active, open, paused, closed (or a comma-separated list of them); got ""',
+    ],
+    [
+      '?status=Open',
+      'status must be one of active, open, paused, closed (or a comma-separated list of them); got "Open"',
+    ],
     ['?type=remote', 'remote is not a job type; to find remote roles filter on workplace=remote'],
     [
       '?type=freelance',
       'type must be one of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams (or a comma-separated list of them); got "freelance"',
     ],
-    ['?workplace=moon', 'workplace must be one of on-site, hybrid, remote (or a comma-separated list of them); got "moon"'],
+    [
+      '?workplace=moon',
+      'workplace must be one of on-site, hybrid, remote (or a comma-separated list of them); got "moon"',
+    ],
     ['?workplace=remote', null],
     ['?department=%20%20', 'department must not be empty'],
     [`?department=${'d'.repeat(101)}`, 'department must be at most 100 characters'],
@@ -253,7 +276,10 @@ describe('filter messages', () => {
     ['?page=two', 'page must be a whole number, 1 or more'],
     ['?limit=101', 'limit must be an integer from 1 to 100'],
     ['?limit=00000000000000005', 'limit must be an integer from 1 to 100'],
-    ['?status=open&status=paused', 'Query parameter "status" was given more than once; send one value (a comma-separated list where allowed)'],
+    [
+      '?status=open&status=paused',
+      'Query parameter "status" was given more than once; send one value (a comma-separated list where allowed)',
+    ],
   ])('%s', async (query, message) => {
     const res = await list(query);
     if (message === null) {
@@ -267,13 +293,17 @@ describe('filter messages', () => {
     test('a value of 41 characters', async () => {
       const value = 'x'.repeat(41);
       const res = await list(`?status=${value}`);
-      expect(res.body.error).toBe(`status must be one of active, open, paused, closed (or a comma-separated list of them); got "${'x'.repeat(40)}…"`);
+      expect(res.body.error).toBe(
+        `status must be one of active, open, paused, closed (or a comma-separated list of them); got "${'x'.repeat(40)}…"`,
+      );
     });
 
     test('a value of exactly 40 characters is quoted whole', async () => {
       const value = 'y'.repeat(40);
       const res = await list(`?workplace=${value}`);
-      expect(res.body.error).toBe(`workplace must be one of on-site, hybrid, remote (or a comma-separated list of them); got "${value}"`);
+      expect(res.body.error).toBe(
+        `workplace must be one of on-site, hybrid, remote (or a comma-separated list of them); got "${value}"`,
+      );
     });
 
     test('an unknown parameter name', async () => {
@@ -340,8 +370,16 @@ describe('page and limit edges', () => {
     ['limit with a letter before the digits', '?limit=a5', LIMIT],
     ['limit as a decimal', '?limit=2.5', LIMIT],
     // Longer than any cursor the API hands out: refused before it is even checked.
-    ['cursor of 201 characters', `?cursor=${'A'.repeat(201)}`, 'cursor is not valid: pass meta.nextCursor back exactly as it was given'],
-    ['cursor given twice', '?cursor=&cursor=', 'Query parameter "cursor" was given more than once; send one value (a comma-separated list where allowed)'],
+    [
+      'cursor of 201 characters',
+      `?cursor=${'A'.repeat(201)}`,
+      'cursor is not valid: pass meta.nextCursor back exactly as it was given',
+    ],
+    [
+      'cursor given twice',
+      '?cursor=&cursor=',
+      'Query parameter "cursor" was given more than once; send one value (a comma-separated list where allowed)',
+    ],
     [
       'an unknown parameter in offset mode names the offset parameters',
       '?sort=title',
@@ -354,7 +392,7 @@ describe('page and limit edges', () => {
     ],
   ]);
 
-  test('a page number past the largest safe one is a 400 that names the largest, never zod\'s own text', async () => {
+  test("a page number past the largest safe one is a 400 that names the largest, never zod's own text", async () => {
     for (const page of ['9007199254740992', '9999999999999999']) {
       const res = await list(`?page=${page}`);
       expectJsonError(res, 400, 'page must be at most 9007199254740991');
@@ -382,7 +420,13 @@ describe('paging edges', () => {
   beforeAll(async () => {
     service = await startTestService({ name: 'paging_edges' });
     // Exactly 6 listed jobs in Engineering, 4 of them created at the same instant.
-    const rows = generateJobs({ count: 6, seed: 21, newest: new Date('2026-04-01T00:00:00Z'), firstNumber: 1, statusFor: () => 'active' });
+    const rows = generateJobs({
+      count: 6,
+      seed: 21,
+      newest: new Date('2026-04-01T00:00:00Z'),
+      firstNumber: 1,
+      statusFor: () => 'active',
+    });
     for (const [i, row] of rows.entries()) {
       row.department = 'Engineering';
       row.type = i % 2 === 0 ? 'contract' : 'full-time';
@@ -413,7 +457,9 @@ describe('paging edges', () => {
     });
 
     test('the next page keeps every filter: status, type, workplace, department and state', async () => {
-      const res = await list(`limit=1&status=active&type=contract,full-time&workplace=remote,hybrid&department=Engineering&state=${STATES}`);
+      const res = await list(
+        `limit=1&status=active&type=contract,full-time&workplace=remote,hybrid&department=Engineering&state=${STATES}`,
+      );
       const link = new URL(/^<([^>]+)>/.exec(res.headers.get('link') ?? '')![1]!, 'http://x');
       expect(Object.fromEntries([...link.searchParams].filter(([name]) => name !== 'cursor'))).toEqual({
         status: 'active',
@@ -456,7 +502,12 @@ describe('paging edges', () => {
       const all = (await list('limit=6')).body.data as Job[];
       const tied = all.slice(0, 4);
       expect(new Set(tied.map((job) => job.createdAt)).size).toBe(1);
-      expect(tied.map((job) => job.id)).toEqual(tied.map((job) => job.id).sort().reverse());
+      expect(tied.map((job) => job.id)).toEqual(
+        tied
+          .map((job) => job.id)
+          .sort()
+          .reverse(),
+      );
       const paged = [...(await list('limit=2&page=1')).body.data, ...(await list('limit=2&page=2')).body.data];
       expect(paged.map((job: Job) => job.id)).toEqual(tied.map((job) => job.id));
     });
@@ -472,18 +523,27 @@ describe('paging edges', () => {
       ];
       for (const start of [0, 1, 2, 3, 4]) {
         const rotated = [...rows.slice(start), ...rows.slice(0, start)];
-        expect(rotated.sort(byListingOrder).map((r) => `${r.createdAt.slice(8, 10)}${r.id}`)).toEqual(['03a', '02a', '01c', '01b', '01a']);
+        expect(rotated.sort(byListingOrder).map((r) => `${r.createdAt.slice(8, 10)}${r.id}`)).toEqual([
+          '03a',
+          '02a',
+          '01c',
+          '01b',
+          '01a',
+        ]);
       }
     });
   });
 
   describe('the department filter', () => {
-    test.each(['ENGINEERING', 'engineering', ' Engineering '])('%j matches every job of the department, on the page as in the total', async (department) => {
-      for (const status of ['', '&status=active']) {
-        const res = await list(`limit=6&department=${encodeURIComponent(department)}${status}`);
-        expect(res.body.meta.total).toBe(6);
-        expect(res.body.data).toHaveLength(6);
-      }
-    });
+    test.each(['ENGINEERING', 'engineering', ' Engineering '])(
+      '%j matches every job of the department, on the page as in the total',
+      async (department) => {
+        for (const status of ['', '&status=active']) {
+          const res = await list(`limit=6&department=${encodeURIComponent(department)}${status}`);
+          expect(res.body.meta.total).toBe(6);
+          expect(res.body.data).toHaveLength(6);
+        }
+      },
+    );
   });
 });

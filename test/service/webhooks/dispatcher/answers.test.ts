@@ -40,7 +40,7 @@ async function receiver(answer: (req: http.IncomingMessage, res: http.ServerResp
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((one) => one.stop()));
-  for (const server of servers.splice(0)) server.closeAllConnections(), server.close();
+  for (const server of servers.splice(0)) (server.closeAllConnections(), server.close());
   await database?.close();
   database = undefined;
 });
@@ -51,23 +51,48 @@ describe('the error vocabulary: a partner reads one of five words, never our net
       await new Promise((resolve) => servers.pop()!.close(resolve));
       return one.url;
     });
-    expect(await postEvent(closedPort, {}, '{}', { policy: LOOPBACK })).toMatchObject({ ok: false, error: 'connection failed' });
-    const noSuchName = (_host: string, _options: unknown, callback: (error: Error) => void) => callback(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }));
-    expect(await postEvent('http://nowhere.partner.example/hooks', {}, '{}', { policy: LOOPBACK, lookup: noSuchName as never })).toMatchObject({ ok: false, error: 'connection failed' });
-    expect(await postEvent('http://10.1.2.3/hooks', {}, '{}', { policy: LOOPBACK })).toMatchObject({ ok: false, error: 'connection failed' });
+    expect(await postEvent(closedPort, {}, '{}', { policy: LOOPBACK })).toMatchObject({
+      ok: false,
+      error: 'connection failed',
+    });
+    const noSuchName = (_host: string, _options: unknown, callback: (error: Error) => void) =>
+      callback(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }));
+    expect(
+      await postEvent('http://nowhere.partner.example/hooks', {}, '{}', {
+        policy: LOOPBACK,
+        lookup: noSuchName as never,
+      }),
+    ).toMatchObject({ ok: false, error: 'connection failed' });
+    expect(await postEvent('http://10.1.2.3/hooks', {}, '{}', { policy: LOOPBACK })).toMatchObject({
+      ok: false,
+      error: 'connection failed',
+    });
     const hanging = await receiver(() => undefined);
-    expect(await postEvent(hanging.url, {}, '{}', { policy: LOOPBACK, timeoutMs: 300 })).toEqual({ ok: false, error: 'timeout' });
+    expect(await postEvent(hanging.url, {}, '{}', { policy: LOOPBACK, timeoutMs: 300 })).toEqual({
+      ok: false,
+      error: 'timeout',
+    });
     const huge = await receiver((_req, res) => res.writeHead(200).end('x'.repeat(200 * 1024)));
-    expect(await postEvent(huge.url, {}, '{}', { policy: LOOPBACK })).toEqual({ ok: false, status: 200, error: 'answer too large' });
+    expect(await postEvent(huge.url, {}, '{}', { policy: LOOPBACK })).toEqual({
+      ok: false,
+      status: 200,
+      error: 'answer too large',
+    });
     const failing = await receiver((_req, res) => res.writeHead(500).end('{"internal":"stack trace"}'));
-    expect(await postEvent(failing.url, {}, '{}', { policy: LOOPBACK })).toEqual({ ok: false, status: 500, error: 'HTTP 500' });
+    expect(await postEvent(failing.url, {}, '{}', { policy: LOOPBACK })).toEqual({
+      ok: false,
+      status: 500,
+      error: 'HTTP 500',
+    });
   });
 
   test('the timeout runs from sending: forty subscriptions behind one host, each answered in 300 ms, none times out at 500 ms', async () => {
     const host = await receiver((_req, res) => setTimeout(() => res.writeHead(204).end(), 300));
     const agent = deliveryAgent(LOOPBACK, { connectTimeoutMs: 500 });
     try {
-      const outcomes = await Promise.all(Array.from({ length: 40 }, () => postEvent(host.url, {}, '{}', { policy: LOOPBACK, timeoutMs: 500, agent })));
+      const outcomes = await Promise.all(
+        Array.from({ length: 40 }, () => postEvent(host.url, {}, '{}', { policy: LOOPBACK, timeoutMs: 500, agent })),
+      );
       expect(outcomes.filter((outcome) => !outcome.ok)).toEqual([]);
     } finally {
       await agent.destroy();
@@ -89,9 +114,17 @@ const settings = (overrides: Partial<WebhookSettings> = {}): WebhookSettings & {
 async function subscribed(url: string, key = secretsKey) {
   database = await freshDatabase('webhook_answers');
   const secret = newSecret();
-  const created = await createSubscription(database.db, { consumerId: 'partner-a', url, description: null, secret: encryptSecret(key, secret) }, 5);
+  const created = await createSubscription(
+    database.db,
+    { consumerId: 'partner-a', url, description: null, secret: encryptSecret(key, secret) },
+    5,
+  );
   if (typeof created === 'string') throw new Error(created);
-  await storeJob(database.db, { ...MINIMAL_JOB, title: 'one', status: 'active', requirements: [], responsibilities: [] } as never, 'writer');
+  await storeJob(
+    database.db,
+    { ...MINIMAL_JOB, title: 'one', status: 'active', requirements: [], responsibilities: [] } as never,
+    'writer',
+  );
   await sequencePendingChanges(database.db);
   return { id: created.id, secret, db: database };
 }
@@ -113,26 +146,41 @@ describe('Retry-After on 429 and 503', () => {
   test.each([
     [429, '2', 1500, 2100],
     [503, new Date(Date.now() + 3_600_000).toUTCString(), 2500, 3100],
-  ])('a %i with Retry-After %s waits what it asks, within WEBHOOK_RETRY_MAX_MS (3 s)', async (status, retryAfter, atLeast, atMost) => {
-    const target = await receiver((_req, res) => res.writeHead(status, { 'Retry-After': retryAfter }).end());
-    const { id, db } = await subscribed(target.url);
-    const dispatcher = startDispatcher({ db: db.db, settings: settings(), logger: createLogger('warn', memoryLog([])) });
-    running.push(dispatcher);
-    const failure = await firstFailure(id, db);
-    expect(failure.error).toBe(`HTTP ${status}`);
-    // Without Retry-After the schedule would wait 50 to 100 ms.
-    expect(failure.waitMs).toBeGreaterThan(atLeast);
-    expect(failure.waitMs).toBeLessThan(atMost);
-    const [attempt] = await db.query<Array<{ status: number; error: string }>>('select status, error from webhook_attempts');
-    expect(attempt).toMatchObject({ status, error: `HTTP ${status}` });
-  });
+  ])(
+    'a %i with Retry-After %s waits what it asks, within WEBHOOK_RETRY_MAX_MS (3 s)',
+    async (status, retryAfter, atLeast, atMost) => {
+      const target = await receiver((_req, res) => res.writeHead(status, { 'Retry-After': retryAfter }).end());
+      const { id, db } = await subscribed(target.url);
+      const dispatcher = startDispatcher({
+        db: db.db,
+        settings: settings(),
+        logger: createLogger('warn', memoryLog([])),
+      });
+      running.push(dispatcher);
+      const failure = await firstFailure(id, db);
+      expect(failure.error).toBe(`HTTP ${status}`);
+      // Without Retry-After the schedule would wait 50 to 100 ms.
+      expect(failure.waitMs).toBeGreaterThan(atLeast);
+      expect(failure.waitMs).toBeLessThan(atMost);
+      const [attempt] = await db.query<Array<{ status: number; error: string }>>(
+        'select status, error from webhook_attempts',
+      );
+      expect(attempt).toMatchObject({ status, error: `HTTP ${status}` });
+    },
+  );
 });
 
 describe('operators', () => {
   test('a dispatcher whose WEBHOOK_SECRETS_KEY cannot open the secrets the service sealed refuses to start, naming the variable', async () => {
     const target = await receiver((_req, res) => res.writeHead(204).end());
     const { db } = await subscribed(target.url, randomBytes(32));
-    const env = { DATABASE_URL: db.url, LOG_LEVEL: 'silent', WEBHOOK_SECRETS_KEY: secretsKey.toString('base64'), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32' };
+    const env = {
+      DATABASE_URL: db.url,
+      LOG_LEVEL: 'silent',
+      WEBHOOK_SECRETS_KEY: secretsKey.toString('base64'),
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32',
+    };
     await expect(runDispatcher(env)).rejects.toThrow(/WEBHOOK_SECRETS_KEY cannot open the webhook secrets/);
     expect(target.arrivals).toEqual([]);
   });
@@ -142,9 +190,18 @@ describe('operators', () => {
     const { db } = await subscribed(target.url);
     const logs: string[] = [];
     const metrics = createDispatcherMetrics();
-    running.push(startDispatcher({ db: db.db, settings: settings(), logger: createLogger('info', memoryLog(logs)), metrics, wallNow: () => Date.now() - 90_000 }));
+    running.push(
+      startDispatcher({
+        db: db.db,
+        settings: settings(),
+        logger: createLogger('info', memoryLog(logs)),
+        metrics,
+        wallNow: () => Date.now() - 90_000,
+      }),
+    );
     const deadline = Date.now() + 10_000;
-    while (target.arrivals.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (target.arrivals.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const skew = Number(/^webhook_clock_skew_seconds (\S+)$/m.exec(await metrics.registry.metrics())?.[1]);
     expect(skew).toBeGreaterThan(85);
     expect(skew).toBeLessThan(95);

@@ -23,8 +23,13 @@ export interface DispatcherProcess {
  * Starts one and waits for its "running" line, or for its exit when it refuses to start. `built`: the
  * compiled dist/ (test/helpers/built.ts builds it), as production runs it and in a second instead of several.
  */
-export async function startDispatcherProcess(env: NodeJS.ProcessEnv, { built = false } = {}): Promise<DispatcherProcess> {
-  const argv = built ? [path.join(ROOT, 'dist', 'service', 'webhooks', 'dispatcher', 'main.js')] : ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')];
+export async function startDispatcherProcess(
+  env: NodeJS.ProcessEnv,
+  { built = false } = {},
+): Promise<DispatcherProcess> {
+  const argv = built
+    ? [path.join(ROOT, 'dist', 'service', 'webhooks', 'dispatcher', 'main.js')]
+    : ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')];
   const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: '0', ...env },

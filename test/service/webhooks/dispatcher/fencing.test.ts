@@ -11,7 +11,12 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { sequencePendingChanges } from '../../../../db/jobs/change-numbering';
 import { storeJob } from '../../../../db/jobs/job-store';
-import { createSubscription, disableSubscription, replayFrom, rotateSecret } from '../../../../db/webhooks/subscriptions';
+import {
+  createSubscription,
+  disableSubscription,
+  replayFrom,
+  rotateSecret,
+} from '../../../../db/webhooks/subscriptions';
 import { createLogger } from '../../../../service/logger';
 import { startDispatcher, type Dispatcher } from '../../../../service/webhooks/dispatcher/dispatcher';
 import { encryptSecret, newSecret } from '../../../../service/webhooks/secrets';
@@ -47,7 +52,12 @@ beforeEach(async () => {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const arrival = { at: Date.now(), sequence: (JSON.parse(body) as { sequence: number }).sequence, headers: req.headers, body };
+      const arrival = {
+        at: Date.now(),
+        sequence: (JSON.parse(body) as { sequence: number }).sequence,
+        headers: req.headers,
+        body,
+      };
       arrivals.push(arrival);
       // The owner's action lands while this POST is in flight.
       await onArrival?.(arrival);
@@ -82,7 +92,11 @@ const env = () => ({
 });
 
 function dispatcherProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')], { cwd: ROOT, env: env(), stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')],
+    { cwd: ROOT, env: env(), stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   children.push(child);
   return child;
 }
@@ -97,9 +111,18 @@ async function until(done: () => boolean | Promise<boolean>, timeoutMs = 20_000)
 
 async function subscribeWithBacklog(jobs: number) {
   const secret = newSecret();
-  const created = await createSubscription(database.db, { consumerId: 'partner-a', url: url(), description: null, secret: encryptSecret(secretsKey, secret) }, 5);
+  const created = await createSubscription(
+    database.db,
+    { consumerId: 'partner-a', url: url(), description: null, secret: encryptSecret(secretsKey, secret) },
+    5,
+  );
   if (typeof created === 'string') throw new Error(created);
-  for (let i = 0; i < jobs; i++) await storeJob(database.db, { ...MINIMAL_JOB, title: `job ${i}`, status: 'active', requirements: [], responsibilities: [] } as never, 'writer');
+  for (let i = 0; i < jobs; i++)
+    await storeJob(
+      database.db,
+      { ...MINIMAL_JOB, title: `job ${i}`, status: 'active', requirements: [], responsibilities: [] } as never,
+      'writer',
+    );
   await sequencePendingChanges(database.db);
   const [feed] = await database.query<Array<{ head: number }>>('select max(seq) as head from job_changes');
   return { id: created.id, secret, head: Number(feed!.head) };
@@ -107,13 +130,17 @@ async function subscribeWithBacklog(jobs: number) {
 
 /** What the stale walk could have written: the row's delivery state and the attempts log. */
 async function written(id: string) {
-  const [row] = await database.query<Array<Record<string, unknown>>>('select position, lease_generation, lease_owner, attempts, last_error, status from webhook_subscriptions where id = unhex(replace(?, "-", ""))', [id]);
+  const [row] = await database.query<Array<Record<string, unknown>>>(
+    'select position, lease_generation, lease_owner, attempts, last_error, status from webhook_subscriptions where id = unhex(replace(?, "-", ""))',
+    [id],
+  );
   const [count] = await database.query<Array<{ n: number }>>('select count(*) as n from webhook_attempts');
   return { row: row!, attempts: Number(count!.n) };
 }
 
 /** Each event's first arrival, in arrival order: it must be ascending (repeats may come later, never a new event early). */
-const firstArrivals = () => arrivals.map((one) => one.sequence).filter((sequence, i, all) => all.indexOf(sequence) === i);
+const firstArrivals = () =>
+  arrivals.map((one) => one.sequence).filter((sequence, i, all) => all.indexOf(sequence) === i);
 const ascending = (list: number[]) => list.every((value, i) => i === 0 || value > list[i - 1]!);
 
 test('a dispatcher stopped past its lease while another takes over sends nothing and writes nothing when it resumes', async () => {
@@ -125,7 +152,9 @@ test('a dispatcher stopped past its lease while another takes over sends nothing
   const stoppedWith = arrivals.length;
   await sleep(100);
   dispatcherProcess();
-  await until(async () => arrivals.some((one) => one.sequence === head) && (await written(id)).row.lease_owner === null);
+  await until(
+    async () => arrivals.some((one) => one.sequence === head) && (await written(id)).row.lease_owner === null,
+  );
   const before = await written(id);
   const seen = arrivals.length;
   expect(seen).toBeGreaterThan(stoppedWith);
@@ -142,7 +171,15 @@ function dispatchHere(): void {
   running.push(
     startDispatcher({
       db: database.db,
-      settings: { secretsKey, policy: { allowHttp: true, allowed: ['127.0.0.1/32'] }, retry: { firstMs: 100, maxMs: 400, giveUpAfterMs: 60_000 }, leaseMs: settings.LEASE, pollMs: 50, timeoutMs: settings.TIMEOUT, subscriptionLimit: 5 },
+      settings: {
+        secretsKey,
+        policy: { allowHttp: true, allowed: ['127.0.0.1/32'] },
+        retry: { firstMs: 100, maxMs: 400, giveUpAfterMs: 60_000 },
+        leaseMs: settings.LEASE,
+        pollMs: 50,
+        timeoutMs: settings.TIMEOUT,
+        subscriptionLimit: 5,
+      },
       logger: createLogger('warn', memoryLog([])),
     }),
   );

@@ -56,7 +56,10 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The keys as the procedure gives them to every process at each step. */
-const keys = (current: string, previous?: string) => ({ WEBHOOK_SECRETS_KEY: current, WEBHOOK_SECRETS_KEY_PREVIOUS: previous ?? '' });
+const keys = (current: string, previous?: string) => ({
+  WEBHOOK_SECRETS_KEY: current,
+  WEBHOOK_SECRETS_KEY_PREVIOUS: previous ?? '',
+});
 const common = () => ({
   DATABASE_URL: database.url,
   WEBHOOK_ALLOW_HTTP: 'true',
@@ -80,7 +83,9 @@ async function restartDispatchers(env: Record<string, string>): Promise<void> {
 async function restartService(env: Record<string, string>): Promise<void> {
   const webhooks = loadWebhookSettings({ ...common(), ...env });
   await checkServiceKeyring(database.db, webhooks, createLogger('silent'));
-  const next = await serve(createApp({ db: database.db, config: {}, logger: createLogger('silent'), webhooks }).callback());
+  const next = await serve(
+    createApp({ db: database.db, config: {}, logger: createLogger('silent'), webhooks }).callback(),
+  );
   await service?.close();
   service = next;
 }
@@ -105,7 +110,12 @@ test('the documented rotation under a steady stream: 40 subscriptions, 0 lost, 0
     req.on('end', () => {
       // The path names the subscription: /hooks/<its name here>.
       const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, String(value)]));
-      received.push({ name: req.url!.split('/').pop()!, body: Buffer.concat(chunks).toString('utf8'), headers, at: Date.now() });
+      received.push({
+        name: req.url!.split('/').pop()!,
+        body: Buffer.concat(chunks).toString('utf8'),
+        headers,
+        at: Date.now(),
+      });
       res.writeHead(204).end();
     });
   });
@@ -114,8 +124,13 @@ test('the documented rotation under a steady stream: 40 subscriptions, 0 lost, 0
   const start = new Map<string, number>();
   for (let i = 0; i < SUBSCRIPTIONS - 1; i++) {
     const secret = newSecret();
-    const sealed = i % 2 === 0 ? firstForm(Buffer.from(OLD, 'hex'), secret) : encryptSecret(Buffer.from(OLD, 'hex'), secret);
-    const created = await createSubscription(database.db, { consumerId: `partner-${i}`, url: `${base}/s${i}`, description: null, secret: sealed }, 1);
+    const sealed =
+      i % 2 === 0 ? firstForm(Buffer.from(OLD, 'hex'), secret) : encryptSecret(Buffer.from(OLD, 'hex'), secret);
+    const created = await createSubscription(
+      database.db,
+      { consumerId: `partner-${i}`, url: `${base}/s${i}`, description: null, secret: sealed },
+      1,
+    );
     if (typeof created === 'string') throw new Error(created);
     secrets.set(`s${i}`, [secret]);
     ids.set(`s${i}`, created.id);
@@ -130,7 +145,11 @@ test('the documented rotation under a steady stream: 40 subscriptions, 0 lost, 0
   const stream = (async () => {
     const from = Date.now();
     while (streaming) {
-      await storeJob(database.db, { ...MINIMAL_JOB, title: `Job ${changes}`, status: 'active', requirements: [], responsibilities: [] } as never, 'writer');
+      await storeJob(
+        database.db,
+        { ...MINIMAL_JOB, title: `Job ${changes}`, status: 'active', requirements: [], responsibilities: [] } as never,
+        'writer',
+      );
       changes += 1;
       await sleep(Math.max(0, from + changes * CHANGE_EVERY_MS - Date.now()));
     }
@@ -143,12 +162,19 @@ test('the documented rotation under a steady stream: 40 subscriptions, 0 lost, 0
   await restartService(keys(NEW, OLD));
   // Its secret is known before its first delivery can arrive: the answer comes before the next claim.
   const late = 'late';
-  const created = call(`${service!.url}/api/v1/webhooks`, { method: 'POST', headers: { ...reader, ...json }, body: JSON.stringify({ url: `${base}/${late}` }) });
+  const created = call(`${service!.url}/api/v1/webhooks`, {
+    method: 'POST',
+    headers: { ...reader, ...json },
+    body: JSON.stringify({ url: `${base}/${late}` }),
+  });
   const answer = await created;
   expect(answer.status).toBe(201);
   secrets.set(late, [answer.body.data.secret as string]);
   ids.set(late, answer.body.data.id as string);
-  const [row] = await database.query<Array<{ position: number; secret: Buffer }>>('select position, secret from webhook_subscriptions where id = unhex(replace(?, "-", ""))', [ids.get(late)]);
+  const [row] = await database.query<Array<{ position: number; secret: Buffer }>>(
+    'select position, secret from webhook_subscriptions where id = unhex(replace(?, "-", ""))',
+    [ids.get(late)],
+  );
   expect(sealedUnder(row!.secret)).toBe(keyId(Buffer.from(NEW, 'hex')));
   start.set(late, Number(row!.position));
 
@@ -161,13 +187,18 @@ test('the documented rotation under a steady stream: 40 subscriptions, 0 lost, 0
       const out: string[] = [];
       return { code: await reseal(out), out };
     })(),
-    call(`${service!.url}/api/v1/webhooks/${ids.get(rotated)}/rotate-secret`, { method: 'POST', headers: { ...reader, 'X-Consumer-ID': 'partner-3' } }),
+    call(`${service!.url}/api/v1/webhooks/${ids.get(rotated)}/rotate-secret`, {
+      method: 'POST',
+      headers: { ...reader, 'X-Consumer-ID': 'partner-3' },
+    }),
   ]);
   expect(rotation.status).toBe(200);
   secrets.get(rotated)!.push(rotation.body.data.secret as string);
   expect(first.code).toBe(0);
   // The 39 sealed under the old key, half of them in the form before key ids; the rotated one's old secret moved, not lost.
-  expect(first.out[1]).toBe(`re-sealed ${SUBSCRIPTIONS - 1} secrets of ${SUBSCRIPTIONS - 1} subscriptions under key id ${keyId(Buffer.from(NEW, 'hex'))}`);
+  expect(first.out[1]).toBe(
+    `re-sealed ${SUBSCRIPTIONS - 1} secrets of ${SUBSCRIPTIONS - 1} subscriptions under key id ${keyId(Buffer.from(NEW, 'hex'))}`,
+  );
   const second: string[] = [];
   expect(await reseal(second)).toBe(0);
   expect(second[1]).toBe(`re-sealed 0 secrets of 0 subscriptions under key id ${keyId(Buffer.from(NEW, 'hex'))}`);
@@ -179,39 +210,68 @@ test('the documented rotation under a steady stream: 40 subscriptions, 0 lost, 0
   streaming = false;
   await stream;
 
-  const sequences = (await database.query<Array<{ seq: number }>>('select seq from job_changes where ever_public = 1 order by seq')).map((one) => Number(one.seq));
+  const sequences = (
+    await database.query<Array<{ seq: number }>>('select seq from job_changes where ever_public = 1 order by seq')
+  ).map((one) => Number(one.seq));
   const unverified: string[] = [];
   const arrivals = new Map<string, Array<{ sequence: number; lateMs: number }>>();
   let checked = 0;
   const verify = () => {
     for (; checked < received.length; checked++) {
       const { name, body, headers, at } = received[checked]!;
-      const event = (secrets.get(name) ?? []).map((secret) => {
-        try {
-          return new Webhook(secret).verify(body, headers) as { sequence: number; timestamp: string };
-        } catch {
-          return undefined;
-        }
-      }).find(Boolean);
+      const event = (secrets.get(name) ?? [])
+        .map((secret) => {
+          try {
+            return new Webhook(secret).verify(body, headers) as { sequence: number; timestamp: string };
+          } catch {
+            return undefined;
+          }
+        })
+        .find(Boolean);
       if (!event) unverified.push(`${name}: ${body.slice(0, 80)}`);
-      else arrivals.set(name, [...(arrivals.get(name) ?? []), { sequence: event.sequence, lateMs: at - Date.parse(event.timestamp) }]);
+      else
+        arrivals.set(name, [
+          ...(arrivals.get(name) ?? []),
+          { sequence: event.sequence, lateMs: at - Date.parse(event.timestamp) },
+        ]);
     }
   };
   const missing = () => {
     verify();
-    return [...start].flatMap(([name, from]) => sequences.filter((seq) => seq > from && !(arrivals.get(name) ?? []).some((one) => one.sequence === seq)).map((seq) => `${name}:${seq}`));
+    return [...start].flatMap(([name, from]) =>
+      sequences
+        .filter((seq) => seq > from && !(arrivals.get(name) ?? []).some((one) => one.sequence === seq))
+        .map((seq) => `${name}:${seq}`),
+    );
   };
   const deadline = Date.now() + 10_000;
   while (missing().length > 0 && Date.now() < deadline) await sleep(100);
   const delivered = [...arrivals.values()].flat();
-  const duplicates = delivered.length - new Set([...arrivals].flatMap(([name, list]) => list.map((one) => `${name}:${one.sequence}`))).size;
+  const duplicates =
+    delivered.length -
+    new Set([...arrivals].flatMap(([name, list]) => list.map((one) => `${name}:${one.sequence}`))).size;
   const latest = Math.max(...delivered.map((one) => one.lateMs));
-  console.log(`sealing key rotation: ${changes} changes, ${delivered.length} deliveries to ${start.size} subscriptions, ${duplicates} duplicates, latest ${latest} ms after its change, ${Math.round((Date.now() - began) / 1000)} s`);
-  expect({ lost: missing(), unverified, subscriptions: start.size }).toEqual({ lost: [], unverified: [], subscriptions: SUBSCRIPTIONS });
+  console.log(
+    `sealing key rotation: ${changes} changes, ${delivered.length} deliveries to ${start.size} subscriptions, ${duplicates} duplicates, latest ${latest} ms after its change, ${Math.round((Date.now() - began) / 1000)} s`,
+  );
+  expect({ lost: missing(), unverified, subscriptions: start.size }).toEqual({
+    lost: [],
+    unverified: [],
+    subscriptions: SUBSCRIPTIONS,
+  });
   expect(latest).toBeLessThan(GIVE_UP_MS);
   // None ever waited on a key it lacked, failed, or was given up on; /test answers every one.
-  expect(everyDispatcher.flatMap((one) => one.lines).filter((line) => String(line.msg).includes('cannot be opened'))).toEqual([]);
-  expect(await database.query('select id from webhook_subscriptions where status <> "active" or last_error is not null or failing_since is not null')).toEqual([]);
-  const tested = await call(`${service!.url}/api/v1/webhooks/${ids.get(late)}/test`, { method: 'POST', headers: { ...reader, ...json } });
+  expect(
+    everyDispatcher.flatMap((one) => one.lines).filter((line) => String(line.msg).includes('cannot be opened')),
+  ).toEqual([]);
+  expect(
+    await database.query(
+      'select id from webhook_subscriptions where status <> "active" or last_error is not null or failing_since is not null',
+    ),
+  ).toEqual([]);
+  const tested = await call(`${service!.url}/api/v1/webhooks/${ids.get(late)}/test`, {
+    method: 'POST',
+    headers: { ...reader, ...json },
+  });
   expect(tested.body.data).toMatchObject({ delivered: true, status: 204 });
 }, 60_000);

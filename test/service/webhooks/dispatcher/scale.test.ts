@@ -32,7 +32,11 @@ afterAll(async () => {
 });
 
 const node = (file: string, args: string[], env: NodeJS.ProcessEnv = process.env) => {
-  const child = spawn(process.execPath, ['-r', REGISTER_TS, file, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, file, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   return child;
 };
@@ -49,14 +53,29 @@ test('200 subscriptions, two dispatchers, 400 deliveries a second: every healthy
   const ports = await new Promise<number[]>((resolve) => {
     readline.createInterface({ input: receivers.stdout! }).on('line', (line) => {
       if (line.startsWith('{')) return resolve((JSON.parse(line) as { ports: number[] }).ports);
-      const [port, sequence, at, timestamp, status] = line.split(' ').map(Number) as [number, number, number, number, number];
+      const [port, sequence, at, timestamp, status] = line.split(' ').map(Number) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
       let list = arrivals.get(port);
       if (!list) arrivals.set(port, (list = []));
       list.push({ sequence, latency: at - timestamp, status });
     });
   });
   for (const [i, port] of ports.entries()) {
-    const created = await createSubscription(database.db, { consumerId: `partner-${Math.floor(i / PER_PARTNER)}`, url: `http://127.0.0.1:${port}/hooks`, description: null, secret: encryptSecret(secretsKey, newSecret()) }, PER_PARTNER);
+    const created = await createSubscription(
+      database.db,
+      {
+        consumerId: `partner-${Math.floor(i / PER_PARTNER)}`,
+        url: `http://127.0.0.1:${port}/hooks`,
+        description: null,
+        secret: encryptSecret(secretsKey, newSecret()),
+      },
+      PER_PARTNER,
+    );
     expect(typeof created).toBe('object');
   }
   const env = {
@@ -76,18 +95,30 @@ test('200 subscriptions, two dispatchers, 400 deliveries a second: every healthy
   let created = 0;
   const started = Date.now();
   while (Date.now() - started < WORKLOAD_MS) {
-    await storeJob(database.db, { ...MINIMAL_JOB, title: `Job ${created}`, status: 'active', requirements: [], responsibilities: [] } as never, 'writer');
+    await storeJob(
+      database.db,
+      { ...MINIMAL_JOB, title: `Job ${created}`, status: 'active', requirements: [], responsibilities: [] } as never,
+      'writer',
+    );
     created += 1;
     await sleep(Math.max(0, started + (created * 1000) / CHANGES_PER_SECOND - Date.now()));
   }
   const healthy = ports.filter((_, i) => i !== FAILING);
-  const complete = (port: number) => new Set((arrivals.get(port) ?? []).filter((one) => one.status === 204).map((one) => one.sequence)).size;
+  const complete = (port: number) =>
+    new Set((arrivals.get(port) ?? []).filter((one) => one.status === 204).map((one) => one.sequence)).size;
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline && healthy.some((port) => complete(port) < created)) await sleep(250);
   expect(healthy.filter((port) => complete(port) !== created)).toEqual([]);
-  const p99s = healthy.map((port) => percentile(arrivals.get(port)!.map((one) => one.latency), 99));
+  const p99s = healthy.map((port) =>
+    percentile(
+      arrivals.get(port)!.map((one) => one.latency),
+      99,
+    ),
+  );
   const median = percentile(p99s, 50);
-  console.log(`webhook scale: ${created} events to ${healthy.length} subscriptions; median subscription p99 ${median} ms, worst ${Math.max(...p99s)} ms`);
+  console.log(
+    `webhook scale: ${created} events to ${healthy.length} subscriptions; median subscription p99 ${median} ms, worst ${Math.max(...p99s)} ms`,
+  );
   expect(p99s.filter((p99) => p99 > 3 * median)).toEqual([]);
   // The failing receiver was tried, and kept being retried, without holding the others back.
   expect((arrivals.get(ports[FAILING]!) ?? []).length).toBeGreaterThan(1);

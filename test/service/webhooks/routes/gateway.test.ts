@@ -31,7 +31,10 @@ async function receiver(status: number | 'hang'): Promise<{ url: string; close()
     req.on('end', () => status !== 'hang' && res.writeHead(status).end('receiver body'));
   });
   await new Promise<void>((resolve) => server.listen(0, RECEIVER_HOST, resolve));
-  return { url: `http://${RECEIVER_HOST}:${(server.address() as AddressInfo).port}/hooks`, close: () => (server.close(), server.closeAllConnections()) };
+  return {
+    url: `http://${RECEIVER_HOST}:${(server.address() as AddressInfo).port}/hooks`,
+    close: () => (server.close(), server.closeAllConnections()),
+  };
 }
 
 describe.each(gatewayKinds())('through the %s', (kind) => {
@@ -42,8 +45,20 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
   afterAll(() => stack.close());
 
   const call = (method: string, path: string, key?: string, body?: string) =>
-    send(stack.url, { method, path, headers: { ...(key ? { 'X-API-Key': key } : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) }, body });
-  const stored = async () => Number((await stack.service.database.query<Array<{ n: number }>>('select count(*) as n from webhook_subscriptions'))[0]!.n);
+    send(stack.url, {
+      method,
+      path,
+      headers: {
+        ...(key ? { 'X-API-Key': key } : {}),
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
+      body,
+    });
+  const stored = async () =>
+    Number(
+      (await stack.service.database.query<Array<{ n: number }>>('select count(*) as n from webhook_subscriptions'))[0]!
+        .n,
+    );
 
   test('a read key subscribes, sees its own and only its own; another key gets 404 for it on every route', async () => {
     const created = await call('POST', '/api/v1/webhooks', DEMO.reader, URL_BODY);
@@ -51,7 +66,9 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     const id = created.json.data.id as string;
     expect(created.json.data.secret).toMatch(/^whsec_/);
     expect((await call('GET', `/api/v1/webhooks/${id}`, DEMO.reader)).status).toBe(200);
-    expect((await call('GET', '/api/v1/webhooks', DEMO.reader)).json.data.map((one: { id: string }) => one.id)).toEqual([id]);
+    expect((await call('GET', '/api/v1/webhooks', DEMO.reader)).json.data.map((one: { id: string }) => one.id)).toEqual(
+      [id],
+    );
     expect((await call('GET', '/api/v1/webhooks', DEMO.writer2)).json).toEqual({ data: [] });
     for (const [method, path, body] of [
       ['GET', `/api/v1/webhooks/${id}`, undefined],
@@ -74,7 +91,16 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     const created = await call('POST', '/api/v1/webhooks', DEMO.reader, URL_BODY);
     const id = created.json.data.id as string;
     expect((await call('POST', `/api/v1/webhooks/${id}/rotate-secret`, DEMO.reader)).status).toBe(200);
-    expect((await call('POST', `/api/v1/webhooks/${id}/replay`, DEMO.reader, JSON.stringify({ position: created.json.data.position }))).status).toBe(200);
+    expect(
+      (
+        await call(
+          'POST',
+          `/api/v1/webhooks/${id}/replay`,
+          DEMO.reader,
+          JSON.stringify({ position: created.json.data.position }),
+        )
+      ).status,
+    ).toBe(200);
     expect((await call('POST', `/api/v1/webhooks/${id}/enable`, DEMO.reader)).status).toBe(200);
     for (const path of ['/api/v1/webhooks', `/api/v1/webhooks/${id}`, `/api/v1/webhooks/${id}/attempts`]) {
       const head = await call('HEAD', path, DEMO.reader);
@@ -83,14 +109,24 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     expect((await call('DELETE', `/api/v1/webhooks/${id}`, DEMO.reader)).status).toBe(204);
   });
 
-  test('the gateway\'s key and scope answers, before anything is stored', async () => {
+  test("the gateway's key and scope answers, before anything is stored", async () => {
     const noKey = await call('POST', '/api/v1/webhooks', undefined, URL_BODY);
-    expect([noKey.status, noKey.json]).toEqual([401, { error: 'Missing API key. Pass your key in the X-API-Key header.' }]);
+    expect([noKey.status, noKey.json]).toEqual([
+      401,
+      { error: 'Missing API key. Pass your key in the X-API-Key header.' },
+    ]);
     const unknown = await call('GET', '/api/v1/webhooks', 'demo-not-a-key');
     expect([unknown.status, unknown.json]).toEqual([401, { error: 'Invalid API key' }]);
     const disabled = await call('POST', '/api/v1/webhooks', DEMO.disabled, URL_BODY);
     expect([disabled.status, disabled.json]).toEqual([403, { error: 'API key disabled' }]);
-    for (const [method, path] of [['POST', '/api/v1/webhooks'], ['GET', '/api/v1/webhooks'], ['DELETE', '/api/v1/webhooks/x'], ['PATCH', '/api/v1/webhooks/x'], ['GET', '/api/v1/webhooks/x/attempts'], ['POST', '/api/v1/webhooks/x/test']] as const) {
+    for (const [method, path] of [
+      ['POST', '/api/v1/webhooks'],
+      ['GET', '/api/v1/webhooks'],
+      ['DELETE', '/api/v1/webhooks/x'],
+      ['PATCH', '/api/v1/webhooks/x'],
+      ['GET', '/api/v1/webhooks/x/attempts'],
+      ['POST', '/api/v1/webhooks/x/test'],
+    ] as const) {
       const res = await call(method, path, NO_GROUPS, method === 'POST' || method === 'PATCH' ? URL_BODY : undefined);
       expect([res.status, res.json]).toEqual([403, { error: 'Missing scope jobs:read', requiredScope: 'jobs:read' }]);
     }
@@ -103,7 +139,12 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
       const refused = await call('POST', '/api/v1/webhooks', DEMO.reader, JSON.stringify({ url }));
       expect([url, refused.status, refused.json]).toEqual([url, 400, NOT_PUBLIC]);
     }
-    const huge = await call('POST', '/api/v1/webhooks', DEMO.reader, JSON.stringify({ url: 'https://93.184.215.14/hooks', description: 'x'.repeat(20 * 1024) }));
+    const huge = await call(
+      'POST',
+      '/api/v1/webhooks',
+      DEMO.reader,
+      JSON.stringify({ url: 'https://93.184.215.14/hooks', description: 'x'.repeat(20 * 1024) }),
+    );
     expect(huge.status).toBe(413);
     expect(huge.json.error).toBe('Request size limit exceeded');
     const put = await call('PUT', '/api/v1/webhooks', DEMO.reader, '{}');
@@ -130,23 +171,54 @@ describe.each(gatewayKinds())('steering through the %s', (kind) => {
   });
 
   const call = (method: string, path: string, key: string, body?: string) =>
-    send(stack.url, { method, path, headers: { 'X-API-Key': key, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) }, body });
+    send(stack.url, {
+      method,
+      path,
+      headers: { 'X-API-Key': key, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      body,
+    });
 
   test('a partner tests a receiver that answers 500 and one that hangs, and reads both in its attempts; PATCH keeps the position', async () => {
-    const created = await call('POST', '/api/v1/webhooks', DEMO.reader, JSON.stringify({ url: failing.url, eventTypes: ['job.updated'] }));
+    const created = await call(
+      'POST',
+      '/api/v1/webhooks',
+      DEMO.reader,
+      JSON.stringify({ url: failing.url, eventTypes: ['job.updated'] }),
+    );
     expect([created.status, created.json.data.eventTypes]).toEqual([201, ['job.updated']]);
     const { id, position } = created.json.data as { id: string; position: string };
     const five = await call('POST', `/api/v1/webhooks/${id}/test`, DEMO.reader);
-    expect([five.status, five.json.data.delivered, five.json.data.status, five.json.data.error]).toEqual([200, false, 500, 'HTTP 500']);
+    expect([five.status, five.json.data.delivered, five.json.data.status, five.json.data.error]).toEqual([
+      200,
+      false,
+      500,
+      'HTTP 500',
+    ]);
 
-    const moved = await call('PATCH', `/api/v1/webhooks/${id}`, DEMO.reader, JSON.stringify({ url: hanging.url, eventTypes: null }));
-    expect([moved.status, moved.json.data.url, moved.json.data.eventTypes, moved.json.data.position]).toEqual([200, hanging.url, null, position]);
+    const moved = await call(
+      'PATCH',
+      `/api/v1/webhooks/${id}`,
+      DEMO.reader,
+      JSON.stringify({ url: hanging.url, eventTypes: null }),
+    );
+    expect([moved.status, moved.json.data.url, moved.json.data.eventTypes, moved.json.data.position]).toEqual([
+      200,
+      hanging.url,
+      null,
+      position,
+    ]);
     const hung = await call('POST', `/api/v1/webhooks/${id}/test`, DEMO.reader);
     expect([hung.status, hung.json.data.delivered, hung.json.data.status]).toEqual([200, false, null]);
 
     const attempts = await call('GET', `/api/v1/webhooks/${id}/attempts`, DEMO.reader);
     expect(attempts.status).toBe(200);
-    expect(attempts.json.data.map((a: { status: number | null; error: string; position: string | null }) => [a.status, a.error, a.position])).toEqual([
+    expect(
+      attempts.json.data.map((a: { status: number | null; error: string; position: string | null }) => [
+        a.status,
+        a.error,
+        a.position,
+      ]),
+    ).toEqual([
       [null, hung.json.data.error, null],
       [500, 'HTTP 500', null],
     ]);
@@ -154,18 +226,51 @@ describe.each(gatewayKinds())('steering through the %s', (kind) => {
   });
 
   test('bad input on the new routes is a JSON 400 and changes nothing', async () => {
-    const created = await call('POST', '/api/v1/webhooks', DEMO.reader, JSON.stringify({ url: failing.url, description: 'kept' }));
+    const created = await call(
+      'POST',
+      '/api/v1/webhooks',
+      DEMO.reader,
+      JSON.stringify({ url: failing.url, description: 'kept' }),
+    );
     const { id } = created.json.data as { id: string };
-    const unknownType = await call('POST', '/api/v1/webhooks', DEMO.reader, JSON.stringify({ url: failing.url, eventTypes: ['job.created'] }));
-    expect([unknownType.status, unknownType.json]).toEqual([400, { error: 'Validation failed', details: [{ field: 'eventTypes.0', message: 'eventTypes may hold only job.updated, job.removed' }] }]);
+    const unknownType = await call(
+      'POST',
+      '/api/v1/webhooks',
+      DEMO.reader,
+      JSON.stringify({ url: failing.url, eventTypes: ['job.created'] }),
+    );
+    expect([unknownType.status, unknownType.json]).toEqual([
+      400,
+      {
+        error: 'Validation failed',
+        details: [{ field: 'eventTypes.0', message: 'eventTypes may hold only job.updated, job.removed' }],
+      },
+    ]);
     const empty = await call('PATCH', `/api/v1/webhooks/${id}`, DEMO.reader, '{}');
     expect([empty.status, empty.json]).toEqual([400, { error: 'Send at least one of url, description, eventTypes' }]);
-    const refused = await call('PATCH', `/api/v1/webhooks/${id}`, DEMO.reader, JSON.stringify({ url: 'https://10.0.0.7/hooks' }));
+    const refused = await call(
+      'PATCH',
+      `/api/v1/webhooks/${id}`,
+      DEMO.reader,
+      JSON.stringify({ url: 'https://10.0.0.7/hooks' }),
+    );
     expect([refused.status, refused.json]).toEqual([400, NOT_PUBLIC]);
-    expect((await call('POST', `/api/v1/webhooks/${id}/rotate-secret`, DEMO.reader, JSON.stringify({ expirePrevious: 'now' }))).status).toBe(400);
+    expect(
+      (
+        await call(
+          'POST',
+          `/api/v1/webhooks/${id}/rotate-secret`,
+          DEMO.reader,
+          JSON.stringify({ expirePrevious: 'now' }),
+        )
+      ).status,
+    ).toBe(400);
     await stack.service.database.query("update webhook_subscriptions set status = 'disabled'");
     const disabled = await call('POST', `/api/v1/webhooks/${id}/test`, DEMO.reader);
-    expect([disabled.status, disabled.json]).toEqual([400, { error: 'status is disabled: enable the subscription (POST /api/v1/webhooks/{id}/enable) before testing it' }]);
+    expect([disabled.status, disabled.json]).toEqual([
+      400,
+      { error: 'status is disabled: enable the subscription (POST /api/v1/webhooks/{id}/enable) before testing it' },
+    ]);
     const seen = await call('GET', `/api/v1/webhooks/${id}`, DEMO.reader);
     expect(seen.json.data).toMatchObject({ url: failing.url, description: 'kept', eventTypes: null });
     expect((await call('GET', `/api/v1/webhooks/${id}/attempts`, DEMO.reader)).json).toEqual({ data: [] });

@@ -30,7 +30,8 @@ const logs: string[] = [];
 
 beforeAll(async () => {
   database = await freshDatabase('webhook_routes');
-  const app = (webhooks: WebhookSettings) => createApp({ db: database.db, config: {}, logger: createLogger('info', memoryLog(logs)), webhooks }).callback();
+  const app = (webhooks: WebhookSettings) =>
+    createApp({ db: database.db, config: {}, logger: createLogger('info', memoryLog(logs)), webhooks }).callback();
   served = await serve(app(settings(key)));
   unconfigured = await serve(app(settings(undefined)));
 });
@@ -43,9 +44,14 @@ afterAll(async () => {
 
 beforeEach(() => database.query('delete from webhook_subscriptions'));
 
-const stored = async () => Number((await database.query<Array<{ n: number }>>('select count(*) as n from webhook_subscriptions'))[0]!.n);
+const stored = async () =>
+  Number((await database.query<Array<{ n: number }>>('select count(*) as n from webhook_subscriptions'))[0]!.n);
 const post = (path: string, body: unknown, headers = reader, base = served.url) =>
-  call(`${base}${path}`, { method: 'POST', headers: { ...headers, ...json }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  call(`${base}${path}`, {
+    method: 'POST',
+    headers: { ...headers, ...json },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 const get = (path: string, headers = reader) => call(`${served.url}${path}`, { headers });
 const create = async (headers = reader, body: Record<string, unknown> = { url: PUBLIC_URL }) => {
   const res = await post('/api/v1/webhooks', body, headers);
@@ -53,13 +59,21 @@ const create = async (headers = reader, body: Record<string, unknown> = { url: P
   return res.body.data as { id: string; secret: string; position: string };
 };
 
-test('create answers 201 with the secret once; the feed\'s head as position; GET and the list never show the secret', async () => {
-  await database.query("insert into jobs (id, title, department, type, description, requirements, responsibilities, status, created_at) values (unhex(replace(uuid(), '-', '')), 't', 'd', 'contract', 'x', '[]', '[]', 'active', now(3))");
+test("create answers 201 with the secret once; the feed's head as position; GET and the list never show the secret", async () => {
+  await database.query(
+    "insert into jobs (id, title, department, type, description, requirements, responsibilities, status, created_at) values (unhex(replace(uuid(), '-', '')), 't', 'd', 'contract', 'x', '[]', '[]', 'active', now(3))",
+  );
   const res = await post('/api/v1/webhooks', { url: PUBLIC_URL, description: 'Board sync' });
   expect(res.status).toBe(201);
   const created = res.body.data;
   expect(res.headers.get('location')).toBe(`/api/v1/webhooks/${created.id}`);
-  expect(created).toMatchObject({ url: PUBLIC_URL, description: 'Board sync', status: 'active', lastError: null, disabledReason: null });
+  expect(created).toMatchObject({
+    url: PUBLIC_URL,
+    description: 'Board sync',
+    status: 'active',
+    lastError: null,
+    disabledReason: null,
+  });
   expect(created.secret).toMatch(/^whsec_/);
   expect(() => new Webhook(created.secret)).not.toThrow();
   const feed = await get('/api/v1/jobs/changes');
@@ -75,7 +89,9 @@ test('create answers 201 with the secret once; the feed\'s head as position; GET
 
   // Sealed at rest: the dump holds neither the secret nor its base64 body; the key opens it.
   const [row] = await database.query<Array<{ secret: Buffer }>>('select secret from webhook_subscriptions');
-  expect(row!.secret.toString('latin1')).not.toContain(Buffer.from(created.secret.slice(6), 'base64').toString('latin1'));
+  expect(row!.secret.toString('latin1')).not.toContain(
+    Buffer.from(created.secret.slice(6), 'base64').toString('latin1'),
+  );
   expect(row!.secret.toString('latin1')).not.toContain(created.secret.slice(6));
   expect(decryptSecret(key, row!.secret)).toBe(created.secret);
   expect(logs.join('\n')).not.toContain(created.secret.slice(6));
@@ -87,15 +103,23 @@ test('a subscription may start at the position a full sync reached', async () =>
   expect(created.position).toBe(feed.body.meta.nextSince);
 });
 
-test('another consumer\'s subscription is not found, for every route, and stays as it was', async () => {
+test("another consumer's subscription is not found, for every route, and stays as it was", async () => {
   const mine = await create(reader);
   const other = writer;
   expectJsonError(await get(`/api/v1/webhooks/${mine.id}`, other), 404, 'Webhook not found');
   expect((await get('/api/v1/webhooks', other)).body).toEqual({ data: [] });
-  expectJsonError(await call(`${served.url}/api/v1/webhooks/${mine.id}`, { method: 'DELETE', headers: other }), 404, 'Webhook not found');
+  expectJsonError(
+    await call(`${served.url}/api/v1/webhooks/${mine.id}`, { method: 'DELETE', headers: other }),
+    404,
+    'Webhook not found',
+  );
   expectJsonError(await post(`/api/v1/webhooks/${mine.id}/rotate-secret`, {}, other), 404, 'Webhook not found');
   expectJsonError(await post(`/api/v1/webhooks/${mine.id}/enable`, {}, other), 404, 'Webhook not found');
-  expectJsonError(await post(`/api/v1/webhooks/${mine.id}/replay`, { position: mine.position }, other), 404, 'Webhook not found');
+  expectJsonError(
+    await post(`/api/v1/webhooks/${mine.id}/replay`, { position: mine.position }, other),
+    404,
+    'Webhook not found',
+  );
   const [row] = await database.query<Array<{ secret: Buffer }>>('select secret from webhook_subscriptions');
   expect(decryptSecret(key, row!.secret)).toBe(mine.secret);
   expect((await get(`/api/v1/webhooks/${mine.id}`)).status).toBe(200);
@@ -103,7 +127,11 @@ test('another consumer\'s subscription is not found, for every route, and stays 
 
 test(`a key holds at most 5 subscriptions: the sixth is a 409 and is not stored`, async () => {
   for (let i = 0; i < 5; i++) await create(reader);
-  expectJsonError(await post('/api/v1/webhooks', { url: PUBLIC_URL }), 409, 'A key may hold at most 5 webhook subscriptions: delete one first');
+  expectJsonError(
+    await post('/api/v1/webhooks', { url: PUBLIC_URL }),
+    409,
+    'A key may hold at most 5 webhook subscriptions: delete one first',
+  );
   expect(await stored()).toBe(5);
   // Per consumer: another key still may.
   await create(writer);
@@ -116,15 +144,34 @@ test(`a key holds at most 5 subscriptions: the sixth is a 409 and is not stored`
 });
 
 test('the facts settings control are stated as set: the limit in the 409 and the document, the timeout and the give-up time in the document', async () => {
-  const env = { WEBHOOK_SECRETS_KEY: key.toString('base64'), WEBHOOK_SUBSCRIPTION_LIMIT: '2', WEBHOOK_GIVE_UP_MS: String(36 * 3_600_000), WEBHOOK_TIMEOUT_MS: '4000' };
-  const tight = await serve(createApp({ db: database.db, config: {}, logger: createLogger('silent'), webhooks: loadWebhookSettings(env) }).callback());
+  const env = {
+    WEBHOOK_SECRETS_KEY: key.toString('base64'),
+    WEBHOOK_SUBSCRIPTION_LIMIT: '2',
+    WEBHOOK_GIVE_UP_MS: String(36 * 3_600_000),
+    WEBHOOK_TIMEOUT_MS: '4000',
+  };
+  const tight = await serve(
+    createApp({
+      db: database.db,
+      config: {},
+      logger: createLogger('silent'),
+      webhooks: loadWebhookSettings(env),
+    }).callback(),
+  );
   try {
-    for (let i = 0; i < 2; i++) expect((await post('/api/v1/webhooks', { url: PUBLIC_URL }, reader, tight.url)).status).toBe(201);
-    expectJsonError(await post('/api/v1/webhooks', { url: PUBLIC_URL }, reader, tight.url), 409, 'A key may hold at most 2 webhook subscriptions: delete one first');
+    for (let i = 0; i < 2; i++)
+      expect((await post('/api/v1/webhooks', { url: PUBLIC_URL }, reader, tight.url)).status).toBe(201);
+    expectJsonError(
+      await post('/api/v1/webhooks', { url: PUBLIC_URL }, reader, tight.url),
+      409,
+      'A key may hold at most 2 webhook subscriptions: delete one first',
+    );
     const doc = (await (await fetch(`${tight.url}/api/v1/openapi.json`, { headers: reader })).json()) as any;
     const create = doc.paths['/api/v1/webhooks'].post;
     expect(create.summary).toContain('at most 2 per key');
-    expect(create.responses['409'].content['application/json'].example).toEqual({ error: 'A key may hold at most 2 webhook subscriptions: delete one first' });
+    expect(create.responses['409'].content['application/json'].example).toEqual({
+      error: 'A key may hold at most 2 webhook subscriptions: delete one first',
+    });
     expect(doc.webhooks['job.updated'].post.description).toContain('answer 2xx within 4 s');
     expect(doc.webhooks['job.updated'].post.description).toContain('for up to 36 hours');
     expect(doc.info.description).toContain('at most 2 subscriptions per key');
@@ -142,9 +189,24 @@ describe('refusals are JSON errors and store nothing', () => {
   test.each([
     ['no url', {}, 'Validation failed', [{ field: 'url', message: 'url is required' }]],
     ['url not a string', { url: 7 }, 'Validation failed', [{ field: 'url', message: 'url must be a string' }]],
-    ['an unknown field', { url: PUBLIC_URL, events: ['job.updated'] }, 'Validation failed', [{ field: 'events', message: 'events is not a known field' }]],
-    ['a description too long', { url: PUBLIC_URL, description: 'x'.repeat(501) }, 'Validation failed', [{ field: 'description', message: 'description must be at most 500 characters' }]],
-    ['a description with a line break', { url: PUBLIC_URL, description: 'one\ntwo' }, 'Validation failed', [{ field: 'description', message: 'description must not contain control characters or line breaks' }]],
+    [
+      'an unknown field',
+      { url: PUBLIC_URL, events: ['job.updated'] },
+      'Validation failed',
+      [{ field: 'events', message: 'events is not a known field' }],
+    ],
+    [
+      'a description too long',
+      { url: PUBLIC_URL, description: 'x'.repeat(501) },
+      'Validation failed',
+      [{ field: 'description', message: 'description must be at most 500 characters' }],
+    ],
+    [
+      'a description with a line break',
+      { url: PUBLIC_URL, description: 'one\ntwo' },
+      'Validation failed',
+      [{ field: 'description', message: 'description must not contain control characters or line breaks' }],
+    ],
   ])('%s', async (_label, body, error, details) => {
     const res = await post('/api/v1/webhooks', body);
     expect(res.status).toBe(400);
@@ -169,9 +231,17 @@ describe('refusals are JSON errors and store nothing', () => {
   });
 
   test('a position not from the feed, malformed JSON, not JSON at all', async () => {
-    expectJsonError(await post('/api/v1/webhooks', { url: PUBLIC_URL, position: 'made-up' }), 400, 'position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position, exactly as it was given');
+    expectJsonError(
+      await post('/api/v1/webhooks', { url: PUBLIC_URL, position: 'made-up' }),
+      400,
+      "position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event's position, exactly as it was given",
+    );
     expect((await post('/api/v1/webhooks', '{"url":')).status).toBe(400);
-    const text = await call(`${served.url}/api/v1/webhooks`, { method: 'POST', headers: { ...reader, 'Content-Type': 'text/plain' }, body: PUBLIC_URL });
+    const text = await call(`${served.url}/api/v1/webhooks`, {
+      method: 'POST',
+      headers: { ...reader, 'Content-Type': 'text/plain' },
+      body: PUBLIC_URL,
+    });
     expectJsonError(text, 415, 'Content-Type must be application/json');
   });
 
@@ -181,7 +251,11 @@ describe('refusals are JSON errors and store nothing', () => {
   });
 
   test('no identity from the gateway: 401', async () => {
-    const res = await call(`${served.url}/api/v1/webhooks`, { method: 'POST', headers: json, body: JSON.stringify({ url: PUBLIC_URL }) });
+    const res = await call(`${served.url}/api/v1/webhooks`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ url: PUBLIC_URL }),
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -189,7 +263,11 @@ describe('refusals are JSON errors and store nothing', () => {
 test('unknown or malformed ids are 404; other methods are 405 with Allow', async () => {
   expectJsonError(await get('/api/v1/webhooks/not-a-uuid'), 404, 'Webhook not found');
   expectJsonError(await get('/api/v1/webhooks/019a9e10-2b44-7c11-8f3e-5d2a7b9c0e11'), 404, 'Webhook not found');
-  const put = await call(`${served.url}/api/v1/webhooks`, { method: 'PUT', headers: { ...reader, ...json }, body: '{}' });
+  const put = await call(`${served.url}/api/v1/webhooks`, {
+    method: 'PUT',
+    headers: { ...reader, ...json },
+    body: '{}',
+  });
   expectJsonError(put, 405, 'Method not allowed');
   expect(put.headers.get('allow')).toBe('HEAD, GET, POST');
   const getReplay = await get('/api/v1/webhooks/019a9e10-2b44-7c11-8f3e-5d2a7b9c0e11/replay');
@@ -204,22 +282,34 @@ test('rotate shows a new secret once; replay moves the position; delete removes 
   expect(rotated.body.data.secret).not.toBe(mine.secret);
   expect(Date.parse(rotated.body.data.previousSecretExpiresAt) - Date.now()).toBeGreaterThan(23.9 * 3600_000);
   expect(rotated.body.data.olderSecretExpiresAt).toBeNull();
-  const [row] = await database.query<Array<{ secret: Buffer; previous_secret: Buffer }>>('select secret, previous_secret from webhook_subscriptions');
-  expect([decryptSecret(key, row!.secret), decryptSecret(key, row!.previous_secret)]).toEqual([rotated.body.data.secret, mine.secret]);
+  const [row] = await database.query<Array<{ secret: Buffer; previous_secret: Buffer }>>(
+    'select secret, previous_secret from webhook_subscriptions',
+  );
+  expect([decryptSecret(key, row!.secret), decryptSecret(key, row!.previous_secret)]).toEqual([
+    rotated.body.data.secret,
+    mine.secret,
+  ]);
 
   const start = await get('/api/v1/jobs/changes');
   const replay = await post(`/api/v1/webhooks/${mine.id}/replay`, { position: start.body.meta.nextSince });
   expect(replay.status).toBe(200);
   expect(replay.body.data.position).toBe(start.body.meta.nextSince);
-  expectJsonError(await post(`/api/v1/webhooks/${mine.id}/replay`, { position: 'nope' }), 400, 'position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event\'s position, exactly as it was given');
-  expect((await post(`/api/v1/webhooks/${mine.id}/replay`, {})).body).toEqual({ error: 'Validation failed', details: [{ field: 'position', message: 'position is required' }] });
+  expectJsonError(
+    await post(`/api/v1/webhooks/${mine.id}/replay`, { position: 'nope' }),
+    400,
+    "position is not valid: pass meta.nextSince of GET /api/v1/jobs/changes, or an event's position, exactly as it was given",
+  );
+  expect((await post(`/api/v1/webhooks/${mine.id}/replay`, {})).body).toEqual({
+    error: 'Validation failed',
+    details: [{ field: 'position', message: 'position is required' }],
+  });
 
   const gone = await call(`${served.url}/api/v1/webhooks/${mine.id}`, { method: 'DELETE', headers: reader });
   expect(gone.status).toBe(204);
   expectJsonError(await get(`/api/v1/webhooks/${mine.id}`), 404, 'Webhook not found');
 });
 
-test('operators list a partner\'s subscriptions by username and disable one; the partner sees why and enables it again', async () => {
+test("operators list a partner's subscriptions by username and disable one; the partner sees why and enables it again", async () => {
   const mine = await create(reader);
   const lines: string[] = [];
   const env = { DATABASE_URL: database.url };
@@ -240,5 +330,12 @@ test('operators list a partner\'s subscriptions by username and disable one; the
 
 test('consumer headers alone decide ownership: the same id under another consumer id is not found', async () => {
   const mine = await create(consumerHeaders('11111111-1111-4111-8111-111111111111', 'partner-one', ['jobs:read']));
-  expect((await get(`/api/v1/webhooks/${mine.id}`, consumerHeaders('22222222-2222-4222-8222-222222222222', 'partner-one', ['jobs:read']))).status).toBe(404);
+  expect(
+    (
+      await get(
+        `/api/v1/webhooks/${mine.id}`,
+        consumerHeaders('22222222-2222-4222-8222-222222222222', 'partner-one', ['jobs:read']),
+      )
+    ).status,
+  ).toBe(404);
 });
