@@ -25,6 +25,8 @@ export default tseslint.config(
     },
     rules: {
       // Unused names are an error, but a leading underscore marks one kept on purpose (a callback's position).
+      // A function takes at most four positional parameters: more is an options object.
+      'max-params': ['error', 4],
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
