@@ -1,6 +1,6 @@
 # The Koa service alone: no gateway code (gateway/local is a development stand-in for Kong), no
 # scripts, no tests, and it never loads demo data (the service seeds only when SEED_DEMO_DATA=true,
-# which nothing here sets). The build stage compiles domain/, service/ and db/ to dist/; the runtime stage
+# which nothing here sets). The build stage compiles domain/, service/, dispatcher/ and db/ to dist/; the runtime stage
 # keeps production dependencies, the compiled code, the SQL migrations and the partner guides (read at start-up).
 # Node 24 LTS (supported until 2028-04; docs/decisions.md, "Runtime"). CI tests on this exact version
 # too (scripts/node-runtime.sh reads it from here).
@@ -12,6 +12,7 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY domain ./domain
 COPY service ./service
+COPY dispatcher ./dispatcher
 COPY db ./db
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
 
@@ -24,6 +25,7 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/domain ./dist/domain
 COPY --from=build /app/dist/service ./dist/service
+COPY --from=build /app/dist/dispatcher ./dist/dispatcher
 COPY --from=build /app/dist/db ./dist/db
 COPY --from=build /app/db/migrations ./db/migrations
 # The guides the OpenAPI document's description is read from at start-up (service/api/guides.ts).

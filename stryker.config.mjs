@@ -18,6 +18,7 @@ export default {
         '<rootDir>/test',
         '<rootDir>/domain',
         '<rootDir>/service',
+        '<rootDir>/dispatcher',
         '<rootDir>/db',
         '<rootDir>/gateway/local',
         '<rootDir>/scripts',
@@ -62,6 +63,7 @@ export default {
   mutate: [
     'domain/**/*.ts',
     'service/**/*.ts',
+    'dispatcher/**/*.ts',
     'gateway/local/**/*.ts',
     'db/**/*.ts',
     // drizzle-kit's output, not code we write.

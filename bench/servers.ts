@@ -54,9 +54,9 @@ export function dispatcherCommand(compose = readFileSync(path.join(ROOT, 'docker
     (parse(compose) as { services?: Record<string, { command?: string[] }> }).services?.['webhook-dispatcher']
       ?.command ?? [];
   const node = argv.indexOf('node');
-  if (node < 0 || argv.at(-1) !== 'dist/service/webhooks/dispatcher/main.js')
+  if (node < 0 || argv.at(-1) !== 'dist/dispatcher/main.js')
     throw new Error(
-      'docker-compose.yml: webhook-dispatcher command is not [..., "node", ..., "dist/service/webhooks/dispatcher/main.js"]',
+      'docker-compose.yml: webhook-dispatcher command is not [..., "node", ..., "dist/dispatcher/main.js"]',
     );
   return { launcher: argv.slice(0, node), nodeFlags: argv.slice(node + 1, -1) };
 }
@@ -172,11 +172,11 @@ export async function startBaseline(
   );
 }
 
-/** One webhook dispatcher (dist/service/webhooks/dispatcher/main.js) on the service's database, ready once its metrics answer. */
+/** One webhook dispatcher (dist/dispatcher/main.js) on the service's database, ready once its metrics answer. */
 export async function startDispatcherProcess(
   databaseUrl: string,
   env: NodeJS.ProcessEnv,
-  main = 'dist/service/webhooks/dispatcher/main.js',
+  main = 'dist/dispatcher/main.js',
 ): Promise<Server> {
   const port = await freePort();
   const { launcher, nodeFlags } = dispatcherCommand();

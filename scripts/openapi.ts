@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { apiDocument } from '../service/api/routes';
-import { loadWebhookSettings } from '../service/webhooks/settings';
+import { loadConfig } from '../service/config';
 
 /** docs/openapi.json, from both scripts/ (ts-jest) and dist/scripts/ (compiled). */
 export const OPENAPI_PATH = path.resolve(
@@ -11,7 +11,7 @@ export const OPENAPI_PATH = path.resolve(
 
 /** The document as committed: the default settings, two-space JSON and a final newline. */
 export function renderOpenApi(): string {
-  return `${JSON.stringify(apiDocument({ webhooks: loadWebhookSettings({}) }), null, 2)}\n`;
+  return `${JSON.stringify(apiDocument({ webhooks: loadConfig({}).webhooks }), null, 2)}\n`;
 }
 
 // npm run openapi: writes the document; `-- --check` only says whether the committed one is current.

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseStateList, startLocalGateway, type LocalGateway } from '../gateway/local';
 import { runService, type RunningService } from '../service/server';
-import { runDispatcher, type RunningDispatcher } from '../service/webhooks/dispatcher/main';
+import { runDispatcher, type RunningDispatcher } from '../dispatcher/main';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEFAULT_STATE = [path.join(ROOT, 'kong.yaml'), path.join(ROOT, 'demo.yaml')];

@@ -34,7 +34,7 @@ fi
 # The service, its HTTP contract, its start-up and its database outage, and the dispatcher: the
 # production processes' own code, run once, on the production Node (below). Every other suite
 # (end to end, examples, gateways, keys tool, bench) runs the same service code on the machine's Node.
-PRODUCTION_NODE_SUITES=(test/service test/startup.test.ts test/e2e/contract.test.ts test/faults/database-outage.test.ts)
+PRODUCTION_NODE_SUITES=(test/service test/dispatcher test/startup.test.ts test/e2e/contract.test.ts test/faults/database-outage.test.ts)
 on_production_node=1
 if [ "${PRODUCTION_NODE:-on}" = off ] || [ $# -gt 0 ]; then on_production_node=0; fi
 if [ "$on_production_node" = 1 ]; then

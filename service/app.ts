@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import type { Database } from '../db/client';
 import type { Reachability } from '../db/reachability';
-import { Config } from './config';
+import { Config, type WebhookSettings } from './config';
 import { docsPage } from './docs-page';
 import { healthRouter } from './health';
 import { apiRouters, mount } from './http/router';
@@ -13,7 +13,6 @@ import { createAdmission } from './middleware/admission';
 import { readBodyFirst } from './middleware/read-body';
 import { headerBlock, trustGateway } from './middleware/gateway-trust';
 import { requestOutcome } from './middleware/request-outcome';
-import { loadWebhookSettings, type WebhookSettings } from './webhooks/settings';
 
 export interface AppDependencies {
   db: Database;
@@ -35,7 +34,7 @@ export interface AppDependencies {
   logger: Logger;
   /** Where requests and admission are counted (service/metrics.ts); none when unset. */
   metrics?: ServiceMetrics;
-  /** Webhook subscriptions' settings (service/webhooks/settings.ts); unset: none configured, creating one is a 503. */
+  /** Webhook subscriptions' settings (service/config.ts); unset: none configured, creating one is a 503. */
   webhooks?: WebhookSettings;
   /** The database's reachability (db/reachability.ts): an outage is its one line, not one per request. */
   reachability?: Reachability;
@@ -60,7 +59,7 @@ export function createApp({ db, config, logger, metrics, webhooks, reachability 
     queueTimeoutMs: config.dbQueryTimeoutMs ?? defaults.dbQueryTimeoutMs,
   });
   const health = healthRouter(db, config.readyTimeoutMs ?? defaults.readyTimeoutMs, admission);
-  const settings: ApiSettings = { webhooks: webhooks ?? loadWebhookSettings({}), publicUrl: config.publicUrl };
+  const settings: ApiSettings = { webhooks: webhooks ?? defaults.webhooks, publicUrl: config.publicUrl };
   const api = apiRouters(ROUTES, { db, settings });
 
   if (metrics) metrics.watchAdmission(admission.stats);

@@ -15,7 +15,6 @@ import { serveMetrics, type MetricsServer } from './metrics-server';
 import { logMigrations, runProcess } from './process';
 import { drainOnStop } from './shutdown';
 import { checkServiceKeyring } from './webhooks/keyring-check';
-import { loadWebhookSettings } from './webhooks/settings';
 
 // How often Node looks for requests past HEADERS_TIMEOUT_MS or their whole-request limit.
 const TIMEOUT_CHECK_INTERVAL_MS = 1000;
@@ -31,7 +30,7 @@ export interface RunningService {
 /** Migrates (creating the database), seeds the demo set into an empty table when SEED_DEMO_DATA=true, and listens. */
 export async function runService(overrides: Partial<Config> = {}): Promise<RunningService> {
   const config = loadConfig(process.env, overrides);
-  const webhooks = loadWebhookSettings(process.env);
+  const { webhooks } = config;
   const logger = createLogger(config.logLevel);
   reportNewHistories(logger);
   let seeded = 0;

@@ -411,7 +411,7 @@ const invariants: Invariants<Deploy> = {
         problems.push('the dispatcher runs another image');
       if (
         JSON.stringify(dispatcher?.command) !==
-        JSON.stringify(['chrt', '--idle', '0', 'node', 'dist/service/webhooks/dispatcher/main.js'])
+        JSON.stringify(['chrt', '--idle', '0', 'node', 'dist/dispatcher/main.js'])
       )
         problems.push(`the dispatcher runs ${JSON.stringify(dispatcher?.command)}`);
       if (dispatcher?.ports) problems.push('the dispatcher publishes a port');

@@ -22,6 +22,15 @@ describe('configuration', () => {
       headersTimeoutMs: 10000,
       bodyReadTimeoutMs: 10000,
       clientErrorLingerMs: 2000,
+      webhooks: {
+        previousSecretsKeys: [],
+        policy: { allowHttp: false, allowed: [] },
+        retry: { firstMs: 5000, maxMs: 36_000_000, giveUpAfterMs: 259_200_000 },
+        leaseMs: 30_000,
+        pollMs: 200,
+        timeoutMs: 10_000,
+        subscriptionLimit: 5,
+      },
     });
   });
 

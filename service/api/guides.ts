@@ -3,7 +3,8 @@ import path from 'node:path';
 import { COUNTED_UP_TO, FILTER_NAMES, LIST_FILTERS, type Filters } from '../../domain/list-filters';
 import { LIST_QUERY } from '../jobs/contract/queries';
 import { allowedParameters } from '../http/validate';
-import { spoken, type WebhookSettings } from '../webhooks/settings';
+import { spoken } from '../webhooks/settings';
+import type { WebhookSettings } from '../config';
 
 /**
  * The guides partners read before the operations: docs/guides/*.md, in this order, read once at

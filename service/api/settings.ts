@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Route } from '../http/route';
-import type { WebhookSettings } from '../webhooks/settings';
+import type { WebhookSettings } from '../config';
 
 /** The settings every route and the document are given: each feature reads its own. */
 export interface ApiSettings {

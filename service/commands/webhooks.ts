@@ -3,7 +3,7 @@ import { openDatabase } from '../../db/client';
 import { isUuid } from '../../domain/uuid';
 import { disableSubscription, subscriptionsOf, type SubscriptionView } from '../../db/webhooks/subscriptions';
 import { loadConfig } from '../config';
-import { keyringOf, loadWebhookSettings } from '../webhooks/settings';
+import { keyringOf } from '../webhooks/settings';
 import { runReseal } from './reseal-secrets';
 
 const USAGE =
@@ -48,14 +48,15 @@ export async function runAdmin(args: string[], env: NodeJS.ProcessEnv, out: (lin
 
 /** Re-seals every secret under WEBHOOK_SECRETS_KEY, opening with it and WEBHOOK_SECRETS_KEY_PREVIOUS (docs/operations.md, Rotating the webhook sealing key). */
 async function reseal(env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
-  const settings = loadWebhookSettings(env);
+  const config = loadConfig(env);
+  const settings = config.webhooks;
   if (!settings.secretsKey) {
     out(
       'WEBHOOK_SECRETS_KEY is not set: reseal seals under it (and opens with it and WEBHOOK_SECRETS_KEY_PREVIOUS), as the service and the dispatchers are given them',
     );
     return 2;
   }
-  const database = openDatabase(loadConfig(env).databaseUrl, [], { connectionLimit: 1 });
+  const database = openDatabase(config.databaseUrl, [], { connectionLimit: 1 });
   try {
     return await runReseal(database.db, keyringOf({ ...settings, secretsKey: settings.secretsKey }), out);
   } finally {

@@ -2,7 +2,8 @@ import type { Database } from '../../db/client';
 import { sealedPage, type SealedRow } from '../../db/webhooks/sealing';
 import type { Logger } from '../logger';
 import { decryptSecret, keyId, SecretUnopenable, type Keyring } from './secrets';
-import { keyringOf, type WebhookSettings } from './settings';
+import { keyringOf } from './settings';
+import type { WebhookSettings } from '../config';
 
 const PAGE = 500;
 

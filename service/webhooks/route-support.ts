@@ -9,7 +9,8 @@ import { badRequest, MESSAGES, webhookNotFound, webhooksUnavailable } from '../e
 import { decodeSince, encodeSince } from '../http/tokens';
 import type { Attempt, Webhook } from './contract';
 import type { Keyring } from './secrets';
-import { keyringOf, type WebhookSettings } from './settings';
+import { keyringOf } from './settings';
+import type { WebhookSettings } from '../config';
 import { checkUrl, UrlRefused, type UrlPolicy } from './url-guard';
 
 /** Feed positions as partners hold them: tokens naming the history each number belongs to. */

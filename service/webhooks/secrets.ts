@@ -15,18 +15,6 @@ export function newSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`;
 }
 
-/** A key from WEBHOOK_SECRETS_KEY (or one of WEBHOOK_SECRETS_KEY_PREVIOUS): 32 bytes in base64 or hex, sealing secrets so a database dump alone does not reveal them. */
-export function parseSecretsKey(value: string | undefined, variable = 'WEBHOOK_SECRETS_KEY'): Buffer {
-  const text = (value ?? '').trim();
-  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-  if (key.length !== 32 || (!/^[0-9a-f]{64}$/i.test(text) && key.toString('base64') !== text)) {
-    throw new Error(
-      `${variable} must be 32 random bytes in base64 or hex, e.g. ${variable}=$(openssl rand -base64 32)`,
-    );
-  }
-  return key;
-}
-
 /**
  * The keys secrets are sealed under, as Active Record encryption keeps them: the current one seals,
  * every one opens what it sealed (the previous ones only during a rotation; docs/operations.md).

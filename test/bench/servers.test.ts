@@ -32,7 +32,7 @@ describe('bench: the webhook dispatcher runs as compose runs it', () => {
     });
     expect(
       dispatcherCommand(
-        'services:\n  webhook-dispatcher:\n    command: ["node", "--x=1", "dist/service/webhooks/dispatcher/main.js"]\n',
+        'services:\n  webhook-dispatcher:\n    command: ["node", "--x=1", "dist/dispatcher/main.js"]\n',
       ),
     ).toEqual({ launcher: [], nodeFlags: ['--x=1'] });
   });

@@ -4,7 +4,7 @@
  * the image runs it. The suites run once per gateway in gatewayKinds(): the same requests and the
  * same assertions through both. Tests talk HTTP to the gateway only.
  */
-import type { WebhookSettings } from '../../service/webhooks/settings';
+import type { WebhookSettings } from '../../service/config';
 import { findKong, startRealKong, type RealKong } from '../../harness/real-kong';
 import { startTestService, type TestService } from '../helpers/service';
 import {

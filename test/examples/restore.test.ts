@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { reportNewHistories } from '../../service/feed-history';
 import { createLogger } from '../../service/logger';
-import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher/dispatcher';
+import { startDispatcher, type Dispatcher } from '../../dispatcher/dispatcher';
 import { DEMO, startStack, type Stack } from '../e2e/support';
 import { dumpDatabase, loadDump } from '../helpers/backup';
 import { memoryLog } from '../helpers/service';

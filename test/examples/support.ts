@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { readChanges } from '../../db/jobs/change-feed';
 import type { Database } from '../../db/client';
-import type { WebhookSettings } from '../../service/webhooks/settings';
+import type { WebhookSettings } from '../../service/config';
 import { DEMO } from '../e2e/support';
 
 export const ROOT = path.resolve(__dirname, '..', '..');

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type * as _typeChecked from '../../examples/webhook-receiver'; // npm run lint type-checks the example
 import { signer } from '../../service/webhooks/signing';
 import { createLogger } from '../../service/logger';
-import { startDispatcher, type Dispatcher } from '../../service/webhooks/dispatcher/dispatcher';
+import { startDispatcher, type Dispatcher } from '../../dispatcher/dispatcher';
 import { DEMO, startStack, type Stack } from '../e2e/support';
 import { memoryLog } from '../helpers/service';
 import {

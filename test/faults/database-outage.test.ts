@@ -62,7 +62,7 @@ beforeAll(async () => {
       WEBHOOK_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
     },
-    'service/webhooks/dispatcher/main.ts',
+    'dispatcher/main.ts',
   );
   const running = () =>
     dispatcher

@@ -1,4 +1,4 @@
-import type { WebhookSettings } from '../../service/webhooks/settings';
+import type { WebhookSettings } from '../../service/config';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
 import { insertInBatches } from '../../db/seed';

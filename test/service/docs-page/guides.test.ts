@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import { GUIDES, GUIDES_DIR } from '../../../service/api/guides';
 import { openApiDocument } from '../../../service/api/openapi';
 import { ROUTES } from '../../../service/api/routes';
-import { loadWebhookSettings } from '../../../service/webhooks/settings';
+import { loadConfig } from '../../../service/config';
 import { startStack, type Stack } from '../../e2e/support';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
@@ -60,7 +60,7 @@ describe('one source', () => {
 
   test("production's served document lists the configured public address first", () => {
     const servers = openApiDocument(ROUTES, {
-      webhooks: loadWebhookSettings({}),
+      webhooks: loadConfig({}).webhooks,
       publicUrl: 'https://jobs-api.example.org',
     }).servers;
     expect(servers.map((s) => s.url)).toEqual(['https://jobs-api.example.org', 'http://127.0.0.1:8000']);
@@ -135,13 +135,13 @@ describe("the Keeping a mirror guide's shell loop", () => {
     // Webhooks as npm start has them: a secrets key, and http to loopback for the guide's receiver.
     stack = await startStack('docs_guides_loop', {
       webhooks: {
-        ...loadWebhookSettings({
+        ...loadConfig({
           WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'),
           WEBHOOK_ALLOW_HTTP: 'true',
           WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32',
           WEBHOOK_TIMEOUT_MS: '1000',
           WEBHOOK_LEASE_MS: '2000',
-        }),
+        }).webhooks,
       },
     });
     dir = mkdtempSync(path.join(os.tmpdir(), 'guide-loop-'));

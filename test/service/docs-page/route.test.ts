@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { apiDocument } from '../../../service/api/routes';
-import { loadWebhookSettings } from '../../../service/webhooks/settings';
+import { loadConfig } from '../../../service/config';
 import { DEMO, startStack, type Stack } from '../../e2e/support';
 import { send } from '../../local-gateway/support';
 
@@ -38,7 +38,7 @@ test('the page and the document are served without a key, and the service sees n
 
   const doc = await get('/docs/openapi.json', '127.0.0.2');
   expect(doc.status).toBe(200);
-  expect(doc.json).toEqual(JSON.parse(JSON.stringify(apiDocument({ webhooks: loadWebhookSettings({}) }))));
+  expect(doc.json).toEqual(JSON.parse(JSON.stringify(apiDocument({ webhooks: loadConfig({}).webhooks }))));
 
   const reached = stack.service.received.filter((r) => r.url.startsWith('/docs'));
   expect(reached.length).toBeGreaterThanOrEqual(3);

@@ -18,14 +18,14 @@ import { MESSAGES } from '../../../service/errors';
 import { createLogger } from '../../../service/logger';
 import { checkServiceKeyring } from '../../../service/webhooks/keyring-check';
 import { decryptSecret, encryptSecret, keyId, newSecret, sealedUnder } from '../../../service/webhooks/secrets';
-import { loadWebhookSettings } from '../../../service/webhooks/settings';
+import { loadConfig } from '../../../service/config';
 import { json, reader } from '../../helpers/consumers';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { buildDist } from '../../helpers/built';
 import { call, expectJsonError, serve } from '../../helpers/http';
 import { MINIMAL_JOB } from '../../helpers/job-bodies';
 import { memoryLog } from '../../helpers/service';
-import { startDispatcherProcess, type DispatcherProcess } from './dispatcher/dispatcher-process';
+import { startDispatcherProcess, type DispatcherProcess } from '../../dispatcher/dispatcher-process';
 
 const [OLD, NEW, STRANGER] = [randomBytes(32), randomBytes(32), randomBytes(32)];
 const OWNER = reader['X-Consumer-ID']!;
@@ -161,7 +161,7 @@ test('a keyring that opens some secrets starts; the subscription it cannot open 
       db: database.db,
       config: {},
       logger: createLogger('silent'),
-      webhooks: loadWebhookSettings(env([OLD])),
+      webhooks: loadConfig(env([OLD])).webhooks,
     }).callback(),
   );
   try {
@@ -189,7 +189,7 @@ test('a keyring that opens some secrets starts; the subscription it cannot open 
   expect(row).toMatchObject({ attempts: 0, status: 'active' });
   // The service started with that keyring says so once, naming the subscription.
   const logs: string[] = [];
-  await checkServiceKeyring(database.db, loadWebhookSettings(env([OLD])), createLogger('info', memoryLog(logs)));
+  await checkServiceKeyring(database.db, loadConfig(env([OLD])).webhooks, createLogger('info', memoryLog(logs)));
   expect(logs.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
     expect.objectContaining({ level: 40, unopenable: 1, of: 2, subscriptions: [closed.id] }),
   ]);
@@ -223,11 +223,11 @@ test('a keyring that opens none of the stored secrets: the dispatcher and the se
   const reason = `WEBHOOK_SECRETS_KEY cannot open the webhook secrets stored in the database: this keyring (WEBHOOK_SECRETS_KEY key id ${keyId(STRANGER)}; WEBHOOK_SECRETS_KEY_PREVIOUS key ids ${keyId(NEW)}) opens none of the 2 subscriptions' secrets, sealed under key id ${keyId(OLD)} (1), a key of the form before key ids (1)`;
   expect(refused.lines.map((line) => line.msg).join('\n')).toContain(reason);
   await expect(
-    checkServiceKeyring(database.db, loadWebhookSettings(env([STRANGER, NEW])), createLogger('silent')),
+    checkServiceKeyring(database.db, loadConfig(env([STRANGER, NEW])).webhooks, createLogger('silent')),
   ).rejects.toThrow(reason);
   // The right key in the ring, as previous: both start.
   await expect(
-    checkServiceKeyring(database.db, loadWebhookSettings(env([NEW, OLD])), createLogger('silent')),
+    checkServiceKeyring(database.db, loadConfig(env([NEW, OLD])).webhooks, createLogger('silent')),
   ).resolves.toBeUndefined();
 }, 20_000);
 

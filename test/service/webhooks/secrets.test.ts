@@ -7,11 +7,11 @@ import {
   encryptSecret,
   keyId,
   newSecret,
-  parseSecretsKey,
   SecretUnopenable,
   sealedUnder,
   sealedUnderCurrent,
 } from '../../../service/webhooks/secrets';
+import { parseSecretsKey } from '../../../service/config';
 import { retryDelay } from '../../../service/webhooks/settings';
 import { signer } from '../../../service/webhooks/signing';
 

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { WebhookSettings } from '../../../../service/webhooks/settings';
+import type { WebhookSettings } from '../../../../service/config';
 import { DEMO, gatewayKinds, send, startStackOn, type Stack } from '../../../e2e/support';
 
 const NO_GROUPS = 'demo-no-groups-4e9b2d71';

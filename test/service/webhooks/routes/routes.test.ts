@@ -11,7 +11,8 @@ import { createLogger } from '../../../../service/logger';
 import { decodeSince } from '../../../../service/http/tokens';
 import { runAdmin } from '../../../../service/commands/webhooks';
 import { decryptSecret } from '../../../../service/webhooks/secrets';
-import { loadWebhookSettings, type WebhookSettings } from '../../../../service/webhooks/settings';
+import type { WebhookSettings } from '../../../../service/config';
+import { loadConfig } from '../../../../service/config';
 import { consumerHeaders, json, reader, writer } from '../../../helpers/consumers';
 import { freshDatabase, type TestDatabase } from '../../../helpers/database';
 import { call, expectJsonError, serve, type Served } from '../../../helpers/http';
@@ -19,7 +20,7 @@ import { memoryLog } from '../../../helpers/service';
 
 const key = randomBytes(32);
 // Production's settings, with or without a secrets key.
-const settings = (secretsKey: Buffer | undefined): WebhookSettings => ({ ...loadWebhookSettings({}), secretsKey });
+const settings = (secretsKey: Buffer | undefined): WebhookSettings => ({ ...loadConfig({}).webhooks, secretsKey });
 const PUBLIC_URL = 'https://93.184.215.14/hooks';
 const NOT_PUBLIC = 'url must resolve only to public addresses';
 
@@ -155,7 +156,7 @@ test('the facts settings control are stated as set: the limit in the 409 and the
       db: database.db,
       config: {},
       logger: createLogger('silent'),
-      webhooks: loadWebhookSettings(env),
+      webhooks: loadConfig(env).webhooks,
     }).callback(),
   );
   try {

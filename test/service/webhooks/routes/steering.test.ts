@@ -12,7 +12,7 @@ import { testTarget } from '../../../../db/webhooks/subscriptions';
 import { createApp } from '../../../../service/app';
 import { createLogger } from '../../../../service/logger';
 import { decryptSecret } from '../../../../service/webhooks/secrets';
-import type { WebhookSettings } from '../../../../service/webhooks/settings';
+import type { WebhookSettings } from '../../../../service/config';
 import { signer } from '../../../../service/webhooks/signing';
 import { json, reader, writer } from '../../../helpers/consumers';
 import { freshDatabase, type TestDatabase } from '../../../helpers/database';

@@ -1,8 +1,8 @@
-import type { Database } from '../../../db/client';
-import { readChangeEvents, type ChangeEvent } from '../../../db/jobs/change-feed';
-import { readLineage } from '../../../db/jobs/change-history';
-import { lastSequenced } from '../../../db/jobs/change-numbering';
-import type { EventType } from '../../../domain/webhook';
+import type { Database } from '../db/client';
+import { readChangeEvents, type ChangeEvent } from '../db/jobs/change-feed';
+import { readLineage } from '../db/jobs/change-history';
+import { lastSequenced } from '../db/jobs/change-numbering';
+import type { EventType } from '../domain/webhook';
 import { eventBody, eventId, eventType } from './events';
 
 /** A feed entry with its delivery body, made once for every subscription that is sent it. */

@@ -1,4 +1,4 @@
-import type { Logger } from '../../logger';
+import type { Logger } from '../service/logger';
 
 /** Skew past which the host's clock is reported: receivers commonly refuse timestamps five minutes off. */
 export const SKEW_WARN_MS = 30_000;

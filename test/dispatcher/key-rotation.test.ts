@@ -11,26 +11,26 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { storeJob } from '../../../../db/jobs/job-store';
-import { createSubscription } from '../../../../db/webhooks/subscriptions';
-import { createApp } from '../../../../service/app';
-import { runAdmin } from '../../../../service/commands/webhooks';
-import { createLogger } from '../../../../service/logger';
-import { checkServiceKeyring } from '../../../../service/webhooks/keyring-check';
-import { encryptSecret, keyId, newSecret, sealedUnder } from '../../../../service/webhooks/secrets';
-import { loadWebhookSettings } from '../../../../service/webhooks/settings';
-import { json, reader } from '../../../helpers/consumers';
-import { freshDatabase, type TestDatabase } from '../../../helpers/database';
-import { call, serve, type Served } from '../../../helpers/http';
-import { buildDist } from '../../../helpers/built';
-import { MINIMAL_JOB } from '../../../helpers/job-bodies';
+import { storeJob } from '../../db/jobs/job-store';
+import { createSubscription } from '../../db/webhooks/subscriptions';
+import { createApp } from '../../service/app';
+import { runAdmin } from '../../service/commands/webhooks';
+import { createLogger } from '../../service/logger';
+import { checkServiceKeyring } from '../../service/webhooks/keyring-check';
+import { encryptSecret, keyId, newSecret, sealedUnder } from '../../service/webhooks/secrets';
+import { loadConfig } from '../../service/config';
+import { json, reader } from '../helpers/consumers';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { call, serve, type Served } from '../helpers/http';
+import { buildDist } from '../helpers/built';
+import { MINIMAL_JOB } from '../helpers/job-bodies';
 import { startDispatcherProcess, type DispatcherProcess } from './dispatcher-process';
 
 const SUBSCRIPTIONS = 40;
 const CHANGE_EVERY_MS = 200;
 const GIVE_UP_MS = 15_000;
 const [OLD, NEW] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
-const page = readFileSync(path.join(__dirname, '..', '..', '..', '..', 'docs', 'operations.md'), 'utf8');
+const page = readFileSync(path.join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
 
 let database: TestDatabase;
 let receiver: http.Server;
@@ -81,11 +81,10 @@ async function restartDispatchers(env: Record<string, string>): Promise<void> {
 
 /** Restarts the service with `env`, checking its keyring at start-up as runService does. */
 async function restartService(env: Record<string, string>): Promise<void> {
-  const webhooks = loadWebhookSettings({ ...common(), ...env });
+  const webhooks = loadConfig({ ...common(), ...env }).webhooks;
   await checkServiceKeyring(database.db, webhooks, createLogger('silent'));
-  const next = await serve(
-    createApp({ db: database.db, config: {}, logger: createLogger('silent'), webhooks }).callback(),
-  );
+  const callback = createApp({ db: database.db, config: {}, logger: createLogger('silent'), webhooks }).callback();
+  const next = await serve((req, res) => void callback(req, res));
   await service?.close();
   service = next;
 }

@@ -1,6 +1,6 @@
-import type { ChangeEvent } from '../../../db/jobs/change-feed';
-import type { EventType } from '../../../domain/webhook';
-import { encodeSince } from '../../http/tokens';
+import type { ChangeEvent } from '../db/jobs/change-feed';
+import type { EventType } from '../domain/webhook';
+import { encodeSince } from '../service/http/tokens';
 
 /** An event's id: its feed position with its history, so every retry and replay of it carries the same one, and no other change ever does (a restore starts a new history). */
 export const eventId = (event: Pick<ChangeEvent, 'history' | 'seq'>) => `evt_${event.history}_${event.seq}`;

@@ -9,22 +9,17 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { sequencePendingChanges } from '../../../../db/jobs/change-numbering';
-import { storeJob } from '../../../../db/jobs/job-store';
-import {
-  createSubscription,
-  disableSubscription,
-  replayFrom,
-  rotateSecret,
-} from '../../../../db/webhooks/subscriptions';
-import { createLogger } from '../../../../service/logger';
-import { startDispatcher, type Dispatcher } from '../../../../service/webhooks/dispatcher/dispatcher';
-import { encryptSecret, newSecret } from '../../../../service/webhooks/secrets';
-import { freshDatabase, type TestDatabase } from '../../../helpers/database';
-import { memoryLog } from '../../../helpers/service';
-import { MINIMAL_JOB } from '../../../helpers/job-bodies';
+import { sequencePendingChanges } from '../../db/jobs/change-numbering';
+import { storeJob } from '../../db/jobs/job-store';
+import { createSubscription, disableSubscription, replayFrom, rotateSecret } from '../../db/webhooks/subscriptions';
+import { createLogger } from '../../service/logger';
+import { startDispatcher, type Dispatcher } from '../../dispatcher/dispatcher';
+import { encryptSecret, newSecret } from '../../service/webhooks/secrets';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { memoryLog } from '../helpers/service';
+import { MINIMAL_JOB } from '../helpers/job-bodies';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 const REGISTER_TS = path.join(ROOT, 'test', 'helpers', 'register-ts.js');
 const secretsKey = randomBytes(32);
 const settings = { LEASE: 2000, TIMEOUT: 1000 };
@@ -41,7 +36,7 @@ interface Arrival {
 }
 const arrivals: Arrival[] = [];
 let onArrival: ((arrival: Arrival) => Promise<void> | void) | undefined;
-let answerAfterMs = 200;
+const answerAfterMs = 200;
 
 beforeEach(async () => {
   database = await freshDatabase('webhook_fencing');
@@ -50,7 +45,7 @@ beforeEach(async () => {
   server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', async () => {
+    req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const arrival = {
         at: Date.now(),
@@ -60,8 +55,7 @@ beforeEach(async () => {
       };
       arrivals.push(arrival);
       // The owner's action lands while this POST is in flight.
-      await onArrival?.(arrival);
-      setTimeout(() => res.writeHead(204).end(), answerAfterMs);
+      void Promise.resolve(onArrival?.(arrival)).then(() => setTimeout(() => res.writeHead(204).end(), answerAfterMs));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -92,11 +86,11 @@ const env = () => ({
 });
 
 function dispatcherProcess(): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')],
-    { cwd: ROOT, env: env(), stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'dispatcher', 'main.ts')], {
+    cwd: ROOT,
+    env: env(),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(child);
   return child;
 }

@@ -6,19 +6,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { sequencePendingChanges } from '../../../../db/jobs/change-numbering';
-import { storeJob } from '../../../../db/jobs/job-store';
-import { findSubscription, createSubscription } from '../../../../db/webhooks/subscriptions';
-import { createLogger } from '../../../../service/logger';
-import { startDispatcher, type Dispatcher } from '../../../../service/webhooks/dispatcher/dispatcher';
-import { runDispatcher } from '../../../../service/webhooks/dispatcher/main';
-import { createDispatcherMetrics } from '../../../../service/webhooks/dispatcher/metrics';
-import { deliveryAgent, postEvent } from '../../../../service/webhooks/post';
-import { encryptSecret, newSecret } from '../../../../service/webhooks/secrets';
-import type { WebhookSettings } from '../../../../service/webhooks/settings';
-import { freshDatabase, type TestDatabase } from '../../../helpers/database';
-import { memoryLog } from '../../../helpers/service';
-import { MINIMAL_JOB } from '../../../helpers/job-bodies';
+import { sequencePendingChanges } from '../../db/jobs/change-numbering';
+import { storeJob } from '../../db/jobs/job-store';
+import { createSubscription } from '../../db/webhooks/subscriptions';
+import { createLogger } from '../../service/logger';
+import { startDispatcher, type Dispatcher } from '../../dispatcher/dispatcher';
+import { runDispatcher } from '../../dispatcher/main';
+import { createDispatcherMetrics } from '../../dispatcher/metrics';
+import { deliveryAgent, postEvent } from '../../service/webhooks/post';
+import { encryptSecret, newSecret } from '../../service/webhooks/secrets';
+import type { WebhookSettings } from '../../service/config';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { memoryLog } from '../helpers/service';
+import { MINIMAL_JOB } from '../helpers/job-bodies';
 
 const LOOPBACK = { allowHttp: true, allowed: ['127.0.0.1/32'] };
 const secretsKey = randomBytes(32);
@@ -40,7 +40,10 @@ async function receiver(answer: (req: http.IncomingMessage, res: http.ServerResp
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((one) => one.stop()));
-  for (const server of servers.splice(0)) (server.closeAllConnections(), server.close());
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
   await database?.close();
   database = undefined;
 });

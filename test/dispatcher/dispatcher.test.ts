@@ -9,31 +9,31 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import mysql from 'mysql2/promise';
-import { connectionOptions } from '../../../../db/client';
-import { readChangeEvents, readChanges } from '../../../../db/jobs/change-feed';
-import { sequencePendingChanges } from '../../../../db/jobs/change-numbering';
-import { storeJob } from '../../../../db/jobs/job-store';
-import { claimDue, recordProgress } from '../../../../db/webhooks/delivery';
+import { connectionOptions } from '../../db/client';
+import { readChangeEvents, readChanges } from '../../db/jobs/change-feed';
+import { sequencePendingChanges } from '../../db/jobs/change-numbering';
+import { storeJob } from '../../db/jobs/job-store';
+import { claimDue, recordProgress } from '../../db/webhooks/delivery';
 import {
   createSubscription,
   disableSubscription,
   findSubscription,
   replayFrom,
   rotateSecret,
-} from '../../../../db/webhooks/subscriptions';
-import { webhookSubscriptions } from '../../../../db/webhooks/schema';
-import { signingKey } from '../../../../db/signing-key';
-import { decodeSince } from '../../../../service/http/tokens';
-import { createLogger } from '../../../../service/logger';
-import { startDispatcher, type Dispatcher } from '../../../../service/webhooks/dispatcher/dispatcher';
-import { feedWindow } from '../../../../service/webhooks/dispatcher/feed-window';
-import { createDispatcherMetrics } from '../../../../service/webhooks/dispatcher/metrics';
-import { encryptSecret, newSecret } from '../../../../service/webhooks/secrets';
-import type { WebhookSettings } from '../../../../service/webhooks/settings';
-import { freshDatabase, type TestDatabase } from '../../../helpers/database';
-import { memoryLog } from '../../../helpers/service';
-import { MINIMAL_JOB } from '../../../helpers/job-bodies';
-import { receiverUnavailable, startReceiver, verified, type Receiver } from '../receivers';
+} from '../../db/webhooks/subscriptions';
+import { webhookSubscriptions } from '../../db/webhooks/schema';
+import { signingKey } from '../../db/signing-key';
+import { decodeSince } from '../../service/http/tokens';
+import { createLogger } from '../../service/logger';
+import { startDispatcher, type Dispatcher } from '../../dispatcher/dispatcher';
+import { feedWindow } from '../../dispatcher/feed-window';
+import { createDispatcherMetrics } from '../../dispatcher/metrics';
+import { encryptSecret, newSecret } from '../../service/webhooks/secrets';
+import type { WebhookSettings } from '../../service/config';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { memoryLog } from '../helpers/service';
+import { MINIMAL_JOB } from '../helpers/job-bodies';
+import { receiverUnavailable, startReceiver, verified, type Receiver } from '../service/webhooks/receivers';
 
 const why = receiverUnavailable();
 const inNamespaces = why ? test.skip : test;
@@ -94,7 +94,7 @@ const job = (title: string, status = 'active') =>
     'writer',
   ).then((stored) => stored.id);
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -443,7 +443,7 @@ inNamespaces(
     );
     expect(await disableSubscription(database.db, id, 'stopped by an operator')).toBe(true);
     const failed = await until(
-      async () => logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line)),
+      () => logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line)),
       (lines) => lines.length > 0,
     );
     expect(failed).toEqual([expect.stringContaining('after the lease was lost')]);

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { SubscriptionLag } from '../../../db/webhooks/delivery';
+import type { SubscriptionLag } from '../db/webhooks/delivery';
 
 export type DeliveryOutcome = 'delivered' | 'failed' | 'refused' | 'disabled';
 

@@ -1,5 +1,5 @@
 /**
- * A dispatcher as production runs it (service/webhooks/dispatcher/main.ts in its own process), with its
+ * A dispatcher as production runs it (dispatcher/main.ts in its own process), with its
  * log lines kept and its metrics URL read from its start-up line; stop() is SIGTERM, as a restart sends.
  * Used where a test restarts dispatchers with new settings (a sealing key rotation).
  */
@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 const REGISTER_TS = path.join(ROOT, 'test', 'helpers', 'register-ts.js');
 
 export interface DispatcherProcess {
@@ -28,8 +28,8 @@ export async function startDispatcherProcess(
   { built = false } = {},
 ): Promise<DispatcherProcess> {
   const argv = built
-    ? [path.join(ROOT, 'dist', 'service', 'webhooks', 'dispatcher', 'main.js')]
-    : ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')];
+    ? [path.join(ROOT, 'dist', 'dispatcher', 'main.js')]
+    : ['-r', REGISTER_TS, path.join(ROOT, 'dispatcher', 'main.ts')];
   const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', WEBHOOK_METRICS_PORT: '0', ...env },
@@ -38,7 +38,7 @@ export async function startDispatcherProcess(
   const lines: DispatcherProcess['lines'] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const running = new Promise<void>((resolve) => {
-    for (const stream of [child.stdout!, child.stderr!]) {
+    for (const stream of [child.stdout, child.stderr]) {
       readline.createInterface({ input: stream }).on('line', (line) => {
         let parsed: DispatcherProcess['lines'][number];
         try {

@@ -9,16 +9,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { readChanges } from '../../../../db/jobs/change-feed';
-import type { WebhookSettings } from '../../../../service/webhooks/settings';
-import { DEMO, startStack, type Stack } from '../../../e2e/support';
-import { receiverUnavailable, startReceiver, verified, type Receiver } from '../receivers';
+import { readChanges } from '../../db/jobs/change-feed';
+import type { WebhookSettings } from '../../service/config';
+import { DEMO, startStack, type Stack } from '../e2e/support';
+import { receiverUnavailable, startReceiver, verified, type Receiver } from '../service/webhooks/receivers';
 
 const why = receiverUnavailable();
 const inNamespaces = why ? test.skip : test;
 if (why) console.warn(`webhook mirror under faults: not run here: ${why}`);
 
-const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 const REGISTER_TS = path.join(ROOT, 'test', 'helpers', 'register-ts.js');
 const secretsKey = randomBytes(32);
 const WORKLOAD_MS = 60_000;
@@ -33,28 +33,24 @@ const dispatchers = new Set<ChildProcess>();
 
 function startDispatcherProcess(allowed: string[]): ChildProcess | undefined {
   if (over) return undefined;
-  const child = spawn(
-    process.execPath,
-    ['-r', REGISTER_TS, path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts')],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: stack.service.database.url,
-        LOG_LEVEL: 'warn',
-        WEBHOOK_SECRETS_KEY: secretsKey.toString('base64'),
-        WEBHOOK_ALLOW_HTTP: 'true',
-        WEBHOOK_ALLOWED_ADDRESSES: allowed.join(','),
-        WEBHOOK_RETRY_FIRST_MS: '200',
-        WEBHOOK_RETRY_MAX_MS: '2000',
-        WEBHOOK_LEASE_MS: '4000',
-        WEBHOOK_TIMEOUT_MS: '2000',
-        WEBHOOK_POLL_MS: '100',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'dispatcher', 'main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: stack.service.database.url,
+      LOG_LEVEL: 'warn',
+      WEBHOOK_SECRETS_KEY: secretsKey.toString('base64'),
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOWED_ADDRESSES: allowed.join(','),
+      WEBHOOK_RETRY_FIRST_MS: '200',
+      WEBHOOK_RETRY_MAX_MS: '2000',
+      WEBHOOK_LEASE_MS: '4000',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_POLL_MS: '100',
     },
-  );
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   dispatchers.add(child);
   child.once('exit', () => dispatchers.delete(child));
   return child;

@@ -8,13 +8,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { randomBytes } from 'node:crypto';
-import { storeJob } from '../../../../db/jobs/job-store';
-import { createSubscription } from '../../../../db/webhooks/subscriptions';
-import { encryptSecret, newSecret } from '../../../../service/webhooks/secrets';
-import { freshDatabase, type TestDatabase } from '../../../helpers/database';
-import { MINIMAL_JOB } from '../../../helpers/job-bodies';
+import { storeJob } from '../../db/jobs/job-store';
+import { createSubscription } from '../../db/webhooks/subscriptions';
+import { encryptSecret, newSecret } from '../../service/webhooks/secrets';
+import { freshDatabase, type TestDatabase } from '../helpers/database';
+import { MINIMAL_JOB } from '../helpers/job-bodies';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 const REGISTER_TS = path.join(ROOT, 'test', 'helpers', 'register-ts.js');
 const PARTNERS = 40;
 const PER_PARTNER = 5;
@@ -51,7 +51,7 @@ test('200 subscriptions, two dispatchers, 400 deliveries a second: every healthy
   const receivers = node(path.join(__dirname, 'many-receivers.ts'), [String(PARTNERS * PER_PARTNER), String(FAILING)]);
   const arrivals = new Map<number, Array<{ sequence: number; latency: number; status: number }>>();
   const ports = await new Promise<number[]>((resolve) => {
-    readline.createInterface({ input: receivers.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: receivers.stdout }).on('line', (line) => {
       if (line.startsWith('{')) return resolve((JSON.parse(line) as { ports: number[] }).ports);
       const [port, sequence, at, timestamp, status] = line.split(' ').map(Number) as [
         number,
@@ -89,7 +89,7 @@ test('200 subscriptions, two dispatchers, 400 deliveries a second: every healthy
     WEBHOOK_RETRY_FIRST_MS: '200',
     WEBHOOK_RETRY_MAX_MS: '2000',
   };
-  for (let n = 0; n < 2; n++) node(path.join(ROOT, 'service', 'webhooks', 'dispatcher', 'main.ts'), [], env);
+  for (let n = 0; n < 2; n++) node(path.join(ROOT, 'dispatcher', 'main.ts'), [], env);
   await sleep(3000);
 
   let created = 0;

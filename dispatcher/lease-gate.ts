@@ -1,5 +1,5 @@
-import type { Database } from '../../../db/client';
-import { leasesHeld, type Lease } from '../../../db/webhooks/delivery';
+import type { Database } from '../db/client';
+import { leasesHeld, type Lease } from '../db/webhooks/delivery';
 
 export interface LeaseGate {
   /** Resolves true when a read begun after this call finds the lease still held as claimed. */

@@ -1,6 +1,6 @@
-import type { Database } from '../../../db/client';
-import type { AttemptRecord } from '../../../db/webhooks/attempts';
-import { recordProgress, type Lease, type Progress } from '../../../db/webhooks/delivery';
+import type { Database } from '../db/client';
+import type { AttemptRecord } from '../db/webhooks/attempts';
+import { recordProgress, type Lease, type Progress } from '../db/webhooks/delivery';
 
 /** How often a dispatcher writes its walks' positions and attempts: one transaction for all of them. */
 export const FLUSH_MS = 250;

@@ -1,19 +1,19 @@
-// The webhook dispatcher's process (compose webhook-dispatcher; npm start runs one too); settings in service/webhooks/settings.ts.
-import { describeDatabaseUrl, openDatabase } from '../../../db/client';
-import { migrateDatabase, startupDatabaseError } from '../../../db/migrate';
-import { loadConfig } from '../../config';
-import { reportNewHistories } from '../../feed-history';
-import { createLogger, flushNow, type Logger } from '../../logger';
-import { serveMetrics, type MetricsServer } from '../../metrics-server';
-import { logMigrations, runProcess } from '../../process';
-import { DATABASE_UP_GAUGES, watchDatabase } from '../../../db/reachability';
-import { clearUnopenable, showUnopenable } from '../../../db/webhooks/sealing';
-import type { Database } from '../../../db/client';
-import { describeKeyring, proveKeyring } from '../keyring-check';
-import type { Keyring } from '../secrets';
+// The webhook dispatcher's process (compose webhook-dispatcher; npm start runs one too); its settings come from service/config.ts, as the service's do.
+import { describeDatabaseUrl, openDatabase } from '../db/client';
+import { migrateDatabase, startupDatabaseError } from '../db/migrate';
+import { loadConfig } from '../service/config';
+import { reportNewHistories } from '../service/feed-history';
+import { createLogger, flushNow, type Logger } from '../service/logger';
+import { serveMetrics, type MetricsServer } from '../service/metrics-server';
+import { logMigrations, runProcess } from '../service/process';
+import { DATABASE_UP_GAUGES, watchDatabase } from '../db/reachability';
+import { clearUnopenable, showUnopenable } from '../db/webhooks/sealing';
+import type { Database } from '../db/client';
+import { describeKeyring, proveKeyring } from '../service/webhooks/keyring-check';
+import type { Keyring } from '../service/webhooks/secrets';
 import { startDispatcher } from './dispatcher';
 import { createDispatcherMetrics } from './metrics';
-import { keyringOf, loadWebhookSettings } from '../settings';
+import { keyringOf } from '../service/webhooks/settings';
 
 export interface RunningDispatcher {
   logger: Logger;
@@ -23,17 +23,13 @@ export interface RunningDispatcher {
 
 export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promise<RunningDispatcher> {
   const config = loadConfig(env);
-  const settings = loadWebhookSettings(env);
-  if (!settings.secretsKey)
+  const { secretsKey } = config.webhooks;
+  if (!secretsKey)
     throw new Error(
       "WEBHOOK_SECRETS_KEY is not set: the dispatcher cannot sign without the subscriptions' secrets (e.g. WEBHOOK_SECRETS_KEY=$(openssl rand -base64 32), the same value the service has)",
     );
-  const metricsPort =
-    env.WEBHOOK_METRICS_PORT === undefined || env.WEBHOOK_METRICS_PORT === ''
-      ? undefined
-      : Number(env.WEBHOOK_METRICS_PORT);
-  if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535))
-    throw new Error('Invalid configuration: WEBHOOK_METRICS_PORT must be a port number (0-65535)');
+  const settings = { ...config.webhooks, secretsKey };
+  const metricsPort = config.webhookMetricsPort;
   const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
   reportNewHistories(logger);
   try {
@@ -42,14 +38,14 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
       await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }),
     );
   } catch (error) {
-    throw new Error(startupDatabaseError(config.databaseUrl, error));
+    throw new Error(startupDatabaseError(config.databaseUrl, error), { cause: error });
   }
   const database = openDatabase(config.databaseUrl, [], {
     connectionLimit: 10,
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
   });
-  const keyring = keyringOf({ ...settings, secretsKey: settings.secretsKey });
+  const keyring = keyringOf(settings);
   let unopenable: string[];
   try {
     unopenable = await checkKeyring(database.db, keyring, logger);
@@ -78,7 +74,7 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   }
   const dispatcher = startDispatcher({
     db: database.db,
-    settings: { ...settings, secretsKey: settings.secretsKey },
+    settings,
     logger,
     metrics,
     reachability,
