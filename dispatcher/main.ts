@@ -1,18 +1,19 @@
 // The webhook dispatcher's process (compose webhook-dispatcher; npm start runs one too); its settings come from service/config.ts, as the service's do.
 import { describeDatabaseUrl, openDatabase } from '../db/client';
 import { migrateDatabase, startupDatabaseError } from '../db/migrate';
-import { loadConfig } from '../service/config';
+import { loadConfig, type Config } from '../service/config';
 import { reportNewHistories } from '../service/feed-history';
 import { createLogger, flushNow, type Logger } from '../service/logger';
 import { serveMetrics, type MetricsServer } from '../service/metrics-server';
 import { logMigrations, runProcess } from '../service/process';
-import { DATABASE_UP_GAUGES, watchDatabase } from '../db/reachability';
+import { DATABASE_UP_GAUGES, watchDatabase, type Reachability } from '../db/reachability';
 import { clearUnopenable, showUnopenable } from '../db/webhooks/sealing';
 import type { Database } from '../db/client';
 import { describeKeyring, proveKeyring } from '../service/webhooks/keyring-check';
 import type { Keyring } from '../service/webhooks/secrets';
 import { startDispatcher } from './dispatcher';
-import { createDispatcherMetrics } from './metrics';
+import { createDispatcherMetrics, type DispatcherMetrics } from './metrics';
+import type { DispatcherSettings } from './run';
 import { keyringOf } from '../service/webhooks/settings';
 
 export interface RunningDispatcher {
@@ -21,25 +22,13 @@ export interface RunningDispatcher {
   stop(): Promise<void>;
 }
 
+/** Starts as the service does: the one configuration, the migration, the database; then the key check, metrics and the loop. */
 export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promise<RunningDispatcher> {
   const config = loadConfig(env);
-  const { secretsKey } = config.webhooks;
-  if (!secretsKey)
-    throw new Error(
-      "WEBHOOK_SECRETS_KEY is not set: the dispatcher cannot sign without the subscriptions' secrets (e.g. WEBHOOK_SECRETS_KEY=$(openssl rand -base64 32), the same value the service has)",
-    );
-  const settings = { ...config.webhooks, secretsKey };
-  const metricsPort = config.webhookMetricsPort;
+  const settings = signingSettings(config);
   const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
   reportNewHistories(logger);
-  try {
-    logMigrations(
-      logger,
-      await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }),
-    );
-  } catch (error) {
-    throw new Error(startupDatabaseError(config.databaseUrl, error), { cause: error });
-  }
+  await migrate(config, logger);
   const database = openDatabase(config.databaseUrl, [], {
     connectionLimit: 10,
     connectTimeoutMs: config.dbConnectTimeoutMs,
@@ -47,39 +36,16 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   });
   const keyring = keyringOf(settings);
   let unopenable: string[];
+  let watched: Watched;
   try {
     unopenable = await checkKeyring(database.db, keyring, logger);
+    watched = await watch(config, logger);
   } catch (error) {
     await database.close();
     throw error;
   }
-  const metrics = metricsPort === undefined ? undefined : createDispatcherMetrics();
-  // An outage is one line and webhook_dispatcher_database_up 0, which compose's health check reads.
-  const reachability = watchDatabase({
-    url: config.databaseUrl,
-    logger,
-    registry: metrics?.registry,
-    gauge: DATABASE_UP_GAUGES.dispatcher,
-    failures: 'dispatcher ticks failed',
-  });
-  let metricsServer: MetricsServer | undefined;
-  if (metrics) {
-    try {
-      metricsServer = await serveMetrics(metrics.registry, metricsPort!, config.host);
-    } catch (error) {
-      reachability.stop();
-      await database.close();
-      throw error;
-    }
-  }
-  const dispatcher = startDispatcher({
-    db: database.db,
-    settings,
-    logger,
-    metrics,
-    reachability,
-    unopenable,
-  });
+  const { metrics, reachability, metricsServer } = watched;
+  const dispatcher = startDispatcher({ db: database.db, settings, logger, metrics, reachability, unopenable });
   logger.info(
     {
       owner: dispatcher.owner,
@@ -104,6 +70,58 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
       flushNow(logger);
     },
   };
+}
+
+/** The webhook settings with the sealing key, without which there is nothing to sign with. */
+function signingSettings(config: Config): DispatcherSettings {
+  const { secretsKey } = config.webhooks;
+  if (!secretsKey)
+    throw new Error(
+      "WEBHOOK_SECRETS_KEY is not set: the dispatcher cannot sign without the subscriptions' secrets (e.g. WEBHOOK_SECRETS_KEY=$(openssl rand -base64 32), the same value the service has)",
+    );
+  return { ...config.webhooks, secretsKey };
+}
+
+async function migrate(config: Config, logger: Logger): Promise<void> {
+  try {
+    logMigrations(
+      logger,
+      await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }),
+    );
+  } catch (error) {
+    throw new Error(startupDatabaseError(config.databaseUrl, error), { cause: error });
+  }
+}
+
+interface Watched {
+  metrics?: DispatcherMetrics;
+  reachability: Reachability;
+  metricsServer?: MetricsServer;
+}
+
+/** The database's reachability, and the metrics listener when WEBHOOK_METRICS_PORT is set. */
+async function watch(config: Config, logger: Logger): Promise<Watched> {
+  const port = config.webhookMetricsPort;
+  const metrics = port === undefined ? undefined : createDispatcherMetrics();
+  // An outage is one line and webhook_dispatcher_database_up 0, which compose's health check reads.
+  const reachability = watchDatabase({
+    url: config.databaseUrl,
+    logger,
+    registry: metrics?.registry,
+    gauge: DATABASE_UP_GAUGES.dispatcher,
+    failures: 'dispatcher ticks failed',
+  });
+  if (!metrics || port === undefined) return { reachability };
+  try {
+    return {
+      metrics,
+      reachability,
+      metricsServer: await serveMetrics(metrics.registry, port, config.host),
+    };
+  } catch (error) {
+    reachability.stop();
+    throw error;
+  }
 }
 
 /**
