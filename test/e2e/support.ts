@@ -59,7 +59,7 @@ interface StackOptions {
   gateway?: { upstreamConnections?: number };
   /** The service's PUBLIC_URL is this gateway's address (the reference page's first server). */
   publicUrlIsGateway?: boolean;
-  /** The service's webhook settings (service/webhooks/settings.ts). */
+  /** The service's webhook settings (service/config.ts). */
   webhooks?: WebhookSettings;
 }
 
