@@ -95,10 +95,10 @@ const refusal = (tag: string) =>
   `Refusing to migrate, nothing applied: ${tag} drops a column (ALTER TABLE jobs DROP COLUMN title;) and has no "-- contract-of:" line; once the release before it no longer reads what it removes, start its file with "-- contract-of: <the earlier migration that expanded>" (docs/operations.md, "Upgrades").`;
 
 test('npm run db:migrate refuses a hand-written DROP COLUMN without its contract-of line: one line, exit code 1, nothing applied (not even the expand pending before it)', async () => {
-  write('0100_add_remote_policy', 'ALTER TABLE `jobs` ADD `remote_policy` varchar(20);');
-  write('0101_drop_title', 'ALTER TABLE jobs DROP COLUMN title;');
+  write('0019_add_remote_policy', 'ALTER TABLE `jobs` ADD `remote_policy` varchar(20);');
+  write('0020_drop_title', 'ALTER TABLE jobs DROP COLUMN title;');
   const result = migrate();
-  expect(result).toEqual({ status: 1, stdout: '', stderrLines: [refusal('0101_drop_title')] });
+  expect(result).toEqual({ status: 1, stdout: '', stderrLines: [refusal('0020_drop_title')] });
   expect(await titleColumn()).toBe(1);
   expect(await appliedCount()).toBe(knownMigrations().length);
   const [added] = await root.query<mysql.RowDataPacket[]>(
@@ -109,30 +109,34 @@ test('npm run db:migrate refuses a hand-written DROP COLUMN without its contract
 }, 60_000);
 
 test('with "-- contract-of:" naming an earlier migration, the same DROP COLUMN is applied', async () => {
-  write('0101_drop_title', `-- contract-of: ${newest.tag}\nALTER TABLE jobs DROP COLUMN title;`);
+  write('0019_drop_title', `-- contract-of: ${newest.tag}\nALTER TABLE jobs DROP COLUMN title;`);
   const result = migrate();
   expect(result.status).toBe(0);
-  expect(result.stdout).toMatch(/^Applied 0101_drop_title in \d+ ms\n/);
+  expect(result.stdout).toMatch(/^Applied 0019_drop_title in \d+ ms\n/);
   expect(await titleColumn()).toBe(0);
   expect(await appliedCount()).toBe(knownMigrations().length + 1);
 }, 60_000);
 
 test('a migration file the journal does not list is refused, not skipped', async () => {
-  write('0101_add_remote_policy', 'ALTER TABLE `jobs` ADD `remote_policy` varchar(20);', { journalled: false });
+  write('0019_add_remote_policy', 'ALTER TABLE `jobs` ADD `remote_policy` varchar(20);', { journalled: false });
   const result = migrate();
   expect(result.status).toBe(1);
   expect(result.stderrLines).toEqual([
     expect.stringMatching(
-      /^Refusing to migrate, nothing applied: 0101_add_remote_policy\.sql is not in meta\/_journal\.json, so drizzle would skip it; write a migration with npm run db:generate/,
+      /^Refusing to migrate, nothing applied: 0019_add_remote_policy\.sql is not in meta\/_journal\.json, so drizzle would skip it; write a migration with npm run db:generate/,
     ),
   ]);
   expect(await appliedCount()).toBe(knownMigrations().length);
 }, 60_000);
 
 test('the service refuses to start on the same migration, with the same one line, and applies nothing', async () => {
-  write('0101_drop_title', 'ALTER TABLE jobs DROP COLUMN title;');
+  write('0019_drop_title', 'ALTER TABLE jobs DROP COLUMN title;');
   const result = run('service/server.js');
-  expect(result).toEqual({ status: 1, stdout: '', stderrLines: [refusal('0101_drop_title')] });
+  expect(result).toEqual({ status: 1, stdout: '', stderrLines: [refusal('0019_drop_title')] });
   expect(await titleColumn()).toBe(1);
   expect(await appliedCount()).toBe(knownMigrations().length);
 }, 60_000);
+
+test('docs/operations.md shows the refusal as the migrator prints it', () => {
+  expect(readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8')).toContain(`\n${refusal('0019_drop_title')}\n`);
+});
