@@ -89,11 +89,22 @@ export function unjournalledMigrations(folder: string): string[] {
     .sort();
 }
 
+/** The files the folder's journal lists that are not there. */
+function missingMigrations(folder: string): string[] {
+  const files = new Set(readdirSync(folder));
+  return readJournal(folder)
+    .entries.map((entry) => `${entry.tag}.sql`)
+    .filter((file) => !files.has(file));
+}
+
 /** Why the migrator refuses the folder, in one line for the operator; undefined when it may migrate. */
 export function migrationRefusal(folder: string): string | undefined {
   const [file] = unjournalledMigrations(folder);
   if (file !== undefined)
     return `Refusing to migrate, nothing applied: ${file} is not in meta/_journal.json, so drizzle would skip it; write a migration with npm run db:generate (npx drizzle-kit generate --custom --name <name> for hand-written SQL), or remove the file.`;
+  const [missing] = missingMigrations(folder);
+  if (missing !== undefined)
+    return `Refusing to migrate, nothing applied: meta/_journal.json lists ${missing}, which is not in the migrations folder; deploy the release's db/migrations whole.`;
   const [unsafe] = unsafeMigrations(folder);
   if (unsafe === undefined) return undefined;
   const why =

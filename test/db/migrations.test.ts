@@ -84,6 +84,14 @@ describe('expand/contract', () => {
     );
   });
 
+  test('a migration the journal lists whose file is missing is named', () => {
+    add('9999_lost', 'SELECT 1;');
+    rmSync(path.join(dir, '9999_lost.sql'));
+    expect(migrationRefusal(dir)).toBe(
+      "Refusing to migrate, nothing applied: meta/_journal.json lists 9999_lost.sql, which is not in the migrations folder; deploy the release's db/migrations whole.",
+    );
+  });
+
   test('a .sql file the journal does not list is named, however harmless it is', () => {
     writeFileSync(path.join(dir, '0100_forgotten.sql'), 'ALTER TABLE `jobs` ADD `remote_policy` varchar(20);');
     expect(unjournalledMigrations(dir)).toEqual(['0100_forgotten.sql']);
