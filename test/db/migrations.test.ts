@@ -122,6 +122,10 @@ describe('start-up migrations in the log', () => {
   const start = async () => {
     const service = startServiceProcess({ DATABASE_URL: url, LOG_LEVEL: 'info' });
     const outcome = await service.listening;
+    // The JSON log is written in batches after the banner; a SIGTERM before its last line is out can lose what is in flight.
+    const deadline = Date.now() + 10_000;
+    while ('url' in outcome && !service.stdout().includes('"msg":"jobs service listening"') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     await service.stop();
     if (!('url' in outcome)) throw new Error(`the service did not start: ${outcome.stderr}`);
     return service
