@@ -18,7 +18,7 @@ import { leaseGate, type LeaseGate } from './lease-gate';
 import type { DispatcherMetrics } from './metrics';
 
 /** Walks sending at once in one dispatcher: a caught-up or waiting subscription holds none. */
-export const CAPACITY = 256;
+const CAPACITY = 256;
 
 /** The webhook settings with the key that opens the subscriptions' secrets: the dispatcher never starts without it. */
 export type DispatcherSettings = WebhookSettings & { secretsKey: Buffer };

@@ -8,7 +8,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..');
-const SOURCES = ['domain', 'db', 'service', 'gateway/local', 'scripts', 'tools', 'bench', 'harness', 'examples'];
+const SOURCES = [
+  'domain',
+  'db',
+  'service',
+  'dispatcher',
+  'gateway/local',
+  'scripts',
+  'tools',
+  'bench',
+  'harness',
+  'examples',
+];
 const USERS = [...SOURCES, 'test'];
 
 function files(dir: string): string[] {

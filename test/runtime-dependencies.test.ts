@@ -1,13 +1,13 @@
 /**
  * The service image keeps only `dependencies` (the Dockerfile prunes dev ones) and runs the compiled
- * domain/, service/ and db/: every package their code loads must be a production dependency.
+ * domain/, service/, dispatcher/ and db/: every package their code loads must be a production dependency.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..');
-const IMAGE_SOURCES = ['domain', 'service', 'db'];
+const IMAGE_SOURCES = ['domain', 'service', 'dispatcher', 'db'];
 
 /** The packages a file loads at run time: value imports, re-exports and requires (type-only imports are erased). */
 function packagesLoadedBy(source: string): string[] {
