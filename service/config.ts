@@ -17,6 +17,7 @@ const ms = (min: number, max: number) =>
       error: `must be a whole number of milliseconds from ${min} to ${max}`,
     })
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+/** true or false, false when unset. */
 const flag = z
   .union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
   .default(false)
@@ -150,10 +151,7 @@ export const Config = z
     dbPoolSize: whole(1, 100, 'must be a whole number from 1 to 100').default(10),
     logLevel: z.enum(LOG_LEVELS).default('info'),
     // Demo jobs into an empty table at start-up only when asked (npm start asks); never by default.
-    seedDemoData: z
-      .union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
-      .default(false)
-      .transform((value) => value === true || value === 'true'),
+    seedDemoData: flag,
     // Bounded waits on the database (docs/decisions.md, "Timeouts, overload and shutdown").
     dbConnectTimeoutMs: wholeNumber(100, 60000, 'milliseconds').default(2000),
     // Below the gateway's 30 s read timeout, so a slow query is our 503, not the gateway's 504.
