@@ -83,8 +83,9 @@ async function restartDispatchers(env: Record<string, string>): Promise<void> {
 async function restartService(env: Record<string, string>): Promise<void> {
   const webhooks = loadConfig({ ...common(), ...env }).webhooks;
   await checkServiceKeyring(database.db, webhooks, createLogger('silent'));
-  const callback = createApp({ db: database.db, config: {}, logger: createLogger('silent'), webhooks }).callback();
-  const next = await serve((req, res) => void callback(req, res));
+  const next = await serve(
+    createApp({ db: database.db, config: {}, logger: createLogger('silent'), webhooks }).callback(),
+  );
   await service?.close();
   service = next;
 }
