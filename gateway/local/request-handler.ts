@@ -9,7 +9,7 @@ import { headerMap } from './nginx';
 import { RequestContext } from './request-context';
 import { normalizePath, type Router } from './router';
 import type { PluginInstance } from './types';
-import type { GATEWAY_HEADERS, HeaderValues } from '../../service/http/headers';
+import type { GATEWAY_HEADERS, HeaderValues } from '../../service/headers';
 import { proxy, type Upstreams } from './upstream/proxy';
 
 export type Serving = LoadedGateway & { router: Router };

@@ -15,7 +15,7 @@ import {
   REPLAYED_HEADERS,
   RETRY_HEADERS,
   type HeaderDeclaration,
-} from '../http/headers';
+} from '../headers';
 import { say, type ResponseSpec, type Route } from '../http/route';
 import {
   CreatedWebhook,

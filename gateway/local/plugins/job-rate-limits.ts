@@ -7,7 +7,7 @@
  * list every window.
  */
 import { z } from 'zod';
-import { RATE_LIMIT_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../../service/http/headers';
+import { RATE_LIMIT_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../../service/headers';
 import { definePlugin, parseWith, type Exit } from './definition';
 
 /** The counters of a running gateway, shared with auth-guard. They survive configuration reloads. */

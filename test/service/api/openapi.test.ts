@@ -21,7 +21,7 @@ import {
   RATE_LIMIT_HEADERS,
   REPLAYED_HEADERS,
   RETRY_HEADERS,
-} from '../../../service/http/headers';
+} from '../../../service/headers';
 import { sharedTestService } from '../../helpers/service';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
