@@ -282,8 +282,10 @@ function psql(sql: string): void {
 // ---------------------------------------------------------------------------------------------
 // State files, rendered the way decK hands them to Kong
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a decK document, Kong's schema: suites edit it deep down as they would the YAML
 export type DeclarativeConfig = Record<string, any>;
+/** A list of entities in a state (plugins, services, routes, upstreams), or none. */
+const entities = (list: unknown): DeclarativeConfig[] => (list ?? []) as DeclarativeConfig[];
 
 export interface RenderOptions {
   /** decK state files, merged in this order (default kong.yaml + demo.yaml, what npm start serves). */
@@ -333,28 +335,31 @@ function tagAll(value: unknown, tags: string[]): void {
 export function renderState(opts: RenderOptions): DeclarativeConfig {
   const files = opts.stateFiles ?? DEFAULT_STATE_FILES;
   const env = opts.deckEnv ?? process.env;
-  const merged = mergeStates(files.map((file) => readStateFile(file, env))) as DeclarativeConfig;
-  const tags: string[] = merged._info?.select_tags ?? [];
+  const merged: DeclarativeConfig = mergeStates(files.map((file) => readStateFile(file, env)));
+  const tags = (merged._info as { select_tags?: string[] } | undefined)?.select_tags ?? [];
   delete merged._info;
   merged._format_version ??= '3.0';
   if (tags.length > 0) tagAll(merged, tags);
   const plugins = (m: DeclarativeConfig): DeclarativeConfig[] => [
-    ...(m.plugins ?? []),
-    ...(m.services ?? []).flatMap((s: DeclarativeConfig) => [
-      ...(s.plugins ?? []),
-      ...(s.routes ?? []).flatMap((r: DeclarativeConfig) => r.plugins ?? []),
+    ...entities(m.plugins),
+    ...entities(m.services).flatMap((s) => [
+      ...entities(s.plugins),
+      ...entities(s.routes).flatMap((r) => entities(r.plugins)),
     ]),
   ];
   if (opts.upstreamTargets) {
-    for (const upstream of merged.upstreams ?? [])
-      upstream.targets = opts.upstreamTargets.map((target) => ({ target, tags: upstream.tags }));
+    for (const upstream of entities(merged.upstreams))
+      upstream.targets = opts.upstreamTargets.map((target) => ({
+        target,
+        tags: upstream.tags as string[] | undefined,
+      }));
   } else {
     delete merged.upstreams;
-    for (const service of merged.services ?? []) service.url = opts.serviceUrl;
+    for (const service of entities(merged.services)) service.url = opts.serviceUrl;
   }
   if (opts.redis) {
     for (const plugin of plugins(merged)) {
-      const redis = plugin.config?.redis;
+      const redis = (plugin.config as { redis?: DeclarativeConfig } | undefined)?.redis;
       if (!redis) continue;
       redis.host = opts.redis.host;
       redis.port = opts.redis.port;
@@ -598,13 +603,13 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     let config: DeclarativeConfig | undefined;
     let database: string | undefined;
     const renderFrom = (o: Partial<RenderOptions>): DeclarativeConfig =>
-      renderState({ serviceUrl: 'http://127.0.0.1:9', ...opts, ...o, redis } as RenderOptions);
+      renderState({ serviceUrl: 'http://127.0.0.1:9', ...opts, ...o, redis });
     if (opts.postgres && opts.postgresDatabase) {
       database = opts.postgresDatabase;
       Object.assign(env, postgresEnv(database));
     } else if (opts.postgres) {
       const own = await createKongDatabase();
-      cleanups.push(own.drop);
+      cleanups.push(() => own.drop());
       database = own.name;
       Object.assign(env, postgresEnv(database));
     } else {

@@ -7,6 +7,7 @@ import { join } from 'path';
 import { parse } from 'yaml';
 import { ROUTES } from '../service/api/routes';
 import { invariantsHold, mutationsCaught, type Invariants, type Mutation } from './helpers/invariants';
+import type { Parsed } from './helpers/parsed';
 
 type Plugin = { name: string; config?: Record<string, unknown> };
 type Route = {
@@ -32,8 +33,7 @@ type StateDoc = {
   services?: Service[];
   plugins?: Plugin[];
   consumers?: Consumer[];
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  upstreams?: any[];
+  upstreams?: Parsed[];
 };
 /** The state files, each synced on its own. */
 type Files = { kong: StateDoc; partners: StateDoc; partnerKeys: StateDoc; demo: StateDoc };

@@ -60,19 +60,19 @@ export function createRequestHandler(deps: HandlerDeps): http.RequestListener {
     const clientHeaders = headerMap(req.rawHeaders);
     const refusal = nginxRefusal(req, clientHeaders);
     const route = refusal === null ? router.match(method, path) : null;
-    const ctx = new RequestContext(
+    const ctx = new RequestContext({
       req,
       res,
       method,
       path,
-      target.path,
-      target.query,
+      rawPath: target.path,
+      args: target.query,
       requestId,
       config,
       route,
-      clientAddress(req.socket.remoteAddress),
+      clientIp: clientAddress(req.socket.remoteAddress),
       clientHeaders,
-    );
+    });
     const plugins: readonly PluginInstance[] = route ? route.plugins : config.globalPlugins;
 
     res.once('close', () => {

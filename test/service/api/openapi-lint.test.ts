@@ -12,16 +12,16 @@ import { oas } from '@stoplight/spectral-rulesets';
 import owasp from '@stoplight/spectral-owasp-ruleset';
 import { parse } from 'yaml';
 import { OPENAPI_PATH } from '../../../scripts/openapi';
+import type { Parsed } from '../../helpers/parsed';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 /** .spectral.yaml as the CLI reads it: the named rulesets and core functions, resolved here. */
 function spectralRuleset(): RulesetDefinition {
   const file = parse(readFileSync(path.join(ROOT, '.spectral.yaml'), 'utf8'));
   const named: Record<string, unknown> = { 'spectral:oas': oas, '@stoplight/spectral-owasp-ruleset': owasp };
   const rules = Object.fromEntries(
-    Object.entries<any>(file.rules).map(([name, rule]) => [
+    Object.entries<Parsed>(file.rules).map(([name, rule]) => [
       name,
       typeof rule === 'object'
         ? { ...rule, then: { ...rule.then, function: (functions as Record<string, unknown>)[rule.then.function] } }
