@@ -369,7 +369,7 @@ const invariants: Invariants<Files> = {
         problems.push(`${route.name}: error_message ${String(c.error_message)}`);
       if (c.limit_by !== 'consumer') problems.push(`${route.name}: limit_by ${String(c.limit_by)}`);
       if (c.error_code !== undefined && c.error_code !== 429)
-        problems.push(`${route.name}: error_code ${String(c.error_code)}`);
+        problems.push(`${route.name}: error_code ${JSON.stringify(c.error_code)}`);
       if (typeof c.minute !== 'number' || c.minute <= 0) problems.push(`${route.name}: no per-minute limit`);
       return problems;
     }),

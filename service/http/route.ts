@@ -88,5 +88,4 @@ export const defineRoute = <
   S = unknown,
 >(
   route: Route<P, Q, B, S>,
-): Route<z.ZodObject, z.ZodObject, z.ZodObject, S> =>
-  route as unknown as Route<z.ZodObject, z.ZodObject, z.ZodObject, S>;
+): Route<z.ZodObject, z.ZodObject, z.ZodObject, S> => route;

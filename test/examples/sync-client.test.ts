@@ -52,11 +52,11 @@ function runExample(opts: { killAfter?: number } = {}): Promise<{ code: number |
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk;
+    out += chunk.toString();
     if (opts.killAfter !== undefined && (out.match(/^applied /gm) ?? []).length >= opts.killAfter)
       process.kill(-child.pid!, 'SIGKILL');
   });
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
 }
 

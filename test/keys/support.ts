@@ -96,7 +96,9 @@ export function deckValidate(file: string): void {
     execFileSync('deck', ['validate', '-s', file], { env, stdio: 'pipe' });
   } catch (err) {
     const e = err as { stderr?: Buffer; stdout?: Buffer };
-    throw new Error(`deck validate -s ${file} failed: ${String(e.stderr ?? '')}${String(e.stdout ?? '')}`);
+    throw new Error(`deck validate -s ${file} failed: ${String(e.stderr ?? '')}${String(e.stdout ?? '')}`, {
+      cause: err,
+    });
   }
 }
 

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Document, Spectral, type RulesetDefinition } from '@stoplight/spectral-core';
+import { Document, Spectral, type ISpectralDiagnostic, type RulesetDefinition } from '@stoplight/spectral-core';
 import * as functions from '@stoplight/spectral-functions';
 import { Json } from '@stoplight/spectral-parsers';
 import { oas } from '@stoplight/spectral-rulesets';
@@ -35,12 +35,15 @@ function spectralRuleset(): RulesetDefinition {
   } as RulesetDefinition;
 }
 
+/** Spectral's severity of an error. */
+const ERROR: ISpectralDiagnostic['severity'] = 0;
+
 async function spectral(text: string) {
   const linter = new Spectral();
   linter.setRuleset(spectralRuleset());
   const results = await linter.run(new Document(text, Json, 'openapi.json'));
   return results
-    .filter((r) => r.severity === 0)
+    .filter((r) => r.severity === ERROR)
     .map((r) => `${String(r.code)} at ${r.path.join('.')}: ${r.message}`)
     .sort();
 }

@@ -163,7 +163,7 @@ describe("the Keeping a mirror guide's shell loop", () => {
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       child.once('close', (status) => resolve({ status, stderr }));
     });
     expect([run.status, run.stderr]).toEqual([0, '']);
@@ -196,8 +196,8 @@ describe("the Keeping a mirror guide's shell loop", () => {
         const child = spawn('bash', ['-c', script], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         let err = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk));
-        child.stderr.on('data', (chunk: Buffer) => (err += chunk));
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
         child.once('close', (status) => resolve({ status, out, err }));
       });
       expect([title, run.status, run.err]).toEqual([title, 0, '']);
