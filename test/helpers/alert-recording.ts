@@ -128,7 +128,7 @@ export function checkRecordedCases(fixture: string, cases: RecordedCase[]): stri
   });
   const evaluation = Math.min(...cases.map((c) => c.intervalSeconds ?? 60));
   const body = (rulesFile: string) =>
-    `# Recorded from a real fault by the test that names this file (test/helpers/alert-recording.ts); RECORD_ALERT_FIXTURES=1 writes it again.
+    `# Recorded from a real fault by ${path.relative(ROOT, expect.getState().testPath ?? 'a test')} (test/helpers/alert-recording.ts); RECORD_ALERT_FIXTURES=1 writes it again.
 ${stringify({ rule_files: [rulesFile], evaluation_interval: `${evaluation}s`, tests })}`;
   if (process.env.RECORD_ALERT_FIXTURES === '1') {
     mkdirSync(RECORDED_DIR, { recursive: true });

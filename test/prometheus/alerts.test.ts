@@ -53,7 +53,7 @@ test('the recordings show the database outage firing PartnerErrorsHigh and resol
   expect(seconds(outage[1]!.eval_time)).toBeLessThanOrEqual(end!);
   expect(seconds(outage[2]!.eval_time) - end!).toBeLessThanOrEqual(120);
   for (const [file, alert] of [
-    ['webhook-dispatcher-stopped.test.yml', 'WebhookDispatcherAbsent'],
+    ['webhook-dispatcher-absent.test.yml', 'WebhookDispatcherAbsent'],
     ['gateway-secret-mismatch.test.yml', 'PartnersGetGatewaySecret401s'],
   ] as const) {
     const shown = cases(file).filter((c) => c.alertname === alert);
