@@ -202,6 +202,23 @@ export const VARIANTS: KongVariant[] = [
     edit: withKeyAuthAcl,
     headers: (secret) => ({ 'X-Gateway-Secret': secret }),
   },
+  {
+    name: 'kong-bundled',
+    change:
+      "Kong's bundled plugins doing our job: key-auth + acl, rate-limiting in the same Redis (minute and hour), prometheus (the client sends the gateway secret)",
+    edit: (c) => {
+      const redis = rateLimits(c)[0]!.config!.redis;
+      withKeyAuthAcl(c);
+      for (const service of servicesOf(c)) {
+        (service.plugins as Plugin[]).push({
+          name: 'rate-limiting',
+          config: { minute: RAISED, hour: RAISED, limit_by: 'consumer', policy: 'redis', fault_tolerant: true, redis },
+        });
+      }
+      withBundledPrometheus(c, { status_code_metrics: true, latency_metrics: true });
+    },
+    headers: (secret) => ({ 'X-Gateway-Secret': secret }),
+  },
   { name: 'no-rate-limits', change: 'no rate limit plugin', edit: (c) => withoutPlugin(c, 'job-rate-limits') },
   {
     name: 'rl-one-window',
