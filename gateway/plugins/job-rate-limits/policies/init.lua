@@ -14,6 +14,7 @@ local redis = require "resty.redis"
 local kong = kong
 local ngx = ngx
 local now = ngx.now
+local max = math.max
 local timer_at = ngx.timer.at
 local null = ngx.null
 local pairs = pairs
@@ -35,6 +36,8 @@ local POOL_SIZE = 100
 -- This worker's counts not yet in Redis: key -> { plan, count, ends (window end, epoch s) }.
 local pending = {}
 local scheduled = false
+-- Not before this (after a failed sync), however many counts wait.
+local retry_at = 0
 
 local policy = {}
 
@@ -157,6 +160,7 @@ local function sync(premature)
   end
 
   if failed then
+    retry_at = now() + RETRY_SECONDS
     if shm:add(OUTAGE, true) then
       log.err("Redis unreachable, this node counts on its own until it answers: ", failed)
     end
@@ -167,7 +171,7 @@ local function sync(premature)
   -- Shutting down: what could not be added is lost with the worker (at most sync_rate seconds' counts).
   local _, entry = next(pending)
   if entry and not premature then
-    schedule(failed and RETRY_SECONDS or entry.plan.sync_rate)
+    schedule(entry.plan.sync_rate)
   end
 end
 
@@ -176,7 +180,7 @@ schedule = function(delay)
   if scheduled then
     return
   end
-  local ok, err = timer_at(delay, sync)
+  local ok, err = timer_at(max(delay, retry_at - now()), sync)
   -- A worker shutting down takes no new timer: its last counts stay on the node.
   if not ok and err ~= "process exiting" then
     log.err("cannot schedule the Redis sync: ", err)
