@@ -44,6 +44,29 @@ const ENTRYPOINT = path.join(ROOT, 'gateway', 'kong', 'entrypoint.sh');
 const REDACT_FILTER = path.join(ROOT, 'gateway', 'kong', 'redact-keys.lua');
 const PLUGINS = path.join(ROOT, 'gateway', 'plugins');
 const SHARED_SETUP = path.resolve(ROOT, '..', 'shared', 'kong', 'setup.sh');
+/**
+ * docs/operations.md's commands for Kong without Docker ("Production without Docker"), which
+ * `recipe` nodes run word for word, /etc/kong/ being gateway/kong/ here and kong the one found.
+ */
+export const KONG_RECIPE = {
+  /** In the foreground, under the operator's service manager: Kong's logs are its stdout and stderr. */
+  start: 'KONG_REDACT_NEXT=kong /etc/kong/entrypoint.sh start -c /etc/kong/kong.conf',
+  reload: 'kong reload -c /etc/kong/kong.conf',
+  /** A restart is this, then the start again. */
+  quit: 'kong quit',
+} as const;
+
+/** A recipe line as the environment it sets and the command it runs. */
+function recipeCommand(line: string): { env: NodeJS.ProcessEnv; argv: string[] } {
+  const words = line.replace(/\/etc\/kong\//g, `${path.join(ROOT, 'gateway', 'kong')}/`).split(' ');
+  const env: NodeJS.ProcessEnv = {};
+  while (/^[A-Z_]+=/.test(words[0]!)) {
+    const [name, value] = words.shift()!.split('=');
+    env[name!] = value;
+  }
+  return { env, argv: words };
+}
+
 /** The Kong minor this project's configuration is written for. */
 const SUPPORTED = /^3\.9\./;
 
@@ -400,6 +423,12 @@ export interface RealKongOptions extends Partial<RenderOptions> {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for /status/ready (ms). */
   readyTimeoutMs?: number;
+  /**
+   * Started by docs/operations.md's command ("Production without Docker"): `kong start` under
+   * gateway/kong/entrypoint.sh, in the foreground (kong.conf's nginx_daemon), instead of the
+   * image's `kong prepare` then nginx.
+   */
+  recipe?: boolean;
 }
 
 export interface KongLogs {
@@ -428,6 +457,11 @@ export interface RealKong {
   load(config: DeclarativeConfig): Promise<void>;
   /** `kong reload` on this node (kong prepare, then SIGHUP to nginx), run with the node's environment plus `env`. */
   reload(env?: NodeJS.ProcessEnv): Promise<void>;
+  /**
+   * `kong quit` (the requests in flight are answered first), then the node started again as it was,
+   * with its environment plus `env`; resolves once /status/ready answers 200. Logs keep accumulating.
+   */
+  restart(env?: NodeJS.ProcessEnv): Promise<void>;
   /** Stops nginx (and the Redis and database it owns); idempotent. */
   stop(): Promise<void>;
 }
@@ -620,33 +654,44 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     }
     Object.assign(env, opts.env ?? {});
 
-    // What the image's docker-start does: `kong prepare`, then nginx in the foreground.
-    await run(kong.kong, ['prepare', '-p', prefix, '-c', KONG_CONF], env, 'kong prepare');
     let stdout = '';
     let stderr = '';
-    const child: ChildProcess = spawn('bash', [ENTRYPOINT, '-p', prefix, '-c', 'nginx.conf'], {
-      env,
-      cwd: prefix,
-      detached: true, // its own process group: stop() reaches the redaction filters too
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    running.add(child.pid!);
+    let child: ChildProcess | undefined;
     let exitCode: number | null | undefined;
-    const exited = new Promise<void>((resolve) =>
-      child.once('close', (code) => ((exitCode = code), running.delete(child.pid!), resolve())),
-    );
+    let exited: Promise<void> = Promise.resolve();
+    const launch = async (launchEnv: NodeJS.ProcessEnv) => {
+      // The recipe's start (kong start prepares the prefix itself), or what the image's docker-start
+      // does: `kong prepare`, then nginx in the foreground, both under the filters.
+      const recipe = recipeCommand(KONG_RECIPE.start);
+      const [command, ...args] = opts.recipe ? recipe.argv : ['bash', ENTRYPOINT, '-p', prefix, '-c', 'nginx.conf'];
+      if (!opts.recipe) await run(kong.kong, ['prepare', '-p', prefix, '-c', KONG_CONF], launchEnv, 'kong prepare');
+      const started: ChildProcess = spawn(command!, args, {
+        env: opts.recipe ? { ...launchEnv, ...recipe.env } : launchEnv,
+        cwd: prefix,
+        detached: true, // its own process group: stop() reaches the redaction filters too
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child = started;
+      exitCode = undefined;
+      started.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+      started.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      running.add(started.pid!);
+      exited = new Promise<void>((resolve) =>
+        started.once('close', (code) => ((exitCode = code), running.delete(started.pid!), resolve())),
+      );
+    };
+    await launch(env);
     cleanups.push(async () => {
-      if (exitCode === undefined) {
+      if (child && exitCode === undefined) {
+        const pid = child.pid!;
         try {
-          process.kill(-child.pid!, 'SIGTERM'); // what `docker stop` sends
+          process.kill(-pid, 'SIGTERM'); // what `docker stop` sends
         } catch {
           // already gone
         }
         const timer = setTimeout(() => {
           try {
-            process.kill(-child.pid!, 'SIGKILL');
+            process.kill(-pid, 'SIGKILL');
           } catch {
             // already gone
           }
@@ -666,12 +711,14 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     });
 
     const statusUrl = `http://127.0.0.1:${statusPort}`;
-    await until(
-      'Kong /status/ready',
-      opts.readyTimeoutMs ?? 60_000,
-      async () => ((await fetch(`${statusUrl}/status/ready`)).status === 200 ? true : undefined),
-      () => (exitCode !== undefined ? `nginx exited with ${exitCode}:\n${stderr.slice(-4000)}` : undefined),
-    );
+    const ready = () =>
+      until(
+        'Kong /status/ready',
+        opts.readyTimeoutMs ?? 60_000,
+        async () => ((await fetch(`${statusUrl}/status/ready`)).status === 200 ? true : undefined),
+        () => (exitCode !== undefined ? `nginx exited with ${exitCode}:\n${stderr.slice(-4000)}` : undefined),
+      );
+    await ready();
 
     const adminUrl = `http://127.0.0.1:${adminPort}`;
     const handle: RealKong = {
@@ -688,7 +735,21 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
         await handle.load(renderFrom(next));
       },
       async reload(extra = {}) {
-        await run(kong.kong, ['reload', '-p', prefix, '-c', KONG_CONF], { ...env, ...extra }, 'kong reload');
+        if (opts.recipe) {
+          const [command, ...args] = recipeCommand(KONG_RECIPE.reload).argv;
+          await run(command!, args, { ...env, ...extra }, KONG_RECIPE.reload);
+        } else {
+          await run(kong.kong, ['reload', '-p', prefix, '-c', KONG_CONF], { ...env, ...extra }, 'kong reload');
+        }
+      },
+      async restart(extra = {}) {
+        const [command, ...args] = opts.recipe
+          ? recipeCommand(KONG_RECIPE.quit).argv
+          : [kong.kong, 'quit', '-p', prefix];
+        await run(command!, args, env, 'kong quit');
+        await exited;
+        await launch({ ...env, ...extra });
+        await ready();
       },
       async load(next) {
         if (opts.postgres) throw new Error('a Kong with PostgreSQL takes its configuration from decK or the Admin API');
