@@ -165,6 +165,9 @@ export interface KongVariant {
   headers?: (gatewaySecret: string) => Record<string, string>;
 }
 
+/** The gateway secret of `node dist/bench/kong.js`'s service, which request-transformer adds in key-auth-acl-rt. */
+const BREAKDOWN_SECRET = 'bench-gateway-secret-0123456789abcdef';
+
 const rateLimits = (config: DeclarativeConfig): Plugin[] =>
   allPlugins(config).filter((p) => p.name === 'job-rate-limits');
 
@@ -200,6 +203,35 @@ export const VARIANTS: KongVariant[] = [
     name: 'key-auth-acl',
     change: "Kong's key-auth + acl instead (as K; the client sends the gateway secret)",
     edit: withKeyAuthAcl,
+    headers: (secret) => ({ 'X-Gateway-Secret': secret }),
+  },
+  {
+    name: 'key-auth-acl-rt',
+    change: "Kong's key-auth + acl + request-transformer adding the gateway secret (the floor of a keyed gateway)",
+    edit: (c) => {
+      withKeyAuthAcl(c);
+      for (const service of servicesOf(c))
+        (service.plugins as Plugin[]).push({
+          name: 'request-transformer',
+          config: { add: { headers: [`X-Gateway-Secret:${BREAKDOWN_SECRET}`] } },
+        });
+    },
+  },
+  {
+    name: 'kong-bundled',
+    change:
+      "Kong's bundled plugins doing our job: key-auth + acl, rate-limiting in the same Redis (minute and hour), prometheus (the client sends the gateway secret)",
+    edit: (c) => {
+      const redis = rateLimits(c)[0]!.config!.redis;
+      withKeyAuthAcl(c);
+      for (const service of servicesOf(c)) {
+        (service.plugins as Plugin[]).push({
+          name: 'rate-limiting',
+          config: { minute: RAISED, hour: RAISED, limit_by: 'consumer', policy: 'redis', fault_tolerant: true, redis },
+        });
+      }
+      withBundledPrometheus(c, { status_code_metrics: true, latency_metrics: true });
+    },
     headers: (secret) => ({ 'X-Gateway-Secret': secret }),
   },
   { name: 'no-rate-limits', change: 'no rate limit plugin', edit: (c) => withoutPlugin(c, 'job-rate-limits') },
@@ -468,7 +500,7 @@ async function main(): Promise<void> {
   const variants = wanted ? VARIANTS.filter((v) => wanted.includes(v.name)) : VARIANTS;
   if (wanted && variants.length !== wanted.length)
     throw new Error(`unknown variant in ${values.variants}; known: ${VARIANTS.map((v) => v.name).join(', ')}`);
-  const secret = 'bench-gateway-secret-0123456789abcdef';
+  const secret = BREAKDOWN_SECRET;
   const table = await prepareTable(
     process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
     Number(values.size ?? 10_000),

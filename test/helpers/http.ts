@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { validateResponse } from './openapi';
+import type { Parsed } from './parsed';
 
 export interface Served {
   url: string;
@@ -29,7 +30,7 @@ export async function serve(
 export interface JsonResponse {
   status: number;
   headers: Headers;
-  body: any;
+  body: Parsed;
   text: string;
 }
 
