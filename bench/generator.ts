@@ -75,29 +75,14 @@ export function luaString(text: string): string {
   return `${out}"`;
 }
 
-/** One whole HTTP/1.1 request as wrk sends it (keep-alive, the body's length stated). */
-export function httpRequest(
-  origin: string,
-  method: string,
-  requestPath: string,
-  headers: Record<string, string>,
-  body?: string,
-): string {
-  const host = new URL(origin).host;
-  const lines = [
-    `${method} ${requestPath} HTTP/1.1`,
-    `Host: ${host}`,
+/** The Lua chunk bench/wrk.lua loads: the list of whole HTTP/1.1 requests (keep-alive, the body's length stated). */
+export function requestsChunk({ origin, method, paths, headers, body }: LoadRequest): string {
+  const head = [
+    `Host: ${new URL(origin).host}`,
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ];
-  if (body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
-  return `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`;
-}
-
-/** The Lua chunk bench/wrk.lua loads: the list of requests. */
-export function requestsChunk(request: Pick<LoadRequest, 'origin' | 'method' | 'paths' | 'headers' | 'body'>): string {
-  const formatted = request.paths.map((p) =>
-    luaString(httpRequest(request.origin, request.method, p, request.headers, request.body)),
-  );
+  if (body !== undefined) head.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  const formatted = paths.map((p) => luaString(`${method} ${p} HTTP/1.1\r\n${head.join('\r\n')}\r\n\r\n${body ?? ''}`));
   return `return {\n${formatted.join(',\n')}\n}\n`;
 }
 

@@ -5,8 +5,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { generatorBusy, runLoad, saturated, type LoadRequest, type LoadResult } from './generator';
-import { cpuMicros, machineBusyMicros, peakRss, resetPeakRss } from './proc';
-import type { Comparison, Target } from './scenarios';
+import { cpuMicros, machineBusyMicros } from './proc';
+import type { Target } from './scenarios';
 import type { Server } from './servers';
 
 /** A target and the servers a request to it passes through (their CPU is its cost). */
@@ -19,21 +19,16 @@ export interface Endpoint {
 export interface Measurement extends Omit<LoadResult, 'generator'> {
   round: number;
   target: Target;
-  mode: 'load' | 'one at a time';
   /** Measured at the same time as the other side of its comparison, on the same core. */
   together?: boolean;
-  /** 2xx answers. */
-  good: number;
   reqPerSec: number;
-  goodPerSec: number;
-  /** CPU microseconds per counted request (every answer, or only 2xx for goodput): per server, generator, database. */
+  /** CPU microseconds per answer: per server, generator, database. */
   cpuPerRequest: Record<string, number>;
   /** The sum over the target's chain of servers. */
   chainCpuPerRequest: number;
   /** Cores each server of the chain kept busy during the window (1.0: a node process at its limit). */
   cores: Record<string, number>;
-  peakRssBytes: Record<string, number>;
-  /** Share of the generator's threads' time it was on the CPU. */
+  /** Share of the generator's threads' time it was on a CPU or waiting for one. */
   generatorBusy: number;
   /** Cores' worth of CPU used during the window by processes outside the measurement. */
   otherCores: number;
@@ -43,119 +38,56 @@ export interface Measurement extends Omit<LoadResult, 'generator'> {
 
 export interface MeasureOptions extends Omit<LoadRequest, 'origin'> {
   round: number;
-  origin?: string;
-  mode: Measurement['mode'];
-  counts: Comparison['counts'];
   databasePid?: number;
 }
 
 const processCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
 
-/** What /proc said before a window: each chain's servers, the database, the machine. */
-interface Before {
-  servers: number[][];
-  database: number;
-  machine: number;
-  started: number;
-}
-
-function begin(endpoints: Endpoint[], databasePid: number | undefined): Before {
-  const servers = endpoints.map((e) => e.chain.map((s) => processCpu(s.pids())));
-  for (const e of endpoints) for (const s of e.chain) for (const pid of s.pids()) resetPeakRss(pid);
-  return {
-    servers,
-    database: databasePid ? cpuMicros(databasePid) : NaN,
-    machine: machineBusyMicros(),
-    started: performance.now(),
-  };
-}
-
 /**
- * Measures one endpoint, or several at once (`together`): each gets its own wrk with the same
- * request mix, and each one's servers are measured on their own. The database's CPU cannot be
- * told apart between endpoints measured together: each is given its share by answers.
+ * Measures endpoints at once, each with its own wrk and the same request mix, each one's servers on
+ * their own. The database's CPU cannot be told apart between them: each gets its share by answers.
  */
-export async function measure(endpoint: Endpoint, options: MeasureOptions): Promise<Measurement> {
-  return (await measureTogether([endpoint], options))[0]!;
-}
-
 export async function measureTogether(endpoints: Endpoint[], options: MeasureOptions): Promise<Measurement[]> {
-  const before = begin(endpoints, options.databasePid);
-  const results = await Promise.all(
-    endpoints.map((endpoint) => runLoad({ ...options, origin: options.origin ?? endpoint.server.url })),
-  );
-  const wallMicros = (performance.now() - before.started) * 1000;
-  const used = endpoints.map((e, i) => e.chain.map((s, j) => processCpu(s.pids()) - before.servers[i]![j]!));
-  const database = options.databasePid ? cpuMicros(options.databasePid) - before.database : NaN;
-  const machine = machineBusyMicros() - before.machine;
+  const servers = () => endpoints.map((e) => e.chain.map((s) => processCpu(s.pids())));
+  const database = () => (options.databasePid ? cpuMicros(options.databasePid) : NaN);
+  const before = { servers: servers(), database: database(), machine: machineBusyMicros(), at: performance.now() };
+  const results = await Promise.all(endpoints.map((e) => runLoad({ ...options, origin: e.server.url })));
+  const wall = (performance.now() - before.at) * 1000;
+  const used = servers().map((chain, i) => chain.map((cpu, j) => cpu - before.servers[i]![j]!));
+  const db = database() - before.database;
   const generators = results.reduce((sum, r) => sum + r.generator.cpuMicros, 0);
-  const ours = used.flat().reduce((a, b) => a + b, 0) + generators + (Number.isFinite(database) ? database : 0);
-  const otherCores = Math.max(0, (machine - ours) / wallMicros);
+  const ours = used.flat().reduce((a, b) => a + b, 0) + generators + (Number.isFinite(db) ? db : 0);
+  const otherCores = Math.max(0, (machineBusyMicros() - before.machine - ours) / wall);
   const answered = results.reduce((sum, r) => sum + r.requests, 0);
-  return endpoints.map((endpoint, i) =>
-    finish(
-      endpoint,
-      options,
-      results[i]!,
-      used[i]!,
-      answered > 0 ? (database * results[i]!.requests) / answered : NaN,
-      wallMicros,
+  return endpoints.map((endpoint, i) => {
+    const { generator, ...load } = results[i]!;
+    const per = (micros: number) => (load.requests > 0 ? micros / load.requests : NaN);
+    const cpuPerRequest: Record<string, number> = { generator: per(generator.cpuMicros) };
+    const cores: Record<string, number> = {};
+    endpoint.chain.forEach((s, j) => {
+      cpuPerRequest[s.name] = per(used[i]![j]!);
+      cores[s.name] = used[i]![j]! / wall;
+    });
+    if (Number.isFinite(db) && answered > 0) cpuPerRequest.database = per((db * load.requests) / answered);
+    const busy = generatorBusy(results[i]!);
+    const invalid =
+      load.requests === 0
+        ? 'no answer'
+        : saturated(results[i]!)
+          ? `load generator saturated (${(busy * 100).toFixed(0)}% on or waiting for a CPU)`
+          : undefined;
+    return {
+      ...load,
+      round: options.round,
+      target: endpoint.target,
+      ...(endpoints.length > 1 ? { together: true } : {}),
+      reqPerSec: load.seconds > 0 ? load.requests / load.seconds : 0,
+      cpuPerRequest,
+      chainCpuPerRequest: per(used[i]!.reduce((a, b) => a + b, 0)),
+      cores,
+      generatorBusy: busy,
       otherCores,
-      endpoints.length > 1,
-    ),
-  );
-}
-
-function finish(
-  endpoint: Endpoint,
-  options: MeasureOptions,
-  result: LoadResult,
-  used: number[],
-  database: number,
-  wallMicros: number,
-  otherCores: number,
-  together: boolean,
-): Measurement {
-  const servers = endpoint.chain;
-  const good = Object.entries(result.statuses).reduce((sum, [code, n]) => sum + (code.startsWith('2') ? n : 0), 0);
-  const counted = options.counts === 'good' ? good : result.requests;
-  const per = (micros: number) => (counted > 0 ? micros / counted : NaN);
-  const cpuPerRequest: Record<string, number> = {};
-  const cores: Record<string, number> = {};
-  servers.forEach((s, i) => {
-    cpuPerRequest[s.name] = per(used[i]!);
-    cores[s.name] = used[i]! / wallMicros;
+      ...(invalid ? { invalid } : {}),
+    };
   });
-  cpuPerRequest.generator = per(result.generator.cpuMicros);
-  if (Number.isFinite(database)) cpuPerRequest.database = per(database);
-  const peakRssBytes: Record<string, number> = {};
-  for (const s of servers) peakRssBytes[s.name] = s.pids().reduce((sum, pid) => sum + peakRss(pid), 0);
-
-  const { generator: _generator, ...load } = result;
-  const busy = generatorBusy(result);
-  const invalid =
-    counted === 0
-      ? options.counts === 'good'
-        ? 'no 2xx answer'
-        : 'no answer'
-      : saturated(result) && options.mode === 'load'
-        ? `load generator saturated (${(busy * 100).toFixed(0)}% on or waiting for a CPU)`
-        : undefined;
-  return {
-    ...load,
-    round: options.round,
-    target: endpoint.target,
-    mode: options.mode,
-    ...(together ? { together: true } : {}),
-    good,
-    reqPerSec: result.seconds > 0 ? result.requests / result.seconds : 0,
-    goodPerSec: result.seconds > 0 ? good / result.seconds : 0,
-    cpuPerRequest,
-    chainCpuPerRequest: per(used.reduce((a, b) => a + b, 0)),
-    cores,
-    peakRssBytes,
-    generatorBusy: busy,
-    otherCores,
-    ...(invalid ? { invalid } : {}),
-  };
 }

@@ -1,9 +1,9 @@
 /**
- * Per-process CPU time and peak memory from Linux's /proc, for the processes the benchmark
- * started itself (the service, the baseline, the gateway): each is measured on its own.
+ * Per-process CPU time from Linux's /proc, for the processes the benchmark started itself: each
+ * is measured on its own.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
 
@@ -27,25 +27,6 @@ export function cpuMicros(pid: number): number {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return ((utime + stime) * 1e6) / clockTicks();
-}
-
-/** Peak resident set size (VmHWM) in bytes. */
-export function peakRss(pid: number): number {
-  const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) * 1024 : NaN;
-}
-
-/**
- * Starts a new peak: writing 5 to clear_refs sets VmHWM back to the current RSS (Linux 4.0+),
- * so the next peakRss() is the peak of one measurement. False when the kernel refuses.
- */
-export function resetPeakRss(pid: number): boolean {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** CPU time the whole machine has spent busy (everything but idle and iowait) so far, in microseconds. */

@@ -8,7 +8,6 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { createGunzip } from 'node:zlib';
-import { median } from './stability';
 
 export interface SyncRun {
   jobs: number;
@@ -114,13 +113,4 @@ export async function compareSyncs(
     }
   }
   return result;
-}
-
-/** gzip over plain: the median pass's bytes and the median pass's seconds (warm-up excluded). */
-export function syncRatios(comparison: Pick<SyncComparison, 'plain' | 'gzip'>): { bytes: number; time: number } {
-  const of = (runs: SyncRun[], key: 'bytes' | 'seconds') => median(runs.map((r) => r[key]));
-  return {
-    bytes: of(comparison.gzip, 'bytes') / of(comparison.plain, 'bytes'),
-    time: of(comparison.gzip, 'seconds') / of(comparison.plain, 'seconds'),
-  };
 }
