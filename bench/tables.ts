@@ -66,6 +66,8 @@ async function count(connection: mysql.Connection): Promise<number> {
 
 export interface TableOptions {
   reseed?: boolean;
+  /** The database's name, when not jobs_bench_<size>. */
+  name?: string;
   log?: (line: string) => void;
   /** --before: jobs_bench_<size>_before, migrated by that checkout's own command, the same jobs as `like`'s. */
   before?: { root: string; like: PreparedTable };
@@ -73,7 +75,7 @@ export interface TableOptions {
 
 /** jobs_bench_<size> on the server of `serverUrl`, migrated and holding exactly `size` jobs. */
 export async function prepareTable(serverUrl: string, size: number, o: TableOptions = {}): Promise<PreparedTable> {
-  const database = `jobs_bench_${size}${o.before ? '_before' : ''}`;
+  const database = o.name ?? `jobs_bench_${size}${o.before ? '_before' : ''}`;
   const url = `${serverUrl.replace(/\/+$/, '')}/${database}`;
   const log = o.log ?? (() => undefined);
   const newestOf = async (uri: string) => {

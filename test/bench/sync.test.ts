@@ -4,7 +4,8 @@
  * and gzip are compared after a warm-up pass each way, in ABBA order, by their median pass.
  */
 import { gzipSync } from 'node:zlib';
-import { compareSyncs, fullSync, syncRatios, type SyncRun } from '../../bench/sync';
+import { syncRatios } from '../../bench/report';
+import { compareSyncs, fullSync, type SyncRun } from '../../bench/sync';
 import { serve, type Served } from '../helpers/http';
 
 const PAGES = [
