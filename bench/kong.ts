@@ -7,10 +7,11 @@
  * own, raised out of reach so the row measures the plugins' cost, not their 429s. A Kong's CPU is
  * every process of its group (nginx, the log redaction filters) and, for ours, its Redis.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { findKong, startRealKong, type DeclarativeConfig, type RealKong } from '../harness/real-kong';
 import type { Target } from './scenarios';
+import { processes, statFields } from './proc';
 import type { Server } from './servers';
 
 export type KongTarget = Extract<Target, 'kong-bare' | 'kong-key-auth' | 'kong-ours'>;
@@ -58,61 +59,24 @@ const EDITS: Record<KongTarget, (config: DeclarativeConfig) => void> = {
   'kong-ours': withRaisedLimits,
 };
 
-/** Process ids whose process group is `group`. */
-function groupMembers(group: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === group) pids.push(Number(entry));
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return pids;
-}
-
-/** The redis-server listening on `port` (its command line names the port). */
-function redisPid(port: number): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      if (/redis-server/.test(cmdline) && (cmdline.includes(`:${port}`) || cmdline.includes(`--port ${port}`)))
-        return Number(entry);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return undefined;
-}
-
-/** A Kong's nginx master and every process of its group (master, workers, log filters). */
-function kongProcesses(kong: RealKong): { master: number; members: number[] } {
-  const master = Number(readFileSync(path.join(kong.prefix, 'pids', 'nginx.pid'), 'utf8').trim());
-  const stat = readFileSync(`/proc/${master}/stat`, 'utf8');
-  return { master, members: groupMembers(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])) };
-}
-
-/** What `describe` makes of a started Kong; when it throws, the Kong is stopped first. */
-async function described<T>(kong: RealKong, describe: () => T): Promise<T> {
+/** A Kong as a server: its CPU is every process of nginx's group (master, worker, log filters) and, for ours, its Redis. */
+async function asServer(target: KongTarget, kong: RealKong): Promise<Server> {
   try {
-    return describe();
+    const master = Number(readFileSync(path.join(kong.prefix, 'pids', 'nginx.pid'), 'utf8').trim());
+    const group = statFields(master)[2];
+    const redis = target === 'kong-ours' ? `:${kong.redis.port}` : undefined;
+    const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+    const pids = processes(
+      (pid) =>
+        statFields(pid)[2] === group || (!!redis && /redis-server/.test(cmdline(pid)) && cmdline(pid).includes(redis)),
+    );
+    if (redis && !pids.some((pid) => /redis-server/.test(cmdline(pid))))
+      throw new Error(`kong-ours: no redis-server found on port ${kong.redis.port}`);
+    return { name: target, url: kong.proxyUrl, pid: master, pids: () => pids, stop: () => kong.stop() };
   } catch (error) {
     await kong.stop();
     throw error;
   }
-}
-
-function asServer(target: KongTarget, kong: RealKong): Server {
-  const { master, members } = kongProcesses(kong);
-  const redis = target === 'kong-ours' ? redisPid(kong.redis.port) : undefined;
-  if (target === 'kong-ours' && redis === undefined)
-    throw new Error(`kong-ours: no redis-server found on port ${kong.redis.port}`);
-  const pids = [...members, ...(redis ? [redis] : [])];
-  return { name: target, url: kong.proxyUrl, pid: master, pids: () => pids, stop: () => kong.stop() };
 }
 
 /** Why the Kong rows cannot run here, or undefined when a Kong 3.9 was found. */
@@ -121,12 +85,6 @@ export function kongUnavailable(): string | undefined {
   return found.found ? undefined : `no Kong 3.9 found (${found.reason})`;
 }
 
-export async function startKong(
-  target: KongTarget,
-  serviceUrl: string,
-  gatewaySecret: string,
-  proxyHost?: string,
-): Promise<Server> {
-  const kong = await startRealKong({ serviceUrl, gatewaySecret, edit: EDITS[target], proxyHost });
-  return described(kong, () => asServer(target, kong));
+export async function startKong(target: KongTarget, serviceUrl: string, gatewaySecret: string, proxyHost?: string) {
+  return asServer(target, await startRealKong({ serviceUrl, gatewaySecret, edit: EDITS[target], proxyHost }));
 }
