@@ -21,7 +21,7 @@ const NEWEST_FIRST = 'order by created_at desc, id desc';
 // Totals of a filter job_counts does not keep are counted up to this many (the pagination guide's bound).
 const COUNTED_UP_TO = 1000;
 
-const iso = (value: unknown) => (value === null ? null : `${String(value).replace(' ', 'T')}Z`);
+const iso = (value: unknown) => (value === null ? null : `${(value as string).replace(' ', 'T')}Z`);
 const uuid = (id: Buffer) => id.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
 
 function job(row: Row) {
@@ -56,36 +56,38 @@ export function createBaseline(pool: mysql.Pool): http.Server {
   const rows = async (sql: string, params: unknown[]) => (await pool.query<mysql.RowDataPacket[]>(sql, params))[0];
 
   async function listJobs(query: URLSearchParams) {
-    const limit = Number(query.get('limit') ?? 20);
-    const page = Number(query.get('page') ?? 1);
+    const [limit, page] = [Number(query.get('limit') ?? 20), Number(query.get('page') ?? 1)];
     const statuses = list(query.get('status')) ?? ['active', 'open'];
     const types = list(query.get('type'));
     const states = list(query.get('state')?.toUpperCase() ?? null);
     const department = query.get('department')?.trim().toLowerCase();
     const listed = statuses.length === 2 && statuses.includes('active') && statuses.includes('open');
-    // The filters besides status, on jobs; status picks the index: one ordered range per value.
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (types) (where.push('type in (?)'), params.push(types));
-    if (department !== undefined) (where.push('department_key = ?'), params.push(department));
-    if (states) (where.push('state in (?)'), params.push(states));
-    const and = where.map((condition) => ` and ${condition}`).join('');
+    // Status picks the index (one ordered range per value); the other filters are checked on its rows.
+    const filters: Array<[string, unknown]> = [];
+    if (types) filters.push(['type in (?)', types]);
+    if (department !== undefined) filters.push(['department_key = ?', department]);
+    if (states) filters.push(['state in (?)', states]);
+    const and = filters.map(([condition]) => ` and ${condition}`).join('');
+    const values = filters.map(([, value]) => value);
+    const [lead, leads] = listed ? ['listed', [true]] : ['visible_status', statuses];
     const reach = page * limit;
-    const ranges = (listed ? [true] : statuses).map(
-      (lead) =>
-        `(select id, created_at from jobs where ${listed ? 'listed' : 'visible_status'} = ?${and} ${NEWEST_FIRST} limit ${reach})`,
-    );
-    const pageSql = `select ${COLUMNS} from (select id, created_at from (${ranges.join(' union all ')}) u ${NEWEST_FIRST} limit ? offset ?) p
-      join jobs j on j.id = p.id order by j.created_at desc, j.id desc`;
-    const pageParams = [...(listed ? [true] : statuses).flatMap((lead) => [lead, ...params]), limit, reach - limit];
-    const countSql = states
-      ? `select count(*) as n from (select 1 from jobs where ${listed ? 'listed = 1' : 'visible_status in (?)'}${and} limit ${COUNTED_UP_TO + 1}) m`
-      : `select coalesce(sum(n), 0) as n from job_counts where by_department = ? and department_key = ? and status in (?)${types ? ' and type in (?)' : ''}`;
-    const countParams = states
-      ? [...(listed ? [] : [statuses]), ...params]
-      : [department !== undefined, department ?? '', statuses, ...(types ? [types] : [])];
-    const [found, [counted]] = await Promise.all([rows(pageSql, pageParams), rows(countSql, countParams)]);
-    const total = Math.min(Number(counted!.n), states ? COUNTED_UP_TO : Infinity);
+    const range = `(select id, created_at from jobs where ${lead} = ?${and} ${NEWEST_FIRST} limit ${reach})`;
+    const pageSql = `select ${COLUMNS} from (select id, created_at from (${leads.map(() => range).join(' union all ')}) u
+      ${NEWEST_FIRST} limit ? offset ?) p join jobs j on j.id = p.id order by j.created_at desc, j.id desc`;
+    const pageValues = [...leads.flatMap((value) => [value, ...values]), limit, reach - limit];
+    // Totals from job_counts (the schema's triggers keep it); a filter it does not keep is counted up to the bound.
+    const counted = `select coalesce(sum(n), 0) as n from job_counts where by_department = ? and department_key = ? and status in (?)`;
+    const [countSql, countValues] = states
+      ? [
+          `select count(*) as n from (select 1 from jobs where ${lead} in (?)${and} limit ${COUNTED_UP_TO + 1}) m`,
+          [leads, ...values],
+        ]
+      : [
+          `${counted}${types ? ' and type in (?)' : ''}`,
+          [department !== undefined, department ?? '', statuses, ...(types ? [types] : [])],
+        ];
+    const [found, [count]] = await Promise.all([rows(pageSql, pageValues), rows(countSql, countValues)]);
+    const total = Math.min(Number(count!.n), states ? COUNTED_UP_TO : Infinity);
     return { data: found.map(job), meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
   }
 

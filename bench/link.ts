@@ -5,30 +5,26 @@
  * Needs root and iproute2 (ip, tc); without them S is measured on loopback only.
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import readline from 'node:readline';
 import path from 'node:path';
 import { ip, openVethNamespace, type VethNamespace } from '../harness/netns';
-import type { SyncComparison, SyncRun } from './sync';
+import type { compareSyncs, SyncComparison, SyncRun } from './sync';
 
 export interface Link {
   /** tc's rate, as given: "1gbit", "100mbit". */
   rate: string;
   /** This host's address on the link: the servers the client reaches must listen on it (or 0.0.0.0). */
   hostAddress: string;
-  /** Runs bench/sync-client.js inside the namespace: the same comparison as compareSyncs, across the link. */
-  compareSyncs(
-    origin: string,
-    headers: Record<string, string>,
-    rounds: number,
-    onRun: (run: SyncRun, gzip: boolean, warmup: boolean) => void,
-  ): Promise<SyncComparison>;
+  /** bench/sync.ts's compareSyncs, run by a client inside the namespace: across the link. */
+  compareSyncs: typeof compareSyncs;
   close(): void;
 }
 
 // Built (npm run bench) or, under jest, from source through the tests' TypeScript hook.
 const SYNC_CLIENT = __filename.endsWith('.ts')
-  ? ['-r', path.join(__dirname, '..', 'test', 'helpers', 'register-ts.js'), path.join(__dirname, 'sync-client.ts')]
-  : [path.join(__dirname, 'sync-client.js')];
+  ? ['-r', path.join(__dirname, '..', 'test', 'helpers', 'register-ts.js'), path.join(__dirname, 'sync.ts')]
+  : [path.join(__dirname, 'sync.js')];
 
 const tc = (...args: string[]) => execFileSync('tc', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 
@@ -44,27 +40,11 @@ export function linkUnavailable(): string | undefined {
   return undefined;
 }
 
-/** Namespaces (and with them their veth pairs) left by a bench run that was killed before it closed its link. */
+/** Namespaces a killed run left (a veth pair goes with its end in the namespace). */
 function removeStaleLinks(): void {
-  const names = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).match(/^bench-link-\d+/gm) ?? [];
-  for (const name of names) {
-    const pid = Number(name.slice('bench-link-'.length));
-    if (pid === process.pid || alive(pid)) continue;
-    try {
-      ip('link', 'del', `bl${pid}h`);
-    } catch {
-      // the pair went with its namespace
-    }
-    ip('netns', 'del', name);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+  for (const name of execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).match(/^bench-link-\d+/gm) ?? []) {
+    const pid = name.slice('bench-link-'.length);
+    if (pid !== String(process.pid) && !existsSync(`/proc/${pid}`)) ip('netns', 'del', name);
   }
 }
 
@@ -96,18 +76,13 @@ export function openLink(rate: string): Link {
     rate,
     hostAddress,
     close,
-    compareSyncs(origin, headers, rounds, onRun) {
-      const client = spawn(
-        'ip',
-        ['netns', 'exec', namespace, process.execPath, ...SYNC_CLIENT, origin, JSON.stringify(headers), String(rounds)],
-        {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+    compareSyncs(origin, headers, rounds, onRun = () => undefined) {
+      const argv = ['netns', 'exec', namespace, process.execPath, ...SYNC_CLIENT, origin, JSON.stringify(headers)];
+      const client = spawn('ip', [...argv, String(rounds)], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stderr = '';
-      client.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+      client.stderr.on('data', (chunk) => (stderr = (stderr + String(chunk)).slice(-4000)));
       const result: SyncComparison = { warmup: [], plain: [], gzip: [] };
-      readline.createInterface({ input: client.stdout! }).on('line', (line) => {
+      readline.createInterface({ input: client.stdout }).on('line', (line) => {
         const { run, gzip, warmup } = JSON.parse(line) as { run: SyncRun; gzip: boolean; warmup: boolean };
         (warmup ? result.warmup : gzip ? result.gzip : result.plain).push(run);
         onRun(run, gzip, warmup);

@@ -1,13 +1,131 @@
 /**
- * One measurement: wrk against one target for a window, with the CPU time every process involved
- * used meanwhile (/proc), the generator's own, the database server's, and what the rest of the
- * machine used. A measurement the generator may have limited is kept but marked invalid.
+ * One measurement: wrk (with bench/wrk.lua, a process of its own) against each target of a
+ * comparison for a window, and the CPU time every process involved used meanwhile (/proc): the
+ * servers', wrk's own, the database's and the rest of the machine's. wrk costs a few microseconds a
+ * request where the servers cost hundreds; a window it may have limited is kept but marked invalid.
  */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { generatorBusy, runLoad, saturated, type LoadRequest, type LoadResult } from './generator';
-import { cpuMicros, machineBusyMicros } from './proc';
+import { clockTicks, cpuMicros, machineBusyMicros } from './proc';
 import type { Target } from './scenarios';
 import type { Server } from './servers';
+
+export interface LoadRequest {
+  origin: string;
+  method: 'GET' | 'POST';
+  /** Paths with their queries; connections cycle through them (get by id: one per sampled id). */
+  paths: string[];
+  headers: Record<string, string>;
+  body?: string;
+  connections: number;
+  threads: number;
+  seconds: number;
+  timeoutSeconds: number;
+  /** CPUs wrk may run on (taskset's list); any when absent. */
+  cpus?: string;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  /** Latencies in ms; -1 when nothing was answered. */
+  p50: number;
+  p99: number;
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  bytes: number;
+  /** wrk's CPU time, and the time its threads were ready to run but waited for a CPU (schedstat). */
+  generator: { cpuMicros: number; waitMicros: number; threads: number };
+}
+
+const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..', 'bench', 'wrk.lua')].find((file) =>
+  existsSync(file),
+)!;
+
+/** The share of its threads' time wrk was on a CPU or waiting for one: waiting limits the rate as surely as working. */
+export function generatorBusy({ seconds, generator }: Pick<LoadResult, 'seconds' | 'generator'>): number {
+  const { cpuMicros: cpu, waitMicros, threads } = generator;
+  return seconds > 0 ? (cpu + (Number.isFinite(waitMicros) ? waitMicros : 0)) / (seconds * 1e6 * threads) : 0;
+}
+
+export const saturated = (result: Pick<LoadResult, 'seconds' | 'generator'>) => generatorBusy(result) >= 0.8;
+
+/** A Lua string literal of any bytes (printable ASCII as is, everything else as \ddd). */
+const luaString = (text: string) =>
+  `"${[...Buffer.from(text, 'utf8')].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${String(b).padStart(3, '0')}`)).join('')}"`;
+
+/** The Lua chunk bench/wrk.lua loads: the whole HTTP/1.1 requests (keep-alive, the body's length stated). */
+function requestsChunk({ origin, method, paths, headers, body }: LoadRequest): string {
+  const head = [`Host: ${new URL(origin).host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  if (body !== undefined) head.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  const all = paths.map((p) => luaString(`${method} ${p} HTTP/1.1\r\n${head.join('\r\n')}\r\n\r\n${body ?? ''}`));
+  return `return {\n${all.join(',\n')}\n}\n`;
+}
+
+/** Reads wrk's BENCH_RESULT line (bench/wrk.lua's done()). */
+function parseResult(stdout: string, threads: number, waitMicros: number): LoadResult {
+  const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
+  if (!line) throw new Error(`wrk printed no result: ${stdout.trim().slice(-500)}`);
+  const raw = JSON.parse(line.slice('BENCH_RESULT '.length)) as Record<string, number> & {
+    statuses: Record<string, number>;
+  };
+  const answered = Object.values(raw.statuses).reduce((sum, n) => sum + n, 0);
+  return {
+    requests: answered,
+    seconds: raw.microseconds! / 1e6,
+    p50: answered ? raw.p50! / 1000 : -1,
+    p99: answered ? raw.p99! / 1000 : -1,
+    statuses: raw.statuses,
+    errors: raw.connect! + raw.read! + raw.write!,
+    timeouts: raw.timeout!,
+    bytes: raw.bytes!,
+    generator: { cpuMicros: raw.cpuTicks! < 0 ? NaN : (raw.cpuTicks! * 1e6) / clockTicks(), waitMicros, threads },
+  };
+}
+
+export function runLoad(request: LoadRequest): Promise<LoadResult> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-wrk-'));
+  const requestsFile = path.join(dir, 'requests.lua');
+  writeFileSync(requestsFile, requestsChunk(request));
+  const { threads, connections, seconds, timeoutSeconds, cpus, origin } = request;
+  const args = `-t${threads} -c${Math.max(connections, threads)} -d${seconds}s --timeout ${timeoutSeconds}s -s`;
+  const wrk = ['wrk', ...args.split(' '), SCRIPT, origin, '--', requestsFile];
+  const [command, ...argv] = cpus ? ['taskset', '-c', cpus, ...wrk] : wrk;
+  // A thread's schedstat goes when the thread ends: read while wrk runs (taskset execs wrk, same pid).
+  const waits = new Map<string, number>();
+  const readWaits = (pid: number) => {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const wait = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1000;
+      if (Number.isFinite(wait)) waits.set(tid, wait);
+    }
+  };
+  return new Promise<LoadResult>((resolve, reject) => {
+    const child = execFile(command!, argv, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      clearInterval(sampling);
+      rmSync(dir, { recursive: true, force: true });
+      if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT')
+        return reject(new Error('wrk is not installed (Debian: apt-get install wrk)'));
+      if (error) return reject(new Error(`wrk failed: ${stderr.trim() || error.message}`));
+      const waited = waits.size ? [...waits.values()].reduce((a, b) => a + b, 0) : NaN;
+      try {
+        resolve(parseResult(stdout, threads, waited));
+      } catch (parseError) {
+        reject(parseError as Error);
+      }
+    });
+    const sampling = setInterval(() => {
+      try {
+        if (child.pid) readWaits(child.pid);
+      } catch {
+        // wrk or one of its threads ended meanwhile
+      }
+    }, 100);
+  });
+}
 
 /** A target and the servers a request to it passes through (their CPU is its cost). */
 export interface Endpoint {
@@ -22,23 +140,15 @@ export interface Measurement extends Omit<LoadResult, 'generator'> {
   /** Measured at the same time as the other side of its comparison, on the same core. */
   together?: boolean;
   reqPerSec: number;
-  /** CPU microseconds per answer: per server, generator, database. */
+  /** CPU microseconds per answer: per server, generator, database; and the sum over the chain. */
   cpuPerRequest: Record<string, number>;
-  /** The sum over the target's chain of servers. */
   chainCpuPerRequest: number;
-  /** Cores each server of the chain kept busy during the window (1.0: a node process at its limit). */
+  /** Cores each server of the chain kept busy (1.0: a node process at its limit). */
   cores: Record<string, number>;
-  /** Share of the generator's threads' time it was on a CPU or waiting for one. */
   generatorBusy: number;
-  /** Cores' worth of CPU used during the window by processes outside the measurement. */
+  /** Cores' worth of CPU used meanwhile by processes outside the measurement. */
   otherCores: number;
-  /** Why the measurement does not count, when it does not. */
   invalid?: string;
-}
-
-export interface MeasureOptions extends Omit<LoadRequest, 'origin'> {
-  round: number;
-  databasePid?: number;
 }
 
 const processCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
@@ -47,7 +157,10 @@ const processCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros
  * Measures endpoints at once, each with its own wrk and the same request mix, each one's servers on
  * their own. The database's CPU cannot be told apart between them: each gets its share by answers.
  */
-export async function measureTogether(endpoints: Endpoint[], options: MeasureOptions): Promise<Measurement[]> {
+export async function measureTogether(
+  endpoints: Endpoint[],
+  options: Omit<LoadRequest, 'origin'> & { round: number; databasePid?: number },
+): Promise<Measurement[]> {
   const servers = () => endpoints.map((e) => e.chain.map((s) => processCpu(s.pids())));
   const database = () => (options.databasePid ? cpuMicros(options.databasePid) : NaN);
   const before = { servers: servers(), database: database(), machine: machineBusyMicros(), at: performance.now() };

@@ -73,18 +73,11 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
   const createdFrom = Buffer.alloc(16);
   createdFrom.writeUIntBE(new Date(run.startedAt).getTime(), 0, 6);
   const removeCreates = async () => {
-    for (const db of databases)
-      await admin.query(`delete from \`${db}\`.jobs where id >= ? and created_by_consumer = ?`, [
-        createdFrom,
-        scenarios.BENCH_WRITER_ID,
-      ]);
+    const remove = 'delete from ??.jobs where id >= ? and created_by_consumer = ?';
+    for (const db of databases) await admin.query(remove, [db, createdFrom, scenarios.BENCH_WRITER_ID]);
   };
-  const common = {
-    poolSize: options.pool,
-    gatewaySecret: GATEWAY_SECRET,
-    nodeFlags: SHARED_CORE_FLAGS,
-    node: options.node,
-  };
+  const { pool: poolSize, node } = options;
+  const common = { poolSize, gatewaySecret: GATEWAY_SECRET, nodeFlags: SHARED_CORE_FLAGS, node };
   // W's receivers listen on loopback: allowed by name, as npm start allows them.
   const webhookEnv = {
     WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'),
@@ -107,14 +100,8 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
     const noKong = wants('K', 'S') ? kongUnavailable() : undefined;
     if (noKong && wants('S')) log(`S    not run: ${noKong}`);
     // S needs only our configuration; across the link, the client reaches it at this host's end.
-    const kongs = noKong
-      ? []
-      : wants('K')
-        ? (['kong-bare', 'kong-key-auth', 'kong-ours'] as const)
-        : wants('S')
-          ? (['kong-ours'] as const)
-          : [];
-    for (const target of kongs)
+    const kongs = ['kong-bare', 'kong-key-auth', 'kong-ours'] as const;
+    for (const target of noKong ? [] : kongs.filter((k) => wants('K') || (k === 'kong-ours' && wants('S'))))
       await start(target, startKong(target, service.url, GATEWAY_SECRET, link ? '0.0.0.0' : undefined), service);
     const asked = await scenarios.scenariosFor(admin, options.scenarios, noKong);
     const results = new Map<Scenario, report.ScenarioResult>();
@@ -129,13 +116,9 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
         measurements: [],
         rounds: 0,
       };
+      const reference = endpoints.get(comparison.reference)!.server;
       if (!scenario.unavailable && comparison.reference !== 'service') {
-        const check = await checkScenario(
-          scenario,
-          service,
-          endpoints.get(comparison.reference)!.server,
-          GATEWAY_SECRET,
-        );
+        const check = await checkScenario(scenario, service, reference, GATEWAY_SECRET);
         if (scenario.method === 'POST') await removeCreates();
         if ('unavailable' in check) scenario.unavailable = check.unavailable;
         else result.check = check;

@@ -71,19 +71,10 @@ export function headersForTarget(
 }
 
 // The contract's documented job as a create body, with no postingId: each create is a new posting.
-const { department, location, workplace, type, description, requirements, responsibilities, salary, status } =
-  JOB_EXAMPLE;
+const FIELDS = 'department location workplace type description requirements responsibilities salary status'.split(' ');
 export const CREATE_BODY = JSON.stringify({
   title: 'Benchmark Platform Engineer',
-  department,
-  location,
-  workplace,
-  type,
-  description,
-  requirements,
-  responsibilities,
-  salary,
-  status,
+  ...Object.fromEntries(FIELDS.map((field) => [field, JOB_EXAMPLE[field as keyof typeof JOB_EXAMPLE]])),
 });
 
 export const uuidOf = (id: Buffer) => id.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
@@ -102,14 +93,14 @@ export async function scenariosFor(
   const ids = sample.map((row) => uuidOf(row.id as Buffer));
   const dept = encodeURIComponent(String(newest?.department ?? 'Engineering').toLowerCase());
   const state = String(newest?.state ?? 'CA');
-  const direct: Comparison = { subjects: ['service'], reference: 'baseline' };
+  const comparison: Comparison = { subjects: ['service'], reference: 'baseline' };
   const get = (key: ScenarioKey, title: string, path: string): Scenario => ({
     key,
     title,
     method: 'GET',
     path,
     as: 'reader',
-    comparison: direct,
+    comparison,
   });
   const byId = { path: '/api/v1/jobs/', ids };
   const all: Scenario[] = [
@@ -117,15 +108,7 @@ export async function scenariosFor(
     get('B', 'department + type', `/api/v1/jobs?department=${dept}&type=${String(newest?.type ?? 'full-time')}`),
     get('C', 'page=2500', '/api/v1/jobs?page=2500'),
     { ...get('D', 'get by id (random)', ''), ...byId },
-    {
-      key: 'E',
-      title: 'create',
-      method: 'POST',
-      path: '/api/v1/jobs',
-      body: CREATE_BODY,
-      as: 'writer',
-      comparison: direct,
-    },
+    { ...get('E', 'create', '/api/v1/jobs'), method: 'POST', body: CREATE_BODY, as: 'writer' },
     get('G', 'status=active,paused', '/api/v1/jobs?status=active,paused'),
     get('H', `state=${state}`, `/api/v1/jobs?state=${state}`),
     {

@@ -1,7 +1,7 @@
 /**
- * The processes under test, each from built code in a process of its own so /proc shows its own
- * CPU time: the service and the webhook dispatcher as the Dockerfile and compose run them, the
- * raw baseline, and the service's own migrate command.
+ * The processes under test, each from built code in a process of its own so /proc shows its own CPU
+ * time: the service and the dispatcher as the Dockerfile and compose run them, the raw baseline, and
+ * the service's own migrate command.
  */
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -42,25 +42,15 @@ export function dispatcherCommand(compose = readFileSync(path.join(ROOT, 'docker
   return { launcher: argv.slice(0, node), nodeFlags: argv.slice(node + 1, -1), script };
 }
 
-interface NodeProcess {
-  name: string;
-  /** The script and node's flags; `launcher` runs node (its pid is node's: chrt execs). */
-  argv: string[];
-  launcher?: string[];
-  env: NodeJS.ProcessEnv;
-  port: number;
-  /** The path that answers 200 once it is ready. */
-  probe: string;
-  node?: string;
-  root?: string;
-}
-
-/** Starts a node process and waits until its probe answers 200 (start-up migrations included). */
-async function startNode(p: NodeProcess): Promise<Server> {
-  const argv = [...(p.launcher ?? []), p.node ?? process.execPath, ...p.argv];
+/** Starts `node` (after `launcher`, whose pid is node's: chrt execs) and waits until `probe` answers 200 on `port`. */
+async function startNode(
+  name: string,
+  argv: string[],
+  o: { env: NodeJS.ProcessEnv; port: number; probe: string; root?: string },
+) {
   const child = spawn(argv[0]!, argv.slice(1), {
-    cwd: p.root ?? ROOT,
-    env: { ...process.env, ...p.env },
+    cwd: o.root ?? ROOT,
+    env: { ...process.env, ...o.env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -72,20 +62,18 @@ async function startNode(p: NodeProcess): Promise<Server> {
     await exited;
     clearTimeout(timer);
   };
-  const url = `http://127.0.0.1:${p.port}`;
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${p.name} exited with ${child.exitCode}: ${stderr.trim()}`);
-    const status = await fetch(`${url}${p.probe}`).then(
-      async (response) => (await response.arrayBuffer(), response.status),
+  const url = `http://127.0.0.1:${o.port}`;
+  for (const deadline = Date.now() + 180_000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${stderr.trim()}`);
+    const status = await fetch(`${url}${o.probe}`).then(
+      (r) => r.arrayBuffer().then(() => r.status),
       () => 0,
     );
-    if (status === 200) return { name: p.name, url, pid: child.pid!, pids: () => [child.pid!], stop };
+    if (status === 200) return { name, url, pid: child.pid!, pids: () => [child.pid!], stop } satisfies Server;
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`${p.name} did not answer ${p.probe} within 180 s: ${stderr.trim()}`);
+      throw new Error(`${name} did not answer ${o.probe} within 180 s: ${stderr.trim()}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -102,62 +90,39 @@ export interface ServiceOptions {
 }
 
 export async function startService(databaseUrl: string, o: ServiceOptions): Promise<Server> {
-  const root = o.root ?? ROOT;
   const port = await freePort();
-  const flags = serviceNodeFlags(readFileSync(path.join(root, 'Dockerfile'), 'utf8'));
-  return startNode({
-    name: o.name ?? 'service',
-    argv: [...flags, ...(o.nodeFlags ?? []), 'dist/service/server.js'],
-    env: {
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DB_POOL_SIZE: String(o.poolSize),
-      GATEWAY_SECRET: o.gatewaySecret,
-      LOG_LEVEL: 'info',
-      SEED_DEMO_DATA: 'false',
-      ...o.env,
-    },
-    port,
-    probe: '/healthz',
-    node: o.node,
-    root,
-  });
+  const flags = serviceNodeFlags(readFileSync(path.join(o.root ?? ROOT, 'Dockerfile'), 'utf8'));
+  const env = {
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DB_POOL_SIZE: String(o.poolSize),
+    GATEWAY_SECRET: o.gatewaySecret,
+    LOG_LEVEL: 'info',
+    SEED_DEMO_DATA: 'false',
+    ...o.env,
+  };
+  const argv = [o.node ?? process.execPath, ...flags, ...(o.nodeFlags ?? []), 'dist/service/server.js'];
+  return startNode(o.name ?? 'service', argv, { env, port, probe: '/healthz', root: o.root });
 }
 
-export async function startBaseline(
-  databaseUrl: string,
-  o: { poolSize: number; nodeFlags?: string[]; node?: string },
-): Promise<Server> {
+/** The raw baseline, on the service's runtime settings: the comparison is of the code, not of V8's flags. */
+export async function startBaseline(databaseUrl: string, o: { poolSize: number; nodeFlags?: string[]; node?: string }) {
   const port = await freePort();
-  return startNode({
-    name: 'baseline',
-    // The service's runtime settings: the comparison is of the code, not of V8's flags.
-    argv: [...serviceNodeFlags(), ...(o.nodeFlags ?? []), 'dist/bench/baseline.js'],
-    env: { BASELINE_DATABASE_URL: databaseUrl, PORT: String(port), DB_POOL_SIZE: String(o.poolSize) },
-    port,
-    probe: '/healthz',
-    node: o.node,
-  });
+  const env = { BASELINE_DATABASE_URL: databaseUrl, PORT: String(port), DB_POOL_SIZE: String(o.poolSize) };
+  const argv = [o.node ?? process.execPath, ...serviceNodeFlags(), ...(o.nodeFlags ?? []), 'dist/bench/baseline.js'];
+  return startNode('baseline', argv, { env, port, probe: '/healthz' });
 }
 
 /** One webhook dispatcher on the service's database, as compose runs it, ready once its metrics answer. */
 export async function startDispatcher(databaseUrl: string, env: NodeJS.ProcessEnv): Promise<Server> {
   const port = await freePort();
   const { launcher, nodeFlags, script } = dispatcherCommand();
-  return startNode({
-    name: 'dispatcher',
-    argv: [...nodeFlags, script],
-    launcher,
-    env: {
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      WEBHOOK_METRICS_PORT: String(port),
-      ...env,
-    },
+  const common = { NODE_ENV: 'production', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+  const argv = [...launcher, process.execPath, ...nodeFlags, script];
+  return startNode('dispatcher', argv, {
+    env: { ...common, WEBHOOK_METRICS_PORT: String(port), ...env },
     port,
     probe: '/metrics',
   });
@@ -165,8 +130,6 @@ export async function startDispatcher(databaseUrl: string, env: NodeJS.ProcessEn
 
 /** The database at `databaseUrl` created and migrated by the service's own command (db:migrate), of `root`'s checkout. */
 export async function migrate(databaseUrl: string, root = ROOT): Promise<void> {
-  await promisify(execFile)(process.execPath, ['dist/service/commands/migrate.js'], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-  });
+  const env = { ...process.env, DATABASE_URL: databaseUrl };
+  await promisify(execFile)(process.execPath, ['dist/service/commands/migrate.js'], { cwd: root, env });
 }

@@ -12,9 +12,8 @@ import { createGunzip } from 'node:zlib';
 export interface SyncRun {
   jobs: number;
   pages: number;
-  /** Body bytes as sent (after any Content-Encoding). */
+  /** Body bytes as sent (after any Content-Encoding), and once decoded. */
   bytes: number;
-  /** Body bytes once decoded. */
   decodedBytes: number;
   seconds: number;
   /** The Content-Encoding the answers carried ("identity" when none). */
@@ -24,7 +23,6 @@ export interface SyncRun {
 interface Page {
   status: number;
   encoding: string;
-  /** Bytes as sent. */
   wire: number;
   body: Buffer;
 }
@@ -100,17 +98,21 @@ export async function compareSyncs(
   onRun: (run: SyncRun, gzip: boolean, warmup: boolean) => void = () => undefined,
 ): Promise<SyncComparison> {
   const result: SyncComparison = { warmup: [], plain: [], gzip: [] };
-  for (const gzip of [false, true]) {
+  const abba = Array.from({ length: rounds }, (_, i) => (i % 2 ? [true, false] : [false, true])).flat();
+  for (const [n, gzip] of [false, true, ...abba].entries()) {
     const run = await fullSync(origin, headers, { gzip });
-    result.warmup.push(run);
-    onRun(run, gzip, true);
-  }
-  for (let i = 0; i < rounds; i++) {
-    for (const gzip of i % 2 === 0 ? [false, true] : [true, false]) {
-      const run = await fullSync(origin, headers, { gzip });
-      (gzip ? result.gzip : result.plain).push(run);
-      onRun(run, gzip, false);
-    }
+    (n < 2 ? result.warmup : gzip ? result.gzip : result.plain).push(run);
+    onRun(run, gzip, n < 2);
   }
   return result;
+}
+
+// In the link's namespace (bench/link.ts): `node sync.js <origin> <headers as JSON> <rounds>`, a JSON line a pass.
+if (require.main === module) {
+  const [origin, headers, rounds] = process.argv.slice(2) as [string, string, string];
+  const print = (run: SyncRun, gzip: boolean, warmup: boolean) => console.log(JSON.stringify({ run, gzip, warmup }));
+  compareSyncs(origin, JSON.parse(headers) as Record<string, string>, Number(rounds), print).catch((error: Error) => {
+    console.error(error.message);
+    process.exit(1);
+  });
 }

@@ -17,20 +17,7 @@ export const PER_CONSUMER = 5;
 export const CHANGES_PER_SECOND = 1;
 export const DISPATCHERS = 2;
 
-export interface Deliveries {
-  /** Deliveries matched to a change, and how many were expected (changes x subscriptions). */
-  delivered: number;
-  expected: number;
-  /** Deliveries of the same job to the same receiver after the first (at-least-once repeats). */
-  repeats: number;
-  /** Commit to first arrival, ms, over every delivery. */
-  p50: number;
-  p99: number;
-  max: number;
-  /** The worst subscription's own p50 and p99 (a missing delivery counts as never). */
-  worstP50: number;
-  worstP99: number;
-}
+export type Deliveries = ReturnType<typeof deliveries>;
 
 export interface WebhookResult {
   size: number;
@@ -40,10 +27,9 @@ export interface WebhookResult {
   changes: number;
   failedChanges: number;
   latency: Deliveries;
-  /** Arrivals during the window (any event, repeats included) and the CPU they cost, ms. */
+  /** Arrivals during the window (repeats included), the CPU they cost in ms, and that per arrival. */
   arrivals: number;
   cpuMs: { dispatchers: number; database: number };
-  /** (dispatchers + MariaDB) CPU ms per arrival in the window. */
   cpuPerEventMs: number;
   /** Cores used by processes outside the bench's own during the window. */
   otherCores: number;
@@ -55,8 +41,12 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-/** Each receiver's first arrival for each job in `committed` against that job's commit; other jobs' arrivals are ignored. */
-export function deliveries(committed: Map<string, number>, receivers: Array<Map<string, number[]>>): Deliveries {
+/**
+ * Each receiver's first arrival for each job in `committed` against that job's commit (other jobs'
+ * arrivals ignored): over every delivery, and the worst subscription's own p50 and p99 (a missing
+ * delivery counts as never); repeats are at-least-once deliveries after the first.
+ */
+export function deliveries(committed: Map<string, number>, receivers: Array<Map<string, number[]>>) {
   const all: number[] = [];
   let [repeats, worstP50, worstP99] = [0, 0, 0];
   for (const arrivals of receivers) {
@@ -85,14 +75,11 @@ export function deliveries(committed: Map<string, number>, receivers: Array<Map<
 }
 
 /** Arrivals over every receiver between two moments (performance.now()). */
-export const arrivalsIn = (receivers: Array<Map<string, number[]>>, from: number, to: number) =>
-  receivers.flatMap((arrivals) => [...arrivals.values()].flat()).filter((at) => at >= from && at < to).length;
+export const arrivalsIn = (receivers: Array<Pick<Receiver, 'arrivals'>>, from: number, to: number) =>
+  receivers.flatMap((r) => [...r.arrivals.values()].flat()).filter((at) => at >= from && at < to).length;
 
-interface Receiver {
-  url: string;
-  /** Job id -> arrival times (performance.now()). */
-  arrivals: Map<string, number[]>;
-}
+/** A receiver's arrival times (performance.now()) by job. */
+type Receiver = { url: string; arrivals: Map<string, number[]> };
 
 /** `count` receivers (bench/webhook-receivers.ts) in a worker thread of their own, and how to stop them. */
 async function startReceivers(count: number): Promise<{ receivers: Receiver[]; close: () => Promise<void> }> {
@@ -166,7 +153,6 @@ export async function drained(
 export interface WebhookBenchOptions {
   size: number;
   service: Server;
-  /** Starts one dispatcher process. */
   startDispatcher: () => Promise<Server>;
   /** The headers of the n-th subscriber (the API allows PER_CONSUMER subscriptions a consumer). */
   subscriber: (n: number) => Record<string, string>;
@@ -218,11 +204,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
     const used = (key: keyof typeof after) => after[key] - before.cpu[key];
     const ours = used('dispatchers') + used('database') + used('service') + used('self');
     const otherCores = Math.max(0, (machineBusyMicros() - before.machine - ours) / ((to - before.at) * 1000));
-    const arrivals = arrivalsIn(
-      receivers.map((r) => r.arrivals),
-      before.at,
-      to,
-    );
+    const arrivals = arrivalsIn(receivers, before.at, to);
     const cpuMs = { dispatchers: used('dispatchers') / 1000, database: used('database') / 1000 };
     // Late deliveries count at their lateness.
     await drained(receivers, drive.committed, Math.max(30_000, 3 * o.seconds * 1000));

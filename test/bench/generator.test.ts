@@ -2,7 +2,7 @@
  * npm run bench's load generator (bench/generator.ts, wrk with bench/wrk.lua) against a real
  * HTTP server: what it sends, what it counts, and what it says about its own cost.
  */
-import { generatorBusy, runLoad, saturated } from '../../bench/generator';
+import { generatorBusy, runLoad, saturated } from '../../bench/measure';
 import { serve, type Served } from '../helpers/http';
 
 let server: Served;

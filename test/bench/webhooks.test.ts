@@ -45,7 +45,7 @@ test('arrivals in a window count every arrival, repeats included; the worst subs
   ]);
   const two = new Map([['job-a', [1200, 1800]]]);
   // 1500, 1999, 1200 and 1800 are in [1000, 2000).
-  expect(arrivalsIn([one, two], 1000, 2000)).toBe(4);
+  expect(arrivalsIn([{ arrivals: one }, { arrivals: two }], 1000, 2000)).toBe(4);
   const committed = new Map([
     ['job-a', 800],
     ['job-b', 1900],
