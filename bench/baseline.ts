@@ -54,7 +54,6 @@ const list = (value: string | null) =>
 
 export function createBaseline(pool: mysql.Pool): http.Server {
   const rows = async (sql: string, params: unknown[]) => (await pool.query<mysql.RowDataPacket[]>(sql, params))[0];
-
   async function listJobs(query: URLSearchParams) {
     const [limit, page] = [Number(query.get('limit') ?? 20), Number(query.get('page') ?? 1)];
     const statuses = list(query.get('status')) ?? ['active', 'open'];
@@ -90,7 +89,6 @@ export function createBaseline(pool: mysql.Pool): http.Server {
     const total = Math.min(Number(count!.n), states ? COUNTED_UP_TO : Infinity);
     return { data: found.map(job), meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
   }
-
   async function findJob(id: Buffer, consumer: string | undefined) {
     const [row] = await rows(
       `select ${COLUMNS} from jobs j where j.id = ? and j.deleted_at is null and (j.status <> 'draft' or j.created_by_consumer = ?)`,
@@ -98,7 +96,6 @@ export function createBaseline(pool: mysql.Pool): http.Server {
     );
     return row && job(row);
   }
-
   async function createJob(body: Row & { salary?: Row | null }, consumer: string) {
     // A version 7 UUID: the creation time in its first 48 bits, then random bits.
     const id = randomBytes(16);
@@ -131,7 +128,6 @@ export function createBaseline(pool: mysql.Pool): http.Server {
     await pool.query('insert into jobs set ?', [row]);
     return findJob(id, consumer);
   }
-
   function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
     const text = JSON.stringify(body);
     const tag = status === 200 ? { ETag: `"${createHash('sha256').update(text).digest('base64url')}"` } : undefined;
@@ -144,7 +140,6 @@ export function createBaseline(pool: mysql.Pool): http.Server {
     });
     res.end(text);
   }
-
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://baseline');
     const consumer = req.headers['x-consumer-id'] as string | undefined;
@@ -164,7 +159,6 @@ export function createBaseline(pool: mysql.Pool): http.Server {
     }
     send(res, 404, { error: 'Not found' });
   }
-
   return http.createServer((req, res) => {
     handle(req, res).catch((error: Error) => send(res, 500, { error: error.message }));
   });

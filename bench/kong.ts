@@ -1,11 +1,7 @@
 /**
- * Real Kong in front of the bench's service, three ways, each a Kong of its own started by
- * harness/real-kong.ts as the image starts it (one nginx worker, so it compares with one node
- * process): no plugin at all (the proxy floor: the client sends the identity headers itself),
- * Kong's own key-auth + acl (the standard way: the client sends the gateway secret, which nothing
- * standard adds), and our configuration, kong.yaml + demo.yaml with rate limits in a Redis of its
- * own, raised out of reach so the row measures the plugins' cost, not their 429s. A Kong's CPU is
- * every process of its group (nginx, the log redaction filters) and, for ours, its Redis.
+ * Real Kong in front of the service, three ways, each started by harness/real-kong.ts as the image
+ * starts it (one worker): no plugin (the client sends the identity), Kong's key-auth + acl (the
+ * client sends the gateway secret), and our configuration with its rate limits out of reach.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

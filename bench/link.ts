@@ -1,8 +1,6 @@
 /**
- * A partner's link for the full sync (S): the sync client runs in a network namespace of its own,
- * joined to this host by a veth pair that tbf shapes to one rate each way. On loopback a byte
- * costs nothing, so compression can only add time there; across a link every byte takes time.
- * Needs root and iproute2 (ip, tc); without them S is measured on loopback only.
+ * A partner's link for S: the sync client in a network namespace of its own, joined to this host by
+ * a veth pair tbf shapes to one rate each way (on loopback a byte costs nothing). Needs root and iproute2.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -71,7 +69,6 @@ export function openLink(rate: string): Link {
     close();
     throw new Error(`could not open a ${rate} link: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`);
   }
-
   return {
     rate,
     hostAddress,

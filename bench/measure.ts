@@ -13,10 +13,10 @@ import { clockTicks, cpuMicros, machineBusyMicros } from './proc';
 import type { Target } from './scenarios';
 import type { Server } from './servers';
 
+/** `paths`: connections cycle through them (get by id: one per id); `cpus`: taskset's list for wrk. */
 export interface LoadRequest {
   origin: string;
   method: 'GET' | 'POST';
-  /** Paths with their queries; connections cycle through them (get by id: one per sampled id). */
   paths: string[];
   headers: Record<string, string>;
   body?: string;
@@ -24,23 +24,10 @@ export interface LoadRequest {
   threads: number;
   seconds: number;
   timeoutSeconds: number;
-  /** CPUs wrk may run on (taskset's list); any when absent. */
   cpus?: string;
 }
 
-export interface LoadResult {
-  requests: number;
-  seconds: number;
-  /** Latencies in ms; -1 when nothing was answered. */
-  p50: number;
-  p99: number;
-  statuses: Record<string, number>;
-  errors: number;
-  timeouts: number;
-  bytes: number;
-  /** wrk's CPU time, and the time its threads were ready to run but waited for a CPU (schedstat). */
-  generator: { cpuMicros: number; waitMicros: number; threads: number };
-}
+export type LoadResult = ReturnType<typeof parseResult>;
 
 const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..', 'bench', 'wrk.lua')].find((file) =>
   existsSync(file),
@@ -66,8 +53,8 @@ function requestsChunk({ origin, method, paths, headers, body }: LoadRequest): s
   return `return {\n${all.join(',\n')}\n}\n`;
 }
 
-/** Reads wrk's BENCH_RESULT line (bench/wrk.lua's done()). */
-function parseResult(stdout: string, threads: number, waitMicros: number): LoadResult {
+/** wrk's BENCH_RESULT line (bench/wrk.lua's done()): latencies in ms (-1: no answer), and wrk's own CPU and wait for one. */
+function parseResult(stdout: string, threads: number, waitMicros: number) {
   const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
   if (!line) throw new Error(`wrk printed no result: ${stdout.trim().slice(-500)}`);
   const raw = JSON.parse(line.slice('BENCH_RESULT '.length)) as Record<string, number> & {
@@ -134,22 +121,11 @@ export interface Endpoint {
   chain: Server[];
 }
 
-export interface Measurement extends Omit<LoadResult, 'generator'> {
-  round: number;
-  target: Target;
-  /** Measured at the same time as the other side of its comparison, on the same core. */
-  together?: boolean;
-  reqPerSec: number;
-  /** CPU microseconds per answer: per server, generator, database; and the sum over the chain. */
-  cpuPerRequest: Record<string, number>;
-  chainCpuPerRequest: number;
-  /** Cores each server of the chain kept busy (1.0: a node process at its limit). */
-  cores: Record<string, number>;
-  generatorBusy: number;
-  /** Cores' worth of CPU used meanwhile by processes outside the measurement. */
-  otherCores: number;
-  invalid?: string;
-}
+/**
+ * `cpuPerRequest`: µs per answer of each server, wrk and the database; `cores`: each server's busy
+ * share of a core (1.0: at its limit); `otherCores`: what processes outside the measurement used.
+ */
+export type Measurement = Awaited<ReturnType<typeof measureTogether>>[number];
 
 const processCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
 
@@ -160,7 +136,7 @@ const processCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros
 export async function measureTogether(
   endpoints: Endpoint[],
   options: Omit<LoadRequest, 'origin'> & { round: number; databasePid?: number },
-): Promise<Measurement[]> {
+) {
   const servers = () => endpoints.map((e) => e.chain.map((s) => processCpu(s.pids())));
   const database = () => (options.databasePid ? cpuMicros(options.databasePid) : NaN);
   const before = { servers: servers(), database: database(), machine: machineBusyMicros(), at: performance.now() };
@@ -193,14 +169,14 @@ export async function measureTogether(
       ...load,
       round: options.round,
       target: endpoint.target,
-      ...(endpoints.length > 1 ? { together: true } : {}),
+      together: endpoints.length > 1 ? true : undefined,
       reqPerSec: load.seconds > 0 ? load.requests / load.seconds : 0,
       cpuPerRequest,
       chainCpuPerRequest: per(used[i]!.reduce((a, b) => a + b, 0)),
       cores,
       generatorBusy: busy,
       otherCores,
-      ...(invalid ? { invalid } : {}),
+      invalid,
     };
   });
 }

@@ -1,4 +1,5 @@
 /** npm run bench's command line: what it takes, its defaults, and the one-line message a wrong argument gets. */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,53 +18,24 @@ const NUMBERS = {
   'webhook-seconds': [30, 1],
 } as const;
 
-export interface Options {
-  sizes: number[];
-  scenarios: ScenarioKey[];
-  /** Rounds every scenario gets at least, and at most (it stops between them once stable). */
-  rounds: number;
-  maxRounds: number;
-  /** The spread of a ratio, in percent, under which a row counts as stable. */
-  spread: number;
-  duration: number;
-  warmup: number;
-  connections: number;
-  /** wrk threads a target: one is enough for tens of thousands of requests a second. */
-  threads: number;
-  pool: number;
-  /** Timed full syncs each way (plain, gzip), in ABBA order after one warm-up pass each way. */
-  syncRounds: number;
-  webhookSeconds: number;
-  /** The partner link S also syncs across (tc's rate, bench/link.ts); '' for loopback only. */
-  linkRate: string;
-  reseed: boolean;
-  /** Whether docs/performance.md's latest section is replaced (--no-docs: bench/results/ only). */
-  docs: boolean;
-  note: string;
-  serverUrl: string;
-  /** The node binary the service and the baseline run on. */
-  node: string;
-  /** A built checkout whose service is each data-layer scenario's second reference; '' for none. */
-  before: string;
-  argv: string;
-}
+export type Options = ReturnType<typeof parseOptions>;
 
 export const USAGE =
   'npm run bench -- [--sizes 10000,100000] [--scenarios A,D,...] [--rounds 3] [--max-rounds 10] [--spread 5] [--duration 5] [--warmup 10] ' +
-  '[--connections 16] [--pool 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--no-docs] [--note text] ' +
+  '[--connections 16] [--pool 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--note text] ' +
   '[--node /path/to/bin/node] [--before /path/to/another/checkout (built with npx tsc -b tsconfig.build.json, node_modules present)]';
 
 /** An argument as a shell would need it quoted, so the recorded command line can be pasted back. */
 const quoted = (arg: string) => (/^[\w.,=:/-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
 
-export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Options {
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env) {
   const strings = Object.fromEntries(
     [...Object.keys(NUMBERS), 'sizes', 'scenarios', 'link-rate', 'note', 'node', 'before'].map((name) => [
       name,
       { type: 'string' as const },
     ]),
   );
-  const flags = { ...strings, reseed: { type: 'boolean' as const }, 'no-docs': { type: 'boolean' as const } };
+  const flags = { ...strings, reseed: { type: 'boolean' as const } };
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({ args: argv, options: flags, strict: true }).values;
@@ -111,11 +83,38 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     webhookSeconds: number('webhook-seconds'),
     linkRate: rate === 'none' ? '' : rate,
     reseed: values.reseed === true,
-    docs: values['no-docs'] !== true,
     note: text('note') ?? env.BENCH_NOTE ?? '',
     serverUrl: env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
     node,
     before,
     argv: argv.map(quoted).join(' '),
   };
+}
+
+/** --before's checkout as the run's header names it: its commit, and whether tracked files differ from it. */
+export interface BeforeCheckout {
+  dir: string;
+  /** git rev-parse HEAD there, or why there is none. */
+  commit: string;
+  /** Tracked files there differ from its commit: the service is not that commit's alone. */
+  changes: boolean;
+}
+
+export function describeCheckout(dir: string): BeforeCheckout {
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  try {
+    return {
+      dir,
+      commit: git('rev-parse', 'HEAD'),
+      changes: git('status', '--porcelain', '--untracked-files=no') !== '',
+    };
+  } catch (error) {
+    return { dir, commit: `unknown (${(error as Error).message.split('\n')[0]})`, changes: false };
+  }
+}
+
+/** The checkout as the run's header names it. */
+export function checkoutLine(checkout: BeforeCheckout): string {
+  return `${checkout.dir} at ${checkout.commit}${checkout.changes ? ' with uncommitted changes' : ''}`;
 }

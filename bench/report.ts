@@ -1,14 +1,12 @@
 /**
- * Turns the measurements into figures. Every round measures a subject and its reference together,
- * so each round gives one ratio, read two ways: throughput (subject req/s over reference req/s) and
- * CPU (reference CPU per request over subject's; above 1 the subject is cheaper). A row is stable
- * once its last WINDOW rounds agree within the spread asked for, both ways; its figure is their
- * median. Writes the markdown for bench/results/ and docs/performance.md's latest section.
+ * The figures: each round gives one ratio per row, read two ways (throughput: subject req/s over
+ * reference's; CPU: reference µs per request over subject's), stable once the last WINDOW rounds
+ * agree within the spread asked for; the figure is their median. Writes the markdown.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { checkoutLine, type BeforeCheckout } from './before';
+import { checkoutLine, type BeforeCheckout } from './options';
 import type { ScenarioCheck } from './check';
 import type { Measurement } from './measure';
+import type { Options } from './options';
 import { BEFORE_SCENARIOS, type Comparison, type ScenarioKey, type Target } from './scenarios';
 import { serviceNodeFlags } from './servers';
 import type { SyncComparison, SyncRun } from './sync';
@@ -29,7 +27,6 @@ export interface ScenarioResult {
   check?: ScenarioCheck;
   comparison: Comparison;
   measurements: Measurement[];
-  /** Rounds run (warm-up not counted). */
   rounds: number;
 }
 
@@ -37,7 +34,7 @@ export interface SyncResult {
   size: number;
   target: Target;
   gzip: boolean;
-  /** The link's rate (bench/link.ts) when the client synced across one; loopback when absent. */
+  /** The partner link's rate (bench/link.ts); loopback when absent. */
   link?: string;
   runs: SyncRun[];
 }
@@ -47,8 +44,7 @@ export interface RunResult {
   finishedAt: string;
   minutes: number;
   machine: Record<string, string | number>;
-  options: Record<string, unknown> & { spread: number; rounds: number; maxRounds: number; duration: number };
-  /** --before: the checkout whose service the data-layer scenarios also compare with. */
+  options: Options;
   before?: BeforeCheckout;
   tables: Array<{ size: number; rows: number; seededSeconds: number; before?: { seededSeconds: number } }>;
   scenarios: ScenarioResult[];
@@ -132,14 +128,12 @@ const cpuCell = (s: Summary) =>
     .filter(([name]) => name !== 'generator' && name !== 'database')
     .map(([name, us]) => `${name} ${fixed(us)} (${fixed(s.cores[name], 2)} core)`)
     .join(' + ');
-const LABELS: Record<Target, string> = {
-  service: 'service',
-  baseline: 'baseline',
-  before: 'before',
+const KONGS = {
   'kong-bare': 'Kong, no plugin',
   'kong-key-auth': "Kong's key-auth + acl",
   'kong-ours': 'Kong, our configuration (Redis)',
 };
+const LABELS: Record<Target, string> = { service: 'service', baseline: 'baseline', before: 'before', ...KONGS };
 
 function notes(result: ScenarioResult, sides: Summary[], row: Settled | undefined, spreadPercent: number): string {
   const out: string[] = [];
@@ -345,19 +339,4 @@ export function markdownReport(run: RunResult): string {
     '',
     ...targets(run),
   ].join('\n');
-}
-
-const [DOCS_START, DOCS_END] = ['<!-- bench:latest -->', '<!-- /bench:latest -->'];
-
-/** Replaces the latest-run section of a docs page (between the bench:latest markers), adding the markers at the end when missing. */
-export function writeLatest(docsPath: string, markdown: string): void {
-  const page = readFileSync(docsPath, 'utf8');
-  const [start, end] = [page.indexOf(DOCS_START), page.indexOf(DOCS_END)];
-  const section = `${DOCS_START}\n${markdown}\n${DOCS_END}`;
-  writeFileSync(
-    docsPath,
-    start >= 0 && end > start
-      ? `${page.slice(0, start)}${section}${page.slice(end + DOCS_END.length)}`
-      : `${page.trimEnd()}\n\n${section}\n`,
-  );
 }

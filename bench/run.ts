@@ -1,12 +1,12 @@
 /**
  * npm run bench [-- options: bench/options.ts, or --help]: a black box. For each table size the
  * service runs from dist/ as the Dockerfile runs it, beside the raw baseline (bench/baseline.ts), and
- * wrk drives both (bench/generator.ts). Before timing, their answers are compared (bench/check.ts);
+ * wrk drives both (bench/measure.ts). Before timing, their answers are compared (bench/check.ts);
  * then a warm-up, and rounds in which subject and reference are measured at once on one core until
  * each row's ratios are stable (bench/report.ts). K runs through real Kong, W through the webhook
  * dispatchers, S (the full sync) on the largest table. --before <dir>: another built checkout's
- * service, on the same jobs, beside each data-layer scenario. Writes bench/results/ and
- * docs/performance.md's latest section; asserts nothing.
+ * service, on the same jobs, beside each data-layer scenario. Prints the table and writes it to
+ * bench/results/ (not in git); asserts nothing.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
-import { checkoutLine, describeCheckout } from './before';
+import { checkoutLine, describeCheckout } from './options';
 import { checkScenario } from './check';
 import { kongUnavailable, startKong } from './kong';
 import { linkUnavailable, openLink, type Link } from './link';
@@ -26,7 +26,7 @@ import * as report from './report';
 import * as scenarios from './scenarios';
 import type { Scenario, Target } from './scenarios';
 import { ROOT, startBaseline, startDispatcher, startService, type Server } from './servers';
-import { compareSyncs } from './sync';
+import { compareSyncs, type SyncRun } from './sync';
 import { prepareTable } from './tables';
 import { benchWebhooks } from './webhooks';
 
@@ -49,9 +49,7 @@ async function quiet(admin: mysql.Connection, databases: string[]): Promise<void
 }
 
 const describe = (m: Measurement) =>
-  `${m.target.padEnd(14)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(2)} ms  p99 ${m.p99.toFixed(2)} ms  ` +
-  `CPU µs/req ${JSON.stringify(m.cpuPerRequest, (_, v: unknown) => (typeof v === 'number' ? Math.round(v) : v))}  ` +
-  `${JSON.stringify(m.statuses)} other load ${m.otherCores.toFixed(2)} cores${m.invalid ? `  INVALID: ${m.invalid}` : ''}`;
+  `${m.target} ${m.reqPerSec.toFixed(0)} req/s, p50 ${m.p50} ms, CPU µs/req ${JSON.stringify(m.cpuPerRequest)}, ${JSON.stringify(m.statuses)}${m.invalid ? `, INVALID: ${m.invalid}` : ''}`;
 
 interface Context {
   options: Options;
@@ -130,7 +128,6 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
         `${key.padEnd(4)} ${title} vs ${comparison.reference}: ${scenario.unavailable ?? result.check?.body ?? 'ready'}`,
       );
     }
-
     const dbPid = databasePid();
     const targetsOf = (scenario: Scenario) => [...scenario.comparison.subjects, scenario.comparison.reference];
     const measureRound = async (scenario: Scenario, round: number, seconds: number): Promise<Measurement[]> => {
@@ -170,7 +167,6 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
       if (scenario.method === 'POST') await removeCreates();
       return taken;
     };
-
     const runnable = [...results.keys()].filter((s) => !s.unavailable);
     if (options.warmup > 0) log(`warm-up: ${options.warmup} s per scenario`);
     for (const scenario of options.warmup > 0 ? runnable : []) await measureRound(scenario, 0, options.warmup);
@@ -192,7 +188,6 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
         }
       }
     }
-
     if (wants('W')) {
       // A run that died before its clean-up left subscriptions to dead ports.
       await admin.query("delete from webhook_subscriptions where consumer_id like 'bench-hooks-%'");
@@ -200,11 +195,7 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
         size,
         service,
         startDispatcher: () => startDispatcher(table.url, webhookEnv),
-        subscriber: (n) =>
-          scenarios.identity(
-            { id: `bench-hooks-${n + 1}`, username: `bench-hooks-${n + 1}`, groups: 'jobs:read' },
-            GATEWAY_SECRET,
-          ),
+        subscriber: (n) => scenarios.identity({ id: `bench-hooks-${n + 1}`, groups: 'jobs:read' }, GATEWAY_SECRET),
         writerHeaders: scenarios.headersForTarget({ as: 'writer', method: 'POST' }, 'service', GATEWAY_SECRET),
         createBody: scenarios.CREATE_BODY,
         seconds: options.webhookSeconds,
@@ -215,36 +206,18 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
       await quiet(admin, databases);
       await removeCreates();
     }
-
-    const kong = endpoints.get('kong-ours')?.server;
+    const kong = endpoints.get('kong-ours')?.server.url;
+    const headers = { 'X-API-Key': scenarios.DEMO_READER_KEY };
     // Loopback first, then across the partner's link when there is one.
     for (const across of largest && wants('S') && kong ? [undefined, ...(link ? [link] : [])] : []) {
       const where = across ? `across a ${across.rate} link` : 'on loopback';
-      const onRun = (
-        r: { jobs: number; bytes: number; seconds: number; contentEncoding: string },
-        gzip: boolean,
-        warmup: boolean,
-      ) =>
-        log(
-          `S    ${where} ${gzip ? 'gzip' : 'plain'}${warmup ? ' (warm-up)' : ''}: ${r.jobs} jobs, ${(r.bytes / 1e6).toFixed(1)} MB ${r.contentEncoding}, ${r.seconds.toFixed(1)} s`,
-        );
-      const headers = { 'X-API-Key': scenarios.DEMO_READER_KEY };
-      const comparison = across
-        ? await across.compareSyncs(
-            kong!.url.replace('127.0.0.1', across.hostAddress),
-            headers,
-            options.syncRounds,
-            onRun,
-          )
-        : await compareSyncs(kong!.url, headers, options.syncRounds, onRun);
-      for (const gzip of [false, true])
-        run.syncs.push({
-          size,
-          target: 'kong-ours',
-          gzip,
-          link: across?.rate,
-          runs: gzip ? comparison.gzip : comparison.plain,
-        });
+      const onRun = (r: SyncRun, gzip: boolean, warmup: boolean) =>
+        log(`S    ${where} ${gzip ? 'gzip' : 'plain'}${warmup ? ' (warm-up)' : ''}: ${JSON.stringify(r)}`);
+      const sync = across?.compareSyncs ?? compareSyncs;
+      const origin = across ? kong!.replace('127.0.0.1', across.hostAddress) : kong!;
+      const { plain, gzip } = await sync(origin, headers, options.syncRounds, onRun);
+      for (const runs of [plain, gzip])
+        run.syncs.push({ size, target: 'kong-ours', gzip: runs === gzip, link: across?.rate, runs });
     }
   } finally {
     for (const { server } of [...endpoints.values()].reverse()) await server.stop();
@@ -259,40 +232,23 @@ async function main(): Promise<void> {
   const started = performance.now();
   const admin = await mysql.createConnection({ uri: options.serverUrl });
   const [[version]] = await admin.query<mysql.RowDataPacket[]>('select version() as v');
-  const loadAverage = () =>
-    os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ');
+  const loadAverage = () => os.loadavg().join(' ');
   const node = execFileSync(options.node, ['--version'], { encoding: 'utf8' }).trim();
   const machine: Record<string, string | number> = {
     cpu: `${CPUS} x ${os.cpus()[0]?.model ?? 'unknown'}`,
-    memory: `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
-    os: `${os.type()} ${os.release()}`,
+    os: `${os.type()} ${os.release()}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     // The service's and the baseline's; the bench itself runs on the machine's.
     node: options.node === process.execPath ? node : `${node} (--node ${options.node}; the bench ${process.version})`,
     database: String(version!.v),
     'load average at start': loadAverage(),
     ...(options.note ? { note: options.note } : {}),
   };
-  log(
-    `Machine: ${Object.entries(machine)
-      .map(([k, v]) => `${k}: ${v}`)
-      .join('; ')}`,
-  );
+  log(`Machine: ${JSON.stringify(machine)}`);
   const before = options.before ? describeCheckout(options.before) : undefined;
   if (before) log(`Before: ${checkoutLine(before)}`);
   const run: report.RunResult = {
-    startedAt: new Date().toISOString(),
-    finishedAt: '',
-    minutes: 0,
-    machine,
-    options: { ...options },
-    ...(before ? { before } : {}),
-    tables: [],
-    scenarios: [],
-    syncs: [],
-    webhooks: [],
+    ...{ startedAt: new Date().toISOString(), finishedAt: '', minutes: 0, machine, before, options },
+    ...{ tables: [], scenarios: [], syncs: [], webhooks: [] },
   };
   try {
     const largest = Math.max(...options.sizes);
@@ -309,10 +265,7 @@ async function main(): Promise<void> {
   mkdirSync(path.dirname(stamp), { recursive: true });
   writeFileSync(`${stamp}.json`, `${JSON.stringify(run, null, 2)}\n`);
   writeFileSync(`${stamp}.md`, `${markdown}\n`);
-  if (options.docs) report.writeLatest(path.join(ROOT, 'docs/performance.md'), markdown);
-  log(
-    `\nWrote ${path.relative(ROOT, stamp)}.json and .md${options.docs ? ' and docs/performance.md' : ''} (${run.minutes.toFixed(1)} min).`,
-  );
+  log(`\nWrote ${path.relative(ROOT, stamp)}.json and .md (${run.minutes.toFixed(1)} min).`);
 }
 
 main().catch((error: unknown) => {

@@ -1,8 +1,4 @@
-/**
- * What the benchmark asks, per table size. Paths and ids are found on the table itself (a
- * department and type pair that exists, random listed ids, the newest listed job's state), so
- * every scenario reads real rows at any size.
- */
+/** What the benchmark asks, per table size: paths and ids found on the table itself, so every scenario reads real rows. */
 import type mysql from 'mysql2/promise';
 import { JOB_EXAMPLE } from '../domain/job';
 
@@ -11,17 +7,10 @@ export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 /** The scenarios that exercise the data layer: with --before, each also compares this service with another checkout's. */
 export const BEFORE_SCENARIOS: readonly ScenarioKey[] = ['D', 'E', 'A', 'B', 'G', 'H'];
 
-/**
- * A row compares each subject with the reference, measured in the same rounds: the service against
- * the raw baseline (or, --before, another checkout's service); K real Kong three ways against the
- * service direct.
- */
+/** A row compares each subject with the reference in the same rounds: the service with the baseline (or before), Kong with the service. */
 export type Target = 'service' | 'baseline' | 'before' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
 
-export interface Comparison {
-  subjects: Target[];
-  reference: Target;
-}
+export type Comparison = { subjects: Target[]; reference: Target };
 
 export interface Scenario {
   key: ScenarioKey;
@@ -38,19 +27,19 @@ export interface Scenario {
 }
 
 /** demo.yaml's reader, as the gateway identifies it to the service, and its API key. */
-export const DEMO_READER = { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', username: 'demo-reader', groups: 'jobs:read' };
+export const DEMO_READER = { id: '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a01', groups: 'jobs:read' };
 export const DEMO_READER_KEY = 'demo-reader-2f6c1a9e';
-const BENCH_WRITER = { id: 'bench-writer', username: 'bench-writer', groups: 'jobs:read, jobs:write' };
+const BENCH_WRITER = { id: 'bench-writer', groups: 'jobs:read, jobs:write' };
 export const BENCH_WRITER_ID = BENCH_WRITER.id;
 
 /** The identity headers the gateway would send for a consumer. */
-export function identity(who: { id: string; username: string; groups: string }, gatewaySecret: string) {
+export function identity(who: { id: string; groups: string }, gatewaySecret: string) {
+  const [id, groups] = [who.id, who.groups];
   return {
     'X-Gateway-Secret': gatewaySecret,
-    'X-Consumer-ID': who.id,
-    'X-Consumer-Username': who.username,
-    'X-Consumer-Custom-ID': who.username,
-    'X-Consumer-Groups': who.groups,
+    'X-Consumer-ID': id,
+    'X-Consumer-Username': id,
+    'X-Consumer-Groups': groups,
   };
 }
 
@@ -59,15 +48,11 @@ export function identity(who: { id: string; username: string; groups: string }, 
  * Kong with no plugin), the API key through a Kong, and for Kong's key-auth + acl the gateway
  * secret too (nothing standard in Kong adds it).
  */
-export function headersForTarget(
-  scenario: Pick<Scenario, 'as' | 'method'>,
-  target: Target,
-  gatewaySecret: string,
-): Record<string, string> {
+export function headersForTarget(scenario: Pick<Scenario, 'as' | 'method'>, target: Target, secret: string) {
   const json: Record<string, string> = scenario.method === 'POST' ? { 'Content-Type': 'application/json' } : {};
-  if (target === 'kong-key-auth') return { 'X-API-Key': DEMO_READER_KEY, 'X-Gateway-Secret': gatewaySecret, ...json };
+  if (target === 'kong-key-auth') return { 'X-API-Key': DEMO_READER_KEY, 'X-Gateway-Secret': secret, ...json };
   if (target === 'kong-ours') return { 'X-API-Key': DEMO_READER_KEY, ...json };
-  return { ...identity(scenario.as === 'writer' ? BENCH_WRITER : DEMO_READER, gatewaySecret), ...json };
+  return { ...identity(scenario.as === 'writer' ? BENCH_WRITER : DEMO_READER, secret), ...json };
 }
 
 // The contract's documented job as a create body, with no postingId: each create is a new posting.
@@ -94,14 +79,8 @@ export async function scenariosFor(
   const dept = encodeURIComponent(String(newest?.department ?? 'Engineering').toLowerCase());
   const state = String(newest?.state ?? 'CA');
   const comparison: Comparison = { subjects: ['service'], reference: 'baseline' };
-  const get = (key: ScenarioKey, title: string, path: string): Scenario => ({
-    key,
-    title,
-    method: 'GET',
-    path,
-    as: 'reader',
-    comparison,
-  });
+  const reader = { method: 'GET', as: 'reader' } as const;
+  const get = (key: ScenarioKey, title: string, path: string) => ({ key, title, path, comparison, ...reader });
   const byId = { path: '/api/v1/jobs/', ids };
   const all: Scenario[] = [
     get('A', 'default list', '/api/v1/jobs'),

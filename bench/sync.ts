@@ -1,9 +1,7 @@
 /**
- * A partner's full sync, as the docs tell partners to do it: the change feed from the beginning,
- * 500 jobs a page, each page's meta.nextSince asked for next until meta.hasMore is false. Counts
- * the bytes that crossed the wire (compressed, when the answer was) and the time, including the
- * client's own decompression and JSON parsing, which a partner pays too. A compressed body is
- * inflated as it arrives, as HTTP clients (curl --compressed, browsers, fetch) do.
+ * A partner's full sync as the docs tell it: the change feed from the start, 500 jobs a page, until
+ * meta.hasMore is false. Counts the bytes on the wire and the time, decompression and parsing
+ * included (a compressed body is inflated as it arrives, as HTTP clients do).
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -20,12 +18,7 @@ export interface SyncRun {
   contentEncoding: string;
 }
 
-interface Page {
-  status: number;
-  encoding: string;
-  wire: number;
-  body: Buffer;
-}
+type Page = { status: number; encoding: string; wire: number; body: Buffer };
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 

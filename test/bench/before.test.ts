@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkoutLine, describeCheckout } from '../../bench/before';
+import { checkoutLine, describeCheckout } from '../../bench/options';
 import type { Measurement } from '../../bench/measure';
 import { parseOptions } from '../../bench/options';
 import { markdownReport, markdownTable, targets, type ScenarioResult } from '../../bench/report';

@@ -3,20 +3,9 @@
  * read two ways from rounds measured together, invalid windows left out, rows flagged, and where
  * the table is written.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Measurement } from '../../bench/measure';
 import { parseOptions } from '../../bench/options';
-import {
-  markdownTable,
-  roundRatios,
-  settled,
-  targets,
-  writeLatest,
-  type RunResult,
-  type ScenarioResult,
-} from '../../bench/report';
+import { markdownTable, roundRatios, settled, targets, type RunResult, type ScenarioResult } from '../../bench/report';
 import type { Target } from '../../bench/scenarios';
 import { benchRun, benchWindow as window } from '../helpers/bench-run';
 
@@ -223,52 +212,24 @@ describe('the full sync (S): judged across the partner link when one was measure
   });
 });
 
-describe('where the latest run is written', () => {
-  let dir: string;
-  beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'bench-docs-'))));
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  test('the section between the markers is replaced and the rest of the page kept', () => {
-    const page = path.join(dir, 'performance.md');
-    writeFileSync(
-      page,
-      '# Performance\n\nHow to read a row.\n\n## Latest run\n\n<!-- bench:latest -->\nold table\n<!-- /bench:latest -->\n\nAfter.\n',
-    );
-    writeLatest(page, 'new table');
-    expect(readFileSync(page, 'utf8')).toBe(
-      '# Performance\n\nHow to read a row.\n\n## Latest run\n\n<!-- bench:latest -->\nnew table\n<!-- /bench:latest -->\n\nAfter.\n',
-    );
-  });
-
-  test('a page without the markers gets them at its end', () => {
-    const page = path.join(dir, 'performance.md');
-    writeFileSync(page, '# Performance\n\n## Latest run\n');
-    writeLatest(page, 'first table');
-    expect(readFileSync(page, 'utf8')).toBe(
-      '# Performance\n\n## Latest run\n\n<!-- bench:latest -->\nfirst table\n<!-- /bench:latest -->\n',
-    );
-  });
-});
-
 describe('the command line', () => {
-  test('defaults: at least 3 and at most 10 rounds, 5% spread, one wrk thread, every scenario, docs written', () => {
+  test('defaults: at least 3 and at most 10 rounds, 5% spread, one wrk thread, every scenario', () => {
     const options = parseOptions([], {});
     expect(options).toMatchObject({
       rounds: 3,
       maxRounds: 10,
       spread: 5,
       threads: 1,
-      docs: true,
+
       sizes: [10_000, 100_000],
     });
     expect(options.scenarios).toEqual(['A', 'B', 'C', 'D', 'E', 'G', 'H', 'K', 'S', 'W']);
   });
 
-  test('the round limit is never below the minimum, and --no-docs leaves docs/performance.md alone', () => {
-    expect(parseOptions(['--rounds', '6', '--max-rounds', '4', '--no-docs'], {})).toMatchObject({
+  test('the round limit is never below the minimum', () => {
+    expect(parseOptions(['--rounds', '6', '--max-rounds', '4'], {})).toMatchObject({
       rounds: 6,
       maxRounds: 6,
-      docs: false,
     });
   });
 

@@ -1,4 +1,5 @@
 import type { Measurement } from '../../bench/measure';
+import { parseOptions } from '../../bench/options';
 import type { RunResult } from '../../bench/report';
 import type { Target } from '../../bench/scenarios';
 
@@ -12,7 +13,7 @@ export function benchRun(
     finishedAt: '',
     minutes: 1,
     machine: {},
-    options: { spread: 5, rounds: 3, maxRounds: 10, duration: 5, connections: 16, warmup: 2, pool: 10, argv: '' },
+    options: parseOptions([], {}),
     tables: [{ size, rows: size, seededSeconds: 0 }],
     scenarios: [],
     syncs: [],
@@ -46,6 +47,8 @@ export function benchWindow(
     chainCpuPerRequest: cpu,
     generatorBusy: 0.05,
     otherCores: 0.02,
+    together: undefined,
+    invalid: undefined,
     ...extra,
   };
 }
