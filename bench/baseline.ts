@@ -1,10 +1,6 @@
 /**
- * The raw baseline: the scenarios' requests answered by hand, as a team without our stack would
- * write them. node:http and a mysql2 pool, SQL written here against the same tables, the same JSON
- * and ETag (bench/check.ts compares them with the service's before timing); no validation, logging,
- * middleware or framework, and nothing imported from the service.
- *
- *   node dist/bench/baseline.js   (BASELINE_DATABASE_URL, PORT, DB_POOL_SIZE)
+ * The raw baseline: the scenarios answered as a team without our stack would write it: node:http,
+ * a mysql2 pool and its own SQL, the same JSON and ETag (bench/check.ts compares). Nothing of ours.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';

@@ -1,7 +1,6 @@
 /**
- * Before anything is timed, the reference must answer what the service answers (status, bytes, and
- * a GET's ETag), or its figures compare nothing. A difference is recorded in the row, never hidden.
- * The before checkout's service may lack a filter: a refusal there makes its row not applicable.
+ * Before timing, the reference must answer what the service answers (status, bytes, a GET's ETag):
+ * a difference goes in the row. A before checkout's refusal (a filter it lacks) makes its row n/a.
  */
 import { headersForTarget, samplePath, type Scenario } from './scenarios';
 import type { Server } from './servers';

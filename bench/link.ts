@@ -9,15 +9,8 @@ import path from 'node:path';
 import { ip, openVethNamespace, type VethNamespace } from '../harness/netns';
 import type { compareSyncs, SyncComparison, SyncRun } from './sync';
 
-export interface Link {
-  /** tc's rate, as given: "1gbit", "100mbit". */
-  rate: string;
-  /** This host's address on the link: the servers the client reaches must listen on it (or 0.0.0.0). */
-  hostAddress: string;
-  /** bench/sync.ts's compareSyncs, run by a client inside the namespace: across the link. */
-  compareSyncs: typeof compareSyncs;
-  close(): void;
-}
+/** `hostAddress`: this host's end of the link (what the client reaches); `compareSyncs` runs there. */
+export type Link = ReturnType<typeof openLink>;
 
 // Built (npm run bench) or, under jest, from source through the tests' TypeScript hook.
 const SYNC_CLIENT = __filename.endsWith('.ts')
@@ -51,7 +44,7 @@ function removeStaleLinks(): void {
  * 10.231.<n>.1 and .2. tbf's burst is kept small (32 KB) so a page cannot pass as one burst at
  * memory speed: the rate holds from the first byte, as on a wire.
  */
-export function openLink(rate: string): Link {
+export function openLink(rate: string) {
   removeStaleLinks();
   const id = process.pid;
   const namespace = `bench-link-${id}`;
@@ -67,13 +60,14 @@ export function openLink(rate: string): Link {
     ip('netns', 'exec', namespace, 'tc', 'qdisc', 'add', 'dev', there, ...shape);
   } catch (error) {
     close();
-    throw new Error(`could not open a ${rate} link: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`);
+    const why = String((error as { stderr?: Buffer }).stderr ?? error).trim();
+    throw new Error(`could not open a ${rate} link: ${why}`, { cause: error });
   }
   return {
     rate,
     hostAddress,
     close,
-    compareSyncs(origin, headers, rounds, onRun = () => undefined) {
+    compareSyncs(...[origin, headers, rounds, onRun = () => undefined]: Parameters<typeof compareSyncs>) {
       const argv = ['netns', 'exec', namespace, process.execPath, ...SYNC_CLIENT, origin, JSON.stringify(headers)];
       const client = spawn('ip', [...argv, String(rounds)], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stderr = '';
@@ -84,7 +78,7 @@ export function openLink(rate: string): Link {
         (warmup ? result.warmup : gzip ? result.gzip : result.plain).push(run);
         onRun(run, gzip, warmup);
       });
-      return new Promise((resolve, reject) => {
+      return new Promise<SyncComparison>((resolve, reject) => {
         client.on('error', reject);
         client.on('close', (code) =>
           code === 0

@@ -1,19 +1,67 @@
 /**
- * One measurement: wrk (with bench/wrk.lua, a process of its own) against each target of a
- * comparison for a window, and the CPU time every process involved used meanwhile (/proc): the
- * servers', wrk's own, the database's and the rest of the machine's. wrk costs a few microseconds a
- * request where the servers cost hundreds; a window it may have limited is kept but marked invalid.
+ * One measurement: wrk (bench/wrk.lua) against each target of a row for a window, and the CPU time
+ * every process involved used meanwhile (/proc). A window wrk may have limited is marked invalid.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { clockTicks, cpuMicros, machineBusyMicros } from './proc';
 import type { Target } from './scenarios';
 import type { Server } from './servers';
 
 /** `paths`: connections cycle through them (get by id: one per id); `cpus`: taskset's list for wrk. */
+/** USER_HZ, the unit of utime/stime in /proc/<pid>/stat. */
+const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+
+/** The fields of /proc/<pid>/stat after the command name (in parentheses, which may hold spaces). */
+export const statFields = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+};
+
+/** CPU time (user + system, every thread) the process has used so far, in microseconds. */
+export function cpuMicros(pid: number): number {
+  const fields = statFields(pid);
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS;
+}
+
+/** CPU time the whole machine has spent busy (everything but idle and iowait) so far, in microseconds. */
+export function machineBusyMicros(): number {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return ((ticks.reduce((sum, n) => sum + n, 0) - ticks[3]! - ticks[4]!) * 1e6) / TICKS;
+}
+
+/** The processes for which `test` holds (processes that end meanwhile are left out). */
+export function processes(test: (pid: number) => boolean): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return test(pid);
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** The database server's process id (mariadbd or mysqld), when it runs on this machine. */
+export const databasePid = (): number | undefined =>
+  processes((pid) => ['mariadbd', 'mysqld'].includes(readFileSync(`/proc/${pid}/comm`, 'utf8').trim()))[0];
+
+/**
+ * Lets every thread of each process run only on `cpus` (taskset's list), as batch work while they
+ * share a core (no preemption on every wake-up: two servers on one core switch every few
+ * milliseconds, not every request); `shared: false` undoes it.
+ */
+export function pin(pids: number[], cpus: string, shared: boolean): void {
+  for (const pid of pids) {
+    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+    execFileSync('chrt', [shared ? '-b' : '-o', '-a', '-p', '0', String(pid)], { stdio: 'ignore' });
+  }
+}
+
 export interface LoadRequest {
   origin: string;
   method: 'GET' | 'POST';
@@ -33,17 +81,16 @@ const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..'
   existsSync(file),
 )!;
 
-/** The share of its threads' time wrk was on a CPU or waiting for one: waiting limits the rate as surely as working. */
+/** The share of its threads' time wrk was on a CPU (a starved wrk shows as throughput and CPU ratios that disagree). */
 export function generatorBusy({ seconds, generator }: Pick<LoadResult, 'seconds' | 'generator'>): number {
-  const { cpuMicros: cpu, waitMicros, threads } = generator;
-  return seconds > 0 ? (cpu + (Number.isFinite(waitMicros) ? waitMicros : 0)) / (seconds * 1e6 * threads) : 0;
+  return seconds > 0 ? generator.cpuMicros / (seconds * 1e6 * generator.threads) : 0;
 }
 
 export const saturated = (result: Pick<LoadResult, 'seconds' | 'generator'>) => generatorBusy(result) >= 0.8;
-
 /** A Lua string literal of any bytes (printable ASCII as is, everything else as \ddd). */
-const luaString = (text: string) =>
-  `"${[...Buffer.from(text, 'utf8')].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${String(b).padStart(3, '0')}`)).join('')}"`;
+const luaByte = (b: number) =>
+  b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${String(b).padStart(3, '0')}`;
+const luaString = (text: string) => `"${[...Buffer.from(text, 'utf8')].map(luaByte).join('')}"`;
 
 /** The Lua chunk bench/wrk.lua loads: the whole HTTP/1.1 requests (keep-alive, the body's length stated). */
 function requestsChunk({ origin, method, paths, headers, body }: LoadRequest): string {
@@ -54,7 +101,7 @@ function requestsChunk({ origin, method, paths, headers, body }: LoadRequest): s
 }
 
 /** wrk's BENCH_RESULT line (bench/wrk.lua's done()): latencies in ms (-1: no answer), and wrk's own CPU and wait for one. */
-function parseResult(stdout: string, threads: number, waitMicros: number) {
+function parseResult(stdout: string, threads: number) {
   const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
   if (!line) throw new Error(`wrk printed no result: ${stdout.trim().slice(-500)}`);
   const raw = JSON.parse(line.slice('BENCH_RESULT '.length)) as Record<string, number> & {
@@ -70,7 +117,7 @@ function parseResult(stdout: string, threads: number, waitMicros: number) {
     errors: raw.connect! + raw.read! + raw.write!,
     timeouts: raw.timeout!,
     bytes: raw.bytes!,
-    generator: { cpuMicros: raw.cpuTicks! < 0 ? NaN : (raw.cpuTicks! * 1e6) / clockTicks(), waitMicros, threads },
+    generator: { cpuMicros: raw.cpuTicks! < 0 ? NaN : (raw.cpuTicks! * 1e6) / TICKS, threads },
   };
 }
 
@@ -82,44 +129,20 @@ export function runLoad(request: LoadRequest): Promise<LoadResult> {
   const args = `-t${threads} -c${Math.max(connections, threads)} -d${seconds}s --timeout ${timeoutSeconds}s -s`;
   const wrk = ['wrk', ...args.split(' '), SCRIPT, origin, '--', requestsFile];
   const [command, ...argv] = cpus ? ['taskset', '-c', cpus, ...wrk] : wrk;
-  // A thread's schedstat goes when the thread ends: read while wrk runs (taskset execs wrk, same pid).
-  const waits = new Map<string, number>();
-  const readWaits = (pid: number) => {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const wait = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1000;
-      if (Number.isFinite(wait)) waits.set(tid, wait);
-    }
-  };
-  return new Promise<LoadResult>((resolve, reject) => {
-    const child = execFile(command!, argv, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
-      clearInterval(sampling);
+  const ran = new Promise<string>((resolve, reject) => {
+    execFile(command!, argv, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
       rmSync(dir, { recursive: true, force: true });
       if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT')
         return reject(new Error('wrk is not installed (Debian: apt-get install wrk)'));
       if (error) return reject(new Error(`wrk failed: ${stderr.trim() || error.message}`));
-      const waited = waits.size ? [...waits.values()].reduce((a, b) => a + b, 0) : NaN;
-      try {
-        resolve(parseResult(stdout, threads, waited));
-      } catch (parseError) {
-        reject(parseError as Error);
-      }
+      resolve(stdout);
     });
-    const sampling = setInterval(() => {
-      try {
-        if (child.pid) readWaits(child.pid);
-      } catch {
-        // wrk or one of its threads ended meanwhile
-      }
-    }, 100);
   });
+  return ran.then((stdout) => parseResult(stdout, threads));
 }
 
 /** A target and the servers a request to it passes through (their CPU is its cost). */
-export interface Endpoint {
-  target: Target;
-  server: Server;
-  chain: Server[];
-}
+export type Endpoint = { target: Target; server: Server; chain: Server[] };
 
 /**
  * `cpuPerRequest`: µs per answer of each server, wrk and the database; `cores`: each server's busy
@@ -163,7 +186,7 @@ export async function measureTogether(
       load.requests === 0
         ? 'no answer'
         : saturated(results[i]!)
-          ? `load generator saturated (${(busy * 100).toFixed(0)}% on or waiting for a CPU)`
+          ? `load generator saturated (${(busy * 100).toFixed(0)}% busy)`
           : undefined;
     return {
       ...load,

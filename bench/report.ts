@@ -109,7 +109,6 @@ export function summarise(result: ScenarioResult, target: Target) {
     cpu: Object.fromEntries([...names].map((name) => [name, median(runs.map((m) => m.cpuPerRequest[name] ?? NaN))])),
     cores: Object.fromEntries([...names].map((name) => [name, median(runs.map((m) => m.cores[name] ?? NaN))])),
     chainCpu: median(runs.map((m) => m.chainCpuPerRequest)),
-    generatorBusy: Math.max(...all.map((m) => m.generatorBusy)),
     otherCores: median(all.map((m) => m.otherCores)),
     statuses,
     errors: runs.reduce((sum, m) => sum + m.errors + m.timeouts, 0),
@@ -128,12 +127,10 @@ const cpuCell = (s: Summary) =>
     .filter(([name]) => name !== 'generator' && name !== 'database')
     .map(([name, us]) => `${name} ${fixed(us)} (${fixed(s.cores[name], 2)} core)`)
     .join(' + ');
-const KONGS = {
-  'kong-bare': 'Kong, no plugin',
-  'kong-key-auth': "Kong's key-auth + acl",
-  'kong-ours': 'Kong, our configuration (Redis)',
+const LABELS: Record<Target, string> = {
+  ...{ service: 'service', baseline: 'baseline', before: 'before', 'kong-bare': 'Kong, no plugin' },
+  ...{ 'kong-key-auth': "Kong's key-auth + acl", 'kong-ours': 'Kong, our configuration (Redis)' },
 };
-const LABELS: Record<Target, string> = { service: 'service', baseline: 'baseline', before: 'before', ...KONGS };
 
 function notes(result: ScenarioResult, sides: Summary[], row: Settled | undefined, spreadPercent: number): string {
   const out: string[] = [];
@@ -143,13 +140,9 @@ function notes(result: ScenarioResult, sides: Summary[], row: Settled | undefine
   if (row && !row.stable) out.push(`not stable within ${result.rounds} rounds (${unstable(row, spreadPercent)})`);
   const invalid = sides.flatMap((s) => s.invalid);
   if (invalid.length) out.push(`${invalid.length} measurement(s) invalid: ${[...new Set(invalid)].join('; ')}`);
-  for (const s of sides) {
-    const codes = Object.entries(s.statuses).filter(([code]) => !code.startsWith('2'));
-    if (codes.length || s.errors)
-      out.push(
-        `${[...codes.map(([code, n]) => `${n} × ${code}`), ...(s.errors ? [`${s.errors} errors`] : [])].join(', ')}`,
-      );
-  }
+  const failures = (s: Summary) => Object.entries(s.statuses).filter(([code]) => !code.startsWith('2'));
+  for (const s of sides.filter((side) => side.errors || failures(side).length))
+    out.push([...failures(s).map(([code, n]) => `${n} × ${code}`), `${s.errors} errors`].join(', '));
   if (!sides[0]!.together) out.push('measured in turn, not at once');
   const other = Math.max(...sides.map((s) => s.otherCores));
   if (other > BUSY_CORES) out.push(`machine busy: other processes used ${other.toFixed(2)} cores meanwhile`);
@@ -162,17 +155,15 @@ const unstable = (row: Settled, spreadPercent: number) =>
     : `spread ${percent(row.spread)}, asked < ${spreadPercent}%`;
 
 const HEADER = [
-  '| Row | Subject req/s (min–max) | p50 / p99 ms | Reference req/s (min–max) | p50 / p99 ms | Ratio: throughput / CPU | Spread (rounds) | CPU µs/req subject ; reference | Generator busiest | DB µs/req | Notes |',
-  '|---|---|---|---|---|---|---|---|---|---|---|',
+  '| Row | Subject req/s (min–max) | p50 / p99 ms | Reference req/s (min–max) | p50 / p99 ms | Ratio: throughput / CPU | Spread (rounds) | CPU µs/req subject ; reference | DB µs/req | Notes |',
+  '|---|---|---|---|---|---|---|---|---|---|',
 ];
 
 export function markdownTable(run: RunResult): string {
   const lines: string[] = [];
   for (const { size, rows, seededSeconds, before } of run.tables) {
-    const seeded = [
-      seededSeconds && `seeded in ${seededSeconds.toFixed(0)} s`,
-      before && `before's seeded in ${before.seededSeconds.toFixed(0)} s`,
-    ];
+    const seeded = [seededSeconds && `seeded in ${seededSeconds.toFixed(0)} s`];
+    if (before) seeded.push(`before's seeded in ${before.seededSeconds.toFixed(0)} s`);
     lines.push(
       '',
       `**${size.toLocaleString('en-US')} jobs** (${[`${rows.toLocaleString('en-US')} rows`, ...seeded.filter(Boolean)].join(', ')})`,
@@ -183,7 +174,7 @@ export function markdownTable(run: RunResult): string {
       const label = `${result.key} ${result.title}`;
       const reference = summarise(result, result.comparison.reference);
       if (result.unavailable)
-        lines.push(`| ${label} vs ${result.comparison.reference} | n/a | | | | | | | | | ${result.unavailable} |`);
+        lines.push(`| ${label} vs ${result.comparison.reference} | n/a | | | | | | | | ${result.unavailable} |`);
       for (const subject of result.unavailable ? [] : result.comparison.subjects) {
         const s = summarise(result, subject);
         if (!s) continue;
@@ -197,7 +188,6 @@ export function markdownTable(run: RunResult): string {
           row ? `${fixed(row.throughput, 2)}x / ${fixed(row.cpu, 2)}x` : 'invalid',
           row ? `${percent(row.spread)} (${row.window.map((r) => r.round).join(',')} of ${result.rounds})` : '–',
           `${cpuCell(s)} ; ${reference ? cpuCell(reference) : '–'}`,
-          `${fixed(Math.max(s.generatorBusy, reference?.generatorBusy ?? 0) * 100)}%`,
           `${fixed(s.cpu.database)} ; ${fixed(reference?.cpu.database)}`,
           notes(result, reference ? [s, reference] : [s], row, run.options.spread),
         ];
@@ -317,7 +307,7 @@ export function targets(run: RunResult): string[] {
 export function markdownReport(run: RunResult): string {
   const o = run.options;
   return [
-    `Run ${run.startedAt} (${run.minutes.toFixed(1)} min), \`npm run bench -- ${String(o.argv as string)}\`.`,
+    `Run ${run.startedAt} (${run.minutes.toFixed(1)} min), \`npm run bench -- ${o.argv}\`.`,
     `Machine: ${Object.entries(run.machine)
       .map(([name, value]) => `${name}: ${value}`)
       .join('; ')}.`,

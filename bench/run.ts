@@ -1,12 +1,7 @@
 /**
- * npm run bench [-- options: bench/options.ts, or --help]: a black box. For each table size the
- * service runs from dist/ as the Dockerfile runs it, beside the raw baseline (bench/baseline.ts), and
- * wrk drives both (bench/measure.ts). Before timing, their answers are compared (bench/check.ts);
- * then a warm-up, and rounds in which subject and reference are measured at once on one core until
- * each row's ratios are stable (bench/report.ts). K runs through real Kong, W through the webhook
- * dispatchers, S (the full sync) on the largest table. --before <dir>: another built checkout's
- * service, on the same jobs, beside each data-layer scenario. Prints the table and writes it to
- * bench/results/ (not in git); asserts nothing.
+ * npm run bench (options: bench/options.ts): the built service and the raw baseline as processes, wrk
+ * against both at once on one core until each row is stable; K through real Kong, W through the
+ * dispatchers, S on the largest table; --before another checkout's service beside the data-layer rows.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -21,7 +16,7 @@ import { kongUnavailable, startKong } from './kong';
 import { linkUnavailable, openLink, type Link } from './link';
 import { measureTogether, type Endpoint, type Measurement } from './measure';
 import { parseOptions, USAGE, type Options } from './options';
-import { databasePid, pin } from './proc';
+import { databasePid, pin } from './measure';
 import * as report from './report';
 import * as scenarios from './scenarios';
 import type { Scenario, Target } from './scenarios';
@@ -36,26 +31,10 @@ const log = (line: string) => console.log(line);
 const SHARED_CORE_FLAGS = ['--single-threaded-gc'];
 const CPUS = os.cpus().length;
 
-/** Waits until no statement of another session runs on the bench databases (abandoned requests finish). */
-async function quiet(admin: mysql.Connection, databases: string[]): Promise<void> {
-  for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
-    const [[row]] = await admin.query<mysql.RowDataPacket[]>(
-      "select count(*) as n from information_schema.processlist where db in (?) and command = 'Query' and id <> connection_id()",
-      [databases],
-    );
-    if (Number(row!.n) === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 const describe = (m: Measurement) =>
   `${m.target} ${m.reqPerSec.toFixed(0)} req/s, p50 ${m.p50} ms, CPU µs/req ${JSON.stringify(m.cpuPerRequest)}, ${JSON.stringify(m.statuses)}${m.invalid ? `, INVALID: ${m.invalid}` : ''}`;
 
-interface Context {
-  options: Options;
-  admin: mysql.Connection;
-  run: report.RunResult;
-}
+type Context = { options: Options; admin: mysql.Connection; run: report.RunResult };
 
 async function benchSize({ options, admin, run }: Context, size: number, largest: boolean) {
   log(`\n== ${size.toLocaleString('en-US')} jobs ==`);
@@ -104,13 +83,13 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
     const asked = await scenarios.scenariosFor(admin, options.scenarios, noKong);
     const results = new Map<Scenario, report.ScenarioResult>();
     for (const scenario of before ? scenarios.withBefore(asked) : asked) {
-      const { key, title, path: requestPath, comparison } = scenario;
+      const { key, title, comparison } = scenario;
       const result: report.ScenarioResult = {
         size,
         key,
         title,
-        path: requestPath,
         comparison,
+        path: scenario.path,
         measurements: [],
         rounds: 0,
       };
@@ -124,9 +103,7 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
       result.unavailable = scenario.unavailable;
       results.set(scenario, result);
       run.scenarios.push(result);
-      log(
-        `${key.padEnd(4)} ${title} vs ${comparison.reference}: ${scenario.unavailable ?? result.check?.body ?? 'ready'}`,
-      );
+      log(`${key} ${title} vs ${comparison.reference}: ${scenario.unavailable ?? result.check?.body ?? 'ready'}`);
     }
     const dbPid = databasePid();
     const targetsOf = (scenario: Scenario) => [...scenario.comparison.subjects, scenario.comparison.reference];
@@ -163,7 +140,6 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
       } catch (error) {
         log(`  ${scenario.key.padEnd(4)} failed: ${(error as Error).message}`);
       }
-      await quiet(admin, databases);
       if (scenario.method === 'POST') await removeCreates();
       return taken;
     };
@@ -200,10 +176,8 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
         createBody: scenarios.CREATE_BODY,
         seconds: options.webhookSeconds,
         databasePid: dbPid,
-        log,
       }).catch((error: Error) => void log(`W    failed: ${error.message}`));
       if (result) (run.webhooks ??= []).push(result);
-      await quiet(admin, databases);
       await removeCreates();
     }
     const kong = endpoints.get('kong-ours')?.server.url;
@@ -213,9 +187,9 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
       const where = across ? `across a ${across.rate} link` : 'on loopback';
       const onRun = (r: SyncRun, gzip: boolean, warmup: boolean) =>
         log(`S    ${where} ${gzip ? 'gzip' : 'plain'}${warmup ? ' (warm-up)' : ''}: ${JSON.stringify(r)}`);
-      const sync = across?.compareSyncs ?? compareSyncs;
-      const origin = across ? kong!.replace('127.0.0.1', across.hostAddress) : kong!;
-      const { plain, gzip } = await sync(origin, headers, options.syncRounds, onRun);
+      const { plain, gzip } = across
+        ? await across.compareSyncs(kong!.replace('127.0.0.1', across.hostAddress), headers, options.syncRounds, onRun)
+        : await compareSyncs(kong!, headers, options.syncRounds, onRun);
       for (const runs of [plain, gzip])
         run.syncs.push({ size, target: 'kong-ours', gzip: runs === gzip, link: across?.rate, runs });
     }

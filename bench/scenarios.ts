@@ -9,7 +9,6 @@ export const BEFORE_SCENARIOS: readonly ScenarioKey[] = ['D', 'E', 'A', 'B', 'G'
 
 /** A row compares each subject with the reference in the same rounds: the service with the baseline (or before), Kong with the service. */
 export type Target = 'service' | 'baseline' | 'before' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
-
 export type Comparison = { subjects: Target[]; reference: Target };
 
 export interface Scenario {
@@ -61,7 +60,6 @@ export const CREATE_BODY = JSON.stringify({
   title: 'Benchmark Platform Engineer',
   ...Object.fromEntries(FIELDS.map((field) => [field, JOB_EXAMPLE[field as keyof typeof JOB_EXAMPLE]])),
 });
-
 export const uuidOf = (id: Buffer) => id.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
 
 export async function scenariosFor(

@@ -1,8 +1,4 @@
-/**
- * The processes under test, each from built code in a process of its own so /proc shows its own CPU
- * time: the service and the dispatcher as the Dockerfile and compose run them, the raw baseline, and
- * the service's own migrate command.
- */
+/** The processes under test from dist/: the service and dispatcher as deployed, the raw baseline, the migrate command. */
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -77,19 +73,13 @@ async function startNode(
   }
 }
 
-export interface ServiceOptions {
-  poolSize: number;
-  gatewaySecret: string;
-  name?: string;
-  env?: NodeJS.ProcessEnv;
-  /** Added to the Dockerfile's. */
-  nodeFlags?: string[];
-  node?: string;
-  /** Another checkout (--before): its own dist and its own Dockerfile's flags. */
-  root?: string;
-}
+/** `nodeFlags` are added to the Dockerfile's; `root`: another checkout (--before), its own dist and Dockerfile. */
+export type ServiceOptions = { poolSize: number; gatewaySecret: string; nodeFlags?: string[]; node?: string };
 
-export async function startService(databaseUrl: string, o: ServiceOptions): Promise<Server> {
+export async function startService(
+  databaseUrl: string,
+  o: ServiceOptions & { name?: string; env?: NodeJS.ProcessEnv; root?: string },
+): Promise<Server> {
   const port = await freePort();
   const flags = serviceNodeFlags(readFileSync(path.join(o.root ?? ROOT, 'Dockerfile'), 'utf8'));
   const env = {
@@ -108,7 +98,7 @@ export async function startService(databaseUrl: string, o: ServiceOptions): Prom
 }
 
 /** The raw baseline, on the service's runtime settings: the comparison is of the code, not of V8's flags. */
-export async function startBaseline(databaseUrl: string, o: { poolSize: number; nodeFlags?: string[]; node?: string }) {
+export async function startBaseline(databaseUrl: string, o: ServiceOptions) {
   const port = await freePort();
   const env = { BASELINE_DATABASE_URL: databaseUrl, PORT: String(port), DB_POOL_SIZE: String(o.poolSize) };
   const argv = [o.node ?? process.execPath, ...serviceNodeFlags(), ...(o.nodeFlags ?? []), 'dist/bench/baseline.js'];

@@ -7,16 +7,15 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { createGunzip } from 'node:zlib';
 
-export interface SyncRun {
+/** `bytes` as sent (after any Content-Encoding), `decodedBytes` once decoded; `contentEncoding` of the answers. */
+export type SyncRun = {
   jobs: number;
   pages: number;
-  /** Body bytes as sent (after any Content-Encoding), and once decoded. */
   bytes: number;
   decodedBytes: number;
   seconds: number;
-  /** The Content-Encoding the answers carried ("identity" when none). */
   contentEncoding: string;
-}
+};
 
 type Page = { status: number; encoding: string; wire: number; body: Buffer };
 
@@ -72,12 +71,8 @@ export async function fullSync(
   return run;
 }
 
-export interface SyncComparison {
-  /** One pass each way before timing (plain, then gzip): not counted. */
-  warmup: SyncRun[];
-  plain: SyncRun[];
-  gzip: SyncRun[];
-}
+/** Each pass, warm-up ones (plain, then gzip) apart: not counted. */
+export type SyncComparison = Record<'warmup' | 'plain' | 'gzip', SyncRun[]>;
 
 /**
  * Plain against gzip, like with like: one warm-up pass each way (the first pass after a start pays

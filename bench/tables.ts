@@ -46,10 +46,8 @@ from (select seq as n, @newest - interval seq minute as at, seq % 7 = 3 as remot
     ${pick('y', ['full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'], 'seq')} as type
   from seq_0_to_${size - 1} where seq >= ? and seq < ?) s`;
 
-async function count(connection: mysql.Connection): Promise<number> {
-  const [[row]] = await connection.query<mysql.RowDataPacket[]>('select count(*) as n from jobs');
-  return Number(row!.n);
-}
+const count = async (connection: mysql.Connection) =>
+  Number((await connection.query<mysql.RowDataPacket[]>('select count(*) as n from jobs'))[0][0]!.n);
 
 export interface TableOptions {
   reseed?: boolean;

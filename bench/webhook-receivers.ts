@@ -1,8 +1,6 @@
 /**
- * W's receivers, in a worker thread of the bench under SCHED_IDLE: a partner's receiver runs on the
- * partner's machine, so here it takes only CPU our processes leave idle. node:http on loopback, 204
- * to everything; each event's arrival (ms since the epoch) goes to the bench in batches, so the
- * bench's own thread is not woken for every delivery.
+ * W's receivers in a worker thread under SCHED_IDLE (a partner's receiver costs us only idle CPU):
+ * 204 to everything, each arrival sent to the bench in batches, not one wake-up a delivery.
  */
 import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
@@ -19,7 +17,7 @@ export interface Arrival {
 
 if (parentPort) {
   const port = parentPort;
-  let batch: Arrival[] = [];
+  const batch: Arrival[] = [];
   const post = () => (batch.length ? port.postMessage({ arrivals: batch.splice(0) }) : undefined);
   const timer = setInterval(post, 50);
   // SCHED_IDLE for this thread alone (Linux schedules threads).

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { cpuMicros, machineBusyMicros } from './proc';
+import { cpuMicros, machineBusyMicros } from './measure';
 import type { Server } from './servers';
 import type { Arrival } from './webhook-receivers';
 
@@ -17,21 +17,7 @@ export const DISPATCHERS = 2;
 
 export type Deliveries = ReturnType<typeof deliveries>;
 
-export interface WebhookResult {
-  size: number;
-  subscriptions: number;
-  rate: number;
-  seconds: number;
-  changes: number;
-  failedChanges: number;
-  latency: Deliveries;
-  /** Arrivals during the window (repeats included), the CPU they cost in ms, and that per arrival. */
-  arrivals: number;
-  cpuMs: { dispatchers: number; database: number };
-  cpuPerEventMs: number;
-  /** Cores used by processes outside the bench's own during the window. */
-  otherCores: number;
-}
+export type WebhookResult = Awaited<ReturnType<typeof benchWebhooks>>;
 
 /** The p-th percentile (0-100) of sorted values, nearest rank. */
 export function percentile(sorted: number[], p: number): number {
@@ -144,11 +130,10 @@ export interface WebhookBenchOptions {
   createBody: string;
   seconds: number;
   databasePid?: number;
-  log: (line: string) => void;
 }
 
 /** Subscriptions made through the API, one receiver each; DISPATCHERS dispatchers; creates at CHANGES_PER_SECOND. */
-export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResult> {
+export async function benchWebhooks(o: WebhookBenchOptions) {
   const started = await startReceivers(SUBSCRIPTIONS);
   const made: Array<{ id: string; headers: Record<string, string> }> = [];
   const dispatchers: Server[] = [];
@@ -195,7 +180,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
       drive.committed,
       receivers.map((r) => r.arrivals),
     );
-    const result: WebhookResult = {
+    const result = {
       size: o.size,
       subscriptions: SUBSCRIPTIONS,
       rate: CHANGES_PER_SECOND,
@@ -208,10 +193,6 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<WebhookResu
       cpuPerEventMs: arrivals ? (cpuMs.dispatchers + cpuMs.database) / arrivals : NaN,
       otherCores,
     };
-    o.log(
-      `W    ${result.changes} creates in ${o.seconds} s to ${SUBSCRIPTIONS} subscriptions: ${latency.delivered} of ${latency.expected} deliveries, p50 ${latency.p50.toFixed(0)} ms, p99 ${latency.p99.toFixed(0)} ms; ` +
-        `worst subscription p50 ${latency.worstP50.toFixed(0)} ms, p99 ${latency.worstP99.toFixed(0)} ms; ${arrivals} arrivals in the window, CPU ${cpuMs.dispatchers.toFixed(0)} ms dispatchers + ${cpuMs.database.toFixed(0)} ms MariaDB = ${result.cpuPerEventMs.toFixed(3)} ms an event`,
-    );
     return result;
   } finally {
     for (const d of dispatchers) await d.stop();

@@ -25,7 +25,7 @@ beforeAll(async () => {
   admin = await mysql.createConnection({ uri: table.url });
   scenarios = await scenariosFor(admin, ['A', 'B', 'C', 'D', 'E', 'G', 'H']);
   servers.push(await startService(table.url, { poolSize: 2, gatewaySecret: SECRET }));
-  servers.push(await startBaseline(table.url, { poolSize: 2 }));
+  servers.push(await startBaseline(table.url, { poolSize: 2, gatewaySecret: SECRET }));
 }, 240_000);
 afterAll(async () => {
   for (const server of servers) await server.stop();

@@ -96,16 +96,15 @@ describe('the scenarios measured against the before service', () => {
   });
 });
 
-const window = (target: Target, round: number, reqPerSec: number, cpu: number): Measurement =>
-  benchWindow(target, round, reqPerSec, cpu, {
+const window = (target: Target, round: number, [reqPerSec, cpu]: [number, number]): Measurement =>
+  benchWindow(target, round, [reqPerSec, cpu], {
     together: true,
     cpuPerRequest: { [target]: cpu, generator: 12, database: 90 },
     cores: { [target]: 0.5 },
   });
 
 const result = (
-  key: ScenarioKey,
-  title: string,
+  [key, title]: [ScenarioKey, string],
   reference: Target,
   measurements: Measurement[],
   unavailable?: string,
@@ -120,25 +119,23 @@ const result = (
   ...(unavailable ? { unavailable } : {}),
 });
 const rounds = (reference: Target, service: [number, number], other: [number, number]) =>
-  [1, 2, 3].flatMap((round) => [window('service', round, ...service), window(reference, round, ...other)]);
+  [1, 2, 3].flatMap((round) => [window('service', round, service), window(reference, round, other)]);
 
 describe('the report with --before', () => {
   // The before twin comes first here: the baseline targets must still read the baseline rows.
   const run = (createCpu: number) =>
     benchRun(10_000, {
       scenarios: [
-        result('D', 'get by id (random)', 'before', rounds('before', [1100, 450], [1000, 500])),
-        result('D', 'get by id (random)', 'baseline', rounds('baseline', [950, 520], [1000, 500])),
-        result('E', 'create', 'baseline', rounds('baseline', [900, 260], [1000, 240])),
+        result(['D', 'get by id (random)'], 'before', rounds('before', [1100, 450], [1000, 500])),
+        result(['D', 'get by id (random)'], 'baseline', rounds('baseline', [950, 520], [1000, 500])),
+        result(['E', 'create'], 'baseline', rounds('baseline', [900, 260], [1000, 240])),
         result(
-          'E',
-          'create',
+          ['E', 'create'],
           'before',
           rounds('before', [Math.round((1000 * 250) / createCpu), createCpu], [1000, 250]),
         ),
         result(
-          'H',
-          'state=CA',
+          ['H', 'state=CA'],
           'before',
           [],
           'not applicable: the before service answers 400 {"error":"Unknown query parameter \\"state\\""}',
@@ -160,7 +157,7 @@ describe('the report with --before', () => {
     expect(rows[0]).toContain('| 1.10x / 1.11x |');
     expect(rows[3]).toContain('| service 250 (0.50 core) ; before 250 (0.50 core) |');
     expect(rows[4]).toBe(
-      '| H state=CA vs before | n/a | | | | | | | | | not applicable: the before service answers 400 {"error":"Unknown query parameter \\"state\\""} |',
+      '| H state=CA vs before | n/a | | | | | | | | not applicable: the before service answers 400 {"error":"Unknown query parameter \\"state\\""} |',
     );
   });
 

@@ -77,7 +77,7 @@ onLink("closing the link removes its namespace and its veth pair; a killed run's
   expect(execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })).not.toContain(`bl${process.pid}h`);
 
   // A run killed before it closed its link left this behind: its process is gone.
-  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+  const dead = spawnSync(process.execPath, ['-e', '']).pid;
   execFileSync('ip', ['netns', 'add', `bench-link-${dead}`]);
   const next = openLink('1gbit');
   next.close();

@@ -26,7 +26,7 @@ const asked: string[] = [];
 beforeAll(async () => {
   feed = await serve((req, res) => {
     const url = new URL(req.url!, 'http://feed');
-    asked.push(`${url.pathname}?${url.searchParams}`);
+    asked.push(`${url.pathname}?${url.searchParams.toString()}`);
     if (req.headers['x-api-key'] === 'broken')
       return void res
         .writeHead(200, { 'Content-Encoding': 'gzip', 'Content-Type': 'application/json' })

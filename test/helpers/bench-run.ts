@@ -25,8 +25,7 @@ export function benchRun(
 export function benchWindow(
   target: Target,
   round: number,
-  reqPerSec: number,
-  cpu: number,
+  [reqPerSec, cpu]: [number, number],
   extra: Partial<Measurement> = {},
 ): Measurement {
   const requests = reqPerSec * 5;
