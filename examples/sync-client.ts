@@ -110,7 +110,7 @@ async function catchUp(mirror: Mirror): Promise<Mirror> {
     const { data, meta } = fetched.page;
     for (const change of data) {
       if ('removed' in change && change.removed === true) delete mirror.jobs[change.id];
-      else mirror.jobs[change.id] = change as Job;
+      else mirror.jobs[change.id] = change;
     }
     mirror.nextSince = meta.nextSince;
     mirror.etag = fetched.etag;

@@ -44,6 +44,29 @@ const ENTRYPOINT = path.join(ROOT, 'gateway', 'kong', 'entrypoint.sh');
 const REDACT_FILTER = path.join(ROOT, 'gateway', 'kong', 'redact-keys.lua');
 const PLUGINS = path.join(ROOT, 'gateway', 'plugins');
 const SHARED_SETUP = path.resolve(ROOT, '..', 'shared', 'kong', 'setup.sh');
+/**
+ * docs/operations.md's commands for Kong without Docker ("Production without Docker"), which
+ * `recipe` nodes run word for word, /etc/kong/ being gateway/kong/ here and kong the one found.
+ */
+export const KONG_RECIPE = {
+  /** In the foreground, under the operator's service manager: Kong's logs are its stdout and stderr. */
+  start: 'KONG_REDACT_NEXT=kong /etc/kong/entrypoint.sh start -c /etc/kong/kong.conf',
+  reload: 'kong reload -c /etc/kong/kong.conf',
+  /** A restart is this, then the start again. */
+  quit: 'kong quit',
+} as const;
+
+/** A recipe line as the environment it sets and the command it runs. */
+function recipeCommand(line: string): { env: NodeJS.ProcessEnv; argv: string[] } {
+  const words = line.replace(/\/etc\/kong\//g, `${path.join(ROOT, 'gateway', 'kong')}/`).split(' ');
+  const env: NodeJS.ProcessEnv = {};
+  while (/^[A-Z_]+=/.test(words[0]!)) {
+    const [name, value] = words.shift()!.split('=');
+    env[name!] = value;
+  }
+  return { env, argv: words };
+}
+
 /** The Kong minor this project's configuration is written for. */
 const SUPPORTED = /^3\.9\./;
 
@@ -282,8 +305,10 @@ function psql(sql: string): void {
 // ---------------------------------------------------------------------------------------------
 // State files, rendered the way decK hands them to Kong
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a decK document, Kong's schema: suites edit it deep down as they would the YAML
 export type DeclarativeConfig = Record<string, any>;
+/** A list of entities in a state (plugins, services, routes, upstreams), or none. */
+const entities = (list: unknown): DeclarativeConfig[] => (list ?? []) as DeclarativeConfig[];
 
 export interface RenderOptions {
   /** decK state files, merged in this order (default kong.yaml + demo.yaml, what npm start serves). */
@@ -333,28 +358,31 @@ function tagAll(value: unknown, tags: string[]): void {
 export function renderState(opts: RenderOptions): DeclarativeConfig {
   const files = opts.stateFiles ?? DEFAULT_STATE_FILES;
   const env = opts.deckEnv ?? process.env;
-  const merged = mergeStates(files.map((file) => readStateFile(file, env))) as DeclarativeConfig;
-  const tags: string[] = merged._info?.select_tags ?? [];
+  const merged: DeclarativeConfig = mergeStates(files.map((file) => readStateFile(file, env)));
+  const tags = (merged._info as { select_tags?: string[] } | undefined)?.select_tags ?? [];
   delete merged._info;
   merged._format_version ??= '3.0';
   if (tags.length > 0) tagAll(merged, tags);
   const plugins = (m: DeclarativeConfig): DeclarativeConfig[] => [
-    ...(m.plugins ?? []),
-    ...(m.services ?? []).flatMap((s: DeclarativeConfig) => [
-      ...(s.plugins ?? []),
-      ...(s.routes ?? []).flatMap((r: DeclarativeConfig) => r.plugins ?? []),
+    ...entities(m.plugins),
+    ...entities(m.services).flatMap((s) => [
+      ...entities(s.plugins),
+      ...entities(s.routes).flatMap((r) => entities(r.plugins)),
     ]),
   ];
   if (opts.upstreamTargets) {
-    for (const upstream of merged.upstreams ?? [])
-      upstream.targets = opts.upstreamTargets.map((target) => ({ target, tags: upstream.tags }));
+    for (const upstream of entities(merged.upstreams))
+      upstream.targets = opts.upstreamTargets.map((target) => ({
+        target,
+        tags: upstream.tags as string[] | undefined,
+      }));
   } else {
     delete merged.upstreams;
-    for (const service of merged.services ?? []) service.url = opts.serviceUrl;
+    for (const service of entities(merged.services)) service.url = opts.serviceUrl;
   }
   if (opts.redis) {
     for (const plugin of plugins(merged)) {
-      const redis = plugin.config?.redis;
+      const redis = (plugin.config as { redis?: DeclarativeConfig } | undefined)?.redis;
       if (!redis) continue;
       redis.host = opts.redis.host;
       redis.port = opts.redis.port;
@@ -395,6 +423,12 @@ export interface RealKongOptions extends Partial<RenderOptions> {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for /status/ready (ms). */
   readyTimeoutMs?: number;
+  /**
+   * Started by docs/operations.md's command ("Production without Docker"): `kong start` under
+   * gateway/kong/entrypoint.sh, in the foreground (kong.conf's nginx_daemon), instead of the
+   * image's `kong prepare` then nginx.
+   */
+  recipe?: boolean;
 }
 
 export interface KongLogs {
@@ -423,6 +457,11 @@ export interface RealKong {
   load(config: DeclarativeConfig): Promise<void>;
   /** `kong reload` on this node (kong prepare, then SIGHUP to nginx), run with the node's environment plus `env`. */
   reload(env?: NodeJS.ProcessEnv): Promise<void>;
+  /**
+   * `kong quit` (the requests in flight are answered first), then the node started again as it was,
+   * with its environment plus `env`; resolves once /status/ready answers 200. Logs keep accumulating.
+   */
+  restart(env?: NodeJS.ProcessEnv): Promise<void>;
   /** Stops nginx (and the Redis and database it owns); idempotent. */
   stop(): Promise<void>;
 }
@@ -598,13 +637,13 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     let config: DeclarativeConfig | undefined;
     let database: string | undefined;
     const renderFrom = (o: Partial<RenderOptions>): DeclarativeConfig =>
-      renderState({ serviceUrl: 'http://127.0.0.1:9', ...opts, ...o, redis } as RenderOptions);
+      renderState({ serviceUrl: 'http://127.0.0.1:9', ...opts, ...o, redis });
     if (opts.postgres && opts.postgresDatabase) {
       database = opts.postgresDatabase;
       Object.assign(env, postgresEnv(database));
     } else if (opts.postgres) {
       const own = await createKongDatabase();
-      cleanups.push(own.drop);
+      cleanups.push(() => own.drop());
       database = own.name;
       Object.assign(env, postgresEnv(database));
     } else {
@@ -615,33 +654,44 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     }
     Object.assign(env, opts.env ?? {});
 
-    // What the image's docker-start does: `kong prepare`, then nginx in the foreground.
-    await run(kong.kong, ['prepare', '-p', prefix, '-c', KONG_CONF], env, 'kong prepare');
     let stdout = '';
     let stderr = '';
-    const child: ChildProcess = spawn('bash', [ENTRYPOINT, '-p', prefix, '-c', 'nginx.conf'], {
-      env,
-      cwd: prefix,
-      detached: true, // its own process group: stop() reaches the redaction filters too
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    running.add(child.pid!);
+    let child: ChildProcess | undefined;
     let exitCode: number | null | undefined;
-    const exited = new Promise<void>((resolve) =>
-      child.once('close', (code) => ((exitCode = code), running.delete(child.pid!), resolve())),
-    );
+    let exited: Promise<void> = Promise.resolve();
+    const launch = async (launchEnv: NodeJS.ProcessEnv) => {
+      // The recipe's start (kong start prepares the prefix itself), or what the image's docker-start
+      // does: `kong prepare`, then nginx in the foreground, both under the filters.
+      const recipe = recipeCommand(KONG_RECIPE.start);
+      const [command, ...args] = opts.recipe ? recipe.argv : ['bash', ENTRYPOINT, '-p', prefix, '-c', 'nginx.conf'];
+      if (!opts.recipe) await run(kong.kong, ['prepare', '-p', prefix, '-c', KONG_CONF], launchEnv, 'kong prepare');
+      const started: ChildProcess = spawn(command!, args, {
+        env: opts.recipe ? { ...launchEnv, ...recipe.env } : launchEnv,
+        cwd: prefix,
+        detached: true, // its own process group: stop() reaches the redaction filters too
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child = started;
+      exitCode = undefined;
+      started.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+      started.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      running.add(started.pid!);
+      exited = new Promise<void>((resolve) =>
+        started.once('close', (code) => ((exitCode = code), running.delete(started.pid!), resolve())),
+      );
+    };
+    await launch(env);
     cleanups.push(async () => {
-      if (exitCode === undefined) {
+      if (child && exitCode === undefined) {
+        const pid = child.pid!;
         try {
-          process.kill(-child.pid!, 'SIGTERM'); // what `docker stop` sends
+          process.kill(-pid, 'SIGTERM'); // what `docker stop` sends
         } catch {
           // already gone
         }
         const timer = setTimeout(() => {
           try {
-            process.kill(-child.pid!, 'SIGKILL');
+            process.kill(-pid, 'SIGKILL');
           } catch {
             // already gone
           }
@@ -661,12 +711,14 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
     });
 
     const statusUrl = `http://127.0.0.1:${statusPort}`;
-    await until(
-      'Kong /status/ready',
-      opts.readyTimeoutMs ?? 60_000,
-      async () => ((await fetch(`${statusUrl}/status/ready`)).status === 200 ? true : undefined),
-      () => (exitCode !== undefined ? `nginx exited with ${exitCode}:\n${stderr.slice(-4000)}` : undefined),
-    );
+    const ready = () =>
+      until(
+        'Kong /status/ready',
+        opts.readyTimeoutMs ?? 60_000,
+        async () => ((await fetch(`${statusUrl}/status/ready`)).status === 200 ? true : undefined),
+        () => (exitCode !== undefined ? `nginx exited with ${exitCode}:\n${stderr.slice(-4000)}` : undefined),
+      );
+    await ready();
 
     const adminUrl = `http://127.0.0.1:${adminPort}`;
     const handle: RealKong = {
@@ -683,7 +735,21 @@ async function startOnce(opts: RealKongOptions): Promise<RealKong> {
         await handle.load(renderFrom(next));
       },
       async reload(extra = {}) {
-        await run(kong.kong, ['reload', '-p', prefix, '-c', KONG_CONF], { ...env, ...extra }, 'kong reload');
+        if (opts.recipe) {
+          const [command, ...args] = recipeCommand(KONG_RECIPE.reload).argv;
+          await run(command!, args, { ...env, ...extra }, KONG_RECIPE.reload);
+        } else {
+          await run(kong.kong, ['reload', '-p', prefix, '-c', KONG_CONF], { ...env, ...extra }, 'kong reload');
+        }
+      },
+      async restart(extra = {}) {
+        const [command, ...args] = opts.recipe
+          ? recipeCommand(KONG_RECIPE.quit).argv
+          : [kong.kong, 'quit', '-p', prefix];
+        await run(command!, args, env, 'kong quit');
+        await exited;
+        await launch({ ...env, ...extra });
+        await ready();
       },
       async load(next) {
         if (opts.postgres) throw new Error('a Kong with PostgreSQL takes its configuration from decK or the Admin API');

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm test: the jest suites (service, kong.yaml invariants, local gateway, end to end) and the
-# gateway checks (luacheck, deck validate, busted). Runs both even when the first fails, then
-# prints one closing line: `tests: N passed, M failed` (jest's and busted's counts added).
+# gateway checks (luacheck, deck validate, busted), then `npm run lint`. Runs all even when one fails, then
+# prints one closing line: `tests: N passed, M failed` (jest's and busted's counts added, lint one more).
 #
 # The real-Kong tier (test/kong/ and the e2e suites' "through the real Kong" half) runs when a
 # Kong 3.9 is found (harness/real-kong.ts findKong: KONG_HOME, `kong` on PATH, ../shared/kong);
@@ -105,6 +105,13 @@ busted_passed="$(sed -E 's/^busted: ([0-9]+) passed.*/\1/' <<<"${line:-busted: 0
 busted_failed="$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"${line:-busted: 0 passed, 1 failed}")"
 if [ "$gateway_rc" -ne 0 ] && [ "$busted_failed" -eq 0 ]; then busted_failed=1; fi
 
+# npm run lint (types, ESLint, Prettier, luacheck) counts as one test; a chosen run (jest arguments) skips it.
+lint_passed=0
+lint_failed=0
+if [ $# -gt 0 ]; then lint_line="lint: not run (npm test was given jest arguments)"
+elif npm run -s lint; then lint_line="lint: ok"; lint_passed=1
+else lint_line="lint: failed"; lint_failed=1; fi
+
 tier_failed=0
 if [ "$tier_ok" -eq 0 ] && [ "${REQUIRE_REAL_KONG:-}" = 1 ]; then tier_failed=1; fi
 
@@ -113,5 +120,6 @@ echo "$tier_line"
 echo "jest: $jest_passed passed, $jest_failed failed"
 echo "$prod_line"
 echo "busted: $busted_passed passed, $busted_failed failed"
-echo "tests: $((jest_passed + prod_passed + busted_passed)) passed, $((jest_failed + prod_failed + busted_failed + tier_failed)) failed"
-[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + prod_failed + busted_failed + tier_failed)) -eq 0 ]
+echo "$lint_line"
+echo "tests: $((jest_passed + prod_passed + busted_passed + lint_passed)) passed, $((jest_failed + prod_failed + busted_failed + tier_failed + lint_failed)) failed"
+[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + prod_failed + busted_failed + tier_failed + lint_failed)) -eq 0 ]

@@ -43,7 +43,10 @@ export interface AppDependencies {
 
 /** Only /docs and the paths under it enter the docs page; every other request passes it by. */
 function underDocs(docs: Koa.Middleware): Koa.Middleware {
-  return (ctx, next) => (ctx.path === '/docs' || ctx.path.startsWith('/docs/') ? docs(ctx, next) : next());
+  return async (ctx, next) => {
+    if (ctx.path === '/docs' || ctx.path.startsWith('/docs/')) await docs(ctx, next);
+    else await next();
+  };
 }
 
 /** Builds the Koa app; server.ts listens, tests drive app.callback() in-process. */

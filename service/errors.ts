@@ -1,4 +1,4 @@
-import type { ENCODING_HEADERS, HeaderValues, RETRY_HEADERS } from './http/headers';
+import type { ENCODING_HEADERS, HeaderValues, RETRY_HEADERS } from './headers';
 
 /** Seconds a client is asked to wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = '5';

@@ -17,11 +17,11 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 /** Probes for orchestrators, outside /api/v1 and outside the gateway's routes. */
 export function healthRouter(db: Database, readyTimeoutMs: number, admission?: Pick<Admission, 'full'>): Router {
   const router = new Router();
-  // Liveness: the process answers.
+  // Liveness, what Kong's active checks read: the process answers; never the database every instance shares.
   router.get('/healthz', named('/healthz'), (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  // Readiness: the database answers too, in time; a failure becomes the error middleware's 503.
+  // Readiness, for orchestrators and operators (Kong never reads it): the database answers in time, else the error middleware's 503.
   router.get('/readyz', named('/readyz'), async (ctx) => {
     if (admission?.full()) {
       throw unavailable(MESSAGES.saturated);

@@ -9,12 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { invariantsHold, mutationsCaught, type Invariants, type Mutation } from './helpers/invariants';
+import type { Parsed } from './helpers/parsed';
 
 const ROOT = join(__dirname, '..');
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Compose = { services: Record<string, any>; networks?: Record<string, unknown> };
+type Compose = { services: Record<string, Parsed>; networks?: Record<string, unknown> };
 type Deploy = {
   compose: Compose;
   kongConf: Map<string, string>;
@@ -23,7 +23,7 @@ type Deploy = {
   dockerignore: string[];
   logInclude: string;
   proxyInclude: string;
-  kongYaml: any;
+  kongYaml: Parsed;
   keysDockerfile: string;
   gitignore: string[];
 };
@@ -76,8 +76,8 @@ const DECK_SERVICES = ['deck-sync', 'deck-sync-demo'];
 const UNSAFE_LOG_VARIABLES =
   /\$(request|request_uri|args|query_string|arg_\w+|http_x_api_key|http_api_key|is_args|request_body)\b/;
 
-const env = (service: any): Record<string, string> => service?.environment ?? {};
-const command = (service: any): string => [service?.entrypoint ?? [], service?.command ?? []].flat().join(' ');
+const env = (service: Parsed): Record<string, string> => service?.environment ?? {};
+const command = (service: Parsed): string => [service?.entrypoint ?? [], service?.command ?? []].flat().join(' ');
 const dockerfileLines = (text: string) => text.split('\n').filter((l) => !l.trim().startsWith('#'));
 
 const invariants: Invariants<Deploy> = {
@@ -107,7 +107,7 @@ const invariants: Invariants<Deploy> = {
       problems.push('postgres password');
     for (const name of KONG_IMAGE_SERVICES) {
       // Their environment merges the x-kong-env block (`<<: *kong-env`).
-      const kongEnv = { ...((env(compose.services[name]) as any)['<<'] ?? {}), ...env(compose.services[name]) };
+      const kongEnv = { ...((env(compose.services[name]) as Parsed)['<<'] ?? {}), ...env(compose.services[name]) };
       if (kongEnv.KONG_PG_PASSWORD !== `\${${required('KONG_PG_PASSWORD')}}`) problems.push(`${name} KONG_PG_PASSWORD`);
     }
     return problems;
@@ -717,7 +717,7 @@ describe('the deployment invariants catch a broken copy', () => {
       'rate limits to another host',
       'rate-limit counters live in the compose Redis, its password only in the environment',
       (d) => {
-        d.kongYaml.services[0].routes[0].plugins.find((p: any) => p.name === 'job-rate-limits').config.redis.host =
+        d.kongYaml.services[0].routes[0].plugins.find((p: Parsed) => p.name === 'job-rate-limits').config.redis.host =
           'cache';
       },
     ],

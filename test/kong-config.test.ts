@@ -7,6 +7,7 @@ import { join } from 'path';
 import { parse } from 'yaml';
 import { ROUTES } from '../service/api/routes';
 import { invariantsHold, mutationsCaught, type Invariants, type Mutation } from './helpers/invariants';
+import type { Parsed } from './helpers/parsed';
 
 type Plugin = { name: string; config?: Record<string, unknown> };
 type Route = {
@@ -32,8 +33,7 @@ type StateDoc = {
   services?: Service[];
   plugins?: Plugin[];
   consumers?: Consumer[];
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  upstreams?: any[];
+  upstreams?: Parsed[];
 };
 /** The state files, each synced on its own. */
 type Files = { kong: StateDoc; partners: StateDoc; partnerKeys: StateDoc; demo: StateDoc };
@@ -369,7 +369,7 @@ const invariants: Invariants<Files> = {
         problems.push(`${route.name}: error_message ${String(c.error_message)}`);
       if (c.limit_by !== 'consumer') problems.push(`${route.name}: limit_by ${String(c.limit_by)}`);
       if (c.error_code !== undefined && c.error_code !== 429)
-        problems.push(`${route.name}: error_code ${String(c.error_code)}`);
+        problems.push(`${route.name}: error_code ${JSON.stringify(c.error_code)}`);
       if (typeof c.minute !== 'number' || c.minute <= 0) problems.push(`${route.name}: no per-minute limit`);
       return problems;
     }),
@@ -439,21 +439,25 @@ const invariants: Invariants<Files> = {
       return problems;
     }),
 
-  'jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it':
+  'jobs-service is an upstream of two or more targets, health-checked on liveness (/healthz, never the database) and passively; every service retries through it':
     ({ kong }) => {
       const problems: string[] = [];
       const upstream = (kong.upstreams ?? []).find((u) => u.name === 'jobs-service');
       if (!upstream) return ['no upstream jobs-service'];
       if ((upstream.targets ?? []).length < 2) problems.push(`${(upstream.targets ?? []).length} target(s)`);
       const { active, passive } = upstream.healthchecks ?? {};
-      if (active?.http_path !== '/readyz' || !(active?.healthy?.interval > 0) || !(active?.unhealthy?.interval > 0))
-        problems.push('no active /readyz check');
+      if (active?.http_path !== '/healthz' || !(active?.healthy?.interval > 0) || !(active?.unhealthy?.interval > 0))
+        problems.push('no active /healthz check');
+      if (!(active?.timeout >= 3))
+        problems.push(`active probe timeout ${String(active?.timeout)} s leaves no room on a busy host`);
+      if (active?.unhealthy?.tcp_failures !== 1)
+        problems.push('a dead instance is not ejected at its first refused probe');
       if (!(passive?.unhealthy?.tcp_failures > 0)) problems.push('no passive check on connection failures');
       if ((passive?.unhealthy?.http_statuses ?? []).includes(503))
         problems.push("passive checks eject on the service's own 503");
       if ((active?.unhealthy?.http_statuses ?? []).includes(503))
         problems.push(
-          "active checks eject on /readyz's 503, so a database away from every instance is Kong's own 503, without Retry-After",
+          "active checks eject on a 503, so a database away from every instance is Kong's own 503, without Retry-After",
         );
       for (const service of kong.services ?? [])
         if (!(Number(service.retries) > 0)) problems.push(`${service.name}: retries ${String(service.retries)}`);
@@ -911,28 +915,35 @@ describe('the state file invariants catch a broken copy', () => {
     ],
     [
       'one target',
-      'jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it',
+      'jobs-service is an upstream of two or more targets, health-checked on liveness (/healthz, never the database) and passively; every service retries through it',
       (f) => {
         f.kong.upstreams![0]!.targets.pop();
       },
     ],
     [
       'passive checks on 503',
-      'jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it',
+      'jobs-service is an upstream of two or more targets, health-checked on liveness (/healthz, never the database) and passively; every service retries through it',
       (f) => {
         f.kong.upstreams![0]!.healthchecks.passive.unhealthy.http_statuses.push(503);
       },
     ],
     [
+      'active checks on /readyz, which asks the database every instance shares',
+      'jobs-service is an upstream of two or more targets, health-checked on liveness (/healthz, never the database) and passively; every service retries through it',
+      (f) => {
+        f.kong.upstreams![0]!.healthchecks.active.http_path = '/readyz';
+      },
+    ],
+    [
       "active checks on /readyz's 503",
-      'jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it',
+      'jobs-service is an upstream of two or more targets, health-checked on liveness (/healthz, never the database) and passively; every service retries through it',
       (f) => {
         f.kong.upstreams![0]!.healthchecks.active.unhealthy.http_statuses.push(503);
       },
     ],
     [
       'no retries',
-      'jobs-service is an upstream of two or more targets, health-checked on /readyz and passively; every service retries through it',
+      'jobs-service is an upstream of two or more targets, health-checked on liveness (/healthz, never the database) and passively; every service retries through it',
       (f) => {
         f.kong.services![0]!.retries = 0;
       },

@@ -76,6 +76,7 @@ const FEATURES = ['service/jobs/', 'service/webhooks/'];
 const BELOW_FEATURES = [
   'service/http/',
   'service/errors.ts',
+  'service/headers.ts',
   'service/logger.ts',
   'service/config.ts',
   'service/metrics-server.ts',

@@ -5,8 +5,10 @@
 # own filter and stays stdout or stderr. The filters read from FIFOs and the entrypoint is exec'd,
 # so nginx's master still runs as PID 1 and gets Docker's signals.
 #
-# KONG_REDACT_NEXT, KONG_REDACT_LUA and KONG_REDACT_FILTER exist for the test
-# (test/kong-logs.test.ts runs real nginx through this script); the image never sets them.
+# Without Docker, KONG_REDACT_NEXT=kong runs `kong start` (in the foreground: kong.conf's
+# nginx_daemon) under the filters instead (docs/operations.md, "Production without Docker").
+# KONG_REDACT_LUA and KONG_REDACT_FILTER exist for the tests (test/kong-logs.test.ts runs real nginx
+# through this script); the image never sets them.
 set -Eeo pipefail
 
 next="${KONG_REDACT_NEXT:-/docker-entrypoint.sh}"

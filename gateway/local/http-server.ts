@@ -12,19 +12,19 @@ function refuse(deps: HandlerDeps, socket: Duplex, req: IncomingMessage, status:
   const requestId = newRequestId();
   const { config } = deps.current();
   const remote = clientAddress((socket as Socket).remoteAddress);
-  const ctx = new RequestContext(
+  const ctx = new RequestContext({
     req,
-    new ServerResponse(req),
-    req.method ?? 'GET',
-    '/',
-    '/',
-    null,
+    res: new ServerResponse(req),
+    method: req.method ?? 'GET',
+    path: '/',
+    rawPath: '/',
+    args: null,
     requestId,
     config,
-    null,
-    remote,
-    headerMap(req.rawHeaders),
-  );
+    route: null,
+    clientIp: remote,
+    clientHeaders: headerMap(req.rawHeaders),
+  });
   const exit = ctx.refusal(status);
   const headers = filterHeaders(ctx, config.globalPlugins, Object.entries(exit.headers), true);
   const lines = [`HTTP/1.1 ${exit.status} ${http.STATUS_CODES[exit.status]}`, `Date: ${new Date().toUTCString()}`];
@@ -69,7 +69,7 @@ function reparse(server: http.Server, socket: Socket, err: ParserError, lines: W
   const target = m[2]!.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   const duplex = new Duplex({
     read: () => undefined,
-    write: (chunk, _enc, done) => void socket.write(chunk, done),
+    write: (chunk: Buffer, _enc, done) => void socket.write(chunk, done),
     final: (done) => void socket.end(done),
   });
   Object.assign(duplex, { remoteAddress: socket.remoteAddress });

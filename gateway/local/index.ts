@@ -62,7 +62,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   // keeps that copy: so does this one. A new gateway secret needs a new process (docs/operations.md).
   const vault = { ...env };
   const load = (): Serving => {
-    const loaded = loadGateway(configPaths, env, plugins, (message) => logger.warn(message), vault);
+    const loaded = loadGateway(configPaths, { env, plugins, warn: (message) => logger.warn(message), vault });
     return { ...loaded, router: new Router(loaded.config.routes) };
   };
 
@@ -122,7 +122,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
         for (const watcher of watchers) watcher.close();
         server.close(() => resolve());
         server.closeAllConnections();
-        void upstreams.close();
+        upstreams.close();
       }),
   };
 }

@@ -20,12 +20,17 @@ export function loadErrorTemplate(file: string | undefined): string {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** What kong.response.error is given: the status, the message and any headers. */
+export interface KongErrorAnswer {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+}
+
 export function kongError(
   template: string,
-  status: number,
-  message: string,
   requestId: string,
-  headers: Record<string, string> = {},
+  { status, message, headers = {} }: KongErrorAnswer,
 ): Exit {
   const values = [message, requestId].map((s) => JSON.stringify(s).slice(1, -1));
   return {
@@ -62,7 +67,10 @@ export function nginxAnswer(template: string, status: number, requestId: string)
       close: status !== 431,
     };
   return {
-    ...kongError(template, status === 494 ? 400 : status, BODIES[status] ?? 'Bad request', requestId),
+    ...kongError(template, requestId, {
+      status: status === 494 ? 400 : status,
+      message: BODIES[status] ?? 'Bad request',
+    }),
     close: true,
   };
 }

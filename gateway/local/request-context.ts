@@ -42,7 +42,43 @@ export function parseQuery(raw: string | null): { args: Map<string, QueryValue>;
   return { args, truncated: false };
 }
 
+/** A request as it arrived: what the server and the router made of it. */
+export interface RequestArrival {
+  req: IncomingMessage;
+  res: ServerResponse;
+  method: string;
+  /** The normalized path the router matched. */
+  path: string;
+  /** The path as sent (without its query). */
+  rawPath: string;
+  /** ngx.var.args: the query as sent (null without `?`). */
+  args: string | null;
+  requestId: string;
+  config: ContextConfig;
+  route: { service: Service } | null;
+  /** kong.client.get_forwarded_ip(): $remote_addr. */
+  clientIp: string;
+  /** The headers as the client sent them. */
+  clientHeaders: HeaderMap;
+}
+
 export class RequestContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly method: string;
+  /** The normalized path the router matched. */
+  readonly path: string;
+  /** The path as sent (without its query). */
+  readonly rawPath: string;
+  /** ngx.var.args: the query as sent (null without `?`), until a plugin clears an argument. */
+  args: string | null;
+  readonly requestId: string;
+  readonly config: ContextConfig;
+  readonly route: { service: Service } | null;
+  /** kong.client.get_forwarded_ip(): $remote_addr. */
+  readonly clientIp: string;
+  /** The headers as the client sent them, never changed. */
+  readonly clientHeaders: HeaderMap;
   /** The live request headers plugins read and change. */
   readonly headers: HeaderMap;
   private parsed: { args: string | null; query: ReturnType<typeof parseQuery> } | null = null;
@@ -57,25 +93,19 @@ export class RequestContext {
   source: 'exit' | 'service' | 'error' = 'error';
   status: number | null = null;
 
-  constructor(
-    readonly req: IncomingMessage,
-    readonly res: ServerResponse,
-    readonly method: string,
-    /** The normalized path the router matched. */
-    readonly path: string,
-    /** The path as sent (without its query). */
-    readonly rawPath: string,
-    /** ngx.var.args: the query as sent (null without `?`), until a plugin clears an argument. */
-    public args: string | null,
-    readonly requestId: string,
-    readonly config: ContextConfig,
-    readonly route: { service: Service } | null,
-    /** kong.client.get_forwarded_ip(): $remote_addr. */
-    readonly clientIp: string,
-    /** The headers as the client sent them, never changed. */
-    readonly clientHeaders: HeaderMap,
-  ) {
-    this.headers = new Map(clientHeaders);
+  constructor(arrival: RequestArrival) {
+    this.req = arrival.req;
+    this.res = arrival.res;
+    this.method = arrival.method;
+    this.path = arrival.path;
+    this.rawPath = arrival.rawPath;
+    this.args = arrival.args;
+    this.requestId = arrival.requestId;
+    this.config = arrival.config;
+    this.route = arrival.route;
+    this.clientIp = arrival.clientIp;
+    this.clientHeaders = arrival.clientHeaders;
+    this.headers = new Map(arrival.clientHeaders);
   }
 
   /** ngx.req.read_body(): the whole body, read once (null without one). */
@@ -86,7 +116,7 @@ export class RequestContext {
   /** kong.request.get_query() of the live query, and whether it was truncated. */
   get query(): ReturnType<typeof parseQuery> {
     if (this.parsed?.args !== this.args) this.parsed = { args: this.args, query: parseQuery(this.args) };
-    return this.parsed!.query;
+    return this.parsed.query;
   }
 
   /** clear_query_arg: resty.ada.search.remove, WHATWG URLSearchParams (the rest re-encoded), as Node's. */
@@ -114,7 +144,7 @@ export class RequestContext {
 
   /** kong.response.error: the message through the error template. */
   error(status: number, message: string, headers: Record<string, string> = {}): Exit {
-    return kongError(this.config.errorTemplate, status, message, this.requestId, headers);
+    return kongError(this.config.errorTemplate, this.requestId, { status, message, headers });
   }
 
   /** nginx's own refusal, through Kong's error handler. */

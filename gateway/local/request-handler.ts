@@ -9,7 +9,7 @@ import { headerMap } from './nginx';
 import { RequestContext } from './request-context';
 import { normalizePath, type Router } from './router';
 import type { PluginInstance } from './types';
-import type { GATEWAY_HEADERS, HeaderValues } from '../../service/http/headers';
+import type { GATEWAY_HEADERS, HeaderValues } from '../../service/headers';
 import { proxy, type Upstreams } from './upstream/proxy';
 
 export type Serving = LoadedGateway & { router: Router };
@@ -60,19 +60,19 @@ export function createRequestHandler(deps: HandlerDeps): http.RequestListener {
     const clientHeaders = headerMap(req.rawHeaders);
     const refusal = nginxRefusal(req, clientHeaders);
     const route = refusal === null ? router.match(method, path) : null;
-    const ctx = new RequestContext(
+    const ctx = new RequestContext({
       req,
       res,
       method,
       path,
-      target.path,
-      target.query,
+      rawPath: target.path,
+      args: target.query,
       requestId,
       config,
       route,
-      clientAddress(req.socket.remoteAddress),
+      clientIp: clientAddress(req.socket.remoteAddress),
       clientHeaders,
-    );
+    });
     const plugins: readonly PluginInstance[] = route ? route.plugins : config.globalPlugins;
 
     res.once('close', () => {

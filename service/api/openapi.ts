@@ -15,7 +15,7 @@ import {
   REPLAYED_HEADERS,
   RETRY_HEADERS,
   type HeaderDeclaration,
-} from '../http/headers';
+} from '../headers';
 import { say, type ResponseSpec, type Route } from '../http/route';
 import {
   CreatedWebhook,
@@ -298,7 +298,7 @@ function head(get: ReturnType<typeof operation>) {
       status,
       bodiless(
         '$ref' in answer
-          ? SHARED[(answer.$ref as string).split('/').pop() as keyof typeof SHARED]
+          ? SHARED[answer.$ref.split('/').pop() as keyof typeof SHARED]
           : (answer as { content?: unknown }),
       ),
     ]),
@@ -372,9 +372,9 @@ const INT32 = 2 ** 31;
 function withIntegerWidths<T>(node: T): T {
   if (Array.isArray(node)) return node.map(withIntegerWidths) as T;
   if (node === null || typeof node !== 'object') return node;
-  const schema = Object.fromEntries(
+  const schema: JsonSchema = Object.fromEntries(
     Object.entries(node).map(([key, value]) => [key, withIntegerWidths(value)]),
-  ) as JsonSchema;
+  );
   if (schema.type !== 'integer' || 'format' in schema) return schema as T;
   const fits = (bound: unknown) => typeof bound === 'number' && bound >= -INT32 && bound < INT32;
   return { ...schema, format: fits(schema.minimum) && fits(schema.maximum) ? 'int32' : 'int64' } as T;

@@ -31,7 +31,8 @@ async function main(): Promise<void> {
   await migrateDatabase(url).catch((error: unknown) => {
     throw new Error(startupDatabaseError(url, error));
   });
-  const { db, close } = createDatabase(url);
+  const database = createDatabase(url);
+  const { db } = database;
   try {
     if (args.reset) await removeAllJobs(db);
     if (args.jobs !== undefined) {
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    await close();
+    await database.close();
   }
 }
 

@@ -26,7 +26,10 @@ const accepts = (header: string, coding: string) =>
 export function docsPage(document: () => unknown): Middleware {
   const assets = docsAssets(document);
   return async (ctx, next) => {
-    if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
+    if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) {
+      await next();
+      return;
+    }
     const found = assets.get(ctx.path);
     if (!found) throw notFound();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(['GET', 'HEAD']);

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { CONDITIONAL_HEADERS, type HeaderValues } from './headers';
+import { CONDITIONAL_HEADERS, type HeaderValues } from '../headers';
 
 /** Conditional GETs: the ETag is a SHA-256 of the exact body, so it changes exactly when what a reader sees changes. */
 export const conditional: Middleware = async (ctx, next) => {

@@ -1,4 +1,4 @@
-import type { HeaderDeclaration } from './headers';
+import type { HeaderDeclaration } from '../headers';
 import { z } from 'zod';
 
 /** The error bodies every route may answer with, and a documented error answer. */

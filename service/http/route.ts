@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { Database } from '../../db/client';
-import type { HeaderDeclaration } from './headers';
+import type { HeaderDeclaration } from '../headers';
 import type { QueryString, RequestBody } from './input';
 
 /** A response a route declares: its body's schema (none for 304) and an example of it. */
@@ -88,5 +88,4 @@ export const defineRoute = <
   S = unknown,
 >(
   route: Route<P, Q, B, S>,
-): Route<z.ZodObject, z.ZodObject, z.ZodObject, S> =>
-  route as unknown as Route<z.ZodObject, z.ZodObject, z.ZodObject, S>;
+): Route<z.ZodObject, z.ZodObject, z.ZodObject, S> => route;

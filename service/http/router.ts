@@ -90,14 +90,12 @@ function served(ctx: RouterContext): string[] {
  */
 export function mount(router: Router): Middleware {
   const dispatch = router.routes();
-  return (ctx, next) => {
+  return async (ctx, next) => {
     const routed = ctx as RouterContext;
-    return dispatch(routed, () => {
-      if (!routed.matched?.length) return next();
-      return next().then(() => {
-        const allow = served(routed);
-        if (allow.length > 0 && ctx.status === 404 && ctx.body == null) throw methodNotAllowed(allow);
-      });
+    await dispatch(routed, async () => {
+      await next();
+      const allow = served(routed);
+      if (allow.length > 0 && ctx.status === 404 && ctx.body == null) throw methodNotAllowed(allow);
     });
   };
 }

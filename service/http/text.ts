@@ -3,7 +3,9 @@ import { z } from 'zod';
 /** One field of text as every body takes it: a string, trimmed, well-formed, without control characters. */
 
 // C0 controls (NUL, ESC, line breaks...), DEL, C1 controls and the Unicode line/paragraph separators.
+// eslint-disable-next-line no-control-regex -- control characters are what these refuse
 const SINGLE_LINE_FORBIDDEN = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
+// eslint-disable-next-line no-control-regex -- control characters are what these refuse
 const MULTI_LINE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 // The same rules as the document's patterns: only allowed characters, and (for a required text) one that is not a space.
 const allowed = (forbidden: RegExp) => `[^${forbidden.source.slice(1, -1)}]*`;

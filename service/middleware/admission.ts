@@ -14,8 +14,8 @@ export interface AdmissionLimits {
 export interface Admission {
   middleware: Middleware;
   /** Whether a request arriving now would be refused. */
-  full(): boolean;
-  stats(): AdmissionStats;
+  full: () => boolean;
+  stats: () => AdmissionStats;
 }
 
 const gone = () => unavailable(MESSAGES.leftWhileWaiting);

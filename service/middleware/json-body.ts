@@ -139,7 +139,8 @@ export function jsonBody(optional = false): Middleware {
   return async (ctx, next) => {
     if (optional && !declaresBody(ctx.req)) {
       ctx.request.body = {};
-      return next();
+      await next();
+      return;
     }
     // JSON only; anything else is refused before the body is read.
     if (!ctx.is('application/json')) {

@@ -42,14 +42,10 @@ const CreateWebhookFields = z.object({
   url,
   description,
   eventTypes: eventTypes.optional(),
-  position: z
-    .string({ error: 'position must be a string' })
-    .max(200, MESSAGES.positionInvalid)
-    .optional()
-    .meta({
-      description:
-        'Deliver the changes after this feed position (meta.nextSince of your full sync). Absent: from now on.',
-    }),
+  position: z.string({ error: 'position must be a string' }).max(200, MESSAGES.positionInvalid).optional().meta({
+    description:
+      'Deliver the changes after this feed position (meta.nextSince of your full sync). Absent: from now on.',
+  }),
 });
 
 /** POST /api/v1/webhooks's body: nothing of the organisation's can be set here, so every unknown field is just unknown. */
@@ -78,13 +74,9 @@ export const UPDATE_WEBHOOK_BODY: RequestBody<typeof UpdateWebhookFields> = {
 };
 
 const RotateFields = z.object({
-  expirePrevious: z
-    .boolean({ error: 'expirePrevious must be true or false' })
-    .optional()
-    .meta({
-      description:
-        'true: the replaced secrets stop signing now (one leaked); absent or false: they sign on for 24 hours',
-    }),
+  expirePrevious: z.boolean({ error: 'expirePrevious must be true or false' }).optional().meta({
+    description: 'true: the replaced secrets stop signing now (one leaked); absent or false: they sign on for 24 hours',
+  }),
 });
 /** rotate-secret's body, which may be left out. */
 export const ROTATE_BODY: RequestBody<typeof RotateFields> = {
@@ -143,13 +135,10 @@ export const Webhook = z
       .string()
       .nullable()
       .meta({ description: 'Why it was disabled (failing for 3 days, 410 Gone, an operator); null while active' }),
-    lastError: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          "The last failed attempt's error, or why deliveries wait (the server cannot open the signing secret); null after a success",
-      }),
+    lastError: z.string().nullable().meta({
+      description:
+        "The last failed attempt's error, or why deliveries wait (the server cannot open the signing secret); null after a success",
+    }),
   })
   .meta({ description: 'A webhook subscription; its secret is shown only when created or rotated' });
 export type Webhook = z.infer<typeof Webhook>;
@@ -189,13 +178,10 @@ export const Attempt = z
       .int()
       .nullable()
       .meta({ description: 'The HTTP status your receiver answered; null when none came back' }),
-    error: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          'Why it failed (timeout, connection failed, TLS failed, HTTP <status>, answer too large); null on a 2xx',
-      }),
+    error: z.string().nullable().meta({
+      description:
+        'Why it failed (timeout, connection failed, TLS failed, HTTP <status>, answer too large); null on a 2xx',
+    }),
     latencyMs: z.int().min(0).meta({ description: 'From sending to your answer (or to the failure), in milliseconds' }),
   })
   .meta({ description: 'One delivery attempt' });
@@ -236,20 +222,15 @@ const eventFields = {
   position: position.meta({
     description: "This event's feed position: GET /api/v1/jobs/changes?since= continues after it",
   }),
-  sequence: z
-    .int()
-    .min(1)
-    .meta({
-      description:
-        'Within one history, a later change has a higher one. Drop an event of the same history at or below the last sequence you applied',
-    }),
-};
-export const JobUpdatedEvent = z
-  .strictObject({ ...eventFields, type: z.literal('job.updated'), data: Job })
-  .meta({
+  sequence: z.int().min(1).meta({
     description:
-      'A listable job as it is now (created, changed, or listable again): exactly what GET /api/v1/jobs/{id} answers',
-  });
+      'Within one history, a later change has a higher one. Drop an event of the same history at or below the last sequence you applied',
+  }),
+};
+export const JobUpdatedEvent = z.strictObject({ ...eventFields, type: z.literal('job.updated'), data: Job }).meta({
+  description:
+    'A listable job as it is now (created, changed, or listable again): exactly what GET /api/v1/jobs/{id} answers',
+});
 export const WebhookTestEvent = z
   .strictObject({
     id: z.string().regex(/^evt_test_/),

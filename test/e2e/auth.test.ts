@@ -3,6 +3,7 @@
  * (kong.yaml) -> real service -> real MariaDB, with kong.yaml's demo keys.
  */
 import { DEMO, SECRET, everythingTheServiceSaw, send, gatewayKinds, startStackOn, type Stack } from './support';
+import type { Parsed } from '../helpers/parsed';
 
 describe.each(gatewayKinds())('through the %s', (kind) => {
   let stack: Stack;
@@ -150,7 +151,7 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
   });
 
   describe('access levels change in demo.yaml, keys stay the same', () => {
-    const consumer = (s: any, name: string) => s.consumers.find((c: any) => c.username === name);
+    const consumer = (s: Parsed, name: string) => s.consumers.find((c: Parsed) => c.username === name);
 
     test('granting jobs:write to the reader lets the same key create; revoking takes it away again', async () => {
       await stack.changeDemo((s) => consumer(s, 'demo-reader').acls.push({ group: 'jobs:write' }));

@@ -49,7 +49,7 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
           socket.write(`TRACE /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-API-Key: ${DEMO.reader}\r\n\r\n`),
         );
         let data = '';
-        socket.on('data', (d) => (data += d));
+        socket.on('data', (d) => (data += String(d)));
         socket.on('end', () => resolve(data));
         socket.on('error', reject);
       });

@@ -3,6 +3,7 @@
  * and writes separately), the real service behind it.
  */
 import { DEMO, send, gatewayKinds, startStackOn, type Stack } from './support';
+import type { Parsed } from '../helpers/parsed';
 
 describe.each(gatewayKinds())('through the %s', (kind) => {
   let stack: Stack;
@@ -10,7 +11,7 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
     stack = await startStackOn(kind, 'e2e_limits', {
       edit: (s) => {
         for (const route of s.services[0].routes) {
-          const rl = route.plugins.find((p: any) => p.name === 'job-rate-limits');
+          const rl = route.plugins.find((p: Parsed) => p.name === 'job-rate-limits');
           rl.config.minute = route.name === 'jobs-write' ? 1 : 2;
         }
       },

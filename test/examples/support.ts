@@ -52,9 +52,9 @@ export function startReceiverExample(opts: {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stderr!.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (out += chunk));
   const ready = new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
+    child.stdout.on('data', (chunk) => {
       out += chunk;
       if (out.includes('caught up through the feed')) resolve();
     });

@@ -48,8 +48,8 @@ test('on 429 it waits Retry-After and carries on; the mirror still equals the li
   );
   let out = '';
   let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c));
-  child.stderr.on('data', (c: Buffer) => (err += c));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const code = await new Promise((resolve) => child.once('close', resolve));
 
   expect(code).toBe(0);

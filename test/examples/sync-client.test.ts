@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type * as _typeChecked from '../../examples/sync-client'; // npm run lint type-checks the example
 import { DEMO, startStack, type Stack } from '../e2e/support';
+import type { Parsed } from '../helpers/parsed';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -51,11 +52,11 @@ function runExample(opts: { killAfter?: number } = {}): Promise<{ code: number |
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk;
+    out += chunk.toString();
     if (opts.killAfter !== undefined && (out.match(/^applied /gm) ?? []).length >= opts.killAfter)
       process.kill(-child.pid!, 'SIGKILL');
   });
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
 }
 
@@ -70,7 +71,7 @@ const feedRequests = () =>
       ifNoneMatch: r.headers['if-none-match'],
     }));
 
-async function api(method: string, p: string, key: string, body?: unknown): Promise<any> {
+async function api(method: string, p: string, key: string, body?: unknown): Promise<Parsed> {
   const res = await fetch(`${stack.url}${p}`, {
     method,
     headers: { 'X-API-Key': key, ...(body ? { 'Content-Type': 'application/json' } : {}) },
@@ -99,7 +100,7 @@ async function listableJobs(): Promise<Record<string, Job>> {
   const jobs: Record<string, Job> = {};
   let cursor: string | null = '';
   while (cursor !== null) {
-    const page: any = await api(
+    const page: Parsed = await api(
       'GET',
       `/api/v1/jobs?status=active,open,paused,closed&limit=100&cursor=${encodeURIComponent(cursor)}`,
       DEMO.reader,

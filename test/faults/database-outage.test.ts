@@ -187,7 +187,7 @@ test('a stopped database is one error line naming it, jobs_database_up 0 then 1,
   expect(back[0]).toMatchObject({ level: 40, host: '127.0.0.1', port: mariadb.port, failed: failures.length });
   expect(back[0]!.downSeconds).toBeGreaterThanOrEqual(OUTAGE_MS / 1000 - 1);
   expect(back[0]!.msg).toBe(
-    `database reachable again at 127.0.0.1:${mariadb.port} after ${back[0]!.downSeconds} s; ${failures.length} requests answered 503 meanwhile`,
+    `database reachable again at 127.0.0.1:${mariadb.port} after ${String(back[0]!.downSeconds)} s; ${failures.length} requests answered 503 meanwhile`,
   );
 }, 120_000);
 
@@ -220,10 +220,15 @@ test("alerts.yml's DatabaseUnreachable fires on both processes' series recorded 
     { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465', scrapes: held(scraped.dispatcher, 1) },
   ];
   expect(
-    checkRecordedAlert('DatabaseUnreachable', recordings, [
-      { job: 'jobs-service', instance: 'jobs-service-1:9464' },
-      { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' },
-    ]),
+    checkRecordedAlert(
+      'DatabaseUnreachable',
+      recordings,
+      [
+        { job: 'jobs-service', instance: 'jobs-service-1:9464' },
+        { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' },
+      ],
+      'database-stopped',
+    ),
   ).toMatch(/SUCCESS$/);
 });
 
@@ -233,8 +238,20 @@ test("alerts.yml's ScrapeTargetDown fires on the stopped dispatcher's failed scr
     { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465', scrapes: held(scraped.dispatcher, 2) },
   ];
   expect(
-    checkRecordedAlert('ScrapeTargetDown', recordings, [
-      { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' },
-    ]),
+    checkRecordedAlert(
+      'ScrapeTargetDown',
+      recordings,
+      [{ job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465' }],
+      'webhook-dispatcher-stopped',
+    ),
   ).toMatch(/SUCCESS$/);
+});
+
+test("alerts.yml's WebhookDispatcherAbsent fires once no dispatcher exports, where WebhookDeliveryLagging cannot", () => {
+  const recordings = [
+    { job: 'webhook-dispatcher', instance: 'webhook-dispatcher:9465', scrapes: held(scraped.dispatcher, 2) },
+  ];
+  expect(checkRecordedAlert('WebhookDispatcherAbsent', recordings, [{}], 'webhook-dispatcher-absent')).toMatch(
+    /SUCCESS$/,
+  );
 });

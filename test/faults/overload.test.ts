@@ -110,9 +110,8 @@ describe('overload with read replicas', () => {
     );
     const byId = () => call(`${served.url}/api/v1/jobs/0190f5d8-0000-7000-8000-000000000000`, { headers: reader });
     const lock = await lockTable(database.name, 'jobs');
-    let running: Array<ReturnType<typeof byId>> = [];
+    const running = [byId(), byId(), byId()];
     try {
-      running = [byId(), byId(), byId()];
       await lock.waiters(3);
       const refused = await timed(byId());
       expectRetryLater(refused);

@@ -52,13 +52,14 @@ export function rawExchange(
       resolve(parse(raw, (firstByteAt ?? Date.now()) - started));
     });
     if (hangUpAfterMs !== undefined) setTimeout(() => socket.destroy(), hangUpAfterMs);
-    socket.once('connect', async () => {
+    const send = async () => {
       for (const step of steps) {
         if (closed) return;
         if (typeof step === 'number') await pause(step);
         else socket.write(step);
       }
-    });
+    };
+    socket.once('connect', () => void send());
   });
 }
 

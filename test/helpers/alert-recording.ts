@@ -6,7 +6,7 @@
  * stay quiet on the same number of scrapes that repeat the first (healthy) one.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -77,49 +77,91 @@ function inputSeries(rule: AlertRule, recordings: Recording[]): Array<{ series: 
   });
 }
 
+/** One evaluation of a recorded case: at scrape `at` (0-based), `alert` fires with exactly these labels (none: quiet). */
+export interface RecordedCheck {
+  at: number;
+  expected: Array<Record<string, string>>;
+}
+
+export interface RecordedCase {
+  alert: string;
+  recordings: Recording[];
+  checks: RecordedCheck[];
+  /** Seconds between scrapes, and between rule evaluations (default 60). */
+  intervalSeconds?: number;
+  /** What was recorded, for a reader of the file (promtool's test group name). */
+  name?: string;
+}
+
+/** A `promtool test rules` case: the recordings as input series, each check an alert_rule_test. */
+function promtoolCase(rule: AlertRule, { recordings, checks, intervalSeconds = 60, name }: RecordedCase) {
+  return {
+    ...(name ? { name } : {}),
+    interval: `${intervalSeconds}s`,
+    input_series: inputSeries(rule, recordings),
+    alert_rule_test: checks.map(({ at, expected }) => ({
+      eval_time: `${at * intervalSeconds}s`,
+      alertname: rule.alert,
+      exp_alerts: expected.map((labels) => ({
+        exp_labels: { ...rule.labels, ...labels },
+        exp_annotations: rule.annotations,
+      })),
+    })),
+  };
+}
+
+/** Where recorded cases are kept, committed: test/prometheus/alerts.test.ts runs promtool on every file there. */
+export const RECORDED_DIR = path.join(ROOT, 'prometheus', 'recorded');
+
 /**
- * Runs promtool on the recordings: `alert` fires with exactly `expected` (each its labels besides
- * the rule's own) at the last scrape, and nothing fires when every scrape is the first one.
- * Returns promtool's output; it ends in SUCCESS when both hold.
+ * Runs promtool on recorded cases (every case at the smallest interval among them for evaluation).
+ * With RECORD_ALERT_FIXTURES=1 in the environment the same file is also written to
+ * prometheus/recorded/<fixture>.test.yml, to be committed. Returns promtool's output; it ends in
+ * SUCCESS when every check holds.
  */
-export function checkRecordedAlert(
-  alert: string,
-  recordings: Recording[],
-  expected: Array<Record<string, string>>,
-): string {
-  const rule = alertRules().find((r) => r.alert === alert);
-  if (!rule) throw new Error(`no alert ${alert} in ${ALERTS_FILE}`);
-  const minutes = Math.max(...recordings.map((r) => r.scrapes.length)) - 1;
-  const healthy = recordings.map((r) => ({ ...r, scrapes: r.scrapes.map(() => r.scrapes[0]!) }));
-  const test = (recs: Recording[], exp: Array<Record<string, string>>) => ({
-    interval: '1m',
-    input_series: inputSeries(rule, recs),
-    alert_rule_test: [
-      {
-        eval_time: `${minutes}m`,
-        alertname: alert,
-        exp_alerts: exp.map((labels) => ({
-          exp_labels: { ...rule.labels, ...labels },
-          exp_annotations: rule.annotations,
-        })),
-      },
-    ],
+export function checkRecordedCases(fixture: string, cases: RecordedCase[]): string {
+  const rules = alertRules();
+  const tests = cases.map((c) => {
+    const rule = rules.find((r) => r.alert === c.alert);
+    if (!rule) throw new Error(`no alert ${c.alert} in ${ALERTS_FILE}`);
+    return promtoolCase(rule, c);
   });
+  const evaluation = Math.min(...cases.map((c) => c.intervalSeconds ?? 60));
+  const body = (rulesFile: string) =>
+    `# Recorded from a real fault by ${path.relative(ROOT, expect.getState().testPath ?? 'a test')} (test/helpers/alert-recording.ts); RECORD_ALERT_FIXTURES=1 writes it again.
+${stringify({ rule_files: [rulesFile], evaluation_interval: `${evaluation}s`, tests })}`;
+  if (process.env.RECORD_ALERT_FIXTURES === '1') {
+    mkdirSync(RECORDED_DIR, { recursive: true });
+    writeFileSync(path.join(RECORDED_DIR, `${fixture}.test.yml`), body(path.relative(RECORDED_DIR, ALERTS_FILE)));
+  }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'alert-recording-'));
   try {
-    const file = path.join(dir, `${alert}.test.yml`);
-    writeFileSync(
-      file,
-      stringify({
-        rule_files: [ALERTS_FILE],
-        evaluation_interval: '1m',
-        tests: [test(recordings, expected), test(healthy, [])],
-      }),
-    );
+    const file = path.join(dir, `${fixture}.test.yml`);
+    writeFileSync(file, body(ALERTS_FILE));
     const out = spawnSync('promtool', ['test', 'rules', file], { encoding: 'utf8', timeout: 30_000 });
     if (out.error) throw out.error;
     return `${out.stdout}${out.stderr}`.trim();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Runs promtool on the recordings: `alert` fires with exactly `expected` (each its labels besides
+ * the rule's own) at the last scrape, and nothing fires when every scrape is the first one.
+ * Returns promtool's output; it ends in SUCCESS when both hold. With a `fixture` name it is kept
+ * as checkRecordedCases keeps it.
+ */
+export function checkRecordedAlert(
+  alert: string,
+  recordings: Recording[],
+  expected: Array<Record<string, string>>,
+  fixture?: string,
+): string {
+  const last = Math.max(...recordings.map((r) => r.scrapes.length)) - 1;
+  const healthy = recordings.map((r) => ({ ...r, scrapes: r.scrapes.map(() => r.scrapes[0]!) }));
+  return checkRecordedCases(fixture ?? alert, [
+    { alert, recordings, checks: [{ at: last, expected }] },
+    { alert, recordings: healthy, checks: [{ at: last, expected: [] }] },
+  ]);
 }

@@ -4,17 +4,16 @@
  * const instead of a `let` with its beforeAll/afterAll or beforeEach/afterEach pair.
  */
 function hooked<T extends object>(
-  before: (fn: () => Promise<void>) => void,
-  after: (fn: () => unknown) => void,
+  hooks: { before: (fn: () => Promise<void>) => void; after: (fn: () => unknown) => void },
   what: string,
   make: () => T | Promise<T>,
   end?: (value: T) => unknown,
 ): T {
   let current: T | undefined;
-  before(async () => {
+  hooks.before(async () => {
     current = await make();
   });
-  after(async () => {
+  hooks.after(async () => {
     const ended = current;
     current = undefined;
     if (ended && end) await end(ended);
@@ -34,7 +33,7 @@ function hooked<T extends object>(
 
 /** `make()`'s value for the describe block (or file) it is called in: made before its first test, ended after its last. */
 export function forBlock<T extends object>(what: string, make: () => T | Promise<T>, end?: (value: T) => unknown): T {
-  return hooked(beforeAll, afterAll, what, make, end);
+  return hooked({ before: beforeAll, after: afterAll }, what, make, end);
 }
 
 /** A fresh `make()` for each test of the block (or file) it is called in, ended after the test. */
@@ -43,5 +42,5 @@ export function forEachTest<T extends object>(
   make: () => T | Promise<T>,
   end?: (value: T) => unknown,
 ): T {
-  return hooked(beforeEach, afterEach, what, make, end);
+  return hooked({ before: beforeEach, after: afterEach }, what, make, end);
 }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { validateResponse } from './openapi';
+import type { Parsed } from './parsed';
 
 export interface Served {
   url: string;
@@ -8,9 +9,11 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** Serves a request listener (e.g. app.callback()) on an ephemeral loopback port. */
-export async function serve(listener: http.RequestListener): Promise<Served> {
-  const server = http.createServer(listener);
+/** Serves a request listener (e.g. app.callback(), which answers through its promise) on an ephemeral loopback port. */
+export async function serve(
+  listener: (req: http.IncomingMessage, res: http.ServerResponse) => unknown,
+): Promise<Served> {
+  const server = http.createServer((req, res) => void listener(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -27,7 +30,7 @@ export async function serve(listener: http.RequestListener): Promise<Served> {
 export interface JsonResponse {
   status: number;
   headers: Headers;
-  body: any;
+  body: Parsed;
   text: string;
 }
 

@@ -113,21 +113,21 @@ export async function startMariaDbPair(): Promise<MariaDbPair> {
     ]);
     cpSync(path.join(dir, 'primary'), path.join(dir, 'replica'), { recursive: true });
     const [primary, replica] = await Promise.all([startServer(dir, 'primary', 1), startServer(dir, 'replica', 2)]);
-    servers.push(primary!, replica!);
+    servers.push(primary, replica);
 
-    const onPrimary = await primary!.connect();
-    const onReplica = await replica!.connect();
+    const onPrimary = await primary.connect();
+    const onReplica = await replica.connect();
     await onPrimary.query(`CREATE USER repl@'127.0.0.1' IDENTIFIED BY '${REPLICATION_PASSWORD}'`);
     await onPrimary.query(`GRANT REPLICATION SLAVE ON *.* TO repl@'127.0.0.1'`);
     await onReplica.query(
-      `CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=${primary!.port}, MASTER_USER='repl', ` +
+      `CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=${primary.port}, MASTER_USER='repl', ` +
         `MASTER_PASSWORD='${REPLICATION_PASSWORD}', MASTER_USE_GTID=slave_pos`,
     );
     await onReplica.query('START SLAVE');
 
     const pair: MariaDbPair = {
-      primary: primary!,
-      replica: replica!,
+      primary,
+      replica,
       async caughtUp() {
         const [[position]] = await onPrimary.query<mysql.RowDataPacket[]>('SELECT @@gtid_binlog_pos AS pos');
         const [[waited]] = await onReplica.query<mysql.RowDataPacket[]>('SELECT MASTER_GTID_WAIT(?, 20) AS result', [

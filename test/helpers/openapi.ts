@@ -7,11 +7,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import type { Parsed } from './parsed';
 
 const DOCUMENT_PATH = path.resolve(__dirname, '../../docs/openapi.json');
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Document = { paths: Record<string, Record<string, any>>; components: any };
+type Document = { paths: Record<string, Record<string, Parsed>>; components: Parsed };
 
 let loaded: { document: Document; ajv: Ajv2020; matchers: Array<{ template: string; pattern: RegExp }> } | undefined;
 
@@ -62,7 +62,7 @@ const TRANSPORT = new Set([
 
 function checkHeaders(
   where: string,
-  declared: Record<string, any> | undefined,
+  declared: Record<string, Parsed> | undefined,
   sent: NonNullable<CheckedResponse['headers']>,
   at: string,
 ) {
@@ -79,7 +79,7 @@ function checkHeaders(
         ? (spec.$ref as string)
             .slice(2)
             .split('/')
-            .reduce((node: any, part) => node[part], document)
+            .reduce((node: Parsed, part) => node[part], document)
         : spec
     ).schema;
     const value = Array.isArray(raw) ? raw.join(', ') : raw;
@@ -117,7 +117,7 @@ export function validateResponse(response: CheckedResponse): void {
     if (method === 'HEAD') return;
     schemaPointer = '#/components/schemas/Error';
   } else {
-    const responses = operation.responses as Record<string, any>;
+    const responses = operation.responses as Record<string, Parsed>;
     const key =
       String(response.status) in responses ? String(response.status) : response.status >= 400 ? 'default' : undefined;
     if (!key || !(key in responses)) throw new Error(`${where}: status not documented in docs/openapi.json`);
@@ -125,7 +125,7 @@ export function validateResponse(response: CheckedResponse): void {
     let at = pointer('paths', match.template, method.toLowerCase(), 'responses', key);
     if (described.$ref) {
       at = (described.$ref as string).slice(2);
-      described = at.split('/').reduce((node: any, part) => node[part], document);
+      described = at.split('/').reduce((node: Parsed, part) => node[part], document);
     }
     if (response.headers) checkHeaders(where, described.headers, response.headers, `${at}/headers`);
     if (method === 'HEAD') return;

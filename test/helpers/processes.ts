@@ -28,19 +28,19 @@ export function startServiceProcess(env: NodeJS.ProcessEnv, script = 'service/se
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (chunk) => (out += chunk));
-  child.stderr!.on('data', (chunk) => (err += chunk));
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (err += chunk));
   // 'close', not 'exit': only then has all of the process's output been read.
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const listening = new Promise<{ url: string } | { exitCode: number | null; stderr: string }>((resolve) => {
     const onData = () => {
       const match = /Jobs service listening on (http:\/\/\S+)/.exec(out);
       if (match) {
-        child.stdout!.off('data', onData);
+        child.stdout.off('data', onData);
         resolve({ url: match[1]! });
       }
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     void exited.then((exitCode) => resolve({ exitCode, stderr: err }));
   });
   return {

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { ADMIN, APPLY, fakeKongPerTest, isolateNetwork, success } from './fake-kong';
-import { keys, printedKey, workspacePerTest } from './support';
+import { keys, workspacePerTest } from './support';
 
 isolateNetwork();
 
@@ -215,7 +215,7 @@ describe("Kong's errors", () => {
   test('a slow Kong: --timeout (or KONG_ADMIN_TIMEOUT_MS) ends the wait with a clear message; nothing is written', async () => {
     const { id } = await partner();
     const before = ws.read();
-    kong.answer = (call) => ({ ...success(call), delayMs: 3000 }) as { status: number; delayMs: number };
+    kong.answer = (call) => ({ ...success(call), delayMs: 3000 });
     const started = Date.now();
     const r = await keys(ws, ['disable', 'acme', ...APPLY, '--timeout', '150']);
     expect(Date.now() - started).toBeLessThan(2500);

@@ -33,15 +33,11 @@ test('1.7.0 is the first decK allowed to sync', () => {
 
 test('decK with gateway commands syncs with `deck gateway sync FILE`; an older one with `deck sync -s FILE`; the token is a header', () => {
   const url = 'http://127.0.0.1:8001';
-  expect(deckArgs({ bin: 'deck', version: '1.43.0', gatewayCommands: true }, 'sync', 'partners.yaml', url)).toEqual([
-    'gateway',
-    'sync',
-    'partners.yaml',
-    '--kong-addr',
-    url,
-  ]);
+  expect(deckArgs({ bin: 'deck', version: '1.43.0', gatewayCommands: true }, 'sync', 'partners.yaml', { url })).toEqual(
+    ['gateway', 'sync', 'partners.yaml', '--kong-addr', url],
+  );
   expect(
-    deckArgs({ bin: 'deck', version: '1.20.0', gatewayCommands: false }, 'sync', 'partners.yaml', url, 't'),
+    deckArgs({ bin: 'deck', version: '1.20.0', gatewayCommands: false }, 'sync', 'partners.yaml', { url, token: 't' }),
   ).toEqual(['sync', '-s', 'partners.yaml', '--kong-addr', url, '--headers', 'Kong-Admin-Token:t']);
 });
 

@@ -8,13 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import nock from 'nock';
 import { forEachTest } from '../helpers/hooked';
+import type { Parsed } from '../helpers/parsed';
 
 export const ADMIN = 'http://kong-admin.test:8001';
 
 export interface KongCall {
   method: string;
   path: string;
-  body: any;
+  body: Parsed;
   headers: Record<string, string | string[] | undefined>;
 }
 
@@ -116,7 +117,7 @@ export interface FakeKong {
   /** What the model of Kong answers (the default `answer`), keeping its state. */
   behave: (call: KongCall) => Answer;
   /** Makes the model's partners those of the state files (parsed), each credential with a made-up key: Kong equal to the files. */
-  seed(files: { partners: any; keys: any }): void;
+  seed(files: { partners: Parsed; keys: Parsed }): void;
   /** method + path of every call, in order. */
   lines(): string[];
   /** method + path of every call that changes Kong (no GET), in order. */
@@ -133,15 +134,15 @@ export function fakeKong(): FakeKong {
     seed(files) {
       consumers.clear();
       for (const p of files.partners.consumers ?? []) {
-        const k = (files.keys.consumers ?? []).find((x: any) => x.username === p.username);
+        const k = (files.keys.consumers ?? []).find((x: Parsed) => x.username === p.username);
         consumers.set(p.id, {
           id: p.id,
           username: p.username,
           ...(p.custom_id ? { custom_id: p.custom_id } : {}),
           tags: p.tags,
-          groups: new Map(p.acls.map((a: any) => [a.group, ['jobs-partners']])),
+          groups: new Map(p.acls.map((a: Parsed) => [a.group, ['jobs-partners']])),
           credentials: new Map(
-            (k?.keyauth_credentials ?? []).map((c: any) => [c.id, `jl_live_seeded_${randomUUID()}`]),
+            (k?.keyauth_credentials ?? []).map((c: Parsed) => [c.id, `jl_live_seeded_${randomUUID()}`]),
           ),
         });
       }

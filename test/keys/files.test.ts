@@ -328,7 +328,7 @@ describe('a bad file is refused before anything is written', () => {
     ],
     [
       'a consumer id that is not a UUID',
-      (t) => ({ partners: t.partners.replace(/(  - username: acme\n    id: )\S+/, '$1acme-1') }),
+      (t) => ({ partners: t.partners.replace(/( {2}- username: acme\n {4}id: )\S+/, '$1acme-1') }),
       'consumers[0].id: must be a UUID',
     ],
     [
@@ -375,7 +375,7 @@ describe('a bad file is refused before anything is written', () => {
       'a different consumer id in partner-keys.yaml',
       (t) => ({
         keys: t.keys.replace(
-          /(  - username: acme\n    id: )\S+/,
+          /( {2}- username: acme\n {4}id: )\S+/,
           (_m, head: string) => `${head}1f0e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b`,
         ),
       }),

@@ -3,6 +3,7 @@
 // without --apply. Every drift path on a real Kong: test/kong/keys-drift.test.ts.
 import { ADMIN, APPLY, fakeKongPerTest, isolateNetwork } from './fake-kong';
 import { keys, printedKey, workspacePerTest } from './support';
+import type { Parsed } from '../helpers/parsed';
 
 isolateNetwork();
 const ws = workspacePerTest();
@@ -57,7 +58,7 @@ test("Kong's consumer under another id, another name, or with a group the files 
   const env = { [variable]: key };
   const files = ws.state();
   const acme = files.partners.consumers[0];
-  const drifted = (change: (consumer: any) => void) => {
+  const drifted = (change: (consumer: Parsed) => void) => {
     const copy = structuredClone(files);
     change(copy.partners.consumers[0]);
     kong.seed(copy);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { run } from '../../tools/keys/run';
 import { forEachTest } from '../helpers/hooked';
+import type { Parsed } from '../helpers/parsed';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -18,7 +19,7 @@ export interface Workspace {
   keys: string;
   read(): { partners: string; keys: string };
   /** Both files as data. */
-  state(): { partners: any; keys: any };
+  state(): { partners: Parsed; keys: Parsed };
   write(which: 'partners' | 'keys', text: string): void;
   remove(): void;
 }
@@ -95,7 +96,9 @@ export function deckValidate(file: string): void {
     execFileSync('deck', ['validate', '-s', file], { env, stdio: 'pipe' });
   } catch (err) {
     const e = err as { stderr?: Buffer; stdout?: Buffer };
-    throw new Error(`deck validate -s ${file} failed: ${String(e.stderr ?? '')}${String(e.stdout ?? '')}`);
+    throw new Error(`deck validate -s ${file} failed: ${String(e.stderr ?? '')}${String(e.stdout ?? '')}`, {
+      cause: err,
+    });
   }
 }
 

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import {
   createKongDatabase,
+  KONG_RECIPE,
   ROOT,
   startRealKong,
   startRedis,
@@ -53,7 +54,7 @@ test("the page's steps are the ones run below, in this order", () => {
     'Check',
   ]);
   expect(section).toContain('GATEWAY_SECRET_NEXT="$NEXT"');
-  expect(section).toContain('JOBS_GATEWAY_SECRET="$NEXT" kong start -c /etc/kong/kong.conf');
+  expect(section).toContain(`JOBS_GATEWAY_SECRET="$NEXT" ${KONG_RECIPE.start}`);
   expect(section).toContain('kong quit');
   expect(section).toContain('jobs_gateway_secret_rejections_total');
 });

@@ -1,6 +1,6 @@
 /**
- * No API key in any line a real Kong writes, through the image's entrypoint and its redaction
- * filter (harness/real-kong.ts runs Kong exactly so): canary keys in every place a client can put
+ * No API key in any line a real Kong writes, started by docs/operations.md's command (kong start
+ * under the image's entrypoint and its redaction filter: harness/real-kong.ts, `recipe`): canary keys in every place a client can put
  * one, sent to a Kong whose service is down, so that nginx's error log quotes each request line.
  * test/kong-logs.test.ts shows, on plain nginx, the raw lines the filter has to clean.
  */
@@ -16,7 +16,11 @@ const answers: Record<string, string> = {};
 const raw = (request: string) => rawText(Number(new URL(kong.proxyUrl).port), request);
 
 beforeAll(async () => {
-  kong = await startRealKong({ serviceUrl: `http://127.0.0.1:${await freePort()}`, gatewaySecret: 'logs-secret' });
+  kong = await startRealKong({
+    serviceUrl: `http://127.0.0.1:${await freePort()}`,
+    gatewaySecret: 'logs-secret',
+    recipe: true,
+  });
   const host = 'Host: kong.test\r\nConnection: close\r\n';
   const key = `X-API-Key: ${DEMO.reader}\r\n`;
   answers.query = await raw(`GET /api/v1/jobs?status=active&api_key=${CANARY}-query HTTP/1.1\r\n${host}\r\n`);

@@ -151,6 +151,7 @@ describe('job-rate-limits', () => {
       'limit_by',
       'error_code',
       'error_message',
+      'sync_rate',
       'redis',
     ]);
     for (const f of config.fields)

@@ -19,16 +19,17 @@ import {
   stubUpstream,
   type ConfigFile,
 } from './support';
+import type { Parsed } from '../helpers/parsed';
 
 const plugins = pluginRegistry(new RateLimitCounters());
 
 /** A change to a copy of the state files, and what loading the copy must fail with. */
-type Refusal = [string, (state: any, demo: any) => void, string];
+type Refusal = [string, (state: Parsed, demo: Parsed) => void, string];
 
 function expectRefused(edit: Refusal[1], message: string, env = gatewayEnv('x')): void {
   const cf = configFile(3000, edit);
   try {
-    expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(message);
+    expect(() => loadGateway(cf.paths, { env, plugins, warn: () => undefined })).toThrow(message);
   } finally {
     cf.remove();
   }
@@ -87,7 +88,7 @@ describe('decK environment references', () => {
 
   test("the repository's kong.yaml and demo.yaml load the way decK loads them (every DECK_ reference resolvable without partner secrets)", () => {
     const env = gatewayEnv('s3cret-s3cret-s3cret');
-    const loaded = loadGateway([KONG_YAML, DEMO_YAML], env, plugins, () => undefined);
+    const loaded = loadGateway([KONG_YAML, DEMO_YAML], { env, plugins, warn: () => undefined });
     expect(loaded.config.routes.map((r) => r.name)).toEqual([
       'jobs-read',
       'jobs-write',
@@ -106,7 +107,7 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
   const env = gatewayEnv('s3cret-s3cret-s3cret');
 
   test('kong.yaml alone serves no demo key; with demo.yaml the demo keys work', async () => {
-    const alone = loadGateway([KONG_YAML], env, plugins, () => undefined);
+    const alone = loadGateway([KONG_YAML], { env, plugins, warn: () => undefined });
     expect([...alone.config.credentialsByKey.keys()]).toEqual([]);
     expect([...alone.config.consumersByIdOrUsername.keys()]).toContain('anonymous');
 
@@ -184,11 +185,11 @@ describe('several state files, merged as `deck gateway sync a.yaml b.yaml` merge
     const cf = configFile(3000);
     try {
       cf.demo.writeRaw('_format_version: "3.0"\nconsumers:\n  - key: ${{ env "DECK_UNSET" }}\n');
-      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(
+      expect(() => loadGateway(cf.paths, { env, plugins, warn: () => undefined })).toThrow(
         `reading file ${cf.demo.path}: template: state:3:13`,
       );
       cf.demo.writeRaw('_format_version: "3.0"\n_info: { selected_tags: [jobs-demo] }\n');
-      expect(() => loadGateway(cf.paths, env, plugins, () => undefined)).toThrow(
+      expect(() => loadGateway(cf.paths, { env, plugins, warn: () => undefined })).toThrow(
         `reading file ${cf.demo.path}: _info: the local gateway reads select_tags only`,
       );
     } finally {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { parseHostsFile } from '../../gateway/local/upstream/resolve';
 import { parseProxyListen } from '../../gateway/local';
 import { DEMO, configFile, gatewayEnv, gatewayOverStub, send, startGateway } from './support';
+import type { Parsed } from '../helpers/parsed';
 
 describe('reloading the state files', () => {
   const stack = gatewayOverStub();
@@ -14,7 +15,7 @@ describe('reloading the state files', () => {
     expect((await post(DEMO.reader)).status).toBe(403);
     const reloaded = stack.gateway.nextReload();
     stack.cf.demo.write((s) =>
-      s.consumers.find((c: any) => c.username === 'demo-reader').acls.push({ group: 'jobs:write' }),
+      s.consumers.find((c: Parsed) => c.username === 'demo-reader').acls.push({ group: 'jobs:write' }),
     );
     expect(await reloaded).toEqual({ ok: true });
     expect((await post(DEMO.reader)).status).toBe(200);
@@ -44,7 +45,7 @@ describe('reloading the state files', () => {
   test('reload() (what SIGHUP calls) applies a valid file; rate-limit counters survive it', async () => {
     stack.cf.write(); // kong.yaml valid again after the previous test
     stack.cf.demo.write((s) => {
-      s.consumers.find((c: any) => c.username === 'demo-reader').acls = [{ group: 'jobs:read' }];
+      s.consumers.find((c: Parsed) => c.username === 'demo-reader').acls = [{ group: 'jobs:read' }];
     });
     expect(stack.gateway.reload()).toEqual({ ok: true });
     const before = await send(stack.gateway.url, { path: '/api/v1/jobs', headers: { 'X-API-Key': DEMO.writer2 } });

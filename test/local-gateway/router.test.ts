@@ -50,8 +50,11 @@ describe('route matching (Kong 3.9 traditional_compatible priorities, for regex 
 
 describe("kong.yaml's three jobs routes (the third without methods) and the catch-all", () => {
   const router = new Router(
-    loadGateway([KONG_YAML, DEMO_YAML], gatewayEnv('x'), pluginRegistry(new RateLimitCounters()), () => undefined)
-      .config.routes,
+    loadGateway([KONG_YAML, DEMO_YAML], {
+      env: gatewayEnv('x'),
+      plugins: pluginRegistry(new RateLimitCounters()),
+      warn: () => undefined,
+    }).config.routes,
   );
   test.each([
     ['GET', '/api/v1/jobs', 'jobs-read'],

@@ -12,6 +12,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { parse, stringify } from 'yaml';
 import { startLocalGateway, type LocalGateway, type ReloadResult } from '../../gateway/local';
+import type { Parsed } from '../helpers/parsed';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const KONG_YAML = path.join(ROOT, 'kong.yaml');
@@ -24,8 +25,8 @@ export const DEMO = {
   disabled: 'demo-disabled-5a0b6d23',
 };
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
-export type KongState = any;
+/** A state file as data. */
+export type KongState = Parsed;
 
 /** A state file of the repository as data (its decK comments dropped). */
 export function repoState(file: string): KongState {
@@ -213,7 +214,7 @@ export async function stubUpstream(): Promise<StubUpstream> {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end('{"ok":true}');
     },
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -249,7 +250,7 @@ export interface RawResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
   text: string;
-  json: any;
+  json: Parsed;
 }
 
 export type QueryInput = Record<string, string | string[]>;

@@ -24,7 +24,7 @@ async function startServer(handler: (response: http.ServerResponse) => void) {
   const connect = async (): Promise<Connection> => {
     const socket = net.connect(port, '127.0.0.1');
     let data = '';
-    socket.on('data', (chunk) => (data += chunk));
+    socket.on('data', (chunk) => (data += String(chunk)));
     socket.on('error', () => undefined);
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     await new Promise((resolve) => socket.once('connect', resolve));

@@ -45,14 +45,14 @@ export function inspectDeck(bin: string, env: NodeJS.ProcessEnv): Deck | { refus
   return { bin, version: text, gatewayCommands: gateway.status === 0 };
 }
 
-/** The argv of one file's sync (or diff) against the Admin API at `adminUrl`. */
+/** The argv of one file's sync (or diff) against the Admin API at `admin.url`. */
 export function deckArgs(
   deck: Deck,
   action: 'sync' | 'diff',
   file: string,
-  adminUrl: string,
-  token?: string,
+  admin: { url: string; token?: string },
 ): string[] {
+  const { url: adminUrl, token } = admin;
   const headers = token ? ['--headers', `Kong-Admin-Token:${token}`] : [];
   return deck.gatewayCommands
     ? ['gateway', action, file, '--kong-addr', adminUrl, ...headers]

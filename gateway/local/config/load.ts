@@ -29,7 +29,7 @@ export function readStateFile(file: string, env: NodeJS.ProcessEnv): Obj {
       throw new Error('_info: the local gateway reads select_tags only');
     return state;
   } catch (err) {
-    throw new Error(`reading file ${file}: ${(err as Error).message}`);
+    throw new Error(`reading file ${file}: ${(err as Error).message}`, { cause: err });
   }
 }
 
@@ -49,12 +49,17 @@ export function mergeStates(states: Obj[]): Obj {
   return merged;
 }
 
+/** What the state files are read with; `vault` is what `{vault://env/...}` reads (default `env`). */
+export interface GatewaySources {
+  env: NodeJS.ProcessEnv;
+  plugins: Map<string, PluginDefinition<unknown>>;
+  warn: (message: string) => void;
+  vault?: NodeJS.ProcessEnv;
+}
+
 export function loadGateway(
   files: readonly string[],
-  env: NodeJS.ProcessEnv,
-  plugins: Map<string, PluginDefinition<unknown>>,
-  warn: (message: string) => void,
-  vault: NodeJS.ProcessEnv = env,
+  { env, plugins, warn, vault = env }: GatewaySources,
 ): LoadedGateway {
   const merged = mergeStates(files.map((file) => readStateFile(file, env)));
   const config = buildGatewayConfig(merged, {

@@ -21,7 +21,7 @@ export interface PluginDefinition<Conf> {
 }
 
 export function definePlugin<Conf>(definition: PluginDefinition<Conf>): PluginDefinition<unknown> {
-  return definition as unknown as PluginDefinition<unknown>;
+  return definition;
 }
 
 /** parseConfig from a strict zod schema: an option no state file sets is refused by name. */

@@ -1,13 +1,14 @@
 /**
  * The project's job-rate-limits plugin (gateway/plugins/job-rate-limits/handler.lua) as kong.yaml
  * configures it: second, minute and hour windows on the UTC clock, per consumer (or client IP: limit_by ip,
- * the docs route) and route, counted in memory (one process counts what the shared Redis does). A
- * request is counted in every window only when none is full. RateLimit-Limit/-Remaining/-Reset
- * describe the window with the fewest left (a tie to the longer); RateLimit-Policy and RateLimit
- * list every window.
+ * the docs route) and route. Kong counts in each node's memory and adds the counts to Redis every
+ * sync_rate seconds; this one process is one node alone, whose count after a sync is the count
+ * before it, so it counts in memory and never syncs. A request is counted in every window only when
+ * none is full. RateLimit-Limit/-Remaining/-Reset describe the window with the fewest left (a tie
+ * to the longer); RateLimit-Policy and RateLimit list every window.
  */
 import { z } from 'zod';
-import { RATE_LIMIT_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../../service/http/headers';
+import { RATE_LIMIT_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../../service/headers';
 import { definePlugin, parseWith, type Exit } from './definition';
 
 /** The counters of a running gateway, shared with auth-guard. They survive configuration reloads. */
@@ -38,7 +39,7 @@ export class RateLimitCounters {
   }
 }
 
-// schema.lua: second, minute and/or hour > 0, limit_by consumer|ip, error_code 400-499, redis required.
+// schema.lua: second, minute and/or hour > 0, limit_by consumer|ip, error_code 400-499, sync_rate 0.02-60 s, redis required.
 const Config = z
   .strictObject({
     second: z.number().int().positive().optional(),
@@ -47,6 +48,8 @@ const Config = z
     limit_by: z.enum(['consumer', 'ip']).default('consumer'),
     error_code: z.number().int().min(400).max(499).default(429),
     error_message: z.string().default('Rate limit exceeded'),
+    // Checked as Kong checks it; one node alone counts the same whenever it would sync.
+    sync_rate: z.number().min(0.02).max(60).default(0.2),
   })
   .refine((c) => c.second !== undefined || c.minute !== undefined || c.hour !== undefined, {
     message: 'at least one of second, minute, hour is required',
@@ -65,7 +68,7 @@ export function jobRateLimitsPlugin(counters: RateLimitCounters) {
     name: 'job-rate-limits',
     // PRIORITY in gateway/plugins/job-rate-limits/handler.lua.
     priority: 910,
-    // One process counts what the shared Redis would: its settings are not used (nor resolved).
+    // One process is one node alone: the Redis it would share counts in is not used (nor resolved).
     unusedFields: ['redis'],
     parseConfig: parseWith(Config),
     access(ctx, conf, scope): Exit | undefined {
@@ -79,7 +82,12 @@ export function jobRateLimitsPlugin(counters: RateLimitCounters) {
         return [{ name, seconds, limit, key, count: counters.get(key), reset: start + seconds - now }];
       });
       const full = windows.some((w) => w.count >= w.limit);
-      if (!full) for (const w of windows) (counters.increment(w.key, w.seconds), (w.count += 1));
+      if (!full) {
+        for (const w of windows) {
+          counters.increment(w.key, w.seconds);
+          w.count += 1;
+        }
+      }
       let chosen = windows[0]!;
       for (const w of windows)
         if (Math.max(0, w.limit - w.count) <= Math.max(0, chosen.limit - chosen.count)) chosen = w;

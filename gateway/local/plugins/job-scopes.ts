@@ -1,7 +1,7 @@
 /** The project's job-scopes plugin (gateway/plugins/job-scopes/handler.lua) step for step. */
 import type { RequestContext } from '../request-context';
 import { z } from 'zod';
-import type { CHALLENGE_HEADERS, HeaderValues } from '../../../service/http/headers';
+import type { CHALLENGE_HEADERS, HeaderValues } from '../../../service/headers';
 import { definePlugin, parseWith, type Exit } from './definition';
 import { presentedKey } from './key-auth';
 

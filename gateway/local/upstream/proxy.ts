@@ -81,7 +81,7 @@ export class Upstreams {
     return agent;
   }
 
-  async close(): Promise<void> {
+  close(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
   }
@@ -126,7 +126,7 @@ export async function proxy(ctx: RequestContext, res: ServerResponse, deps: Prox
     } catch {
       return deps.fail(503, 'name resolution failed');
     }
-    last = await proxyOnce(ctx, res, deps, address, target);
+    last = await proxyOnce(ctx, res, deps, { ...target, address });
     if (last.done || (last.sent && NON_IDEMPOTENT.has(ctx.method))) break;
   }
   if (last.done) return;
@@ -141,13 +141,12 @@ function proxyOnce(
   ctx: RequestContext,
   res: ServerResponse,
   deps: ProxyDeps,
-  address: string,
-  target: { host: string; port: number },
+  target: { host: string; port: number; address: string },
 ): Promise<Try> {
   const service = ctx.route!.service;
-  const agent = deps.upstreams.agent(address, target.port);
+  const agent = deps.upstreams.agent(target.address, target.port);
   const req = http.request({
-    host: address,
+    host: target.address,
     port: target.port,
     method: ctx.method,
     path: upstreamUri(ctx),

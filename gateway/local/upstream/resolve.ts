@@ -23,7 +23,7 @@ export function loadHostsFile(env: NodeJS.ProcessEnv): HostsTable {
   try {
     return parseHostsFile(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`dns_hostsfile ${file}: ${(err as Error).message}`);
+    throw new Error(`dns_hostsfile ${file}: ${(err as Error).message}`, { cause: err });
   }
 }
 

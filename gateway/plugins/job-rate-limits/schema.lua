@@ -47,9 +47,19 @@ return route_schema("job-rate-limits", {
       required = true,
       default = "Rate limit exceeded",
   }, },
+  { sync_rate = {
+      description = "Seconds between a worker's first count not yet in Redis and its adding "
+                 .. "it there (reading back every node's totals): the longer, the more a partner "
+                 .. "can get past a limit across nodes (docs/guides/rate-limits.md).",
+      type = "number",
+      required = true,
+      default = 0.2,
+      between = { 0.02, 60 },
+  }, },
   { redis = {
-      description = "The Redis every Kong node counts in. Unreachable, or slower than its "
-                 .. "timeout: requests pass uncounted and the node logs why once.",
+      description = "The Redis every Kong node shares its counts in. Unreachable, or slower "
+                 .. "than its timeout: each node enforces the limits on its own counts and logs "
+                 .. "why once.",
       type = "record",
       required = true,
       fields = redis_fields,

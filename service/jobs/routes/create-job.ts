@@ -8,13 +8,7 @@ import { keyInProgress, keyReused, MESSAGES } from '../../errors';
 import { CREATE_BODY, type CreateJobBody } from '../contract/create-body';
 import { JobEnvelope } from '../contract/responses';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
-import {
-  CREATED_HEADERS,
-  ENCODING_HEADERS,
-  REPLAYED_HEADERS,
-  RETRY_HEADERS,
-  type HeaderValues,
-} from '../../http/headers';
+import { CREATED_HEADERS, ENCODING_HEADERS, REPLAYED_HEADERS, RETRY_HEADERS, type HeaderValues } from '../../headers';
 import { idempotencyKey, KEY, KEY_LENGTH, requestHash } from '../contract/idempotency-key';
 import { defineRoute } from '../../http/route';
 

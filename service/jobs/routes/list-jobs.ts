@@ -4,7 +4,7 @@ import { signingKey } from '../../../db/signing-key';
 import { canonicalFilter, FILTER_NAMES } from '../../../domain/list-filters';
 import { LIST_LIMIT_MESSAGE, LIST_QUERY, type ListQuery } from '../contract/queries';
 import { JobList, LIST_PAGE_EXAMPLE } from '../contract/responses';
-import { NEXT_PAGE_HEADERS, type HeaderValues } from '../../http/headers';
+import { NEXT_PAGE_HEADERS, type HeaderValues } from '../../headers';
 import { errorResponse } from '../../http/responses';
 import { defineRoute } from '../../http/route';
 import { decodeCursor, encodeCursor, filterDigest } from '../../http/tokens';

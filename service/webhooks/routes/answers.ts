@@ -1,7 +1,7 @@
 import type { Database } from '../../../db/client';
 import type { SubscriptionView } from '../../../db/webhooks/subscriptions';
 import { MESSAGES } from '../../errors';
-import { ENCODING_HEADERS } from '../../http/headers';
+import { ENCODING_HEADERS } from '../../headers';
 import { errorResponse, ValidationErrorBody } from '../../http/responses';
 import type { Handler, RouteDependencies } from '../../http/route';
 import { WEBHOOK_EXAMPLE, WebhookEnvelope, WebhookIdParams } from '../contract';

@@ -1,6 +1,6 @@
 import { createSubscription, storedEventTypes } from '../../../db/webhooks/subscriptions';
 import { badRequest, MESSAGES, webhookLimit, webhookLimitMessage } from '../../errors';
-import { CREATED_HEADERS, type HeaderValues } from '../../http/headers';
+import { CREATED_HEADERS, type HeaderValues } from '../../headers';
 import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
 import { CREATE_WEBHOOK_BODY, CreatedWebhook, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from '../contract';

@@ -3,7 +3,7 @@ import { recordAttempts } from '../../../db/webhooks/attempts';
 import { testTarget } from '../../../db/webhooks/subscriptions';
 import { uuidv7 } from '../../../domain/uuid';
 import { badRequest, MESSAGES, secretUnopenable, webhookNotFound } from '../../errors';
-import { RETRY_HEADERS } from '../../http/headers';
+import { RETRY_HEADERS } from '../../headers';
 import { errorResponse } from '../../http/responses';
 import { defineRoute, type RouteDependencies } from '../../http/route';
 import { TEST_EVENT_EXAMPLE, TEST_EVENT_TYPE, TestOutcome, WebhookIdParams } from '../contract';

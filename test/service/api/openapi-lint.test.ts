@@ -5,23 +5,23 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Document, Spectral, type RulesetDefinition } from '@stoplight/spectral-core';
+import { Document, Spectral, type ISpectralDiagnostic, type RulesetDefinition } from '@stoplight/spectral-core';
 import * as functions from '@stoplight/spectral-functions';
 import { Json } from '@stoplight/spectral-parsers';
 import { oas } from '@stoplight/spectral-rulesets';
 import owasp from '@stoplight/spectral-owasp-ruleset';
 import { parse } from 'yaml';
 import { OPENAPI_PATH } from '../../../scripts/openapi';
+import type { Parsed } from '../../helpers/parsed';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 /** .spectral.yaml as the CLI reads it: the named rulesets and core functions, resolved here. */
 function spectralRuleset(): RulesetDefinition {
   const file = parse(readFileSync(path.join(ROOT, '.spectral.yaml'), 'utf8'));
   const named: Record<string, unknown> = { 'spectral:oas': oas, '@stoplight/spectral-owasp-ruleset': owasp };
   const rules = Object.fromEntries(
-    Object.entries<any>(file.rules).map(([name, rule]) => [
+    Object.entries<Parsed>(file.rules).map(([name, rule]) => [
       name,
       typeof rule === 'object'
         ? { ...rule, then: { ...rule.then, function: (functions as Record<string, unknown>)[rule.then.function] } }
@@ -35,12 +35,15 @@ function spectralRuleset(): RulesetDefinition {
   } as RulesetDefinition;
 }
 
+/** Spectral's severity of an error. */
+const ERROR: ISpectralDiagnostic['severity'] = 0;
+
 async function spectral(text: string) {
   const linter = new Spectral();
   linter.setRuleset(spectralRuleset());
   const results = await linter.run(new Document(text, Json, 'openapi.json'));
   return results
-    .filter((r) => r.severity === 0)
+    .filter((r) => r.severity === ERROR)
     .map((r) => `${String(r.code)} at ${r.path.join('.')}: ${r.message}`)
     .sort();
 }

@@ -21,10 +21,10 @@ import {
   RATE_LIMIT_HEADERS,
   REPLAYED_HEADERS,
   RETRY_HEADERS,
-} from '../../../service/http/headers';
+} from '../../../service/headers';
 import { sharedTestService } from '../../helpers/service';
+import type { Parsed } from '../../helpers/parsed';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 const committed = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
 
 describe('docs/openapi.json', () => {
@@ -46,7 +46,7 @@ describe('docs/openapi.json', () => {
 
   test('describes the four operations with every parameter of the query schemas', () => {
     const paths = committed.paths;
-    const names = (op: any) => op.parameters.map((p: any) => p.name);
+    const names = (op: Parsed) => op.parameters.map((p: { name: string }) => p.name);
     expect(names(paths['/api/v1/jobs'].get)).toEqual([...Object.keys(ListQuery.shape), 'If-None-Match']);
     expect(names(paths['/api/v1/jobs/changes'].get)).toEqual([...Object.keys(ChangesQuery.shape), 'If-None-Match']);
     expect(paths['/api/v1/jobs/{id}'].parameters[0]).toMatchObject({ name: 'id', in: 'path', required: true });
@@ -55,12 +55,14 @@ describe('docs/openapi.json', () => {
       additionalProperties: false,
       required: ['title', 'department', 'type', 'description'],
     });
-    expect(paths['/api/v1/jobs'].get.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({
-      type: 'integer',
-      minimum: 1,
-      maximum: 100,
-      default: 20,
-    });
+    expect(paths['/api/v1/jobs'].get.parameters.find((p: { name: string }) => p.name === 'limit').schema).toMatchObject(
+      {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+      },
+    );
   });
 
   test('the key in the X-API-Key header, or in api_key for quick tests only, and the scope each operation needs', () => {
@@ -81,7 +83,7 @@ describe('docs/openapi.json', () => {
   });
 
   test('lists only the operations the API serves: the 405 rule is said once, in the Errors guide', () => {
-    const operations = Object.entries<any>(committed.paths).flatMap(([path, item]) =>
+    const operations = Object.entries<Parsed>(committed.paths).flatMap(([path, item]) =>
       Object.keys(item)
         .filter((m) => m !== 'parameters')
         .map((m) => `${m} ${path}`),
@@ -110,7 +112,7 @@ describe('docs/openapi.json', () => {
       'post /api/v1/webhooks/{id}/rotate-secret',
       'post /api/v1/webhooks/{id}/test',
     ]);
-    expect(committed.tags.map((t: any) => t.name)).toEqual(['jobs', 'webhooks', 'meta']);
+    expect(committed.tags.map((t: { name: string }) => t.name)).toEqual(['jobs', 'webhooks', 'meta']);
     expect(committed.info.description).toContain('`405 {"error":"Method not allowed"}` with an `Allow` header');
   });
 
@@ -119,13 +121,13 @@ describe('docs/openapi.json', () => {
     addFormats(ajv);
     ajv.addSchema({ $id: 'doc', components: committed.components });
     // Every reference, at the top or nested in an inline schema, into the components added above.
-    const resolve = (schema: any) =>
+    const resolve = (schema: Parsed) =>
       JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
     const checked: string[] = [];
-    for (const [path, item] of Object.entries<any>(committed.paths)) {
-      for (const [method, operation] of Object.entries<any>(item)) {
+    for (const [path, item] of Object.entries<Parsed>(committed.paths)) {
+      for (const [method, operation] of Object.entries<Parsed>(item)) {
         if (method === 'parameters') continue;
-        const bodies = Object.entries<any>(operation.responses).map(([status, answer]) => {
+        const bodies = Object.entries<Parsed>(operation.responses).map(([status, answer]) => {
           const response = answer.$ref ? committed.components.responses[answer.$ref.split('/').pop()] : answer;
           return [`${method} ${path} ${status}`, response.content?.['application/json']] as const;
         });
@@ -218,7 +220,7 @@ describe('what a validator reading only docs/openapi.json refuses, as the API do
   });
 
   test('the list filters are comma lists of their enums, which a generated client types as unions', () => {
-    const status = committed.paths['/api/v1/jobs'].get.parameters.find((p: any) => p.name === 'status');
+    const status = committed.paths['/api/v1/jobs'].get.parameters.find((p: { name: string }) => p.name === 'status');
     expect(status).toMatchObject({
       style: 'form',
       explode: false,

@@ -15,6 +15,7 @@ import { openApiDocument } from '../../../service/api/openapi';
 import { ROUTES } from '../../../service/api/routes';
 import { loadWebhookSettings } from '../../../service/webhooks/settings';
 import { startStack, type Stack } from '../../e2e/support';
+import type { Parsed } from '../../helpers/parsed';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -71,8 +72,8 @@ describe('one source', () => {
 test("the Rate limits guide states kong.yaml's limits", () => {
   const state = parse(read('kong.yaml'));
   const limits = (route: string) => {
-    const r = state.services.flatMap((s: any) => s.routes).find((x: any) => x.name === route);
-    const { minute, hour } = r.plugins.find((p: any) => p.name === 'job-rate-limits').config;
+    const r = state.services.flatMap((s: Parsed) => s.routes).find((x: Parsed) => x.name === route);
+    const { minute, hour } = r.plugins.find((p: Parsed) => p.name === 'job-rate-limits').config;
     return [minute, hour ?? null];
   };
   const guide = GUIDES.find((g) => g.title === 'Rate limits')!.text;
@@ -90,7 +91,7 @@ test("the Rate limits guide states kong.yaml's limits", () => {
   expect(row('reading your webhook')).toEqual(limits('webhooks-read'));
   expect(row('managing them')).toEqual(limits('webhooks-manage'));
   expect(row('this page')).toEqual(limits('jobs-docs'));
-  const authGuard = state.services[0].plugins.find((p: any) => p.name === 'auth-guard').config.limit;
+  const authGuard = state.services[0].plugins.find((p: Parsed) => p.name === 'auth-guard').config.limit;
   expect(GUIDES.find((g) => g.title === 'Authentication')!.text).toContain(
     `After ${authGuard} failed keys in one clock minute`,
   );
@@ -162,7 +163,7 @@ describe("the Keeping a mirror guide's shell loop", () => {
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       child.once('close', (status) => resolve({ status, stderr }));
     });
     expect([run.status, run.stderr]).toEqual([0, '']);
@@ -173,7 +174,7 @@ describe("the Keeping a mirror guide's shell loop", () => {
     const listed = await fetch(`${stack.url}/api/v1/jobs?status=active,open,paused,closed&limit=1`, {
       headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' },
     });
-    expect(new Set(lines.map((j) => j.id)).size).toBe(((await listed.json()) as any).meta.total);
+    expect(new Set(lines.map((j) => j.id)).size).toBe(((await listed.json()) as Parsed).meta.total);
     // The incremental request was made and answered (its headers saved).
     expect(readFileSync(path.join(dir, 'head.txt'), 'utf8')).toMatch(/^HTTP\/1\.1 200/);
   }, 90000);
@@ -195,8 +196,8 @@ describe("the Keeping a mirror guide's shell loop", () => {
         const child = spawn('bash', ['-c', script], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         let err = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk));
-        child.stderr.on('data', (chunk: Buffer) => (err += chunk));
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
         child.once('close', (status) => resolve({ status, out, err }));
       });
       expect([title, run.status, run.err]).toEqual([title, 0, '']);
@@ -207,7 +208,7 @@ describe("the Keeping a mirror guide's shell loop", () => {
     const [webhook] = (
       (await (
         await fetch(`${stack.url}/api/v1/webhooks`, { headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' } })
-      ).json()) as any
+      ).json()) as Parsed
     ).data;
     expect(webhook).toMatchObject({ url: 'http://127.0.0.1:9000/hooks', eventTypes: ['job.removed'] });
     expect(readFileSync(path.join(dir, 'webhook-secret.txt'), 'utf8')).toMatch(/^whsec_/);
@@ -216,7 +217,7 @@ describe("the Keeping a mirror guide's shell loop", () => {
         await fetch(`${stack.url}/api/v1/webhooks/${webhook.id}/attempts`, {
           headers: { 'X-API-Key': 'demo-reader-2f6c1a9e' },
         })
-      ).json()) as any
+      ).json()) as Parsed
     ).data;
     expect(attempts).toHaveLength(1);
   }, 90000);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchChromium, type Browser } from './browser';
 import { DEMO, gatewayKinds, startStackOn, type Stack } from '../../e2e/support';
+import type { Parsed } from '../../helpers/parsed';
 
 const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts');
 const GUIDE_HEADINGS = [
@@ -177,10 +178,10 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
       await axePage.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
       const audit = () =>
         axePage.evaluate(async () => {
-          const axe = (globalThis as any).axe;
-          const result = await axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa'] });
+          const axe = (globalThis as Parsed).axe;
+          const result = await axe.run((globalThis as Parsed).document, { runOnly: ['wcag2a', 'wcag2aa'] });
           return result.violations.map(
-            (v: any) => `${v.impact} ${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`,
+            (v: Parsed) => `${v.impact} ${v.id}: ${v.nodes.map((n: Parsed) => n.target.join(' ')).join(', ')}`,
           );
         });
       expect(await audit()).toEqual([]);

@@ -97,7 +97,7 @@ describe('the JSON body through the service', () => {
       );
       let answer = '';
       socket.setEncoding('utf8');
-      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('data', (chunk) => (answer += String(chunk)));
       socket.on('end', () => resolve(answer));
       socket.on('error', reject);
     });
@@ -140,7 +140,7 @@ describe('the JSON body through the service', () => {
       let answer = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk) => {
-        answer += chunk;
+        answer += String(chunk);
         const [head = '', body] = answer.split('\r\n\r\n', 2);
         const length = /\r\ncontent-length: (\d+)/i.exec(head)?.[1];
         if (body !== undefined && length !== undefined && Buffer.byteLength(body) >= Number(length)) {

@@ -15,12 +15,13 @@ import { call, expectJsonError, serve, type Served } from '../../helpers/http';
 import { reader, json, writer } from '../../helpers/consumers';
 import { memoryLog, sharedTestService } from '../../helpers/service';
 import http from 'node:http';
+import type { Parsed } from '../../helpers/parsed';
 
 /** The log lines written so far, parsed (the logger may write a moment after the response). */
-async function logLines(lines: string[], until: (entries: Array<Record<string, any>>) => boolean) {
-  let entries: Array<Record<string, any>> = [];
+async function logLines(lines: string[], until: (entries: Array<Record<string, Parsed>>) => boolean) {
+  let entries: Array<Record<string, Parsed>> = [];
   for (let i = 0; i < 50; i++) {
-    entries = lines.map((line) => JSON.parse(line) as Record<string, any>);
+    entries = lines.map((line) => JSON.parse(line) as Record<string, Parsed>);
     if (until(entries)) break;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -206,13 +207,13 @@ describe('request-log', () => {
   const service = sharedTestService({ name: 'request_log' });
 
   /** The request lines logged from `from` on, once `count` of them are there. */
-  async function requestLines(from: number, count = 1): Promise<Array<Record<string, any>>> {
-    let lines: Array<Record<string, any>> = [];
+  async function requestLines(from: number, count = 1): Promise<Array<Record<string, Parsed>>> {
+    let lines: Array<Record<string, Parsed>> = [];
     for (let i = 0; i < 50 && lines.length < count; i++) {
       if (i > 0) await new Promise((resolve) => setTimeout(resolve, 10));
       lines = service.logs
         .slice(from)
-        .map((line) => JSON.parse(line) as Record<string, any>)
+        .map((line) => JSON.parse(line) as Record<string, Parsed>)
         .filter((entry) => entry.msg === 'request');
     }
     return lines;

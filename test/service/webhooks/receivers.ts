@@ -87,7 +87,9 @@ export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver>
     link = openVethNamespace(namespace, here, there, subnet);
   } catch (error) {
     close();
-    throw new Error(`could not open a namespace: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`);
+    throw new Error(`could not open a namespace: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`, {
+      cause: error,
+    });
   }
   const child = spawn(
     'ip',
@@ -108,7 +110,7 @@ export async function startReceiver(mode = 'ok', port = 8080): Promise<Receiver>
   const waiters: Array<() => void> = [];
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the receiver exited with ${code}`)));
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
       const parsed = JSON.parse(line) as Delivery & { listening?: boolean };
       if (parsed.listening) return resolve();
       deliveries.push({ ...parsed, at: Date.now() });

@@ -50,12 +50,7 @@ function redact(text: string, secrets: string[] | undefined): string {
 
 /** Kong's error bodies: {"message": "..."} (kong/api/endpoints.lua), with name/fields on schema errors. */
 function kongMessage(body: unknown): string {
-  if (
-    body &&
-    typeof body === 'object' &&
-    'message' in body &&
-    typeof (body as { message: unknown }).message === 'string'
-  ) {
+  if (body && typeof body === 'object' && 'message' in body && typeof body.message === 'string') {
     return (body as { message: string }).message;
   }
   return typeof body === 'string' && body ? body.slice(0, 200) : 'no message';

@@ -33,7 +33,7 @@ async function all(client: AdminClient, request: (offset?: string) => AdminReque
         'server',
         `Kong answered ${client.describe(req)} without a data list: is --admin-url Kong's Admin API?`,
       );
-    rows.push(...data);
+    rows.push(...(data as unknown[]));
     const next = field(body, 'offset');
     offset = typeof next === 'string' && next ? next : undefined;
   } while (offset);

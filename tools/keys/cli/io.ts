@@ -1,9 +1,9 @@
 /** Where a command writes and what it reads from its surroundings; tests pass their own. */
 export interface Io {
   /** Results only: the key line of issue/rotate, list's table or JSON. */
-  out(text: string): void;
+  out: (text: string) => void;
   /** Everything said to the operator: progress, warnings, errors. */
-  err(text: string): void;
+  err: (text: string) => void;
   env: NodeJS.ProcessEnv;
   cwd: string;
 }

@@ -17,7 +17,7 @@ no file holds them.
 Options:
   --json               one JSON array instead of the table
 ${FILE_HELP}`,
-  async run(args, io) {
+  run(args, io) {
     const { values } = parse(args, OPTIONS, []);
     if (values.help) return io.out(this.help);
     const partners = PartnerStore.load(storePaths(values, io))

@@ -36,9 +36,9 @@ export interface PartnerRun<V> {
   hints: Hints;
   store: PartnerStore;
   /** The partner as the files have it (fails when there is none). */
-  partner(): Partner;
+  partner: () => Partner;
   /** Applies `change` to Kong (with --apply), then records it in the files: the outcome, or null without --apply. */
-  applyThenWrite(change: Change): Promise<Outcome | null>;
+  applyThenWrite: (change: Change) => Promise<Outcome | null>;
 }
 
 export function partnerCommand<O extends Options>(spec: {
@@ -50,7 +50,7 @@ export function partnerCommand<O extends Options>(spec: {
   positionals?: readonly string[];
   run(
     ctx: PartnerRun<ReturnType<typeof parse<O & typeof FILE_OPTIONS & typeof APPLY_OPTIONS>>['values']>,
-  ): Promise<void>;
+  ): void | Promise<void>;
 }): Command {
   const options = { ...FILE_OPTIONS, ...APPLY_OPTIONS, ...(spec.options ?? {}) } as O &
     typeof FILE_OPTIONS &
@@ -88,7 +88,7 @@ export function partnerCommand<O extends Options>(spec: {
           return outcome;
         },
       });
-      if (client && !(await reconcilePartner(io, client, name, store.find(name) ?? null, hints))) {
+      if (client && !(await reconcilePartner({ io, client, hints }, name, store.find(name) ?? null))) {
         throw new Failure(
           `Kong still differs from the files for ${name} (above); ${hints.command(['status'], 'read')} shows it`,
         );

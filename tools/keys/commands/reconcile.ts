@@ -20,7 +20,7 @@ Every other command run with --apply does this for its partner after its own cha
 Options:
 ${APPLY_HELP}
 ${FILE_HELP}`,
-  async run({ client }) {
+  run({ client }) {
     if (!client)
       throw new UsageError(
         'reconcile changes only Kong: it needs --apply (see what differs with: keys status --admin-url URL)',

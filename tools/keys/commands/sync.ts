@@ -34,7 +34,7 @@ Options:
   --admin-token TOKEN  sent as Kong-Admin-Token (or KONG_ADMIN_TOKEN)
   --deck PATH          the decK to run (or DECK_BIN; default: deck on PATH)
   -h, --help           this help`,
-  async run(args, io) {
+  run(args, io) {
     const { values, positionals } = parse(args, OPTIONS, null);
     if (values.help) return io.out(this.help);
     if (positionals.length === 0) throw new UsageError('name at least one state file, e.g. keys sync partners.yaml');
@@ -44,7 +44,7 @@ Options:
     if ('refused' in deck) throw new Failure(deck.refused);
     for (const file of positionals.map((f) => path.resolve(io.cwd, f))) {
       io.err(`decK ${deck.version}: syncing ${path.relative(io.cwd, file) || file}`);
-      const out = spawnSync(deck.bin, deckArgs(deck, 'sync', file, url, token), {
+      const out = spawnSync(deck.bin, deckArgs(deck, 'sync', file, { url, token }), {
         encoding: 'utf8',
         env: io.env,
         cwd: io.cwd,

@@ -17,11 +17,9 @@ export function remedy(name: string, d: Difference, hints: Hints): string {
 
 /** Reads Kong, sends what makes it equal to the files; false when something is left (said on stderr). */
 export async function reconcilePartner(
-  io: Io,
-  client: AdminClient,
+  { io, client, hints }: { io: Io; client: AdminClient; hints: Hints },
   name: string,
   want: Partner | null,
-  hints: Hints,
 ): Promise<boolean> {
   const live = await readLive(client, { ...(want ? { id: want.id } : {}), name });
   const found = differences(name, want, live, io.env);

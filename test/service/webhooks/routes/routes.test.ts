@@ -16,6 +16,7 @@ import { consumerHeaders, json, reader, writer } from '../../../helpers/consumer
 import { freshDatabase, type TestDatabase } from '../../../helpers/database';
 import { call, expectJsonError, serve, type Served } from '../../../helpers/http';
 import { memoryLog } from '../../../helpers/service';
+import type { Parsed } from '../../../helpers/parsed';
 
 const key = randomBytes(32);
 // Production's settings, with or without a secrets key.
@@ -166,7 +167,7 @@ test('the facts settings control are stated as set: the limit in the 409 and the
       409,
       'A key may hold at most 2 webhook subscriptions: delete one first',
     );
-    const doc = (await (await fetch(`${tight.url}/api/v1/openapi.json`, { headers: reader })).json()) as any;
+    const doc = (await (await fetch(`${tight.url}/api/v1/openapi.json`, { headers: reader })).json()) as Parsed;
     const create = doc.paths['/api/v1/webhooks'].post;
     expect(create.summary).toContain('at most 2 per key');
     expect(create.responses['409'].content['application/json'].example).toEqual({

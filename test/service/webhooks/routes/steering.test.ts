@@ -18,6 +18,7 @@ import { json, reader, writer } from '../../../helpers/consumers';
 import { freshDatabase, type TestDatabase } from '../../../helpers/database';
 import { call, expectJsonError, serve, type Served } from '../../../helpers/http';
 import { memoryLog } from '../../../helpers/service';
+import type { Parsed } from '../../../helpers/parsed';
 
 const key = randomBytes(32);
 const TIMEOUT_MS = 600;
@@ -111,7 +112,7 @@ const create = async (body: Record<string, unknown>, headers = reader) => {
 };
 const row = async (id: string) =>
   (
-    await database.query<Array<Record<string, any>>>(
+    await database.query<Array<Record<string, Parsed>>>(
       'select url, description, event_types, position, lease_generation, lease_owner, secret from webhook_subscriptions where id = unhex(replace(?, "-", ""))',
       [id],
     )
