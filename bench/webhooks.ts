@@ -16,7 +16,6 @@ export const CHANGES_PER_SECOND = 1;
 export const DISPATCHERS = 2;
 
 export type Deliveries = ReturnType<typeof deliveries>;
-
 export type WebhookResult = Awaited<ReturnType<typeof benchWebhooks>>;
 
 /** The p-th percentile (0-100) of sorted values, nearest rank. */
@@ -110,14 +109,15 @@ function driveCreates(serviceUrl: string, headers: Record<string, string>, body:
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until every receiver has every job in `committed`, or `ms` passed. */
+/** Whether every receiver had every job in `committed` within `ms`. */
 export async function drained(
   receivers: Array<Pick<Receiver, 'arrivals'>>,
   committed: Map<string, number>,
   ms: number,
 ) {
-  for (const deadline = Date.now() + ms; Date.now() < deadline; await wait(100))
-    if (receivers.every((r) => [...committed.keys()].every((job) => r.arrivals.has(job)))) return;
+  const done = () => receivers.every((r) => [...committed.keys()].every((job) => r.arrivals.has(job)));
+  for (const deadline = Date.now() + ms; !done(); await wait(100)) if (Date.now() > deadline) return false;
+  return true;
 }
 
 export interface WebhookBenchOptions {

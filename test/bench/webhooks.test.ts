@@ -4,7 +4,6 @@
  * the worst subscription's own percentiles, and a busy machine leaves a target undecided.
  */
 import { targets } from '../../bench/report';
-import { performance } from 'node:perf_hooks';
 import { arrivalsIn, deliveries, drained, percentile, type WebhookResult } from '../../bench/webhooks';
 import { benchRun } from '../helpers/bench-run';
 
@@ -54,19 +53,15 @@ test('arrivals in a window count every arrival, repeats included; the worst subs
   expect(deliveries(committed, [one, two])).toMatchObject({ worstP50: 400, worstP99: Infinity });
 });
 
-test('waiting for the deliveries ends once every receiver has every job, or at its limit', async () => {
+test('waiting for the deliveries says whether every receiver has every job, or gives up at its limit', async () => {
   const committed = new Map([
     ['job-a', 1],
     ['job-b', 2],
   ]);
   const receiver = { arrivals: new Map([['job-a', [5]]]) };
-  let started = performance.now();
-  await drained([receiver], committed, 300);
-  expect(performance.now() - started).toBeGreaterThanOrEqual(290);
-  receiver.arrivals.set('job-b', [6]);
-  started = performance.now();
-  await drained([receiver], committed, 5000);
-  expect(performance.now() - started).toBeLessThan(1000);
+  expect(await drained([receiver], committed, 200)).toBe(false);
+  setTimeout(() => receiver.arrivals.set('job-b', [6]), 50);
+  expect(await drained([receiver], committed, 60_000)).toBe(true);
 });
 
 function result(latency: Partial<WebhookResult['latency']> = {}, otherCores = 0.05): WebhookResult {
