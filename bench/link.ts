@@ -1,34 +1,21 @@
 /**
- * A partner's link for the full sync (S): the sync client runs in a network namespace of its own,
- * joined to this host by a veth pair that tbf shapes to one rate each way. On loopback a byte
- * costs nothing, so compression can only add time there; across a link every byte takes time.
- * Needs root and iproute2 (ip, tc); without them S is measured on loopback only.
+ * A partner's link for S: the sync client in a network namespace of its own, joined to this host by
+ * a veth pair tbf shapes to one rate each way (on loopback a byte costs nothing). Needs root and iproute2.
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import readline from 'node:readline';
 import path from 'node:path';
 import { ip, openVethNamespace, type VethNamespace } from '../harness/netns';
-import type { SyncComparison, SyncRun } from './sync';
+import type { compareSyncs, SyncComparison, SyncRun } from './sync';
 
-export interface Link {
-  /** tc's rate, as given: "1gbit", "100mbit". */
-  rate: string;
-  /** This host's address on the link: the servers the client reaches must listen on it (or 0.0.0.0). */
-  hostAddress: string;
-  /** Runs bench/sync-client.js inside the namespace: the same comparison as compareSyncs, across the link. */
-  compareSyncs(
-    origin: string,
-    headers: Record<string, string>,
-    rounds: number,
-    onRun: (run: SyncRun, gzip: boolean, warmup: boolean) => void,
-  ): Promise<SyncComparison>;
-  close(): void;
-}
+/** `hostAddress`: this host's end of the link (what the client reaches); `compareSyncs` runs there. */
+export type Link = ReturnType<typeof openLink>;
 
 // Built (npm run bench) or, under jest, from source through the tests' TypeScript hook.
 const SYNC_CLIENT = __filename.endsWith('.ts')
-  ? ['-r', path.join(__dirname, '..', 'test', 'helpers', 'register-ts.js'), path.join(__dirname, 'sync-client.ts')]
-  : [path.join(__dirname, 'sync-client.js')];
+  ? ['-r', path.join(__dirname, '..', 'test', 'helpers', 'register-ts.js'), path.join(__dirname, 'sync.ts')]
+  : [path.join(__dirname, 'sync.js')];
 
 const tc = (...args: string[]) => execFileSync('tc', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 
@@ -44,27 +31,11 @@ export function linkUnavailable(): string | undefined {
   return undefined;
 }
 
-/** Namespaces (and with them their veth pairs) left by a bench run that was killed before it closed its link. */
+/** Namespaces a killed run left (a veth pair goes with its end in the namespace). */
 function removeStaleLinks(): void {
-  const names = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).match(/^bench-link-\d+/gm) ?? [];
-  for (const name of names) {
-    const pid = Number(name.slice('bench-link-'.length));
-    if (pid === process.pid || alive(pid)) continue;
-    try {
-      ip('link', 'del', `bl${pid}h`);
-    } catch {
-      // the pair went with its namespace
-    }
-    ip('netns', 'del', name);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+  for (const name of execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).match(/^bench-link-\d+/gm) ?? []) {
+    const pid = name.slice('bench-link-'.length);
+    if (pid !== String(process.pid) && !existsSync(`/proc/${pid}`)) ip('netns', 'del', name);
   }
 }
 
@@ -73,7 +44,7 @@ function alive(pid: number): boolean {
  * 10.231.<n>.1 and .2. tbf's burst is kept small (32 KB) so a page cannot pass as one burst at
  * memory speed: the rate holds from the first byte, as on a wire.
  */
-export function openLink(rate: string): Link {
+export function openLink(rate: string) {
   removeStaleLinks();
   const id = process.pid;
   const namespace = `bench-link-${id}`;
@@ -89,30 +60,25 @@ export function openLink(rate: string): Link {
     ip('netns', 'exec', namespace, 'tc', 'qdisc', 'add', 'dev', there, ...shape);
   } catch (error) {
     close();
-    throw new Error(`could not open a ${rate} link: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`);
+    const why = String((error as { stderr?: Buffer }).stderr ?? error).trim();
+    throw new Error(`could not open a ${rate} link: ${why}`, { cause: error });
   }
-
   return {
     rate,
     hostAddress,
     close,
-    compareSyncs(origin, headers, rounds, onRun) {
-      const client = spawn(
-        'ip',
-        ['netns', 'exec', namespace, process.execPath, ...SYNC_CLIENT, origin, JSON.stringify(headers), String(rounds)],
-        {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+    compareSyncs(...[origin, headers, rounds, onRun = () => undefined]: Parameters<typeof compareSyncs>) {
+      const argv = ['netns', 'exec', namespace, process.execPath, ...SYNC_CLIENT, origin, JSON.stringify(headers)];
+      const client = spawn('ip', [...argv, String(rounds)], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stderr = '';
-      client.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+      client.stderr.on('data', (chunk) => (stderr = (stderr + String(chunk)).slice(-4000)));
       const result: SyncComparison = { warmup: [], plain: [], gzip: [] };
-      readline.createInterface({ input: client.stdout! }).on('line', (line) => {
+      readline.createInterface({ input: client.stdout }).on('line', (line) => {
         const { run, gzip, warmup } = JSON.parse(line) as { run: SyncRun; gzip: boolean; warmup: boolean };
         (warmup ? result.warmup : gzip ? result.gzip : result.plain).push(run);
         onRun(run, gzip, warmup);
       });
-      return new Promise((resolve, reject) => {
+      return new Promise<SyncComparison>((resolve, reject) => {
         client.on('error', reject);
         client.on('close', (code) =>
           code === 0

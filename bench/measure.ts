@@ -1,161 +1,205 @@
 /**
- * One measurement: wrk against one target for a window, with the CPU time every process involved
- * used meanwhile (/proc), the generator's own, the database server's, and what the rest of the
- * machine used. A measurement the generator may have limited is kept but marked invalid.
+ * One measurement: wrk (bench/wrk.lua) against each target of a row for a window, and the CPU time
+ * every process involved used meanwhile (/proc). A window wrk may have limited is marked invalid.
  */
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { generatorBusy, runLoad, saturated, type LoadRequest, type LoadResult } from './generator';
-import { cpuMicros, machineBusyMicros, peakRss, resetPeakRss } from './proc';
-import type { Comparison, Target } from './scenarios';
+import type { Target } from './scenarios';
 import type { Server } from './servers';
 
+/** `paths`: connections cycle through them (get by id: one per id); `cpus`: taskset's list for wrk. */
+/** USER_HZ, the unit of utime/stime in /proc/<pid>/stat. */
+const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+
+/** The fields of /proc/<pid>/stat after the command name (in parentheses, which may hold spaces). */
+export const statFields = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+};
+
+/** CPU time (user + system, every thread) the process has used so far, in microseconds. */
+export function cpuMicros(pid: number): number {
+  const fields = statFields(pid);
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS;
+}
+
+/** CPU time the whole machine has spent busy (everything but idle and iowait) so far, in microseconds. */
+export function machineBusyMicros(): number {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return ((ticks.reduce((sum, n) => sum + n, 0) - ticks[3]! - ticks[4]!) * 1e6) / TICKS;
+}
+
+/** The processes for which `test` holds (processes that end meanwhile are left out). */
+export function processes(test: (pid: number) => boolean): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return test(pid);
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** The database server's process id (mariadbd or mysqld), when it runs on this machine. */
+export const databasePid = (): number | undefined =>
+  processes((pid) => ['mariadbd', 'mysqld'].includes(readFileSync(`/proc/${pid}/comm`, 'utf8').trim()))[0];
+
+/**
+ * Lets every thread of each process run only on `cpus` (taskset's list), as batch work while they
+ * share a core (no preemption on every wake-up: two servers on one core switch every few
+ * milliseconds, not every request); `shared: false` undoes it.
+ */
+export function pin(pids: number[], cpus: string, shared: boolean): void {
+  for (const pid of pids) {
+    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+    execFileSync('chrt', [shared ? '-b' : '-o', '-a', '-p', '0', String(pid)], { stdio: 'ignore' });
+  }
+}
+
+export interface LoadRequest {
+  origin: string;
+  method: 'GET' | 'POST';
+  paths: string[];
+  headers: Record<string, string>;
+  body?: string;
+  connections: number;
+  threads: number;
+  seconds: number;
+  timeoutSeconds: number;
+  cpus?: string;
+}
+
+export type LoadResult = ReturnType<typeof parseResult>;
+
+const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..', 'bench', 'wrk.lua')].find((file) =>
+  existsSync(file),
+)!;
+
+/** The share of its threads' time wrk was on a CPU (a starved wrk shows as throughput and CPU ratios that disagree). */
+export function generatorBusy({ seconds, generator }: Pick<LoadResult, 'seconds' | 'generator'>): number {
+  return seconds > 0 ? generator.cpuMicros / (seconds * 1e6 * generator.threads) : 0;
+}
+
+export const saturated = (result: Pick<LoadResult, 'seconds' | 'generator'>) => generatorBusy(result) >= 0.8;
+/** A Lua string literal of any bytes (printable ASCII as is, everything else as \ddd). */
+const luaByte = (b: number) =>
+  b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${String(b).padStart(3, '0')}`;
+const luaString = (text: string) => `"${[...Buffer.from(text, 'utf8')].map(luaByte).join('')}"`;
+
+/** The Lua chunk bench/wrk.lua loads: the whole HTTP/1.1 requests (keep-alive, the body's length stated). */
+function requestsChunk({ origin, method, paths, headers, body }: LoadRequest): string {
+  const head = [`Host: ${new URL(origin).host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  if (body !== undefined) head.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  const all = paths.map((p) => luaString(`${method} ${p} HTTP/1.1\r\n${head.join('\r\n')}\r\n\r\n${body ?? ''}`));
+  return `return {\n${all.join(',\n')}\n}\n`;
+}
+
+/** wrk's BENCH_RESULT line (bench/wrk.lua's done()): latencies in ms (-1: no answer), and wrk's own CPU and wait for one. */
+function parseResult(stdout: string, threads: number) {
+  const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
+  if (!line) throw new Error(`wrk printed no result: ${stdout.trim().slice(-500)}`);
+  const raw = JSON.parse(line.slice('BENCH_RESULT '.length)) as Record<string, number> & {
+    statuses: Record<string, number>;
+  };
+  const answered = Object.values(raw.statuses).reduce((sum, n) => sum + n, 0);
+  return {
+    requests: answered,
+    seconds: raw.microseconds! / 1e6,
+    p50: answered ? raw.p50! / 1000 : -1,
+    p99: answered ? raw.p99! / 1000 : -1,
+    statuses: raw.statuses,
+    errors: raw.connect! + raw.read! + raw.write!,
+    timeouts: raw.timeout!,
+    bytes: raw.bytes!,
+    generator: { cpuMicros: raw.cpuTicks! < 0 ? NaN : (raw.cpuTicks! * 1e6) / TICKS, threads },
+  };
+}
+
+export function runLoad(request: LoadRequest): Promise<LoadResult> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-wrk-'));
+  const requestsFile = path.join(dir, 'requests.lua');
+  writeFileSync(requestsFile, requestsChunk(request));
+  const { threads, connections, seconds, timeoutSeconds, cpus, origin } = request;
+  const args = `-t${threads} -c${Math.max(connections, threads)} -d${seconds}s --timeout ${timeoutSeconds}s -s`;
+  const wrk = ['wrk', ...args.split(' '), SCRIPT, origin, '--', requestsFile];
+  const [command, ...argv] = cpus ? ['taskset', '-c', cpus, ...wrk] : wrk;
+  const ran = new Promise<string>((resolve, reject) => {
+    execFile(command!, argv, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      rmSync(dir, { recursive: true, force: true });
+      if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT')
+        return reject(new Error('wrk is not installed (Debian: apt-get install wrk)'));
+      if (error) return reject(new Error(`wrk failed: ${stderr.trim() || error.message}`));
+      resolve(stdout);
+    });
+  });
+  return ran.then((stdout) => parseResult(stdout, threads));
+}
+
 /** A target and the servers a request to it passes through (their CPU is its cost). */
-export interface Endpoint {
-  target: Target;
-  server: Server;
-  chain: Server[];
-}
+export type Endpoint = { target: Target; server: Server; chain: Server[] };
 
-export interface Measurement extends Omit<LoadResult, 'generator'> {
-  round: number;
-  target: Target;
-  mode: 'load' | 'one at a time';
-  /** Measured at the same time as the other side of its comparison, on the same core. */
-  together?: boolean;
-  /** 2xx answers. */
-  good: number;
-  reqPerSec: number;
-  goodPerSec: number;
-  /** CPU microseconds per counted request (every answer, or only 2xx for goodput): per server, generator, database. */
-  cpuPerRequest: Record<string, number>;
-  /** The sum over the target's chain of servers. */
-  chainCpuPerRequest: number;
-  /** Cores each server of the chain kept busy during the window (1.0: a node process at its limit). */
-  cores: Record<string, number>;
-  peakRssBytes: Record<string, number>;
-  /** Share of the generator's threads' time it was on the CPU. */
-  generatorBusy: number;
-  /** Cores' worth of CPU used during the window by processes outside the measurement. */
-  otherCores: number;
-  /** Why the measurement does not count, when it does not. */
-  invalid?: string;
-}
-
-export interface MeasureOptions extends Omit<LoadRequest, 'origin'> {
-  round: number;
-  origin?: string;
-  mode: Measurement['mode'];
-  counts: Comparison['counts'];
-  databasePid?: number;
-}
+/**
+ * `cpuPerRequest`: µs per answer of each server, wrk and the database; `cores`: each server's busy
+ * share of a core (1.0: at its limit); `otherCores`: what processes outside the measurement used.
+ */
+export type Measurement = Awaited<ReturnType<typeof measureTogether>>[number];
 
 const processCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
 
-/** What /proc said before a window: each chain's servers, the database, the machine. */
-interface Before {
-  servers: number[][];
-  database: number;
-  machine: number;
-  started: number;
-}
-
-function begin(endpoints: Endpoint[], databasePid: number | undefined): Before {
-  const servers = endpoints.map((e) => e.chain.map((s) => processCpu(s.pids())));
-  for (const e of endpoints) for (const s of e.chain) for (const pid of s.pids()) resetPeakRss(pid);
-  return {
-    servers,
-    database: databasePid ? cpuMicros(databasePid) : NaN,
-    machine: machineBusyMicros(),
-    started: performance.now(),
-  };
-}
-
 /**
- * Measures one endpoint, or several at once (`together`): each gets its own wrk with the same
- * request mix, and each one's servers are measured on their own. The database's CPU cannot be
- * told apart between endpoints measured together: each is given its share by answers.
+ * Measures endpoints at once, each with its own wrk and the same request mix, each one's servers on
+ * their own. The database's CPU cannot be told apart between them: each gets its share by answers.
  */
-export async function measure(endpoint: Endpoint, options: MeasureOptions): Promise<Measurement> {
-  return (await measureTogether([endpoint], options))[0]!;
-}
-
-export async function measureTogether(endpoints: Endpoint[], options: MeasureOptions): Promise<Measurement[]> {
-  const before = begin(endpoints, options.databasePid);
-  const results = await Promise.all(
-    endpoints.map((endpoint) => runLoad({ ...options, origin: options.origin ?? endpoint.server.url })),
-  );
-  const wallMicros = (performance.now() - before.started) * 1000;
-  const used = endpoints.map((e, i) => e.chain.map((s, j) => processCpu(s.pids()) - before.servers[i]![j]!));
-  const database = options.databasePid ? cpuMicros(options.databasePid) - before.database : NaN;
-  const machine = machineBusyMicros() - before.machine;
+export async function measureTogether(
+  endpoints: Endpoint[],
+  options: Omit<LoadRequest, 'origin'> & { round: number; databasePid?: number },
+) {
+  const servers = () => endpoints.map((e) => e.chain.map((s) => processCpu(s.pids())));
+  const database = () => (options.databasePid ? cpuMicros(options.databasePid) : NaN);
+  const before = { servers: servers(), database: database(), machine: machineBusyMicros(), at: performance.now() };
+  const results = await Promise.all(endpoints.map((e) => runLoad({ ...options, origin: e.server.url })));
+  const wall = (performance.now() - before.at) * 1000;
+  const used = servers().map((chain, i) => chain.map((cpu, j) => cpu - before.servers[i]![j]!));
+  const db = database() - before.database;
   const generators = results.reduce((sum, r) => sum + r.generator.cpuMicros, 0);
-  const ours = used.flat().reduce((a, b) => a + b, 0) + generators + (Number.isFinite(database) ? database : 0);
-  const otherCores = Math.max(0, (machine - ours) / wallMicros);
+  const ours = used.flat().reduce((a, b) => a + b, 0) + generators + (Number.isFinite(db) ? db : 0);
+  const otherCores = Math.max(0, (machineBusyMicros() - before.machine - ours) / wall);
   const answered = results.reduce((sum, r) => sum + r.requests, 0);
-  return endpoints.map((endpoint, i) =>
-    finish(
-      endpoint,
-      options,
-      results[i]!,
-      used[i]!,
-      answered > 0 ? (database * results[i]!.requests) / answered : NaN,
-      wallMicros,
+  return endpoints.map((endpoint, i) => {
+    const { generator, ...load } = results[i]!;
+    const per = (micros: number) => (load.requests > 0 ? micros / load.requests : NaN);
+    const cpuPerRequest: Record<string, number> = { generator: per(generator.cpuMicros) };
+    const cores: Record<string, number> = {};
+    endpoint.chain.forEach((s, j) => {
+      cpuPerRequest[s.name] = per(used[i]![j]!);
+      cores[s.name] = used[i]![j]! / wall;
+    });
+    if (Number.isFinite(db) && answered > 0) cpuPerRequest.database = per((db * load.requests) / answered);
+    const busy = generatorBusy(results[i]!);
+    const invalid =
+      load.requests === 0
+        ? 'no answer'
+        : saturated(results[i]!)
+          ? `load generator saturated (${(busy * 100).toFixed(0)}% busy)`
+          : undefined;
+    return {
+      ...load,
+      round: options.round,
+      target: endpoint.target,
+      together: endpoints.length > 1 ? true : undefined,
+      reqPerSec: load.seconds > 0 ? load.requests / load.seconds : 0,
+      cpuPerRequest,
+      chainCpuPerRequest: per(used[i]!.reduce((a, b) => a + b, 0)),
+      cores,
+      generatorBusy: busy,
       otherCores,
-      endpoints.length > 1,
-    ),
-  );
-}
-
-function finish(
-  endpoint: Endpoint,
-  options: MeasureOptions,
-  result: LoadResult,
-  used: number[],
-  database: number,
-  wallMicros: number,
-  otherCores: number,
-  together: boolean,
-): Measurement {
-  const servers = endpoint.chain;
-  const good = Object.entries(result.statuses).reduce((sum, [code, n]) => sum + (code.startsWith('2') ? n : 0), 0);
-  const counted = options.counts === 'good' ? good : result.requests;
-  const per = (micros: number) => (counted > 0 ? micros / counted : NaN);
-  const cpuPerRequest: Record<string, number> = {};
-  const cores: Record<string, number> = {};
-  servers.forEach((s, i) => {
-    cpuPerRequest[s.name] = per(used[i]!);
-    cores[s.name] = used[i]! / wallMicros;
+      invalid,
+    };
   });
-  cpuPerRequest.generator = per(result.generator.cpuMicros);
-  if (Number.isFinite(database)) cpuPerRequest.database = per(database);
-  const peakRssBytes: Record<string, number> = {};
-  for (const s of servers) peakRssBytes[s.name] = s.pids().reduce((sum, pid) => sum + peakRss(pid), 0);
-
-  const { generator: _generator, ...load } = result;
-  const busy = generatorBusy(result);
-  const invalid =
-    counted === 0
-      ? options.counts === 'good'
-        ? 'no 2xx answer'
-        : 'no answer'
-      : saturated(result) && options.mode === 'load'
-        ? `load generator saturated (${(busy * 100).toFixed(0)}% on or waiting for a CPU)`
-        : undefined;
-  return {
-    ...load,
-    round: options.round,
-    target: endpoint.target,
-    mode: options.mode,
-    ...(together ? { together: true } : {}),
-    good,
-    reqPerSec: result.seconds > 0 ? result.requests / result.seconds : 0,
-    goodPerSec: result.seconds > 0 ? good / result.seconds : 0,
-    cpuPerRequest,
-    chainCpuPerRequest: per(used.reduce((a, b) => a + b, 0)),
-    cores,
-    peakRssBytes,
-    generatorBusy: busy,
-    otherCores,
-    ...(invalid ? { invalid } : {}),
-  };
 }

@@ -1,171 +1,120 @@
-/**
- * npm run bench's command line: what it takes, its defaults, and the one-line message a wrong
- * argument gets.
- */
+/** npm run bench's command line: what it takes, its defaults, and the one-line message a wrong argument gets. */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ALL_SCENARIOS, BEFORE_SCENARIOS, type ScenarioKey } from './scenarios';
 
-export interface Options {
-  sizes: number[];
-  /** Rounds every scenario gets at least, and at most (it stops between them once stable). */
-  rounds: number;
-  maxRounds: number;
-  /** The spread of a ratio, in percent, under which a scenario counts as stable. */
-  spread: number;
-  duration: number;
-  warmup: number;
-  connections: number;
-  /** wrk threads; one is enough for tens of thousands of requests a second. */
-  threads: number;
-  pool: number;
-  /** The overload scenario's connections and seconds per measurement. */
-  overloadConnections: number;
-  overloadSeconds: number;
-  /** Timed full syncs per way (plain, gzip), in ABBA order after one warm-up pass each way. */
-  syncRounds: number;
-  /** Seconds of W's latency window (creates at 50 a second). */
-  webhookSeconds: number;
-  /** The partner link S also syncs across (tc's rate, bench/link.ts); '' for loopback only. */
-  linkRate: string;
-  scenarios: ScenarioKey[];
-  reseed: boolean;
-  /** Measure every comparison's targets one after the other, never at once on a shared core. */
-  inTurn: boolean;
-  /** Whether docs/performance.md's latest section is replaced (--no-docs: bench/results/ only). */
-  docs: boolean;
-  note: string;
-  serverUrl: string;
-  /** The node binary the service and the baseline run on (--node; default: the one running the bench). */
-  node: string;
-  /** A built checkout of another commit (--before): its service is each data-layer scenario's second reference; '' for none. */
-  before: string;
-  argv: string;
-}
-
-const FLAGS = {
-  sizes: { type: 'string' },
-  rounds: { type: 'string' },
-  'max-rounds': { type: 'string' },
-  spread: { type: 'string' },
-  duration: { type: 'string' },
-  warmup: { type: 'string' },
-  connections: { type: 'string' },
-  threads: { type: 'string' },
-  pool: { type: 'string' },
-  'overload-connections': { type: 'string' },
-  'overload-seconds': { type: 'string' },
-  'sync-rounds': { type: 'string' },
-  'link-rate': { type: 'string' },
-  'webhook-seconds': { type: 'string' },
-  scenarios: { type: 'string' },
-  reseed: { type: 'boolean' },
-  'in-turn': { type: 'boolean' },
-  'no-docs': { type: 'boolean' },
-  note: { type: 'string' },
-  node: { type: 'string' },
-  before: { type: 'string' },
+/** The whole-number options and their defaults (and least values). */
+const NUMBERS = {
+  rounds: [3, 1],
+  'max-rounds': [10, 1],
+  spread: [5, 1],
+  duration: [5, 1],
+  warmup: [10, 0],
+  connections: [16, 1],
+  pool: [10, 1],
+  'sync-rounds': [2, 1],
+  'webhook-seconds': [30, 1],
 } as const;
+
+export type Options = ReturnType<typeof parseOptions>;
 
 export const USAGE =
   'npm run bench -- [--sizes 10000,100000] [--scenarios A,D,...] [--rounds 3] [--max-rounds 10] [--spread 5] [--duration 5] [--warmup 10] ' +
-  '[--connections 16] [--threads 1] [--pool 10] [--overload-connections 200] [--overload-seconds 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--in-turn] [--no-docs] [--note text] [--node /path/to/bin/node] ' +
-  '[--before /path/to/another/checkout (built with npx tsc -b tsconfig.build.json, node_modules present): D, E, A, B, G and H also measure this service against that one, on a copy of the same jobs migrated by its own migrations]';
+  '[--connections 16] [--pool 10] [--sync-rounds 2] [--webhook-seconds 30] [--link-rate 100mbit|none] [--reseed] [--note text] ' +
+  '[--node /path/to/bin/node] [--before /path/to/another/checkout (built with npx tsc -b tsconfig.build.json, node_modules present)]';
 
 /** An argument as a shell would need it quoted, so the recorded command line can be pasted back. */
-const quoted = (arg: string) =>
-  /^[\w.,=:/'-]+$/.test(arg) && !arg.includes("'") ? arg : `'${arg.replace(/'/g, "'\\''")}'`;
+const quoted = (arg: string) => (/^[\w.,=:/-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
 
-export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Options {
-  const options: Options = {
-    sizes: [10_000, 100_000],
-    rounds: 3,
-    maxRounds: 10,
-    spread: 5,
-    duration: 5,
-    warmup: 10,
-    connections: 16,
-    threads: 1,
-    pool: 10,
-    overloadConnections: 200,
-    overloadSeconds: 10,
-    syncRounds: 2,
-    webhookSeconds: 30,
-    linkRate: '100mbit',
-    scenarios: [...ALL_SCENARIOS],
-    reseed: false,
-    inTurn: false,
-    docs: true,
-    note: env.BENCH_NOTE ?? '',
-    serverUrl: env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
-    node: process.execPath,
-    before: '',
-    argv: argv.map(quoted).join(' '),
-  };
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env) {
+  const strings = Object.fromEntries(
+    [...Object.keys(NUMBERS), 'sizes', 'scenarios', 'link-rate', 'note', 'node', 'before'].map((name) => [
+      name,
+      { type: 'string' as const },
+    ]),
+  );
+  const flags = { ...strings, reseed: { type: 'boolean' as const } };
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: argv, options: flags, strict: true }).values;
+  } catch (error) {
+    throw new Error(`${(error as Error).message}. Usage: ${USAGE}`, { cause: error });
+  }
+  const text = (name: string) => values[name] as string | undefined;
   const whole = (name: string, value: string | undefined, min: number) => {
     if (!value || !/^\d+$/.test(value) || Number(value) < min)
-      throw new Error(`${name} takes a whole number >= ${min} (got "${value ?? ''}")`);
+      throw new Error(`--${name} takes a whole number >= ${min} (got "${value ?? ''}")`);
     return Number(value);
   };
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof FLAGS; strict: true }>>['values'];
+  const number = (name: keyof typeof NUMBERS) => {
+    const [fallback, min] = NUMBERS[name];
+    return text(name) === undefined ? fallback : whole(name, text(name), min);
+  };
+  const scenarios = (text('scenarios')?.split(',') ?? [...ALL_SCENARIOS]).map((key) => key.trim());
+  const unknown = scenarios.filter((key) => !ALL_SCENARIOS.includes(key as ScenarioKey));
+  if (unknown.length)
+    throw new Error(`--scenarios takes a comma list of ${ALL_SCENARIOS.join(', ')} (got ${unknown.join(', ')})`);
+  const rate = (text('link-rate') ?? '100mbit').trim().toLowerCase();
+  if (rate !== 'none' && !/^\d+(?:\.\d+)?[kmg]?bit$/.test(rate))
+    throw new Error(`--link-rate takes a rate as tc writes it (1gbit, 100mbit) or none (got "${text('link-rate')}")`);
+  const node = text('node') ?? process.execPath;
+  if (!node.trim()) throw new Error('--node takes the path of a node binary (e.g. "$(bash scripts/node-runtime.sh)")');
+  const before = text('before') === undefined ? '' : path.resolve(text('before')!);
+  if (before && (!text('before')!.trim() || !existsSync(path.join(before, 'dist/service/server.js'))))
+    throw new Error(
+      `--before takes a checkout built with npx tsc -b tsconfig.build.json (no dist/service/server.js in "${before}")`,
+    );
+  if (text('before') !== undefined && !scenarios.some((key) => BEFORE_SCENARIOS.includes(key as ScenarioKey)))
+    throw new Error(`--before compares ${BEFORE_SCENARIOS.join(', ')}: --scenarios names none of them`);
+  return {
+    sizes: (text('sizes') ?? '10000,100000').split(',').map((size) => whole('sizes', size.trim(), 1)),
+    scenarios: scenarios as ScenarioKey[],
+    rounds: number('rounds'),
+    maxRounds: Math.max(number('max-rounds'), number('rounds')),
+    spread: number('spread'),
+    duration: number('duration'),
+    warmup: number('warmup'),
+    connections: number('connections'),
+    threads: 1,
+    pool: number('pool'),
+    syncRounds: number('sync-rounds'),
+    webhookSeconds: number('webhook-seconds'),
+    linkRate: rate === 'none' ? '' : rate,
+    reseed: values.reseed === true,
+    note: text('note') ?? env.BENCH_NOTE ?? '',
+    serverUrl: env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306',
+    node,
+    before,
+    argv: argv.map(quoted).join(' '),
+  };
+}
+
+/** --before's checkout as the run's header names it: its commit, and whether tracked files differ from it. */
+export interface BeforeCheckout {
+  dir: string;
+  /** git rev-parse HEAD there, or why there is none. */
+  commit: string;
+  /** Tracked files there differ from its commit: the service is not that commit's alone. */
+  changes: boolean;
+}
+
+export function describeCheckout(dir: string): BeforeCheckout {
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   try {
-    parsed = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }).values;
+    return {
+      dir,
+      commit: git('rev-parse', 'HEAD'),
+      changes: git('status', '--porcelain', '--untracked-files=no') !== '',
+    };
   } catch (error) {
-    throw new Error(`${(error as Error).message}. Usage: ${USAGE}`);
+    return { dir, commit: `unknown (${(error as Error).message.split('\n')[0]})`, changes: false };
   }
-  if (parsed.sizes !== undefined)
-    options.sizes = parsed.sizes.split(',').map((size) => whole('--sizes', size.trim(), 1));
-  if (parsed.rounds !== undefined) options.rounds = whole('--rounds', parsed.rounds, 1);
-  if (parsed['max-rounds'] !== undefined) options.maxRounds = whole('--max-rounds', parsed['max-rounds'], 1);
-  options.maxRounds = Math.max(options.maxRounds, options.rounds);
-  if (parsed.spread !== undefined) options.spread = whole('--spread', parsed.spread, 1);
-  if (parsed.duration !== undefined) options.duration = whole('--duration', parsed.duration, 1);
-  if (parsed.warmup !== undefined) options.warmup = whole('--warmup', parsed.warmup, 0);
-  if (parsed.connections !== undefined) options.connections = whole('--connections', parsed.connections, 1);
-  if (parsed.threads !== undefined) options.threads = whole('--threads', parsed.threads, 1);
-  if (parsed.pool !== undefined) options.pool = whole('--pool', parsed.pool, 1);
-  if (parsed['overload-connections'] !== undefined)
-    options.overloadConnections = whole('--overload-connections', parsed['overload-connections'], 1);
-  if (parsed['overload-seconds'] !== undefined)
-    options.overloadSeconds = whole('--overload-seconds', parsed['overload-seconds'], 1);
-  if (parsed['sync-rounds'] !== undefined) options.syncRounds = whole('--sync-rounds', parsed['sync-rounds'], 1);
-  if (parsed['webhook-seconds'] !== undefined)
-    options.webhookSeconds = whole('--webhook-seconds', parsed['webhook-seconds'], 1);
-  if (parsed['link-rate'] !== undefined) {
-    const rate = parsed['link-rate'].trim().toLowerCase();
-    if (rate !== 'none' && !/^\d+(?:\.\d+)?[kmg]?bit$/.test(rate))
-      throw new Error(
-        `--link-rate takes a rate as tc writes it (1gbit, 100mbit) or none (got "${parsed['link-rate']}")`,
-      );
-    options.linkRate = rate === 'none' ? '' : rate;
-  }
-  if (parsed.scenarios !== undefined) {
-    const keys = parsed.scenarios.split(',').map((key) => key.trim());
-    const unknown = keys.filter((key) => !ALL_SCENARIOS.includes(key as ScenarioKey));
-    if (unknown.length)
-      throw new Error(`--scenarios takes a comma list of ${ALL_SCENARIOS.join(', ')} (got ${unknown.join(', ')})`);
-    options.scenarios = keys as ScenarioKey[];
-  }
-  if (parsed.reseed) options.reseed = true;
-  if (parsed['in-turn']) options.inTurn = true;
-  if (parsed['no-docs']) options.docs = false;
-  if (parsed.note !== undefined) options.note = parsed.note;
-  if (parsed.node !== undefined) {
-    if (!parsed.node.trim())
-      throw new Error('--node takes the path of a node binary (e.g. "$(bash scripts/node-runtime.sh)")');
-    options.node = parsed.node;
-  }
-  if (parsed.before !== undefined) {
-    const dir = path.resolve(parsed.before);
-    if (!parsed.before.trim() || !existsSync(path.join(dir, 'dist/service/server.js'))) {
-      throw new Error(
-        `--before takes a checkout built with npx tsc -b tsconfig.build.json (no dist/service/server.js in "${dir}")`,
-      );
-    }
-    if (!options.scenarios.some((key) => BEFORE_SCENARIOS.includes(key)))
-      throw new Error(`--before compares ${BEFORE_SCENARIOS.join(', ')}: --scenarios names none of them`);
-    options.before = dir;
-  }
-  return options;
+}
+
+/** The checkout as the run's header names it. */
+export function checkoutLine(checkout: BeforeCheckout): string {
+  return `${checkout.dir} at ${checkout.commit}${checkout.changes ? ' with uncommitted changes' : ''}`;
 }

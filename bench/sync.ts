@@ -1,34 +1,23 @@
 /**
- * A partner's full sync, as the docs tell partners to do it: the change feed from the beginning,
- * 500 jobs a page, each page's meta.nextSince asked for next until meta.hasMore is false. Counts
- * the bytes that crossed the wire (compressed, when the answer was) and the time, including the
- * client's own decompression and JSON parsing, which a partner pays too. A compressed body is
- * inflated as it arrives, as HTTP clients (curl --compressed, browsers, fetch) do.
+ * A partner's full sync as the docs tell it: the change feed from the start, 500 jobs a page, until
+ * meta.hasMore is false. Counts the bytes on the wire and the time, decompression and parsing
+ * included (a compressed body is inflated as it arrives, as HTTP clients do).
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { createGunzip } from 'node:zlib';
-import { median } from './stability';
 
-export interface SyncRun {
+/** `bytes` as sent (after any Content-Encoding), `decodedBytes` once decoded; `contentEncoding` of the answers. */
+export type SyncRun = {
   jobs: number;
   pages: number;
-  /** Body bytes as sent (after any Content-Encoding). */
   bytes: number;
-  /** Body bytes once decoded. */
   decodedBytes: number;
   seconds: number;
-  /** The Content-Encoding the answers carried ("identity" when none). */
   contentEncoding: string;
-}
+};
 
-interface Page {
-  status: number;
-  encoding: string;
-  /** Bytes as sent. */
-  wire: number;
-  body: Buffer;
-}
+type Page = { status: number; encoding: string; wire: number; body: Buffer };
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -82,12 +71,8 @@ export async function fullSync(
   return run;
 }
 
-export interface SyncComparison {
-  /** One pass each way before timing (plain, then gzip): not counted. */
-  warmup: SyncRun[];
-  plain: SyncRun[];
-  gzip: SyncRun[];
-}
+/** Each pass, warm-up ones (plain, then gzip) apart: not counted. */
+export type SyncComparison = Record<'warmup' | 'plain' | 'gzip', SyncRun[]>;
 
 /**
  * Plain against gzip, like with like: one warm-up pass each way (the first pass after a start pays
@@ -101,26 +86,21 @@ export async function compareSyncs(
   onRun: (run: SyncRun, gzip: boolean, warmup: boolean) => void = () => undefined,
 ): Promise<SyncComparison> {
   const result: SyncComparison = { warmup: [], plain: [], gzip: [] };
-  for (const gzip of [false, true]) {
+  const abba = Array.from({ length: rounds }, (_, i) => (i % 2 ? [true, false] : [false, true])).flat();
+  for (const [n, gzip] of [false, true, ...abba].entries()) {
     const run = await fullSync(origin, headers, { gzip });
-    result.warmup.push(run);
-    onRun(run, gzip, true);
-  }
-  for (let i = 0; i < rounds; i++) {
-    for (const gzip of i % 2 === 0 ? [false, true] : [true, false]) {
-      const run = await fullSync(origin, headers, { gzip });
-      (gzip ? result.gzip : result.plain).push(run);
-      onRun(run, gzip, false);
-    }
+    (n < 2 ? result.warmup : gzip ? result.gzip : result.plain).push(run);
+    onRun(run, gzip, n < 2);
   }
   return result;
 }
 
-/** gzip over plain: the median pass's bytes and the median pass's seconds (warm-up excluded). */
-export function syncRatios(comparison: Pick<SyncComparison, 'plain' | 'gzip'>): { bytes: number; time: number } {
-  const of = (runs: SyncRun[], key: 'bytes' | 'seconds') => median(runs.map((r) => r[key]));
-  return {
-    bytes: of(comparison.gzip, 'bytes') / of(comparison.plain, 'bytes'),
-    time: of(comparison.gzip, 'seconds') / of(comparison.plain, 'seconds'),
-  };
+// In the link's namespace (bench/link.ts): `node sync.js <origin> <headers as JSON> <rounds>`, a JSON line a pass.
+if (require.main === module) {
+  const [origin, headers, rounds] = process.argv.slice(2) as [string, string, string];
+  const print = (run: SyncRun, gzip: boolean, warmup: boolean) => console.log(JSON.stringify({ run, gzip, warmup }));
+  compareSyncs(origin, JSON.parse(headers) as Record<string, string>, Number(rounds), print).catch((error: Error) => {
+    console.error(error.message);
+    process.exit(1);
+  });
 }

@@ -1,21 +1,11 @@
 /**
- * The benchmark's tables: one database per size, jobs_bench_<size>, kept between runs and
- * reseeded only when its row count is not the size asked for (or with --reseed).
- *
- * Seeding is fast at any size: db/seed.ts's generator writes a base block of realistic rows
- * (its status, type, department and workplace mix), then the table doubles with
- * INSERT ... SELECT inside MySQL, each copy moved to just before the oldest row so the listing
- * order stays a plain timeline with unique, time-ordered ids.
+ * jobs_bench_<size>: created and migrated by the service's own migrate command, seeded here in SQL
+ * (one job a minute back from now, the demo set's mix), kept between runs while it holds the size.
  */
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
-import { connectionOptions, createDatabase } from '../db/client';
-import { migrateDatabase } from '../db/migrate';
-import { seedBulk } from '../db/seed';
+import { migrate } from './servers';
 
-const BASE_ROWS = 2000;
-// seedBulk spaces rows one minute apart; copies keep that spacing.
-const ROW_SPACING_MS = 60_000;
 // Rows per INSERT ... SELECT, so no single statement holds a huge transaction.
 const CHUNK_ROWS = 100_000;
 
@@ -26,103 +16,80 @@ export interface PreparedTable {
   seededSeconds: number;
 }
 
-async function count(connection: mysql.Connection): Promise<number> {
-  const [[row]] = await connection.query<mysql.RowDataPacket[]>('SELECT COUNT(*) AS n FROM jobs');
-  return Number(row!.n);
-}
+const pick = (key: string, values: string[], n = 'n') =>
+  `elt(1 + conv(left(md5(concat('${key}', ${n})), 8), 16, 10) % ${values.length}, ${values.map((v) => `'${v}'`).join(', ')})`;
+const CITIES = 'Austin Denver Chicago Boston Seattle Atlanta Raleigh Phoenix Columbus Sacramento'.split(' ');
+const STATES = 'TX CO IL MA WA GA NC AZ OH CA'.split(' ');
 
-/** Column list and SELECT expressions that copy rows `shiftMs` earlier, with new v7 ids. */
-async function copyExpressions(
-  connection: mysql.Connection,
-  database: string,
-): Promise<{ columns: string; values: string }> {
-  const [columns] = await connection.query<mysql.RowDataPacket[]>(
-    `SELECT column_name AS name, data_type AS type FROM information_schema.columns
-      WHERE table_schema = ? AND table_name = 'jobs' AND extra NOT LIKE '%GENERATED%' ORDER BY ordinal_position`,
-    [database],
-  );
-  const names = columns.map((c) => `\`${c.name as string}\``);
-  const values = columns.map((c) => {
-    const name = `\`${c.name as string}\``;
-    // A v7 id is 48 bits of Unix ms then random bits: the same random bits, the new time.
-    if (c.name === 'id') {
-      return `UNHEX(CONCAT(LPAD(HEX(CAST(CONV(HEX(LEFT(id, 6)), 16, 10) AS UNSIGNED) - @shift_ms), 12, '0'), HEX(SUBSTRING(id, 7))))`;
-    }
-    if (c.type === 'datetime' || c.type === 'timestamp') return `${name} - INTERVAL @shift_ms * 1000 MICROSECOND`;
-    return name;
-  });
-  return { columns: names.join(', '), values: values.join(', ') };
+/** Rows n = from..to-1 of a table of `size`: row n created n minutes before @newest, its id a v7 UUID of that time. */
+const SEED = (size: number) => `insert into jobs (id, posting_id, title, department, location, workplace, state, type,
+  description, requirements, responsibilities, salary_disclosed, salary_min, salary_max, salary_currency, status,
+  submission_due_date, client_name, client_name_disclosed, vendor_name, vendor_name_disclosed, posted_by_name,
+  created_at, updated_at, pay_rate, bill_rate, internal_notes, created_by_consumer, deleted_at)
+select unhex(concat(lpad(hex(floor(unix_timestamp(at) * 1000)), 12, '0'), '7000', '8', lpad(hex(n), 15, '0'))),
+  if(n % 5 = 4, null, concat('JOB-', 10000 + n)), concat(department, ' ', ${pick('t', ['Engineer', 'Analyst', 'Manager', 'Specialist'])}),
+  department, if(remote, '', concat(elt(1 + place, '${CITIES.join("', '")}'), ', ', elt(1 + place, '${STATES.join("', '")}'))),
+  if(remote, 'remote', if(n >= ${Math.floor(size * 0.8)}, null, ${pick('w', ['on-site', 'hybrid'])})),
+  if(remote, null, elt(1 + place, '${STATES.join("', '")}')), type,
+  concat(department, ' role. You will join a team that values ownership, clear communication and steady delivery.'),
+  '["3+ years of relevant professional experience","Clear written and spoken English"]',
+  '["Own deliverables from planning to release","Report progress and risks to the hiring manager"]',
+  n % 3 <> 0, 40000 + crc32(concat('m', n)) % 80 * 1000, 60000 + crc32(concat('m', n)) % 80 * 1000, 'USD', status,
+  if(n % 4 = 0, null, at + interval 30 day), ${pick('c', ['Northwind Health', 'Contoso Logistics', 'Fabrikam Bank'])}, n % 2 = 0,
+  if(type in ('contract', 'managed-teams'), 'BrightPath Staffing', null), type in ('contract', 'managed-teams') and n % 4 = 1,
+  if(n % 6 = 5, null, ${pick('r', ['Dana Whitfield', 'Marcus Lee', 'Priya Raman'])}), at, if(n % 3 = 1, at + interval 1 day, null),
+  45, 65, 'Margin approved by finance.', if(status = 'draft', '6a1f3c2e-4b7d-4e21-9a3b-0d5e8f7c1a02', null),
+  if(n % 23 = 22, at + interval 2 day, null)
+from (select seq as n, @newest - interval seq minute as at, seq % 7 = 3 as remote, conv(left(md5(concat('p', seq)), 8), 16, 10) % 10 as place,
+    elt(1 + seq % 8, 'active', 'open', 'active', 'paused', 'open', 'closed', 'active', 'draft') as status,
+    ${pick('d', ['Engineering', 'Data & Analytics', 'Finance', 'Healthcare', 'Marketing', 'Operations', 'Human Resources', 'Sales'], 'seq')} as department,
+    ${pick('y', ['full-time', 'part-time', 'contract', 'contract-to-hire', 'direct-hire', 'managed-teams'], 'seq')} as type
+  from seq_0_to_${size - 1} where seq >= ? and seq < ?) s`;
+
+const count = async (connection: mysql.Connection) =>
+  Number((await connection.query<mysql.RowDataPacket[]>('select count(*) as n from jobs'))[0][0]!.n);
+
+export interface TableOptions {
+  reseed?: boolean;
+  /** The database's name, when not jobs_bench_<size>. */
+  name?: string;
+  log?: (line: string) => void;
+  /** --before: jobs_bench_<size>_before, migrated by that checkout's own command, the same jobs as `like`'s. */
+  before?: { root: string; like: PreparedTable };
 }
 
 /** jobs_bench_<size> on the server of `serverUrl`, migrated and holding exactly `size` jobs. */
-export async function prepareTable(
-  serverUrl: string,
-  size: number,
-  options: { reseed?: boolean; log?: (line: string) => void } = {},
-): Promise<PreparedTable> {
-  const database = `jobs_bench_${size}`;
+export async function prepareTable(serverUrl: string, size: number, o: TableOptions = {}): Promise<PreparedTable> {
+  const database = o.name ?? `jobs_bench_${size}${o.before ? '_before' : ''}`;
   const url = `${serverUrl.replace(/\/+$/, '')}/${database}`;
-  const log = options.log ?? (() => undefined);
-  const { database: _none, ...serverOptions } = connectionOptions(url);
-  const admin = await mysql.createConnection({ ...serverOptions, multipleStatements: false });
+  const log = o.log ?? (() => undefined);
+  const newestOf = async (uri: string) => {
+    const connection = await mysql.createConnection({ uri, dateStrings: true });
+    const [[row]] = await connection.query<mysql.RowDataPacket[]>('select max(created_at) as at from jobs');
+    await connection.end();
+    return row!.at as string | null;
+  };
+  // The same newest job, so the same ids: a table seeded like another holds the same jobs.
+  const newest = o.before ? await newestOf(o.before.like.url) : undefined;
+  await migrate(url, o.before?.root);
+  const admin = await mysql.createConnection({ uri: url });
   try {
-    await migrateDatabase(url);
-    await admin.query(`USE \`${database}\``);
-    const have = await count(admin);
-    if (have === size && !options.reseed) {
+    if ((await count(admin)) === size && !o.reseed && (!newest || newest === (await newestOf(url)))) {
       log(`${database}: ${size} jobs, reused`);
       return { url, rows: size, seededSeconds: 0 };
     }
     const started = performance.now();
-    await admin.query(`DROP DATABASE \`${database}\``);
-    await migrateDatabase(url);
-    await admin.query(`USE \`${database}\``);
-    const handle = createDatabase(url, { connectionLimit: 1 });
-    try {
-      await seedBulk(handle.db, Math.min(size, BASE_ROWS));
-    } finally {
-      await handle.close();
+    await admin.query(`drop database \`${database}\``);
+    await migrate(url, o.before?.root);
+    await admin.query(`use \`${database}\``);
+    await admin.query("set time_zone = '+00:00', @newest = cast(coalesce(?, utc_timestamp(3)) as datetime(3))", [
+      newest ?? null,
+    ]);
+    for (let from = 0; from < size; from += CHUNK_ROWS) {
+      await admin.query(SEED(size), [from, Math.min(size, from + CHUNK_ROWS)]);
+      log(`${database}: ${Math.min(size, from + CHUNK_ROWS)} / ${size} jobs`);
     }
-    const { columns, values } = await copyExpressions(admin, database);
-    await admin.query(`CREATE TABLE bench_seed_copy AS SELECT ${columns} FROM jobs LIMIT 0`);
-    let rows = await count(admin);
-    while (rows < size) {
-      const copy = Math.min(rows, size - rows);
-      // The copy of the newest `copy` rows lands just before the current oldest one, in chunks
-      // bounded by primary-key values found before anything is inserted.
-      await admin.query('SET @shift_ms = ?', [rows * ROW_SPACING_MS]);
-      const bounds: Buffer[] = [];
-      for (let done = Math.min(CHUNK_ROWS, copy); ; done = Math.min(done + CHUNK_ROWS, copy)) {
-        const [[row]] = await admin.query<mysql.RowDataPacket[]>(
-          'SELECT id FROM jobs ORDER BY id DESC LIMIT 1 OFFSET ?',
-          [done - 1],
-        );
-        bounds.push(row!.id as Buffer);
-        if (done === copy) break;
-      }
-      let upper: Buffer | undefined;
-      for (const lower of bounds) {
-        // Through a staging table: INSERT ... SELECT from the table itself would make the server
-        // build an on-disk temporary table in its tmpdir, shared with everything else on the machine.
-        await admin.query(
-          `INSERT INTO bench_seed_copy (${columns}) SELECT ${values} FROM jobs WHERE id >= ?${upper ? ' AND id < ?' : ''}`,
-          upper ? [lower, upper] : [lower],
-        );
-        await admin.query(`INSERT INTO jobs (${columns}) SELECT ${columns} FROM bench_seed_copy`);
-        await admin.query('TRUNCATE TABLE bench_seed_copy');
-        upper = lower;
-      }
-      rows += copy;
-      log(`${database}: ${rows} / ${size} jobs`);
-    }
-    // One row a minute, newest first: a table that spans more than that was copied wrongly.
-    const [[span]] = await admin.query<mysql.RowDataPacket[]>(
-      'SELECT TIMESTAMPDIFF(MINUTE, MIN(created_at), MAX(created_at)) AS minutes FROM jobs',
-    );
-    if (Math.abs(Number(span!.minutes) - (size - 1)) > 1)
-      throw new Error(`${database}: seeded rows span ${span!.minutes} minutes instead of ${size - 1}`);
-    await admin.query('DROP TABLE bench_seed_copy');
-    await admin.query('ANALYZE TABLE jobs');
+    await admin.query('analyze table jobs');
     const seededSeconds = (performance.now() - started) / 1000;
     log(`${database}: seeded ${size} jobs in ${seededSeconds.toFixed(1)} s`);
     return { url, rows: await count(admin), seededSeconds };

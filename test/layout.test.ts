@@ -143,3 +143,13 @@ test('bench/ imports nothing from test/', () => {
     });
   expect(wrong).toEqual([]);
 });
+
+// The bench measures the service as a process it starts: were it to import the service's code, that code could not change freely.
+test('bench/ imports nothing from service/ or db/', () => {
+  const wrong = [...GRAPH]
+    .filter(([file]) => file.startsWith('bench/'))
+    .flatMap(([file, imports]) =>
+      imports.filter((target) => ['service', 'db'].includes(layer(target))).map((target) => `${file} -> ${target}`),
+    );
+  expect(wrong).toEqual([]);
+});

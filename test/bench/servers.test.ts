@@ -25,16 +25,17 @@ describe('bench: the service runs as the Dockerfile runs it', () => {
 
 // bench W runs the dispatcher with compose's command for it, whatever the service image's CMD says.
 describe('bench: the webhook dispatcher runs as compose runs it', () => {
-  test("the launcher and node flags are those of compose's webhook-dispatcher command", () => {
+  test("the launcher, node flags and script are those of compose's webhook-dispatcher command", () => {
     expect(dispatcherCommand(readFileSync(path.join(__dirname, '..', '..', 'docker-compose.yml'), 'utf8'))).toEqual({
       launcher: ['chrt', '--idle', '0'],
       nodeFlags: [],
+      script: expect.stringMatching(/^dist\/.*main\.js$/) as string,
     });
     expect(
       dispatcherCommand(
         'services:\n  webhook-dispatcher:\n    command: ["node", "--x=1", "dist/dispatcher/main.js"]\n',
       ),
-    ).toEqual({ launcher: [], nodeFlags: ['--x=1'] });
+    ).toEqual({ launcher: [], nodeFlags: ['--x=1'], script: 'dist/dispatcher/main.js' });
   });
 
   test('a command that does not start the dispatcher is refused', () => {

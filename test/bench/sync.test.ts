@@ -4,7 +4,8 @@
  * and gzip are compared after a warm-up pass each way, in ABBA order, by their median pass.
  */
 import { gzipSync } from 'node:zlib';
-import { compareSyncs, fullSync, syncRatios, type SyncRun } from '../../bench/sync';
+import { syncRatios } from '../../bench/report';
+import { compareSyncs, fullSync, type SyncRun } from '../../bench/sync';
 import { serve, type Served } from '../helpers/http';
 
 const PAGES = [
@@ -25,7 +26,7 @@ const asked: string[] = [];
 beforeAll(async () => {
   feed = await serve((req, res) => {
     const url = new URL(req.url!, 'http://feed');
-    asked.push(`${url.pathname}?${url.searchParams}`);
+    asked.push(`${url.pathname}?${url.searchParams.toString()}`);
     if (req.headers['x-api-key'] === 'broken')
       return void res
         .writeHead(200, { 'Content-Encoding': 'gzip', 'Content-Type': 'application/json' })

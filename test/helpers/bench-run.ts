@@ -1,4 +1,5 @@
 import type { Measurement } from '../../bench/measure';
+import { parseOptions } from '../../bench/options';
 import type { RunResult } from '../../bench/report';
 import type { Target } from '../../bench/scenarios';
 
@@ -12,7 +13,7 @@ export function benchRun(
     finishedAt: '',
     minutes: 1,
     machine: {},
-    options: { spread: 5, rounds: 3, maxRounds: 10, duration: 5, connections: 16, warmup: 2, pool: 10 },
+    options: parseOptions([], {}),
     tables: [{ size, rows: size, seededSeconds: 0 }],
     scenarios: [],
     syncs: [],
@@ -24,20 +25,16 @@ export function benchRun(
 export function benchWindow(
   target: Target,
   round: number,
-  reqPerSec: number,
-  cpu: number,
+  [reqPerSec, cpu]: [number, number],
   extra: Partial<Measurement> = {},
 ): Measurement {
   const requests = reqPerSec * 5;
   return {
     round,
     target,
-    mode: 'load',
     requests,
-    good: requests,
     seconds: 5,
     reqPerSec,
-    goodPerSec: reqPerSec,
     p50: 8,
     p99: 20,
     statuses: { '200': requests },
@@ -47,9 +44,10 @@ export function benchWindow(
     cpuPerRequest: { [target]: cpu, generator: 12 },
     cores: { [target]: (reqPerSec * cpu) / 1e6 },
     chainCpuPerRequest: cpu,
-    peakRssBytes: { [target]: 100 * 1024 * 1024 },
     generatorBusy: 0.05,
     otherCores: 0.02,
+    together: undefined,
+    invalid: undefined,
     ...extra,
   };
 }
