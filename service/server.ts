@@ -8,7 +8,8 @@ import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
 import { clientErrorHandler, connectHandler } from './client-error';
-import { reportNewHistories } from './feed-history';
+import { newHistoryLog } from './feed-history';
+import { startHousekeeping } from './housekeeping';
 import { createLogger, flushNow, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
@@ -33,7 +34,6 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const config = loadConfig(process.env, overrides);
   const webhooks = loadWebhookSettings(process.env);
   const logger = createLogger(config.logLevel);
-  reportNewHistories(logger);
   let seeded = 0;
   let migrations: MigrationReport;
   try {
@@ -51,6 +51,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     connectionLimit: config.dbPoolSize,
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
+    onNewHistory: newHistoryLog(logger),
   });
   logMigrations(logger, migrations);
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
@@ -67,6 +68,11 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     logger,
     registry: metrics?.registry,
     gauge: DATABASE_UP_GAUGES.service,
+  });
+  const housekeeping = startHousekeeping({
+    db: database.db,
+    logger,
+    failed: (task) => metrics?.observeHousekeepingFailure(task),
   });
   const app = createApp({ db: database.db, config, logger, metrics, webhooks, reachability });
   const server = http.createServer(
@@ -88,6 +94,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     server.once('error', reject);
   }).catch(async (error: NodeJS.ErrnoException) => {
     reachability.stop();
+    await housekeeping.stop();
     await database.close();
     throw new Error(`Cannot listen on ${config.host}:${config.port} (${error.code ?? error.message})`);
   });
@@ -110,6 +117,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       server.close();
       server.closeAllConnections();
       reachability.stop();
+      await housekeeping.stop();
       await database.close();
       throw error;
     }
@@ -137,6 +145,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
         logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
       await metricsServer?.close();
       reachability.stop();
+      await housekeeping.stop();
       await database.close();
       logger.info('jobs service stopped');
       flushNow(logger);

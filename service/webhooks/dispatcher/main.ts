@@ -2,7 +2,7 @@
 import { describeDatabaseUrl, openDatabase } from '../../../db/client';
 import { migrateDatabase, startupDatabaseError } from '../../../db/migrate';
 import { loadConfig } from '../../config';
-import { reportNewHistories } from '../../feed-history';
+import { newHistoryLog } from '../../feed-history';
 import { createLogger, flushNow, type Logger } from '../../logger';
 import { serveMetrics, type MetricsServer } from '../../metrics-server';
 import { logMigrations, runProcess } from '../../process';
@@ -35,7 +35,6 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535))
     throw new Error('Invalid configuration: WEBHOOK_METRICS_PORT must be a port number (0-65535)');
   const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
-  reportNewHistories(logger);
   try {
     logMigrations(
       logger,
@@ -48,6 +47,7 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
     connectionLimit: 10,
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
+    onNewHistory: newHistoryLog(logger),
   });
   const keyring = keyringOf({ ...settings, secretsKey: settings.secretsKey });
   let unopenable: string[];
