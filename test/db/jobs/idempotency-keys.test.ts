@@ -6,6 +6,7 @@
 import { sql } from 'drizzle-orm';
 import { createDatabase, type DatabaseHandle } from '../../../db/client';
 import { writeOnce } from '../../../db/jobs/idempotency-keys';
+import { select, type Queryable } from '../../../db/sql';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { testServerAddress } from '../../helpers/server';
 import { startRelay, type LinkMode, type Relay } from '../../faults/relay';
@@ -25,9 +26,9 @@ afterAll(async () => {
   await database?.close();
 });
 
-const connectionId = async (db: Parameters<Parameters<typeof writeOnce>[4]>[0]) => {
-  const [rows] = (await db.execute(sql`select connection_id() as id`)) as unknown as [Array<{ id: number }>];
-  return Number(rows[0]!.id);
+const connectionId = async (on: Queryable) => {
+  const [row] = await select(on, { id: sql<number>`connection_id()` }, (query) => query.from(sql`dual`));
+  return row!.id;
 };
 
 test.each<[string, LinkMode]>([
