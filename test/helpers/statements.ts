@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { tracingChannel } from 'node:diagnostics_channel';
 import type { RowDataPacket } from 'mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
@@ -10,33 +11,44 @@ interface QueryTrace {
   database: string;
 }
 
+/** The statement lists being recorded: by database name, and by the async context of statementsOf's work. */
+const byDatabase = new Map<string, Statement[]>();
+const byWork = new AsyncLocalStorage<Statement[]>();
+const ignore = () => undefined;
+tracingChannel<QueryTrace>('mysql2:query').subscribe({
+  start: ({ query, database }) => {
+    // The text as sent, values written in by mysql2.
+    const statement = { sql: query, params: [] };
+    byDatabase.get(database)?.push(statement);
+    byWork.getStore()?.push(statement);
+  },
+  end: ignore,
+  asyncStart: ignore,
+  asyncEnd: ignore,
+  error: ignore,
+});
+
 /**
- * Records every statement sent to the database named `database`, by any pool of this process, as
- * mysql2 traces it (the text with its values written in): what exactly runs, whoever sends it.
- * `take()` hands over what was recorded since the last call; `stop()` ends the recording.
+ * Records every statement sent to the database named `database` by any pool of this process (a
+ * service's, behind HTTP): `take()` hands over what was recorded since the last call.
  */
 export function recordStatements(database: string): { take(): Statement[]; stop(): void } {
-  let recorded: Statement[] = [];
-  const channel = tracingChannel<QueryTrace>('mysql2:query');
-  const ignore = () => undefined;
-  const handlers = {
-    start: (trace: QueryTrace) => {
-      if (trace.database === database) recorded.push({ sql: trace.query, params: [] });
-    },
-    end: ignore,
-    asyncStart: ignore,
-    asyncEnd: ignore,
-    error: ignore,
-  };
-  channel.subscribe(handlers);
+  byDatabase.set(database, []);
   return {
     take() {
-      const taken = recorded;
-      recorded = [];
+      const taken = byDatabase.get(database) ?? [];
+      byDatabase.set(database, []);
       return taken;
     },
-    stop: () => channel.unsubscribe(handlers),
+    stop: () => byDatabase.delete(database),
   };
+}
+
+/** What `work` returns and the statements it sent, in order: only its own, whatever else runs at the same time. */
+export async function statementsOf<T>(work: () => Promise<T>): Promise<{ result: T; statements: Statement[] }> {
+  const statements: Statement[] = [];
+  const result = await byWork.run(statements, work);
+  return { result, statements };
 }
 
 /** The statement of `statements` that reads a listing page (its ids, then their rows), if one ran. */
