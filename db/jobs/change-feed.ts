@@ -14,27 +14,20 @@ export interface ChangePage {
   hasMore: boolean;
 }
 
-// What a feed entry is read as: its position, when its change was written, its job's id, and the job's columns (null when the job is gone).
+// What a feed entry is read as: its position, its job's id, and the job's columns (null when the job is gone).
 const entryColumns = {
   seq: jobChanges.seq,
-  changedAt: jobChanges.changedAt,
   jobId: jobChanges.jobId,
   // Listable now: not soft-deleted (visible_status is NULL then), not a draft, not deleted.
   listable: sql<number>`coalesce(${jobs.visibleStatus} <> 'draft', false)`,
   ...jobColumns,
 };
+// An event's entry also says when its change was written (a read of job_changes' rows: a page reads its index only).
+const eventColumns = { ...entryColumns, changedAt: jobChanges.changedAt };
 
-/** The feed's entries after `since`, `count` of them: job_changes joined to jobs. */
-function readEntries(on: Queryable, since: number, count: number) {
-  return select(on, entryColumns, (query) =>
-    query
-      .from(jobChanges)
-      .leftJoin(jobs, eq(jobs.id, jobChanges.jobId))
-      .where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since)))
-      .orderBy(asc(jobChanges.seq))
-      .limit(count),
-  );
-}
+/** The feed's entries after `since`, `count` of them: job_changes joined to jobs, in change order. */
+const entriesAfter = (since: number) => and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since));
+const toJobs = eq(jobs.id, jobChanges.jobId);
 
 /** An entry as the feed shows it: the job as it is now when listable, else a tombstone. */
 const entryOf = (row: RowOf<typeof entryColumns>): Job | Tombstone =>
@@ -42,7 +35,14 @@ const entryOf = (row: RowOf<typeof entryColumns>): Job | Tombstone =>
 
 /** One page of the feed. */
 export async function readChanges(db: Queryable, since: number, limit: number): Promise<ChangePage> {
-  const rows = await readEntries(db, since, limit + 1);
+  const rows = await select(db, entryColumns, (query) =>
+    query
+      .from(jobChanges)
+      .leftJoin(jobs, toJobs)
+      .where(entriesAfter(since))
+      .orderBy(asc(jobChanges.seq))
+      .limit(limit + 1),
+  );
   const page = rows.slice(0, limit);
   return {
     entries: page.map(entryOf),
@@ -84,7 +84,9 @@ export async function readChangeEvents(
   lineage?: readonly History[],
 ): Promise<ChangeEvent[]> {
   lineage ??= await readLineage(db);
-  const rows = await readEntries(db, since, limit);
+  const rows = await select(db, eventColumns, (query) =>
+    query.from(jobChanges).leftJoin(jobs, toJobs).where(entriesAfter(since)).orderBy(asc(jobChanges.seq)).limit(limit),
+  );
   return rows.map((row) => ({
     seq: row.seq!,
     history: historyOf(lineage, row.seq!).id,
