@@ -129,7 +129,7 @@ export function openDatabase(url: string, readUrls: readonly string[] = [], opti
   return {
     db: { ...primary.db, replicas: replicas.map((replica) => replica.db) },
     pool: primary.pool,
-    stats: primary.stats,
+    stats: () => primary.stats(),
     close: async (...args: Parameters<DatabaseHandle['close']>) => {
       await Promise.all([primary, ...replicas].map((handle) => handle.close(...args)));
     },

@@ -93,7 +93,7 @@ function run(on: Queryable, { sql, params }: Statement): Promise<Result> {
         } catch (thrown) {
           // A statement refused before it is sent (an undefined bind value): the connection is as it was.
           on.giveBack(connection);
-          reject(thrown as Error);
+          reject(thrown instanceof Error ? thrown : new Error(String(thrown)));
         }
       }),
   );

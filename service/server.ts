@@ -45,7 +45,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       },
     });
   } catch (error) {
-    throw new Error(startupDatabaseError(config.databaseUrl, error));
+    throw new Error(startupDatabaseError(config.databaseUrl, error), { cause: error });
   }
   const database = openDatabase(config.databaseUrl, config.databaseReadUrls, {
     connectionLimit: config.dbPoolSize,
@@ -75,6 +75,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     failed: (task) => metrics?.observeHousekeepingFailure(task),
   });
   const app = createApp({ db: database.db, config, logger, metrics, webhooks, reachability });
+  const handle = app.callback();
   const server = http.createServer(
     {
       headersTimeout: config.headersTimeoutMs,
@@ -82,7 +83,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       requestTimeout: config.headersTimeoutMs + config.bodyReadTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
-    app.callback(),
+    (req, res) => void handle(req, res),
   );
   server.listen(config.port, config.host);
   const malformed = (status: number) => metrics?.observeMalformed(status);
@@ -109,7 +110,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
           server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
         ),
     );
-    metrics.watchPool(database.stats);
+    metrics.watchPool(() => database.stats());
     metrics.watchPendingChanges(() => pendingChangeCount(database.db));
     try {
       metricsServer = await serveMetrics(metrics.registry, config.metricsPort!, config.host);

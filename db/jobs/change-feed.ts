@@ -1,11 +1,11 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { jobChanges, jobs } from '../schema';
-import { qb, select, type Database, type Queryable, type RowOf } from '../sql';
+import { select, type Database, type Queryable, type RowOf } from '../sql';
 import { lastSequenced, sequencePendingChanges } from './change-numbering';
 import type { Job, Tombstone } from '../../domain/job';
 import { historyOf, holds, type FeedPosition, type History } from '../../domain/feed';
 import { readLineage } from './change-history';
-import { jobColumns, toJob, type JobRow } from './job-columns';
+import { jobColumns, toJob } from './job-columns';
 
 export interface ChangePage {
   entries: Array<Job | Tombstone>;
@@ -31,7 +31,7 @@ const toJobs = eq(jobs.id, jobChanges.jobId);
 
 /** An entry as the feed shows it: the job as it is now when listable, else a tombstone. */
 const entryOf = (row: RowOf<typeof entryColumns>): Job | Tombstone =>
-  row.listable === 1 ? toJob(row as JobRow) : { id: row.jobId, removed: true };
+  row.listable === 1 ? toJob(row) : { id: row.jobId, removed: true };
 
 /** One page of the feed. */
 export async function readChanges(db: Queryable, since: number, limit: number): Promise<ChangePage> {

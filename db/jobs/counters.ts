@@ -54,8 +54,8 @@ async function foldTable(db: Database, { table, keys, slot, n }: Counters): Prom
           .insert(table)
           .values(
             folded.map(({ key, n: sum }) =>
-              Object.fromEntries([
-                ...keys.map((column, i) => [field(column), key[i]]),
+              Object.fromEntries<unknown>([
+                ...keys.map((column, i) => [field(column), key[i]] as const),
                 [field(slot), 0],
                 [field(n), sum],
               ]),

@@ -104,9 +104,7 @@ function answer(record: KeyRecord, requestHash: string): Once {
 /** Runs `write` at most once per consumer and key, on the primary (Stripe's model, docs/decisions.md "Idempotent creates"). */
 export async function writeOnce(
   db: Database,
-  consumerId: string,
-  key: string,
-  requestHash: string,
+  { consumerId, key, requestHash }: { consumerId: string; key: string; requestHash: string },
   write: (tx: Queryable) => Promise<StoredResponse>,
 ): Promise<Once> {
   const existing = await findKey(db, consumerId, key);

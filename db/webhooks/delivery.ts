@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import { jobChanges } from '../schema';
-import { execute, qb, select, transaction, type Database, type Queryable } from '../sql';
+import { execute, qb, select, transaction, type Database } from '../sql';
 import { recordAttempts, type AttemptRecord } from './attempts';
 import { EVENT_TYPES } from '../../domain/webhook';
 import { utcNow, webhookSubscriptions as subs } from './schema';

@@ -95,8 +95,8 @@ function syncOnce(): Promise<string> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (chunk) => (out += chunk));
-  child.stderr!.on('data', (chunk) => (out += chunk));
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (out += chunk));
   return new Promise((resolve, reject) =>
     child.once('close', (code) =>
       code === 0 ? resolve(out) : reject(new Error(`sync example exited with ${code}: ${out}`)),

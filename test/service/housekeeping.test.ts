@@ -74,7 +74,7 @@ test('a failing task is counted at every run, logged once by its code, and its r
   } finally {
     await database.query('rename table job_counts_away to job_counts');
   }
-  await eventually(async () => logs.some((line) => line.includes('works again')));
+  await eventually(() => Promise.resolve(logs.some((line) => line.includes('works again'))));
   const folds = logs.filter((line) => line.includes('fold counters'));
   expect(folds).toHaveLength(2);
   expect(JSON.parse(folds[0]!)).toMatchObject({ level: 40, task: 'fold counters', code: 'ER_NO_SUCH_TABLE' });

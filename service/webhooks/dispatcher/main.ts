@@ -41,7 +41,7 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
       await migrateDatabase(config.databaseUrl, { lockTimeoutSeconds: config.migrationLockTimeoutSeconds }),
     );
   } catch (error) {
-    throw new Error(startupDatabaseError(config.databaseUrl, error));
+    throw new Error(startupDatabaseError(config.databaseUrl, error), { cause: error });
   }
   const database = openDatabase(config.databaseUrl, [], {
     connectionLimit: 10,

@@ -18,7 +18,7 @@ import { migrateDatabase, MIGRATIONS_FOLDER } from '../../../db/migrate';
 import { foldJobCounts } from '../../../db/jobs/counters';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
 import { queryReader } from '../../../service/http/validate';
-import { countJobs, listJobs } from '../../../db/jobs/listing';
+import { countJobs } from '../../../db/jobs/listing';
 import { freshDatabase, runDatabasePrefix, type TestDatabase } from '../../helpers/database';
 import { testServerOptions, testServerUrl } from '../../helpers/server';
 import { generator } from '../../../db/seed-data';
@@ -368,15 +368,15 @@ test('the migration counts the jobs that were there before it', async () => {
     await migrateDatabase(url);
     const after = createDatabase(url, { connectionLimit: 2 });
     try {
-      const view = {
+      const view: TestDatabase = {
         ...after,
         url,
         name,
         query: async <T>(statement: string, values?: unknown[]) => (await after.pool.query(statement, values))[0] as T,
         close: after.close,
       };
-      expect(await mismatches(view as TestDatabase)).toEqual([]);
-      expect(await totalOf(view as TestDatabase, '')).toBeGreaterThan(0);
+      expect(await mismatches(view)).toEqual([]);
+      expect(await totalOf(view, '')).toBeGreaterThan(0);
     } finally {
       await after.close();
     }

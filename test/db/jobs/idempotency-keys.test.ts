@@ -39,7 +39,7 @@ test.each<[string, LinkMode]>([
   async (_name, mode) => {
     const key = `link-${mode}`;
     let inTransaction = 0;
-    const failed = writeOnce(handle.db, 'consumer', key, 'hash', async (tx) => {
+    const failed = writeOnce(handle.db, { consumerId: 'consumer', key, requestHash: 'hash' }, async (tx) => {
       inTransaction = await connectionId(tx);
       relay.set(mode);
       await connectionId(tx);
@@ -49,11 +49,9 @@ test.each<[string, LinkMode]>([
     relay.set('forward');
     const after = await connectionId(handle.db);
     expect(after).not.toBe(inTransaction);
-    const again = await writeOnce(handle.db, 'consumer', key, 'hash', async () => ({
-      status: 201,
-      location: null,
-      body: '{"again":true}',
-    }));
+    const again = await writeOnce(handle.db, { consumerId: 'consumer', key, requestHash: 'hash' }, () =>
+      Promise.resolve({ status: 201, location: null, body: '{"again":true}' }),
+    );
     expect(again).toEqual({ response: { status: 201, location: null, body: '{"again":true}' }, replayed: false });
   },
   20_000,

@@ -208,9 +208,7 @@ async function checkStatement(filter: string, statement: Statement, skip: number
 async function checkPage(
   filter: string,
   mode: ListMode,
-  skip: number,
-  take: number,
-  after?: { createdAt: string; id: string },
+  { skip, take, after }: { skip: number; take: number; after?: { createdAt: string; id: string } },
 ): Promise<void> {
   const query = parse(filter, 'limit=20');
   const { result: page, statements } = await statementsOf(() => listJobs(database.db, query, mode));
@@ -230,14 +228,12 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
       const [row] = (await listJobs(database.db, { ...parse(filter), limit: 1 }, { page: 50 })).rows;
       const after = row && { createdAt: row.createdAt, id: row.id };
       await Promise.all([
-        checkPage(filter, { page: 1 }, 0, 20),
-        checkPage(filter, { page: 3 }, 40, 20),
+        checkPage(filter, { page: 1 }, { skip: 0, take: 20 }),
+        checkPage(filter, { page: 3 }, { skip: 40, take: 20 }),
         checkPage(
           filter,
           { after: after ? { createdAt: new Date(after.createdAt), id: after.id } : null },
-          0,
-          21,
-          after,
+          { skip: 0, take: 21, after },
         ),
       ]);
     },

@@ -17,18 +17,20 @@ const NEWEST_FIRST = [...OLDEST_FIRST].reverse();
 /** job_day_counts for the default statuses: `days` in the order the walk reads them, `perDay` jobs each; records each read's arguments. */
 function dayCounts(days: readonly string[], perDay: number | number[]) {
   const statements: Array<Parameters<DayReads>[0]> = [];
-  const read: DayReads = async (asked) => {
+  const read: DayReads = (asked) => {
     statements.push(asked);
     const { past, days: count } = asked;
     const start = past === undefined ? 0 : days.indexOf(past) + 1;
-    return days
-      .slice(start, start + count)
-      .map((day, i) => ({ day, n: Array.isArray(perDay) ? perDay[start + i]! : perDay }));
+    return Promise.resolve(
+      days
+        .slice(start, start + count)
+        .map((day, i) => ({ day, n: Array.isArray(perDay) ? perDay[start + i]! : perDay })),
+    );
   };
   return { read, statements };
 }
 
-const unread = () => jest.fn<ReturnType<DayReads>, Parameters<DayReads>>(async () => []);
+const unread = () => jest.fn<ReturnType<DayReads>, Parameters<DayReads>>(() => Promise.resolve([]));
 const listing = planList({});
 
 test.each([
