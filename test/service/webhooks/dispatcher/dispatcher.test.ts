@@ -443,7 +443,7 @@ inNamespaces(
     );
     expect(await disableSubscription(database.db, id, 'stopped by an operator')).toBe(true);
     const failed = await until(
-      async () => logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line)),
+      () => Promise.resolve(logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line))),
       (lines) => lines.length > 0,
     );
     expect(failed).toEqual([expect.stringContaining('after the lease was lost')]);
