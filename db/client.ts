@@ -1,15 +1,13 @@
-import { withReplicas } from 'drizzle-orm/mysql-core';
-import { sql } from 'drizzle-orm';
-import { drizzle, type MySql2Database } from 'drizzle-orm/mysql2';
 import mysql, { type PoolConnection as CoreConnection } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
-import { boundedPool, CLIENT_MARGIN_MS, limitSessions, type PoolWatch } from './deadlines';
-import * as schema from './schema';
+import { CLIENT_MARGIN_MS, limitSessions } from './deadlines';
+import { execute, pooled, text, type Database } from './sql';
 
-export type Database = MySql2Database<typeof schema>;
+export type { Database } from './sql';
 
 export interface DatabaseHandle {
   db: Database;
+  /** mysql2's own promise wrapper of the primary's pool: for tools and tests that send SQL of their own. */
   pool: Pool;
   /** Ends the pool; connections still busy after `timeoutMs` (a hung link) are destroyed. */
   close(timeoutMs?: number): Promise<void>;
@@ -21,7 +19,9 @@ export interface PoolOptions {
   connectionLimit?: number;
   /** How long to wait for a TCP connection before the request is answered with 503. */
   connectTimeoutMs?: number;
-  /** Per-query time limit, enforced by the server (max_statement_time / max_execution_time) and by the client a second later (db/deadlines.ts). */
+  /** Told when the change feed's numbering starts a new history (service/feed-history.ts logs it). */
+  onNewHistory?: Database['onNewHistory'];
+  /** Per-query time limit, enforced by the server (max_statement_time / max_execution_time) and by the client a second later (mysql2's per-query timeout, db/sql.ts). */
   queryTimeoutMs?: number;
 }
 
@@ -104,14 +104,17 @@ export function createDatabase(url: string, options: PoolOptions = {}): Database
   });
   core.on('acquire', (connection) => free.delete(connection));
   core.on('release', (connection) => free.add(connection));
-  const watch: PoolWatch = { waiting: 0, dropped: gone };
+  const watch = { waiting: 0, dropped: gone };
 
   const statementMs = options.queryTimeoutMs;
   if (statementMs) limitSessions(core, statementMs);
-  const pool = boundedPool(core, statementMs ? statementMs + CLIENT_MARGIN_MS : undefined, watch);
-  const db = drizzle(pool, { schema, mode: 'default' });
+  const pool = core.promise();
   return {
-    db,
+    db: {
+      ...pooled(core, statementMs ? statementMs + CLIENT_MARGIN_MS : undefined, watch),
+      replicas: [],
+      onNewHistory: options.onNewHistory,
+    },
     pool,
     close: (timeoutMs = CLOSE_TIMEOUT_MS) => endWithin(pool, open, timeoutMs),
     stats: () => ({ open: open.size, inUse: open.size - free.size, waiting: watch.waiting }),
@@ -123,11 +126,10 @@ export function openDatabase(url: string, readUrls: readonly string[] = [], opti
   const primary = createDatabase(url, options);
   if (readUrls.length === 0) return primary;
   const replicas = readUrls.map((readUrl) => createDatabase(readUrl, options));
-  const [first, ...rest] = replicas.map((replica) => replica.db);
   return {
-    db: withReplicas(primary.db, [first!, ...rest]),
+    db: { ...primary.db, replicas: replicas.map((replica) => replica.db) },
     pool: primary.pool,
-    stats: primary.stats,
+    stats: () => primary.stats(),
     close: async (...args: Parameters<DatabaseHandle['close']>) => {
       await Promise.all([primary, ...replicas].map((handle) => handle.close(...args)));
     },
@@ -136,5 +138,5 @@ export function openDatabase(url: string, readUrls: readonly string[] = [], opti
 
 /** The readiness probe's statement: whether the database answers at all. */
 export async function ping(db: Database): Promise<void> {
-  await db.execute(sql`select 1`);
+  await execute(db, text('select 1'));
 }

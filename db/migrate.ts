@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { drizzle } from 'drizzle-orm/mysql2';
 import { migrate } from 'drizzle-orm/mysql2/migrator';
 import mysql from 'mysql2/promise';
 import { errorCode, isDatabaseUnavailable } from './errors';
@@ -85,7 +86,7 @@ async function applyTimed(
         JSON.stringify({ ...journal, entries: journal.entries.slice(0, upTo) }),
       );
       const started = performance.now();
-      await migrate(handle.db, { migrationsFolder: folder });
+      await migrate(drizzle(handle.pool), { migrationsFolder: folder });
       applied.push({ name: migration.tag, durationMs: Math.round(performance.now() - started) });
     }
   } finally {

@@ -1,18 +1,18 @@
 import { count } from 'drizzle-orm';
-import type { Database } from './client';
 import { jobs, type NewJobRow } from './schema';
+import { execute, qb, select, type Database } from './sql';
 import { demoJobs, generateJobs } from './seed-data';
 
 const BATCH_SIZE = 1000;
 
 export async function insertInBatches(db: Database, rows: NewJobRow[]): Promise<void> {
   for (let start = 0; start < rows.length; start += BATCH_SIZE) {
-    await db.insert(jobs).values(rows.slice(start, start + BATCH_SIZE));
+    await execute(db, qb.insert(jobs).values(rows.slice(start, start + BATCH_SIZE)));
   }
 }
 
 export async function countJobs(db: Database): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(jobs);
+  const [row] = await select(db, { n: count() }, (query) => query.from(jobs));
   return row?.n ?? 0;
 }
 
@@ -35,12 +35,12 @@ export async function seedBulk(db: Database, total: number, onProgress?: (done: 
       spacingMs: 60_000,
       firstNumber: done,
     });
-    await db.insert(jobs).values(batch);
+    await execute(db, qb.insert(jobs).values(batch));
     onProgress?.(done + batch.length);
   }
 }
 
 /** Empties the jobs table (`npm run db:seed -- --reset`). */
 export async function removeAllJobs(db: Database): Promise<void> {
-  await db.delete(jobs);
+  await execute(db, qb.delete(jobs));
 }

@@ -1,105 +1,187 @@
-import { fillPlaceholders } from 'drizzle-orm';
-import type { MySQLWithReplicas } from 'drizzle-orm/mysql-core';
+import { Column, is, SQL, type GetColumnData } from 'drizzle-orm';
+import type { MySqlColumn } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
-import type { Pool } from 'mysql2/promise';
-import type { Database } from './client';
+import type { Pool, PoolConnection, ResultSetHeader } from 'mysql2';
+import { errorCode } from './errors';
 import * as schema from './schema';
 
-/** A statement as the driver takes it: SQL text with `?` placeholders, and their values (what drizzle's `toSQL()` gives). */
+/**
+ * db/'s one executor (the Kysely model): drizzle builds every statement on `qb`, which has no
+ * connection, and `run` below sends its `toSQL()` on mysql2, on the pool or on a transaction's
+ * connection alike, each statement with mysql2's per-query `timeout` as the client's deadline.
+ */
+
+/** A statement as the driver takes it: SQL text with `?` placeholders, and their values (drizzle's `toSQL()`). */
 export interface Statement {
   sql: string;
   params: unknown[];
 }
 
-/** A transaction of `db.transaction()`: statements written for a Database run in it unchanged. */
-export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
-
-/** Where statements run: the database (with its replicas, if any) or a transaction on it. */
-export type Queryable = Database | Transaction;
-
-/** A database with no connection (drizzle.mock()): statements built on it are only turned into text, for EXPLAIN and the raw baseline. */
-export const textOnly: Database = drizzle.mock({ schema, mode: 'default' });
-
-const withReplicas = (db: Queryable): db is MySQLWithReplicas<Database> => '$primary' in db;
-
-/** Where reads that must see the latest committed writes go: withReplicas' `$primary` (drizzle's read-replica docs), else `db` itself. */
-export function primaryOf<D extends Queryable>(db: D): D {
-  return withReplicas(db) ? (db.$primary as D) : db;
+/** Anything drizzle builds: a select, insert, update or delete of its query builder. */
+export interface Query {
+  toSQL(): Statement;
 }
 
-/** Where a read that may lag goes: one of withReplicas' `$replicas` (typed by MySQLWithReplicas) at random, as drizzle's own select picks, else `db` itself. */
-export function readerOf<D extends Queryable>(db: D): D {
-  if (!withReplicas(db)) return db;
-  const replicas = db.$replicas;
-  return replicas[Math.floor(Math.random() * replicas.length)] as D;
+/** The query builder every statement is written with (drizzle.mock(): it never runs one itself). */
+export const qb = drizzle.mock({ schema, mode: 'default' });
+
+/** Where statements run: the connection each one is sent on, and what becomes of it after. */
+export interface Queryable {
+  /** The client's deadline of every statement (mysql2's per-query `timeout`), in ms; none when undefined. */
+  readonly deadlineMs: number | undefined;
+  /** The connection the next statement is sent on: one of the pool's, or the transaction's. */
+  take(): Promise<PoolConnection>;
+  /** After a statement that answered: back to the pool, or kept by the transaction for its next one. */
+  giveBack(connection: PoolConnection): void;
+  /** After a statement nothing answered in time: the connection's state is unknown, so it is destroyed. */
+  drop(connection: PoolConnection): void;
 }
 
-/**
- * A statement prepared by drizzle (`.prepare()`, with `sql.placeholder`s) once per database it
- * runs on: a primary, each replica and the text-only database each get their own, on first use.
- */
-export function preparedOn<D extends object, P>(build: (db: D) => P): (db: D) => P {
-  const prepared = new WeakMap<D, P>();
-  return (db) => {
-    let statement = prepared.get(db);
-    if (statement === undefined) {
-      statement = build(db);
-      prepared.set(db, statement);
-    }
-    return statement;
+/** The primary (statements run on it) and its read replicas, if any: the service's one handle on the data. */
+export interface Database extends Queryable {
+  readonly replicas: readonly Queryable[];
+  /** Told when the change feed's numbering starts a new history: the database was restored (or recreated) under it. */
+  readonly onNewHistory?: (history: { history: string; firstSeq: number }) => void;
+}
+
+/** Where a read that may lag goes: one of the replicas at random, else the primary. */
+export function readerOf(db: Database): Queryable {
+  const { replicas } = db;
+  return replicas.length === 0 ? db : replicas[Math.floor(Math.random() * replicas.length)]!;
+}
+
+/** A pool's statements: each takes a connection of `pool` and gives it back after, or destroys it past the deadline. */
+export function pooled(
+  pool: Pool,
+  deadlineMs: number | undefined,
+  watch: { waiting: number; dropped(connection: PoolConnection): void },
+): Queryable {
+  return {
+    deadlineMs,
+    take: () =>
+      new Promise((resolve, reject) => {
+        watch.waiting++;
+        pool.getConnection((error, connection) => {
+          watch.waiting--;
+          if (error) reject(error);
+          else resolve(connection);
+        });
+      }),
+    giveBack: (connection) => connection.release(),
+    drop: (connection) => {
+      connection.destroy();
+      watch.dropped(connection);
+    },
   };
 }
 
-/** Shapes kept per database before the oldest are dropped: a bound on what odd queries can make it hold. */
-const SHAPES_KEPT = 1000;
+type Result = unknown[][] | ResultSetHeader;
+
+/** Sends one statement on a connection of `on`: rows as arrays (dates as the driver's text, as drizzle's columns decode them), or a write's header. */
+function run(on: Queryable, { sql, params }: Statement): Promise<Result> {
+  return on.take().then(
+    (connection) =>
+      new Promise<Result>((resolve, reject) => {
+        const options = { sql, values: params, rowsAsArray: true, dateStrings: true, timeout: on.deadlineMs };
+        try {
+          connection.query<never>(options, (error, result) => {
+            if (error && errorCode(error) === 'PROTOCOL_SEQUENCE_TIMEOUT') on.drop(connection);
+            else on.giveBack(connection);
+            if (error) reject(error);
+            else resolve(result);
+          });
+        } catch (thrown) {
+          // A statement refused before it is sent (an undefined bind value): the connection is as it was.
+          on.giveBack(connection);
+          reject(thrown instanceof Error ? thrown : new Error(String(thrown)));
+        }
+      }),
+  );
+}
+
+/** What a select may name: a column (decoded by its own mapFromDriverValue) or an expression (the driver's value, typed by `sql<T>`). */
+type Field = MySqlColumn | SQL | SQL.Aliased;
+export type Selection = Record<string, Field>;
+
+type ValueOf<F> = F extends Column ? GetColumnData<F> : F extends SQL<infer T> | SQL.Aliased<infer T> ? T : never;
+/** A row of `S` as `select` returns it. */
+export type RowOf<S extends Selection> = { [K in keyof S]: ValueOf<S[K]> };
+
+const asIs = (value: unknown) => value;
+const decoderOf = (field: Field) => (is(field, Column) ? (value: unknown) => field.mapFromDriverValue(value) : asIs);
+
+/** A statement written on drizzle's select of `S` (`qb.select(selection)`): what `select` runs. */
+export type Build<S extends Selection> = (select: ReturnType<typeof qb.select<S>>) => Query;
 
 /**
- * Statements whose text varies with a shape (which filters, how many values, which fields are
- * null): each is built and prepared by `prepare` once per database and shape, values as `sql.placeholder`s.
+ * The rows of `build(qb.select(selection))`, each field decoded as the schema declares it. The
+ * select list is the selection's, in its order: decoders and values line up by construction.
  */
-export function preparedByShape<D extends object, P>(): (db: D, shape: string, prepare: () => P) => P {
-  const byDatabase = new WeakMap<D, Map<string, P>>();
-  return (db, shape, prepare) => {
-    let shapes = byDatabase.get(db);
-    if (!shapes) byDatabase.set(db, (shapes = new Map()));
-    let statement = shapes.get(shape);
-    if (statement === undefined) {
-      if (shapes.size >= SHAPES_KEPT) shapes.delete(shapes.keys().next().value!);
-      statement = prepare();
-      shapes.set(shape, statement);
+export async function select<S extends Selection>(
+  on: Queryable,
+  selection: S,
+  build: Build<S>,
+): Promise<Array<RowOf<S>>> {
+  const statement = build(qb.select(selection)).toSQL();
+  const keys = Object.keys(selection);
+  const decoders = Object.values(selection).map(decoderOf);
+  const rows = (await run(on, statement)) as unknown[][];
+  return rows.map((values) => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < keys.length; i++) {
+      const value = values[i];
+      row[keys[i]!] = value === null ? null : decoders[i]!(value);
     }
-    return statement;
-  };
+    return row as RowOf<S>;
+  });
 }
 
-/** A statement built with placeholders, as the driver takes it with these values: for EXPLAIN and the raw baseline. */
-export function statementOf(query: { toSQL(): Statement }, values: Record<string, unknown>): Statement {
-  const { sql, params } = query.toSQL();
-  return { sql, params: fillPlaceholders(params, values) };
+/** Runs an insert, update or delete (or any statement whose rows are not read): the server's header (affectedRows). */
+export async function execute(on: Queryable, query: Query): Promise<ResultSetHeader> {
+  return (await run(on, query.toSQL())) as ResultSetHeader;
 }
 
-const texts = preparedByShape<Database, Statement>();
+/** A statement written as text, for what drizzle's builder does not write (transaction control, `select 1`). */
+export const text = (sql: string): Query => ({ toSQL: () => ({ sql, params: [] }) });
 
-/** A statement's text built once per shape (on textOnly), with this call's values: what the raw baseline runs per request. */
-export function statementText(
-  shape: string,
-  build: () => { toSQL(): Statement },
-  values: Record<string, unknown>,
-): Statement {
-  const { sql, params } = texts(textOnly, shape, () => build().toSQL());
-  return { sql, params: fillPlaceholders(params, values) };
-}
-
-/** The driver drizzle runs `db` on (its documented `$client`): a database has one, a transaction none. */
-export const driverOf = (db: Queryable): Pool | undefined =>
-  '$client' in db ? (db as { $client: Pool }).$client : undefined;
+export type Isolation = 'read committed' | 'repeatable read';
 
 /**
- * A statement's text run on the driver itself, rows as arrays with dates as text: the request
- * path's reads and create, outside transactions. drizzle's per-field typeCast and row mapping cost
- * about a fifth of such a request (docs/decisions.md).
+ * `work` in one transaction on one connection of `db`'s primary, its statements sent by `run` as
+ * any other (with the deadline). A statement that passed the deadline destroyed the connection;
+ * otherwise a failure rolls back and a rollback that fails destroys it: never a connection in an
+ * unknown state back in the pool.
  */
-export async function driverRows(driver: Pool, { sql, params }: Statement): Promise<unknown[][]> {
-  const [rows] = await driver.query<never>({ sql, rowsAsArray: true, dateStrings: true }, params);
-  return rows;
+export async function transaction<T>(
+  db: Database,
+  work: (tx: Queryable) => Promise<T>,
+  isolation?: Isolation,
+): Promise<T> {
+  const connection = await db.take();
+  let lost = false;
+  const tx: Queryable = {
+    deadlineMs: db.deadlineMs,
+    take: () => Promise.resolve(connection),
+    // The transaction keeps its connection until it ends.
+    giveBack: () => undefined,
+    drop: (dropped) => {
+      lost = true;
+      db.drop(dropped);
+    },
+  };
+  try {
+    if (isolation) await execute(tx, text(`set transaction isolation level ${isolation}`));
+    await execute(tx, text('start transaction'));
+    const result = await work(tx);
+    await execute(tx, text('commit'));
+    db.giveBack(connection);
+    return result;
+  } catch (error) {
+    if (!lost)
+      await execute(tx, text('rollback')).then(
+        () => db.giveBack(connection),
+        () => lost || tx.drop(connection),
+      );
+    throw error;
+  }
 }

@@ -2,7 +2,7 @@
 import { describeDatabaseUrl, openDatabase } from '../db/client';
 import { migrateDatabase, startupDatabaseError } from '../db/migrate';
 import { loadConfig, type Config } from '../service/config';
-import { reportNewHistories } from '../service/feed-history';
+import { newHistoryLog } from '../service/feed-history';
 import { createLogger, flushNow, type Logger } from '../service/logger';
 import { serveMetrics, type MetricsServer } from '../service/metrics-server';
 import { logMigrations, runProcess } from '../service/process';
@@ -27,12 +27,12 @@ export async function runDispatcher(env: NodeJS.ProcessEnv = process.env): Promi
   const config = loadConfig(env);
   const settings = signingSettings(config);
   const logger = createLogger(config.logLevel).child({ component: 'webhook-dispatcher' });
-  reportNewHistories(logger);
   await migrate(config, logger);
   const database = openDatabase(config.databaseUrl, [], {
     connectionLimit: 10,
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
+    onNewHistory: newHistoryLog(logger),
   });
   const keyring = keyringOf(settings);
   let unopenable: string[];

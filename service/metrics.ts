@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/client';
+import { HOUSEKEEPING_TASKS, type HousekeepingTask } from './housekeeping';
 
 // From a cached 304 to a request that waited its whole turn (DB_QUERY_TIMEOUT_MS at most 25 s).
 type RequestLabel = 'route' | 'method' | 'status';
@@ -38,6 +39,8 @@ export interface ServiceMetrics {
   watchPool(stats: () => PoolStats): void;
   /** `count` is asked at each scrape; a failure leaves the gauge NaN rather than an old number. */
   watchPendingChanges(count: () => Promise<number>): void;
+  /** One failed run of a periodic task (service/housekeeping.ts). */
+  observeHousekeepingFailure(task: HousekeepingTask): void;
 }
 
 /** The service's Prometheus metrics, in a registry of their own (one per running service). */
@@ -73,6 +76,13 @@ export function createMetrics(): ServiceMetrics {
     registers: [registry],
   });
   for (const reason of ['missing', 'mismatch'] as const) gatewaySecretRejections.inc({ reason }, 0);
+  const housekeepingFailures = new Counter({
+    name: 'jobs_housekeeping_failures_total',
+    help: 'Failed runs of the service periodic tasks (folding the counters, cleaning expired idempotency keys), by task',
+    labelNames: ['task'] as const,
+    registers: [registry],
+  });
+  for (const task of HOUSEKEEPING_TASKS) housekeepingFailures.inc({ task }, 0);
 
   /** A gauge read at scrape time. */
   const gauge = (name: string, help: string, read: () => number | Promise<number>) =>
@@ -105,6 +115,9 @@ export function createMetrics(): ServiceMetrics {
     },
     observeGatewaySecretRejection(reason) {
       gatewaySecretRejections.inc({ reason });
+    },
+    observeHousekeepingFailure(task) {
+      housekeepingFailures.inc({ task });
     },
     watchAdmission(stats) {
       gauge('admission_in_use', 'Admission turns held by running requests', () => stats().inUse);

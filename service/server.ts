@@ -8,7 +8,8 @@ import { seedIfEmpty } from '../db/seed';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
 import { clientErrorHandler, connectHandler } from './client-error';
-import { reportNewHistories } from './feed-history';
+import { newHistoryLog } from './feed-history';
+import { startHousekeeping } from './housekeeping';
 import { createLogger, flushNow, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import { serveMetrics, type MetricsServer } from './metrics-server';
@@ -32,7 +33,6 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
   const config = loadConfig(process.env, overrides);
   const { webhooks } = config;
   const logger = createLogger(config.logLevel);
-  reportNewHistories(logger);
   let seeded = 0;
   let migrations: MigrationReport;
   try {
@@ -44,12 +44,13 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       },
     });
   } catch (error) {
-    throw new Error(startupDatabaseError(config.databaseUrl, error));
+    throw new Error(startupDatabaseError(config.databaseUrl, error), { cause: error });
   }
   const database = openDatabase(config.databaseUrl, config.databaseReadUrls, {
     connectionLimit: config.dbPoolSize,
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.dbQueryTimeoutMs,
+    onNewHistory: newHistoryLog(logger),
   });
   logMigrations(logger, migrations);
   if (seeded > 0) logger.info({ jobs: seeded }, 'loaded the demo jobs into an empty table');
@@ -67,7 +68,13 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     registry: metrics?.registry,
     gauge: DATABASE_UP_GAUGES.service,
   });
+  const housekeeping = startHousekeeping({
+    db: database.db,
+    logger,
+    failed: (task) => metrics?.observeHousekeepingFailure(task),
+  });
   const app = createApp({ db: database.db, config, logger, metrics, webhooks, reachability });
+  const handle = app.callback();
   const server = http.createServer(
     {
       headersTimeout: config.headersTimeoutMs,
@@ -75,7 +82,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       requestTimeout: config.headersTimeoutMs + config.bodyReadTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
-    app.callback(),
+    (req, res) => void handle(req, res),
   );
   server.listen(config.port, config.host);
   const malformed = (status: number) => metrics?.observeMalformed(status);
@@ -87,6 +94,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     server.once('error', reject);
   }).catch(async (error: NodeJS.ErrnoException) => {
     reachability.stop();
+    await housekeeping.stop();
     await database.close();
     throw new Error(`Cannot listen on ${config.host}:${config.port} (${error.code ?? error.message})`);
   });
@@ -101,7 +109,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
           server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
         ),
     );
-    metrics.watchPool(database.stats);
+    metrics.watchPool(() => database.stats());
     metrics.watchPendingChanges(() => pendingChangeCount(database.db));
     try {
       metricsServer = await serveMetrics(metrics.registry, config.metricsPort!, config.host);
@@ -109,6 +117,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       server.close();
       server.closeAllConnections();
       reachability.stop();
+      await housekeeping.stop();
       await database.close();
       throw error;
     }
@@ -136,6 +145,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
         logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
       await metricsServer?.close();
       reachability.stop();
+      await housekeeping.stop();
       await database.close();
       logger.info('jobs service stopped');
       flushNow(logger);

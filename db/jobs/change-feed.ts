@@ -1,13 +1,11 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
-import type { MySqlSelect } from 'drizzle-orm/mysql-core';
-import type { Database } from '../client';
 import { jobChanges, jobs } from '../schema';
-import { primaryOf } from '../sql';
+import { select, type Database, type Queryable, type RowOf } from '../sql';
 import { lastSequenced, sequencePendingChanges } from './change-numbering';
 import type { Job, Tombstone } from '../../domain/job';
 import { historyOf, holds, type FeedPosition, type History } from '../../domain/feed';
 import { readLineage } from './change-history';
-import { publicColumns, toJob } from './job-columns';
+import { jobColumns, toJob } from './job-columns';
 
 export interface ChangePage {
   entries: Array<Job | Tombstone>;
@@ -16,33 +14,38 @@ export interface ChangePage {
   hasMore: boolean;
 }
 
-// What a feed entry is read as: its position, its job's id, and the job's current public fields when listable.
+// What a feed entry is read as: its position, its job's id, and the job's columns (null when the job is gone).
 const entryColumns = {
   seq: jobChanges.seq,
   jobId: jobChanges.jobId,
   // Listable now: not soft-deleted (visible_status is NULL then), not a draft, not deleted.
-  listable: sql`coalesce(${jobs.visibleStatus} <> 'draft', false)`.mapWith(Boolean),
-  job: publicColumns,
+  listable: sql<number>`coalesce(${jobs.visibleStatus} <> 'draft', false)`,
+  ...jobColumns,
 };
+// An event's entry also says when its change was written (a read of job_changes' rows: a page reads its index only).
+const eventColumns = { ...entryColumns, changedAt: jobChanges.changedAt };
 
-/** The feed's filter and order on a select of job_changes joined to jobs: changes after `since`, `count` of them. */
-function afterPosition<T extends MySqlSelect>(query: T, since: number, count: number): T {
-  return query
-    .where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since)))
-    .orderBy(asc(jobChanges.seq))
-    .limit(count);
-}
+/** The feed's entries after `since`, `count` of them: job_changes joined to jobs, in change order. */
+const entriesAfter = (since: number) => and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since));
+const toJobs = eq(jobs.id, jobChanges.jobId);
 
-/** One page of the feed: the job as it is now when listable, else a tombstone. */
-export async function readChanges(db: Database, since: number, limit: number): Promise<ChangePage> {
-  const rows = await afterPosition(
-    db.select(entryColumns).from(jobChanges).leftJoin(jobs, eq(jobs.id, jobChanges.jobId)).$dynamic(),
-    since,
-    limit + 1,
+/** An entry as the feed shows it: the job as it is now when listable, else a tombstone. */
+const entryOf = (row: RowOf<typeof entryColumns>): Job | Tombstone =>
+  row.listable === 1 ? toJob(row) : { id: row.jobId, removed: true };
+
+/** One page of the feed. */
+export async function readChanges(db: Queryable, since: number, limit: number): Promise<ChangePage> {
+  const rows = await select(db, entryColumns, (query) =>
+    query
+      .from(jobChanges)
+      .leftJoin(jobs, toJobs)
+      .where(entriesAfter(since))
+      .orderBy(asc(jobChanges.seq))
+      .limit(limit + 1),
   );
   const page = rows.slice(0, limit);
   return {
-    entries: page.map(({ jobId, listable, job }) => (listable && job ? toJob(job) : { id: jobId, removed: true })),
+    entries: page.map(entryOf),
     lastSeq: page.at(-1)?.seq ?? undefined,
     hasMore: rows.length > limit,
   };
@@ -53,14 +56,13 @@ export type FeedPage = (ChangePage & { next: FeedPosition }) | { refused: 'ahead
 
 /** A poll of the feed, on the primary (its positions must never go backwards between two polls). */
 export async function pollFeed(db: Database, since: FeedPosition | undefined, limit: number): Promise<FeedPage> {
-  const primary = primaryOf(db);
-  const stillNumbering = await sequencePendingChanges(primary);
-  const lineage = await readLineage(primary);
+  const stillNumbering = await sequencePendingChanges(db);
+  const lineage = await readLineage(db);
   // A position of a history the feed no longer holds (a restore), however far the new numbering has come.
   if (since && !holds(lineage, since)) return { refused: 'rewritten' };
   const from = since?.seq ?? 0;
-  const page = await readChanges(primary, from, limit);
-  if (page.entries.length === 0 && from > (await lastSequenced(primary))) return { refused: 'ahead' };
+  const page = await readChanges(db, from, limit);
+  if (page.entries.length === 0 && from > (await lastSequenced(db))) return { refused: 'ahead' };
   const seq = page.lastSeq ?? from;
   return { ...page, hasMore: page.hasMore || stillNumbering, next: { history: historyOf(lineage, seq).id, seq } };
 }
@@ -82,19 +84,13 @@ export async function readChangeEvents(
   lineage?: readonly History[],
 ): Promise<ChangeEvent[]> {
   lineage ??= await readLineage(db);
-  const rows = await afterPosition(
-    db
-      .select({ ...entryColumns, changedAt: jobChanges.changedAt })
-      .from(jobChanges)
-      .leftJoin(jobs, eq(jobs.id, jobChanges.jobId))
-      .$dynamic(),
-    since,
-    limit,
+  const rows = await select(db, eventColumns, (query) =>
+    query.from(jobChanges).leftJoin(jobs, toJobs).where(entriesAfter(since)).orderBy(asc(jobChanges.seq)).limit(limit),
   );
-  return rows.map(({ seq, jobId, changedAt, listable, job }) => ({
-    seq: seq!,
-    history: historyOf(lineage, seq!).id,
-    changedAt: changedAt ?? new Date(0),
-    entry: listable && job ? toJob(job) : { id: jobId, removed: true },
+  return rows.map((row) => ({
+    seq: row.seq!,
+    history: historyOf(lineage, row.seq!).id,
+    changedAt: row.changedAt ?? new Date(0),
+    entry: entryOf(row),
   }));
 }

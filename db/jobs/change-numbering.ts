@@ -1,35 +1,26 @@
 import { eq, isNull, sql } from 'drizzle-orm';
-import type { Database } from '../client';
 import { jobChangeSequence, jobChanges } from '../schema';
+import { execute, qb, select, transaction, type Database } from '../sql';
 import { ensureHistory } from './change-history';
 
 /** Rows numbered per statement, and statements per call: a bulk import is numbered over a few feed requests. */
 export const SEQUENCER_LIMITS = { batch: 500, batchesPerCall: 10 };
 
-/** Told when numbering starts a new history: the database was restored (or recreated) under the feed. */
-let onNewHistory: ((history: { history: string; firstSeq: number }) => void) | undefined;
-export function whenNewHistory(listener: typeof onNewHistory): void {
-  onNewHistory = listener;
-}
-
 /** Numbers the committed changes that have no number yet, after every number already given. */
 export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LIMITS): Promise<boolean> {
   // Nothing committed and waiting: no write transaction at all (the common case for a poll).
-  const [waiting] = await db
-    .select({ jobId: jobChanges.jobId })
-    .from(jobChanges)
-    .where(isNull(jobChanges.seq))
-    .limit(1);
+  const [waiting] = await select(db, { jobId: jobChanges.jobId }, (query) =>
+    query.from(jobChanges).where(isNull(jobChanges.seq)).limit(1),
+  );
   if (!waiting) return false;
 
   let minted: { history: string; firstSeq: number } | undefined;
-  const more = await db.transaction(
+  const more = await transaction(
+    db,
     async (tx) => {
-      const [counter] = await tx
-        .select({ lastSeq: jobChangeSequence.lastSeq })
-        .from(jobChangeSequence)
-        .where(eq(jobChangeSequence.id, 1))
-        .for('update');
+      const [counter] = await select(tx, { lastSeq: jobChangeSequence.lastSeq }, (query) =>
+        query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)).for('update'),
+      );
       if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
       let last = counter.lastSeq;
       // After a restore, the numbers from here on are a new history: never a number given twice in one.
@@ -41,36 +32,39 @@ export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LI
           more = true;
           break;
         }
-        const pending = await tx
-          .select({ jobId: jobChanges.jobId })
-          .from(jobChanges)
-          .where(isNull(jobChanges.seq))
-          .orderBy(jobChanges.changedAt, jobChanges.jobId)
-          .limit(limits.batch)
-          .for('update', { skipLocked: true });
+        const pending = await select(tx, { jobId: jobChanges.jobId }, (query) =>
+          query
+            .from(jobChanges)
+            .where(isNull(jobChanges.seq))
+            .orderBy(jobChanges.changedAt, jobChanges.jobId)
+            .limit(limits.batch)
+            .for('update', { skipLocked: true }),
+        );
         if (pending.length === 0) break;
         // Rows this transaction has locked, so the upsert only ever updates them.
-        await tx
-          .insert(jobChanges)
-          .values(pending.map(({ jobId }, i) => ({ jobId, seq: last + i + 1 })))
-          .onDuplicateKeyUpdate({ set: { seq: sql`values(${jobChanges.seq})` } });
+        await execute(
+          tx,
+          qb
+            .insert(jobChanges)
+            .values(pending.map(({ jobId }, i) => ({ jobId, seq: last + i + 1 })))
+            .onDuplicateKeyUpdate({ set: { seq: sql`values(${jobChanges.seq})` } }),
+        );
         last += pending.length;
         if (pending.length < limits.batch) break;
       }
-      await tx.update(jobChangeSequence).set({ lastSeq: last }).where(eq(jobChangeSequence.id, 1));
+      await execute(tx, qb.update(jobChangeSequence).set({ lastSeq: last }).where(eq(jobChangeSequence.id, 1)));
       return more;
     },
-    { isolationLevel: 'read committed' },
+    'read committed',
   );
-  if (minted) onNewHistory?.(minted);
+  if (minted) db.onNewHistory?.(minted);
   return more;
 }
 
 /** The highest number given out so far: a position no reader can legitimately be beyond. */
 export async function lastSequenced(db: Database): Promise<number> {
-  const [counter] = await db
-    .select({ lastSeq: jobChangeSequence.lastSeq })
-    .from(jobChangeSequence)
-    .where(eq(jobChangeSequence.id, 1));
+  const [counter] = await select(db, { lastSeq: jobChangeSequence.lastSeq }, (query) =>
+    query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)),
+  );
   return counter?.lastSeq ?? 0;
 }

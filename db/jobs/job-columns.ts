@@ -1,23 +1,9 @@
-import { sql, type SQL } from 'drizzle-orm';
-import type { SelectResultFields } from 'drizzle-orm/query-builders/select.types';
 import { Salary, type Job } from '../../domain/job';
 import { jobs } from '../schema';
+import type { RowOf } from '../sql';
 
-/** DATETIME(3) read as the Job's ISO 8601 string. */
-const DRIVER_DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
-export const toIso = (value: string) =>
-  // The driver's form is already ISO 8601 but for the T and the Z; anything else goes through Date.
-  DRIVER_DATETIME.test(value)
-    ? `${value.slice(0, 10)}T${value.slice(11)}Z`
-    : new Date(`${value.replace(' ', 'T')}Z`).toISOString();
-const isoOrNull = (value: string | null) => (value === null ? null : toIso(value));
-
-// MariaDB hands JSON_OBJECT back as text, MySQL 8 as an already parsed object.
-const salaryOf = (value: string | Salary | null): Salary | null =>
-  value === null ? null : Salary.parse(typeof value === 'string' ? JSON.parse(value) : value);
-
-/** The only columns the API ever reads, one per field of the Job (domain/job.ts), in its order, each already of the Job's type. */
-export const publicColumns = {
+/** The columns a Job is read from: its public fields, and the flags that say which of them are disclosed. */
+export const jobColumns = {
   id: jobs.id,
   postingId: jobs.postingId,
   title: jobs.title,
@@ -29,64 +15,46 @@ export const publicColumns = {
   description: jobs.description,
   requirements: jobs.requirements,
   responsibilities: jobs.responsibilities,
-  salary:
-    sql`case when ${jobs.salaryDisclosed} then json_object('min', ${jobs.salaryMin}, 'max', ${jobs.salaryMax}, 'currency', ${jobs.salaryCurrency}) end`.mapWith(
-      salaryOf,
-    ),
+  salaryDisclosed: jobs.salaryDisclosed,
+  salaryMin: jobs.salaryMin,
+  salaryMax: jobs.salaryMax,
+  salaryCurrency: jobs.salaryCurrency,
   status: jobs.status,
-  submissionDueDate: sql`${jobs.submissionDueDate}`.mapWith(isoOrNull),
-  clientName: sql<Job['clientName']>`case when ${jobs.clientNameDisclosed} then ${jobs.clientName} end`,
-  vendorName: sql<Job['vendorName']>`case when ${jobs.vendorNameDisclosed} then ${jobs.vendorName} end`,
+  submissionDueDate: jobs.submissionDueDate,
+  clientNameDisclosed: jobs.clientNameDisclosed,
+  clientName: jobs.clientName,
+  vendorNameDisclosed: jobs.vendorNameDisclosed,
+  vendorName: jobs.vendorName,
   postedByName: jobs.postedByName,
-  createdAt: sql`${jobs.createdAt}`.mapWith(toIso),
-  updatedAt: sql`${jobs.updatedAt}`.mapWith(isoOrNull),
-} satisfies Record<keyof Job, (typeof jobs)['_']['columns'][keyof (typeof jobs)['_']['columns']] | SQL>;
-
-/** A row of publicColumns as drizzle maps it: the Job, but with a missing workplace as null. */
-type PublicRow = { [K in keyof Job]-?: undefined extends Job[K] ? Exclude<Job[K], undefined> | null : Job[K] };
-
-/** The row as the Job: only `workplace` is left out, rather than null, when the row has none. */
-export const toJob = (row: PublicRow): Job => ({ ...row, workplace: row.workplace ?? undefined });
-
-type Decode = (value: never) => unknown;
-
-/** Each field's decoder of the driver's value (dateStrings), as its `.mapWith()` or its column declares it; undefined: the value as it comes. */
-const DECODERS: { readonly [K in keyof typeof publicColumns]: Decode | undefined } = {
-  id: (value: Buffer) => jobs.id.mapFromDriverValue(value),
-  postingId: undefined,
-  title: undefined,
-  department: undefined,
-  location: undefined,
-  workplace: undefined,
-  state: undefined,
-  type: undefined,
-  description: undefined,
-  requirements: (value: string) => jobs.requirements.mapFromDriverValue(value),
-  responsibilities: (value: string) => jobs.responsibilities.mapFromDriverValue(value),
-  salary: salaryOf,
-  status: undefined,
-  submissionDueDate: isoOrNull,
-  clientName: undefined,
-  vendorName: undefined,
-  postedByName: undefined,
-  createdAt: toIso,
-  updatedAt: isoOrNull,
+  createdAt: jobs.createdAt,
+  updatedAt: jobs.updatedAt,
 };
-const FIELDS = Object.keys(publicColumns) as (keyof typeof publicColumns)[];
-const DECODE = FIELDS.map((field) => DECODERS[field] as ((value: unknown) => unknown) | undefined);
 
-/** A row of publicColumns' select list as the driver gives it (an array, dates as text) as the Job. */
-export function rowToJob(values: unknown[]): Job {
-  const row: Record<string, unknown> = {};
-  for (let i = 0; i < FIELDS.length; i++) {
-    const value = values[i];
-    const decode = DECODE[i];
-    row[FIELDS[i]!] = value === null || decode === undefined ? value : decode(value);
-  }
-  return toJob(row as PublicRow);
+export type JobRow = RowOf<typeof jobColumns>;
+
+/** A row of jobColumns as the API shows the job: undisclosed salary and names as null, times as ISO 8601, no workplace when it has none. */
+export function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    postingId: row.postingId,
+    title: row.title,
+    department: row.department,
+    location: row.location,
+    ...(row.workplace === null ? {} : { workplace: row.workplace }),
+    state: row.state,
+    type: row.type,
+    description: row.description,
+    requirements: row.requirements,
+    responsibilities: row.responsibilities,
+    salary: row.salaryDisclosed
+      ? Salary.parse({ min: row.salaryMin, max: row.salaryMax, currency: row.salaryCurrency })
+      : null,
+    status: row.status,
+    submissionDueDate: row.submissionDueDate?.toISOString() ?? null,
+    clientName: row.clientNameDisclosed ? row.clientName : null,
+    vendorName: row.vendorNameDisclosed ? row.vendorName : null,
+    postedByName: row.postedByName,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt?.toISOString() ?? null,
+  };
 }
-
-// Compile-time proof that the selected row is exactly the Job's row shape, field for field.
-type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-const rowIsJobRow: Same<SelectResultFields<typeof publicColumns>, PublicRow> = true;
-void rowIsJobRow;

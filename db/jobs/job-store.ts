@@ -1,57 +1,34 @@
-import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
-import type { MySqlInsertValue } from 'drizzle-orm/mysql-core';
+import { and, eq, isNull, ne, or } from 'drizzle-orm';
 import type { Job, Salary } from '../../domain/job';
-import { jobs, type NewJobRow } from '../schema';
-import {
-  driverOf,
-  driverRows,
-  preparedByShape,
-  preparedOn,
-  primaryOf,
-  readerOf,
-  statementText,
-  textOnly,
-  type Queryable,
-} from '../sql';
 import { uuidv7 } from '../../domain/uuid';
-import { publicColumns, rowToJob, toJob } from './job-columns';
+import { jobs, type NewJobRow } from '../schema';
+import { execute, qb, readerOf, select, type Database, type Queryable } from '../sql';
+import { jobColumns, toJob } from './job-columns';
 
-/** One job as its reader may see it, the id as the column stores it. */
-const byIdQuery = (db: Queryable) =>
-  db
-    .select(publicColumns)
-    .from(jobs)
-    .where(
-      and(
-        eq(jobs.id, sql.placeholder('id')),
-        isNull(jobs.deletedAt),
-        or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, sql.placeholder('consumer'))),
-      ),
-    )
-    .limit(1);
-const byId = preparedOn((db: Queryable) => byIdQuery(db).prepare());
-
-async function readJob(db: Queryable, id: string, consumerId: string | undefined): Promise<Job | undefined> {
-  // A placeholder compared with a column is not encoded by drizzle: the id goes as the column's driver value.
-  const values = { id: jobs.id.mapToDriverValue(id), consumer: consumerId ?? null };
-  const driver = driverOf(db);
-  if (driver) {
-    const [row] = await driverRows(
-      driver,
-      statementText('job by id', () => byIdQuery(textOnly), values),
-    );
-    return row && rowToJob(row);
-  }
-  const [row] = await byId(db).execute(values);
+/** One job by id (its 16 bytes are compared), as its reader may see it: drafts only by the consumer that created them. */
+async function readJob(on: Queryable, id: string, consumerId: string | undefined): Promise<Job | undefined> {
+  const [row] = await select(on, jobColumns, (query) =>
+    query
+      .from(jobs)
+      .where(
+        and(
+          eq(jobs.id, id),
+          isNull(jobs.deletedAt),
+          consumerId === undefined
+            ? ne(jobs.status, 'draft')
+            : or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, consumerId)),
+        ),
+      )
+      .limit(1),
+  );
   return row && toJob(row);
 }
 
-/** One job by id, in any case (its 16 bytes are compared), as `consumerId` may see it. */
-export function findJob(db: Queryable, id: string, consumerId: string | undefined): Promise<Job | undefined> {
-  const primary = primaryOf(db);
-  // Without replicas the one read is the answer: no second frame to wait in.
-  if (primary === db) return readJob(db, id, consumerId);
-  return readJob(readerOf(db), id, consumerId).then((job) => job ?? readJob(primary, id, consumerId));
+/** One job by id as `consumerId` may see it: on a replica, and on the primary when the replica has not got it yet. */
+export async function findJob(db: Database, id: string, consumerId: string | undefined): Promise<Job | undefined> {
+  const reader = readerOf(db);
+  const job = await readJob(reader, id, consumerId);
+  return job ?? (reader === db ? undefined : readJob(db, id, consumerId));
 }
 
 /** A create's fields as the contract has them: the row's own columns, with the salary as one object. */
@@ -62,41 +39,12 @@ export type NewJob = Omit<
   salary?: Salary | null;
 };
 
-type Row = Record<string, unknown>;
-
-/** A job's insert with these fields sent; null stays SQL's null, not a placeholder the column would encode. */
-const insertQuery = (db: Queryable, keys: string[], row: Row) =>
-  db
-    .insert(jobs)
-    .values(
-      Object.fromEntries(keys.map((key) => [key, row[key] === null ? null : sql.placeholder(key)])) as MySqlInsertValue<
-        typeof jobs
-      >,
-    );
-
-/** Prepared once per database and shape, for a transaction. */
-const inserts = preparedByShape<Queryable, { execute(values: Row): Promise<unknown> }>();
-
-async function insertJob(db: Queryable, row: Row): Promise<void> {
-  // One statement per shape: which fields a body sends, and which of them are null.
-  const keys = Object.keys(row).filter((key) => row[key] !== undefined);
-  const shape = `insert|${keys.map((key) => (row[key] === null ? `${key}=null` : key)).join()}`;
-  const driver = driverOf(db);
-  if (driver)
-    await driverRows(
-      driver,
-      statementText(shape, () => insertQuery(textOnly, keys, row), row),
-    );
-  else await inserts(db, shape, () => insertQuery(db, keys, row).prepare()).execute(row);
-}
-
-/** Creates a job on the primary (or in the transaction `db` is) and reads it back there through the one projection. */
-export async function storeJob(db: Queryable, { salary = null, ...fields }: NewJob, consumerId: string): Promise<Job> {
-  const primary = primaryOf(db);
+/** Creates a job on `on` (the primary, or the transaction of a keyed create) and reads it back there. */
+export async function storeJob(on: Queryable, { salary = null, ...fields }: NewJob, consumerId: string): Promise<Job> {
   const now = new Date();
   const id = uuidv7(now);
-  // Added to the rest object: spreading it into a new literal cost measurably more a create.
-  const row: NewJobRow = Object.assign(fields, {
+  const row: NewJobRow = {
+    ...fields,
     id,
     salaryDisclosed: salary !== null,
     salaryMin: salary?.min ?? null,
@@ -104,7 +52,7 @@ export async function storeJob(db: Queryable, { salary = null, ...fields }: NewJ
     salaryCurrency: salary?.currency ?? null,
     createdAt: now,
     createdByConsumer: consumerId,
-  });
-  await insertJob(primary, row);
-  return (await readJob(primary, id, consumerId))!;
+  };
+  await execute(on, qb.insert(jobs).values(row));
+  return (await readJob(on, id, consumerId))!;
 }

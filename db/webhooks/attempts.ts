@@ -1,6 +1,5 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
-import type { Database } from '../client';
-import { primaryOf, type Queryable } from '../sql';
+import { execute, qb, select, type Database, type Queryable } from '../sql';
 import { utcNow, webhookAttempts as attempts, webhookSubscriptions as subs } from './schema';
 
 /** Attempts kept per subscription: what its owner can read back. */
@@ -30,29 +29,33 @@ export async function recordAttempts(
   random: () => number = Math.random,
 ): Promise<void> {
   if (records.length === 0) return;
-  const db = primaryOf(database);
   // The error column holds a class, not a story: anything longer is cut to its width.
-  await db
-    .insert(attempts)
-    .values(
+  await execute(
+    database,
+    qb.insert(attempts).values(
       records.map((record) => ({
         ...record,
         error: record.error?.slice(0, ERROR_WIDTH) ?? null,
         latencyMs: Math.max(0, Math.round(record.latencyMs)),
         attemptedAt: sql`${utcNow}`,
       })),
-    );
+    ),
+  );
   for (const subscriptionId of new Set(records.map((record) => record.subscriptionId))) {
     if (random() * TRIM_EVERY >= 1) continue;
-    const [edge] = await db
-      .select({ id: attempts.id })
-      .from(attempts)
-      .where(eq(attempts.subscriptionId, subscriptionId))
-      .orderBy(desc(attempts.id))
-      .limit(1)
-      .offset(ATTEMPTS_KEPT - 1);
+    const [edge] = await select(database, { id: attempts.id }, (query) =>
+      query
+        .from(attempts)
+        .where(eq(attempts.subscriptionId, subscriptionId))
+        .orderBy(desc(attempts.id))
+        .limit(1)
+        .offset(ATTEMPTS_KEPT - 1),
+    );
     if (edge)
-      await db.delete(attempts).where(and(eq(attempts.subscriptionId, subscriptionId), lt(attempts.id, edge.id)));
+      await execute(
+        database,
+        qb.delete(attempts).where(and(eq(attempts.subscriptionId, subscriptionId), lt(attempts.id, edge.id))),
+      );
   }
 }
 
@@ -72,23 +75,20 @@ export async function listAttempts(
   id: string,
   limit = ATTEMPTS_KEPT,
 ): Promise<AttemptView[] | undefined> {
-  const db = primaryOf(database);
-  const [owned] = await db
-    .select({ id: subs.id })
-    .from(subs)
-    .where(and(eq(subs.id, id), eq(subs.consumerId, consumerId)));
+  const [owned] = await select(database, { id: subs.id }, (query) =>
+    query.from(subs).where(and(eq(subs.id, id), eq(subs.consumerId, consumerId))),
+  );
   if (!owned) return undefined;
-  return db
-    .select({
+  return select(
+    database,
+    {
       eventId: attempts.eventId,
       position: attempts.position,
       attemptedAt: attempts.attemptedAt,
       status: attempts.status,
       error: attempts.error,
       latencyMs: attempts.latencyMs,
-    })
-    .from(attempts)
-    .where(eq(attempts.subscriptionId, id))
-    .orderBy(desc(attempts.id))
-    .limit(limit);
+    },
+    (query) => query.from(attempts).where(eq(attempts.subscriptionId, id)).orderBy(desc(attempts.id)).limit(limit),
+  );
 }

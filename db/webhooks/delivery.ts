@@ -1,7 +1,6 @@
 import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
-import type { Database } from '../client';
 import { jobChanges } from '../schema';
-import { primaryOf } from '../sql';
+import { execute, qb, select, transaction, type Database } from '../sql';
 import { recordAttempts, type AttemptRecord } from './attempts';
 import { EVENT_TYPES } from '../../domain/webhook';
 import { utcNow, webhookSubscriptions as subs } from './schema';
@@ -41,10 +40,9 @@ const fenced = (lease: Lease) =>
 
 /** The feed's last public position: a subscription at it has nothing waiting. */
 async function publicHead(db: Database): Promise<number> {
-  const [row] = await db
-    .select({ head: sql<number | null>`max(${jobChanges.seq})`.mapWith(Number) })
-    .from(jobChanges)
-    .where(eq(jobChanges.everPublic, true));
+  const [row] = await select(db, { head: sql<number | null>`max(${jobChanges.seq})` }, (query) =>
+    query.from(jobChanges).where(eq(jobChanges.everPublic, true)),
+  );
   return row?.head ?? 0;
 }
 
@@ -60,30 +58,34 @@ export async function claimDue(
   max: number,
 ): Promise<LeasedSubscription[]> {
   if (max <= 0) return [];
-  const db = primaryOf(database);
   // Read before the transaction: a locking read would lock the feed's index end against the numbering.
-  const head = await publicHead(db);
-  return db.transaction(async (tx) => {
-    const candidates = await tx
-      .select({ id: subs.id })
-      .from(subs)
-      .where(and(eq(subs.status, 'active'), lte(subs.nextAttemptAt, utcNow), leaseFree, lt(subs.position, head)))
-      .orderBy(asc(subs.lastServedAt), asc(subs.id))
-      .limit(max)
-      .for('update', { skipLocked: true });
+  const head = await publicHead(database);
+  return transaction(database, async (tx) => {
+    const candidates = await select(tx, { id: subs.id }, (query) =>
+      query
+        .from(subs)
+        .where(and(eq(subs.status, 'active'), lte(subs.nextAttemptAt, utcNow), leaseFree, lt(subs.position, head)))
+        .orderBy(asc(subs.lastServedAt), asc(subs.id))
+        .limit(max)
+        .for('update', { skipLocked: true }),
+    );
     if (candidates.length === 0) return [];
     const ids = candidates.map((row) => row.id);
-    await tx
-      .update(subs)
-      .set({
-        leaseOwner: owner,
-        leaseExpiresAt: interval(leaseMs),
-        leaseGeneration: sql`${subs.leaseGeneration} + 1`,
-        lastServedAt: sql`${utcNow}`,
-      })
-      .where(inArray(subs.id, ids));
-    const rows = await tx
-      .select({
+    await execute(
+      tx,
+      qb
+        .update(subs)
+        .set({
+          leaseOwner: owner,
+          leaseExpiresAt: interval(leaseMs),
+          leaseGeneration: sql`${subs.leaseGeneration} + 1`,
+          lastServedAt: sql`${utcNow}`,
+        })
+        .where(inArray(subs.id, ids)),
+    );
+    const rows = await select(
+      tx,
+      {
         id: subs.id,
         url: subs.url,
         position: subs.position,
@@ -92,12 +94,12 @@ export async function claimDue(
         eventTypes: subs.eventTypes,
         secret: subs.secret,
         previousSecret: subs.previousSecret,
-        previousValid: sql<number>`coalesce(${subs.previousSecretExpiresAt} > ${utcNow}, 0)`.mapWith(Boolean),
+        previousValid: sql<number>`coalesce(${subs.previousSecretExpiresAt} > ${utcNow}, 0)`,
         olderSecret: subs.olderSecret,
-        olderValid: sql<number>`coalesce(${subs.olderSecretExpiresAt} > ${utcNow}, 0)`.mapWith(Boolean),
-      })
-      .from(subs)
-      .where(inArray(subs.id, ids));
+        olderValid: sql<number>`coalesce(${subs.olderSecretExpiresAt} > ${utcNow}, 0)`,
+      },
+      (query) => query.from(subs).where(inArray(subs.id, ids)),
+    );
     return rows.map(({ secret, previousSecret, previousValid, olderSecret, olderValid, eventTypes, ...rest }) => ({
       ...rest,
       owner,
@@ -107,8 +109,8 @@ export async function claimDue(
           : (eventTypes.split(',').map((type) => type.trim()) as LeasedSubscription['eventTypes']),
       secrets: [
         secret,
-        ...(previousValid && previousSecret ? [previousSecret] : []),
-        ...(olderValid && olderSecret ? [olderSecret] : []),
+        ...(previousValid === 1 && previousSecret ? [previousSecret] : []),
+        ...(olderValid === 1 && olderSecret ? [olderSecret] : []),
       ],
     }));
   });
@@ -117,18 +119,20 @@ export async function claimDue(
 /** The leases among `leases` still held as claimed: read before each send, so an owner's change stops the next one. */
 export async function leasesHeld(database: Database, leases: readonly Lease[]): Promise<Set<string>> {
   if (leases.length === 0) return new Set();
-  const rows = await primaryOf(database)
-    .select({ id: subs.id, generation: subs.leaseGeneration, owner: subs.leaseOwner })
-    .from(subs)
-    .where(
-      and(
-        inArray(
-          subs.id,
-          leases.map((lease) => lease.id),
+  const rows = await select(
+    database,
+    { id: subs.id, generation: subs.leaseGeneration, owner: subs.leaseOwner },
+    (query) =>
+      query.from(subs).where(
+        and(
+          inArray(
+            subs.id,
+            leases.map((lease) => lease.id),
+          ),
+          gt(subs.leaseExpiresAt, utcNow),
         ),
-        gt(subs.leaseExpiresAt, utcNow),
       ),
-    );
+  );
   const now = new Map(rows.map((row) => [row.id, row]));
   return new Set(
     leases
@@ -157,21 +161,21 @@ export async function recordProgress(
   leaseMs: number,
 ): Promise<Set<string>> {
   if (progress.length === 0) return new Set();
-  const db = primaryOf(database);
-  return db.transaction(async (tx) => {
-    const rows = await tx
-      .select({ id: subs.id, generation: subs.leaseGeneration, owner: subs.leaseOwner })
-      .from(subs)
-      .where(
-        and(
-          inArray(
-            subs.id,
-            progress.map((one) => one.lease.id),
+  return transaction(database, async (tx) => {
+    const rows = await select(tx, { id: subs.id, generation: subs.leaseGeneration, owner: subs.leaseOwner }, (query) =>
+      query
+        .from(subs)
+        .where(
+          and(
+            inArray(
+              subs.id,
+              progress.map((one) => one.lease.id),
+            ),
+            gt(subs.leaseExpiresAt, utcNow),
           ),
-          gt(subs.leaseExpiresAt, utcNow),
-        ),
-      )
-      .for('update');
+        )
+        .for('update'),
+    );
     const now = new Map(rows.map((row) => [row.id, row]));
     const kept = progress.filter(
       ({ lease }) => now.get(lease.id)?.generation === lease.generation && now.get(lease.id)?.owner === lease.owner,
@@ -192,24 +196,27 @@ export async function recordProgress(
       kept.map((one) => sql`when ${subs.id} = ${subs.id.mapToDriverValue(one.lease.id)} then ${one.position}`),
       sql` `,
     )} else ${subs.position} end)`;
-    await tx
-      .update(subs)
-      .set({
-        position,
-        // Column order is assignment order: these read nothing assigned before them.
-        lastError: sql`if(${among(delivered)}, null, ${subs.lastError})`,
-        attempts: sql`if(${among(delivered)}, 0, ${subs.attempts})`,
-        failingSince: sql`if(${among(delivered)}, null, ${subs.failingSince})`,
-        lastDeliveredAt: sql`if(${among(delivered)}, ${utcNow}, ${subs.lastDeliveredAt})`,
-        leaseOwner: sql`if(${among(released)}, null, ${subs.leaseOwner})`,
-        leaseExpiresAt: sql`if(${among(released)}, null, ${interval(leaseMs)})`,
-      })
-      .where(
-        inArray(
-          subs.id,
-          kept.map((one) => one.lease.id),
+    await execute(
+      tx,
+      qb
+        .update(subs)
+        .set({
+          position,
+          // Column order is assignment order: these read nothing assigned before them.
+          lastError: sql`if(${among(delivered)}, null, ${subs.lastError})`,
+          attempts: sql`if(${among(delivered)}, 0, ${subs.attempts})`,
+          failingSince: sql`if(${among(delivered)}, null, ${subs.failingSince})`,
+          lastDeliveredAt: sql`if(${among(delivered)}, ${utcNow}, ${subs.lastDeliveredAt})`,
+          leaseOwner: sql`if(${among(released)}, null, ${subs.leaseOwner})`,
+          leaseExpiresAt: sql`if(${among(released)}, null, ${interval(leaseMs)})`,
+        })
+        .where(
+          inArray(
+            subs.id,
+            kept.map((one) => one.lease.id),
+          ),
         ),
-      );
+    );
     const keptIds = new Set(kept.map((one) => one.lease.id));
     await recordAttempts(
       tx,
@@ -239,25 +246,28 @@ export async function recordFailure(
   attempts: readonly AttemptRecord[],
 ): Promise<'disabled' | 'retry' | 'lost'> {
   const givenUp = sql`(${subs.failingSince} is not null and ${subs.failingSince} <= ${utcNow} - interval ${failure.giveUpAfterMs * 1000} microsecond)`;
-  return primaryOf(database).transaction(async (tx) => {
-    const [result] = await tx
-      .update(subs)
-      .set({
-        // MySQL assigns left to right in column order: status and reason (before failing_since) read its old value.
-        disabledReason: sql`if(${givenUp}, ${failure.giveUpReason}, ${subs.disabledReason})`,
-        status: sql`if(${givenUp}, 'disabled', ${subs.status})`,
-        lastError: failure.error.slice(0, 500),
-        position: sql`greatest(${subs.position}, ${failure.position})`,
-        attempts: sql`${subs.attempts} + 1`,
-        failingSince: sql`coalesce(${subs.failingSince}, ${utcNow})`,
-        nextAttemptAt: interval(failure.retryInMs),
-        leaseOwner: null,
-        leaseExpiresAt: null,
-      })
-      .where(fenced(lease));
+  return transaction(database, async (tx) => {
+    const result = await execute(
+      tx,
+      qb
+        .update(subs)
+        .set({
+          // MySQL assigns left to right in column order: status and reason (before failing_since) read its old value.
+          disabledReason: sql`if(${givenUp}, ${failure.giveUpReason}, ${subs.disabledReason})`,
+          status: sql`if(${givenUp}, 'disabled', ${subs.status})`,
+          lastError: failure.error.slice(0, 500),
+          position: sql`greatest(${subs.position}, ${failure.position})`,
+          attempts: sql`${subs.attempts} + 1`,
+          failingSince: sql`coalesce(${subs.failingSince}, ${utcNow})`,
+          nextAttemptAt: interval(failure.retryInMs),
+          leaseOwner: null,
+          leaseExpiresAt: null,
+        })
+        .where(fenced(lease)),
+    );
     if (result.affectedRows !== 1) return 'lost' as const;
     await recordAttempts(tx, attempts);
-    const [row] = await tx.select({ status: subs.status }).from(subs).where(eq(subs.id, lease.id));
+    const [row] = await select(tx, { status: subs.status }, (query) => query.from(subs).where(eq(subs.id, lease.id)));
     return row?.status === 'disabled' ? ('disabled' as const) : ('retry' as const);
   });
 }
@@ -271,18 +281,21 @@ export async function disableHeld(
   error: string,
   attempts: readonly AttemptRecord[],
 ): Promise<boolean> {
-  return primaryOf(database).transaction(async (tx) => {
-    const [result] = await tx
-      .update(subs)
-      .set({
-        status: 'disabled',
-        disabledReason: reason,
-        lastError: error,
-        position: sql`greatest(${subs.position}, ${position})`,
-        leaseOwner: null,
-        leaseExpiresAt: null,
-      })
-      .where(fenced(lease));
+  return transaction(database, async (tx) => {
+    const result = await execute(
+      tx,
+      qb
+        .update(subs)
+        .set({
+          status: 'disabled',
+          disabledReason: reason,
+          lastError: error,
+          position: sql`greatest(${subs.position}, ${position})`,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+        })
+        .where(fenced(lease)),
+    );
     if (result.affectedRows !== 1) return false;
     await recordAttempts(tx, attempts);
     return true;
@@ -291,9 +304,7 @@ export async function disableHeld(
 
 /** The database's clock, in ms since the epoch: what signatures' timestamps follow. */
 export async function databaseTime(database: Database): Promise<number> {
-  const [row] = await primaryOf(database)
-    .select({ at: sql<string>`unix_timestamp(now(3))` })
-    .from(sql`dual`);
+  const [row] = await select(database, { at: sql<string>`unix_timestamp(now(3))` }, (query) => query.from(sql`dual`));
   return Math.round(Number(row!.at) * 1000);
 }
 
@@ -309,24 +320,27 @@ export interface SubscriptionLag {
 
 /** Every subscription's position and its oldest undelivered event, for metrics. */
 export async function subscriptionLags(db: Database): Promise<SubscriptionLag[]> {
-  const rows = await db
-    .select({
+  const rows = await select(
+    db,
+    {
       id: subs.id,
       consumerId: subs.consumerId,
       status: subs.status,
       position: subs.position,
       attempts: subs.attempts,
-    })
-    .from(subs);
+    },
+    (query) => query.from(subs),
+  );
   // One indexed read per distinct position (caught-up subscriptions share one), with the position as a constant: correlated, it would be a scan.
   const oldest = new Map<number, Date | null>();
   for (const position of new Set(rows.map((row) => row.position))) {
-    const [next] = await db
-      .select({ at: jobChanges.changedAt })
-      .from(jobChanges)
-      .where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, position)))
-      .orderBy(asc(jobChanges.seq))
-      .limit(1);
+    const [next] = await select(db, { at: jobChanges.changedAt }, (query) =>
+      query
+        .from(jobChanges)
+        .where(and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, position)))
+        .orderBy(asc(jobChanges.seq))
+        .limit(1),
+    );
     oldest.set(position, next?.at ?? null);
   }
   return rows.map((row) => ({ ...row, oldestUndelivered: oldest.get(row.position) ?? null }));

@@ -1,6 +1,5 @@
 import { and, asc, eq, gt, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
-import type { Database } from '../client';
-import { primaryOf } from '../sql';
+import { execute, qb, select, type Database } from '../sql';
 import type { Lease } from './delivery';
 import { utcNow, webhookSubscriptions as subs } from './schema';
 
@@ -17,28 +16,27 @@ export interface SealedRow {
   unopenableShown: boolean;
 }
 
-const stillValid = (column: typeof subs.previousSecretExpiresAt) =>
-  sql<number>`coalesce(${column} > ${utcNow}, 0)`.mapWith(Boolean);
+const stillValid = (column: typeof subs.previousSecretExpiresAt) => sql<number>`coalesce(${column} > ${utcNow}, 0)`;
 
 async function selectSealed(database: Database, where: SQL | undefined, limit: number): Promise<SealedRow[]> {
-  const rows = await primaryOf(database)
-    .select({
+  const rows = await select(
+    database,
+    {
       id: subs.id,
       secret: subs.secret,
       previousSecret: subs.previousSecret,
       previousValid: stillValid(subs.previousSecretExpiresAt),
       olderSecret: subs.olderSecret,
       olderValid: stillValid(subs.olderSecretExpiresAt),
-      unopenableShown: sql<number>`coalesce(${subs.lastError} = ${SECRET_UNOPENABLE}, 0)`.mapWith(Boolean),
-    })
-    .from(subs)
-    .where(where)
-    .orderBy(asc(subs.id))
-    .limit(limit);
-  return rows.map(({ previousValid, olderValid, ...row }) => ({
+      unopenableShown: sql<number>`coalesce(${subs.lastError} = ${SECRET_UNOPENABLE}, 0)`,
+    },
+    (query) => query.from(subs).where(where).orderBy(asc(subs.id)).limit(limit),
+  );
+  return rows.map(({ previousValid, olderValid, unopenableShown, ...row }) => ({
     ...row,
-    previousSecret: previousValid ? row.previousSecret : null,
-    olderSecret: olderValid ? row.olderSecret : null,
+    previousSecret: previousValid === 1 ? row.previousSecret : null,
+    olderSecret: olderValid === 1 ? row.olderSecret : null,
+    unopenableShown: unopenableShown === 1,
   }));
 }
 
@@ -59,45 +57,53 @@ export async function replaceSealed(
   read: SealedRow,
   resealed: Pick<SealedRow, 'secret' | 'previousSecret' | 'olderSecret'>,
 ): Promise<boolean> {
-  const db = primaryOf(database);
   const same = (
     column: typeof subs.secret | typeof subs.previousSecret | typeof subs.olderSecret,
     value: Buffer | null,
   ) => (value === null ? sql`true` : sql`${column} <=> ${value}`);
-  const [result] = await db
-    .update(subs)
-    .set({
-      secret: resealed.secret,
-      ...(read.previousSecret === null ? {} : { previousSecret: resealed.previousSecret }),
-      ...(read.olderSecret === null ? {} : { olderSecret: resealed.olderSecret }),
-    })
-    .where(
-      and(
-        eq(subs.id, read.id),
-        same(subs.secret, read.secret),
-        same(subs.previousSecret, read.previousSecret),
-        same(subs.olderSecret, read.olderSecret),
+  const result = await execute(
+    database,
+    qb
+      .update(subs)
+      .set({
+        secret: resealed.secret,
+        ...(read.previousSecret === null ? {} : { previousSecret: resealed.previousSecret }),
+        ...(read.olderSecret === null ? {} : { olderSecret: resealed.olderSecret }),
+      })
+      .where(
+        and(
+          eq(subs.id, read.id),
+          same(subs.secret, read.secret),
+          same(subs.previousSecret, read.previousSecret),
+          same(subs.olderSecret, read.olderSecret),
+        ),
       ),
-    );
+  );
   return result.affectedRows === 1;
 }
 
 /** The owner is shown why deliveries wait: lastError says so, until a delivery or a keyring that opens it clears it. */
 export async function showUnopenable(database: Database, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await primaryOf(database)
-    .update(subs)
-    .set({ lastError: SECRET_UNOPENABLE })
-    .where(and(inArray(subs.id, [...ids]), or(isNull(subs.lastError), ne(subs.lastError, SECRET_UNOPENABLE))));
+  await execute(
+    database,
+    qb
+      .update(subs)
+      .set({ lastError: SECRET_UNOPENABLE })
+      .where(and(inArray(subs.id, [...ids]), or(isNull(subs.lastError), ne(subs.lastError, SECRET_UNOPENABLE)))),
+  );
 }
 
 /** A keyring that opens them again: the reason goes, and each is due at once instead of at the end of its wait. */
 export async function clearUnopenable(database: Database, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await primaryOf(database)
-    .update(subs)
-    .set({ lastError: null, nextAttemptAt: sql`${utcNow}` })
-    .where(and(inArray(subs.id, [...ids]), eq(subs.lastError, SECRET_UNOPENABLE)));
+  await execute(
+    database,
+    qb
+      .update(subs)
+      .set({ lastError: null, nextAttemptAt: sql`${utcNow}` })
+      .where(and(inArray(subs.id, [...ids]), eq(subs.lastError, SECRET_UNOPENABLE))),
+  );
 }
 
 /**
@@ -106,16 +112,19 @@ export async function clearUnopenable(database: Database, ids: readonly string[]
  * starts again, so time spent waiting on a key never counts towards giving up.
  */
 export async function parkUnopenable(database: Database, lease: Lease, waitMs: number): Promise<boolean> {
-  const [result] = await primaryOf(database)
-    .update(subs)
-    .set({
-      lastError: SECRET_UNOPENABLE,
-      attempts: 0,
-      failingSince: null,
-      nextAttemptAt: sql`${utcNow} + interval ${Math.round(waitMs) * 1000} microsecond`,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-    })
-    .where(and(eq(subs.id, lease.id), eq(subs.leaseGeneration, lease.generation), eq(subs.leaseOwner, lease.owner)));
+  const result = await execute(
+    database,
+    qb
+      .update(subs)
+      .set({
+        lastError: SECRET_UNOPENABLE,
+        attempts: 0,
+        failingSince: null,
+        nextAttemptAt: sql`${utcNow} + interval ${Math.round(waitMs) * 1000} microsecond`,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+      })
+      .where(and(eq(subs.id, lease.id), eq(subs.leaseGeneration, lease.generation), eq(subs.leaseOwner, lease.owner))),
+  );
   return result.affectedRows === 1;
 }

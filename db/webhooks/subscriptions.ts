@@ -1,7 +1,6 @@
 import { and, asc, count, eq, or, sql } from 'drizzle-orm';
-import type { Database } from '../client';
 import { errorCode } from '../errors';
-import { primaryOf } from '../sql';
+import { execute, qb, select, transaction, type Database } from '../sql';
 import { lastSequenced, sequencePendingChanges } from '../jobs/change-numbering';
 import { uuidv7 } from '../../domain/uuid';
 import { EVENT_TYPES, type EventType } from '../../domain/webhook';
@@ -76,43 +75,40 @@ export async function createSubscription(
   input: NewSubscription,
   limit: number,
 ): Promise<SubscriptionView | Refusal> {
-  const db = primaryOf(database);
-  const head = await feedHead(db);
+  const head = await feedHead(database);
   if (input.position !== undefined && input.position > head) return 'ahead';
   return retryDeadlock(() =>
-    db.transaction(async (tx) => {
-      const [held] = await tx
-        .select({ n: count() })
-        .from(subs)
-        .where(eq(subs.consumerId, input.consumerId))
-        .for('update');
+    transaction(database, async (tx) => {
+      const [held] = await select(tx, { n: count() }, (query) =>
+        query.from(subs).where(eq(subs.consumerId, input.consumerId)).for('update'),
+      );
       if ((held?.n ?? 0) >= limit) return 'limit' as const;
       const id = uuidv7();
-      await tx.insert(subs).values({
-        id,
-        consumerId: input.consumerId,
-        consumerName: input.consumerName ?? null,
-        url: input.url,
-        description: input.description,
-        eventTypes: input.eventTypes ?? null,
-        secret: input.secret,
-        position: input.position ?? head,
-        nextAttemptAt: sql`${utcNow}`,
-        createdAt: sql`${utcNow}`,
-      });
-      const [row] = await tx.select(subscriptionColumns).from(subs).where(eq(subs.id, id));
+      await execute(
+        tx,
+        qb.insert(subs).values({
+          id,
+          consumerId: input.consumerId,
+          consumerName: input.consumerName ?? null,
+          url: input.url,
+          description: input.description,
+          eventTypes: input.eventTypes ?? null,
+          secret: input.secret,
+          position: input.position ?? head,
+          nextAttemptAt: sql`${utcNow}`,
+          createdAt: sql`${utcNow}`,
+        }),
+      );
+      const [row] = await select(tx, subscriptionColumns, (query) => query.from(subs).where(eq(subs.id, id)));
       return row!;
     }),
   );
 }
 
 export async function listSubscriptions(database: Database, consumerId: string): Promise<SubscriptionView[]> {
-  const db = primaryOf(database);
-  return db
-    .select(subscriptionColumns)
-    .from(subs)
-    .where(eq(subs.consumerId, consumerId))
-    .orderBy(asc(subs.createdAt), asc(subs.id));
+  return select(database, subscriptionColumns, (query) =>
+    query.from(subs).where(eq(subs.consumerId, consumerId)).orderBy(asc(subs.createdAt), asc(subs.id)),
+  );
 }
 
 /** The subscription when `consumerId` owns it; another consumer's is not found, exactly like an unknown id. */
@@ -121,18 +117,16 @@ export async function findSubscription(
   consumerId: string,
   id: string,
 ): Promise<SubscriptionView | undefined> {
-  const db = primaryOf(database);
-  const [row] = await db.select(subscriptionColumns).from(subs).where(ownedBy(consumerId, id));
+  const [row] = await select(database, subscriptionColumns, (query) => query.from(subs).where(ownedBy(consumerId, id)));
   return row;
 }
 
 /** Removes the subscription and the attempts kept for it: a dispatcher's walk finds no row to write. */
 export async function deleteSubscription(database: Database, consumerId: string, id: string): Promise<boolean> {
-  const db = primaryOf(database);
-  return db.transaction(async (tx) => {
-    const [result] = await tx.delete(subs).where(ownedBy(consumerId, id));
+  return transaction(database, async (tx) => {
+    const result = await execute(tx, qb.delete(subs).where(ownedBy(consumerId, id)));
     if (result.affectedRows !== 1) return false;
-    await tx.delete(webhookAttempts).where(eq(webhookAttempts.subscriptionId, id));
+    await execute(tx, qb.delete(webhookAttempts).where(eq(webhookAttempts.subscriptionId, id)));
     return true;
   });
 }
@@ -156,17 +150,20 @@ export async function updateSubscription(
   id: string,
   changes: SubscriptionChanges,
 ): Promise<SubscriptionView | undefined> {
-  const db = primaryOf(database);
-  const [result] = await db
-    .update(subs)
-    .set({ ...changes, ...fence })
-    .where(ownedBy(consumerId, id));
-  return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
+  const result = await execute(
+    database,
+    qb
+      .update(subs)
+      .set({ ...changes, ...fence })
+      .where(ownedBy(consumerId, id)),
+  );
+  return result.affectedRows === 1 ? findSubscription(database, consumerId, id) : undefined;
 }
 
-const stillValid = (column: typeof subs.previousSecretExpiresAt) =>
-  sql<number>`coalesce(${column} > ${utcNow}, 0)`.mapWith(Boolean);
-const databaseNow = sql<Date>`${utcNow}`.mapWith(subs.createdAt);
+const stillValid = (column: typeof subs.previousSecretExpiresAt) => sql<number>`coalesce(${column} > ${utcNow}, 0)`;
+// The database's time as the driver's text, read as a DATETIME column reads it.
+const databaseNow = sql<string>`${utcNow}`;
+const asDate = (text: string) => subs.createdAt.mapFromDriverValue(text) as Date;
 
 /** A rotation done, with until when the replaced secrets sign; or refused until the older one expires. */
 export type Rotation = { previousExpiresAt: Date; olderExpiresAt: Date | null } | { refusedUntil: Date };
@@ -184,11 +181,11 @@ export async function rotateSecret(
   overlapMs: number,
   expirePrevious = false,
 ): Promise<Rotation | undefined> {
-  const db = primaryOf(database);
   // Read under lock and written back as values: drizzle orders SET by column, so `previous_secret = secret` would see the new one.
-  return db.transaction(async (tx) => {
-    const [row] = await tx
-      .select({
+  return transaction(database, async (tx) => {
+    const [row] = await select(
+      tx,
+      {
         secret: subs.secret,
         previous: subs.previousSecret,
         previousExpiresAt: subs.previousSecretExpiresAt,
@@ -196,28 +193,31 @@ export async function rotateSecret(
         olderExpiresAt: subs.olderSecretExpiresAt,
         olderValid: stillValid(subs.olderSecretExpiresAt),
         now: databaseNow,
-      })
-      .from(subs)
-      .where(ownedBy(consumerId, id))
-      .for('update');
+      },
+      (query) => query.from(subs).where(ownedBy(consumerId, id)).for('update'),
+    );
     if (!row) return undefined;
-    if (!expirePrevious && row.olderValid) return { refusedUntil: row.olderExpiresAt! };
-    const keepPrevious = !expirePrevious && row.previousValid && row.previous !== null;
+    if (!expirePrevious && row.olderValid === 1) return { refusedUntil: row.olderExpiresAt! };
+    const keepPrevious = !expirePrevious && row.previousValid === 1 && row.previous !== null;
+    const now = asDate(row.now);
     const rotation = {
-      previousExpiresAt: expirePrevious ? row.now : new Date(row.now.getTime() + overlapMs),
+      previousExpiresAt: expirePrevious ? now : new Date(now.getTime() + overlapMs),
       olderExpiresAt: keepPrevious ? row.previousExpiresAt : null,
     };
-    await tx
-      .update(subs)
-      .set({
-        secret,
-        previousSecret: expirePrevious ? null : row.secret,
-        previousSecretExpiresAt: expirePrevious ? null : rotation.previousExpiresAt,
-        olderSecret: keepPrevious ? row.previous : null,
-        olderSecretExpiresAt: rotation.olderExpiresAt,
-        ...fence,
-      })
-      .where(eq(subs.id, id));
+    await execute(
+      tx,
+      qb
+        .update(subs)
+        .set({
+          secret,
+          previousSecret: expirePrevious ? null : row.secret,
+          previousSecretExpiresAt: expirePrevious ? null : rotation.previousExpiresAt,
+          olderSecret: keepPrevious ? row.previous : null,
+          olderSecretExpiresAt: rotation.olderExpiresAt,
+          ...fence,
+        })
+        .where(eq(subs.id, id)),
+    );
     return rotation;
   });
 }
@@ -231,9 +231,9 @@ export interface TestTarget {
 }
 
 export async function testTarget(database: Database, consumerId: string, id: string): Promise<TestTarget | undefined> {
-  const db = primaryOf(database);
-  const [row] = await db
-    .select({
+  const [row] = await select(
+    database,
+    {
       url: subs.url,
       status: subs.status,
       secret: subs.secret,
@@ -242,16 +242,16 @@ export async function testTarget(database: Database, consumerId: string, id: str
       older: subs.olderSecret,
       olderValid: stillValid(subs.olderSecretExpiresAt),
       now: databaseNow,
-    })
-    .from(subs)
-    .where(ownedBy(consumerId, id));
+    },
+    (query) => query.from(subs).where(ownedBy(consumerId, id)),
+  );
   if (!row) return undefined;
   const secrets = [
     row.secret,
-    ...(row.previousValid && row.previous ? [row.previous] : []),
-    ...(row.olderValid && row.older ? [row.older] : []),
+    ...(row.previousValid === 1 && row.previous ? [row.previous] : []),
+    ...(row.olderValid === 1 && row.older ? [row.older] : []),
   ];
-  return { url: row.url, status: row.status, secrets, now: row.now };
+  return { url: row.url, status: row.status, secrets, now: asDate(row.now) };
 }
 
 /** Delivers again from after `position`; refused when the position is past the feed's head. */
@@ -261,13 +261,15 @@ export async function replayFrom(
   id: string,
   position: number,
 ): Promise<SubscriptionView | Refusal | undefined> {
-  const db = primaryOf(database);
-  if (position > (await feedHead(db))) return 'ahead';
-  const [result] = await db
-    .update(subs)
-    .set({ position, ...freshStart, lastError: null, ...fence })
-    .where(ownedBy(consumerId, id));
-  return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
+  if (position > (await feedHead(database))) return 'ahead';
+  const result = await execute(
+    database,
+    qb
+      .update(subs)
+      .set({ position, ...freshStart, lastError: null, ...fence })
+      .where(ownedBy(consumerId, id)),
+  );
+  return result.affectedRows === 1 ? findSubscription(database, consumerId, id) : undefined;
 }
 
 /** Active again, retrying the event it failed on at once. */
@@ -276,30 +278,34 @@ export async function enableSubscription(
   consumerId: string,
   id: string,
 ): Promise<SubscriptionView | undefined> {
-  const db = primaryOf(database);
-  const [result] = await db
-    .update(subs)
-    .set({ status: 'active', disabledReason: null, ...freshStart, ...fence })
-    .where(ownedBy(consumerId, id));
-  return result.affectedRows === 1 ? findSubscription(db, consumerId, id) : undefined;
+  const result = await execute(
+    database,
+    qb
+      .update(subs)
+      .set({ status: 'active', disabledReason: null, ...freshStart, ...fence })
+      .where(ownedBy(consumerId, id)),
+  );
+  return result.affectedRows === 1 ? findSubscription(database, consumerId, id) : undefined;
 }
 
 /** Operators: a partner's subscriptions, by its consumer id or username. */
 export async function subscriptionsOf(database: Database, partner: string): Promise<SubscriptionView[]> {
-  const db = primaryOf(database);
-  return db
-    .select(subscriptionColumns)
-    .from(subs)
-    .where(or(eq(subs.consumerId, partner), eq(subs.consumerName, partner)))
-    .orderBy(asc(subs.createdAt), asc(subs.id));
+  return select(database, subscriptionColumns, (query) =>
+    query
+      .from(subs)
+      .where(or(eq(subs.consumerId, partner), eq(subs.consumerName, partner)))
+      .orderBy(asc(subs.createdAt), asc(subs.id)),
+  );
 }
 
 /** Operators: stops deliveries to one subscription until its owner enables it again. */
 export async function disableSubscription(database: Database, id: string, reason: string): Promise<boolean> {
-  const db = primaryOf(database);
-  const [result] = await db
-    .update(subs)
-    .set({ status: 'disabled', disabledReason: reason, ...fence })
-    .where(eq(subs.id, id));
+  const result = await execute(
+    database,
+    qb
+      .update(subs)
+      .set({ status: 'disabled', disabledReason: reason, ...fence })
+      .where(eq(subs.id, id)),
+  );
   return result.affectedRows === 1;
 }

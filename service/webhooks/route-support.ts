@@ -1,7 +1,6 @@
 import type { Database } from '../../db/client';
 import { readLineage } from '../../db/jobs/change-history';
 import { signingKey } from '../../db/signing-key';
-import { primaryOf } from '../../db/sql';
 import type { AttemptView } from '../../db/webhooks/attempts';
 import { eventTypesOf, type SubscriptionView } from '../../db/webhooks/subscriptions';
 import { historyOf, holds } from '../../domain/feed';
@@ -21,7 +20,7 @@ export interface Positions {
 }
 
 export async function feedPositions(db: Database): Promise<Positions> {
-  const [key, lineage] = await Promise.all([signingKey(db), readLineage(primaryOf(db))]);
+  const [key, lineage] = await Promise.all([signingKey(db), readLineage(db)]);
   return {
     token: (seq) => encodeSince(key, { history: historyOf(lineage, seq).id, seq }),
     seq(token) {

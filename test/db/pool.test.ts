@@ -7,6 +7,8 @@ import mysql from 'mysql2/promise';
 import { createDatabase, type DatabaseHandle } from '../../db/client';
 import { CLIENT_MARGIN_MS } from '../../db/deadlines';
 import { errorCode } from '../../db/errors';
+import { execute, select, text, transaction, type Database } from '../../db/sql';
+import { sql } from 'drizzle-orm';
 import { startRelay, type Relay } from '../faults/relay';
 import { sleep } from '../faults/support';
 import { testServerAddress, testServerOptions, testServerUrl } from '../helpers/server';
@@ -46,6 +48,12 @@ async function serverHas(id: number): Promise<boolean> {
   } finally {
     await admin.end();
   }
+}
+
+/** The server's id of the connection a statement of `db` runs on. */
+async function connectionId(db: Database): Promise<number> {
+  const [row] = await select(db, { id: sql<number>`connection_id()` }, (query) => query.from(sql`dual`));
+  return row!.id;
 }
 
 const LIMITS =
@@ -88,26 +96,16 @@ describe('a link that stops answering', () => {
   });
 
   test.each([
-    ['a statement of the pool', (pool: mysql.Pool) => pool.query('SELECT 1')],
-    [
-      'a statement of a transaction',
-      async (pool: mysql.Pool) => {
-        const connection = await pool.getConnection();
-        try {
-          return await connection.query('SELECT 1');
-        } finally {
-          connection.release();
-        }
-      },
-    ],
+    ['a statement of the pool', (db: Database) => execute(db, text('SELECT 1'))],
+    ['a statement of a transaction', (db: Database) => transaction(db, (tx) => execute(tx, text('SELECT 1')))],
   ])(
     '%s fails a margin after the limit, and the pool of one drops that connection and serves again on a new one',
     async (_label, statement) => {
-      const { pool, stats } = open(relay.via(URL), { connectionLimit: 1, queryTimeoutMs: QUERY_TIMEOUT_MS });
-      const [[before]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
+      const { db, stats } = open(relay.via(URL), { connectionLimit: 1, queryTimeoutMs: QUERY_TIMEOUT_MS });
+      const before = await connectionId(db);
       relay.set('blackhole');
       const started = Date.now();
-      const failure = await statement(pool).then(
+      const failure = await statement(db).then(
         () => 'answered',
         (error: unknown) => errorCode(error),
       );
@@ -118,12 +116,11 @@ describe('a link that stops answering', () => {
       expect(stats()).toEqual({ open: 0, inUse: 0, waiting: 0 });
 
       relay.set('forward');
-      const [[after]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
-      expect(after!.id).not.toBe(before!.id);
+      expect(await connectionId(db)).not.toBe(before);
       // The dropped connection is closed, not left open on the server.
       expect(
         await eventually(
-          () => serverHas(before!.id),
+          () => serverHas(before),
           (has) => !has,
         ),
       ).toBe(false);
@@ -132,10 +129,10 @@ describe('a link that stops answering', () => {
 
   test('close() returns within its time limit while a statement hangs, and closes that connection', async () => {
     // A statement limit longer than the test looks, so only close() can have closed the connection.
-    const { pool, close } = open(relay.via(URL), { connectionLimit: 2, queryTimeoutMs: 3000 });
-    const [[row]] = await pool.query<Row[]>('SELECT CONNECTION_ID() AS id');
+    const { db, close } = open(relay.via(URL), { connectionLimit: 2, queryTimeoutMs: 3000 });
+    const id = await connectionId(db);
     relay.set('blackhole');
-    const hung = pool.query('SELECT 1').then(
+    const hung = execute(db, text('SELECT 1')).then(
       () => 'answered',
       () => 'failed',
     );
@@ -146,7 +143,7 @@ describe('a link that stops answering', () => {
     handles.splice(0);
     expect(
       await eventually(
-        () => serverHas(row!.id),
+        () => serverHas(id),
         (has) => !has,
         1500,
       ),
@@ -157,9 +154,9 @@ describe('a link that stops answering', () => {
 
 describe('the numbers the metrics read', () => {
   test('a pool of 2 under 5 slow statements: 2 open, 2 in use, 3 waiting; then all free', async () => {
-    const { pool, stats } = open(URL, { connectionLimit: 2, queryTimeoutMs: 5000 });
+    const { db, stats } = open(URL, { connectionLimit: 2, queryTimeoutMs: 5000 });
     expect(stats()).toEqual({ open: 0, inUse: 0, waiting: 0 });
-    const running = Promise.all([1, 2, 3, 4, 5].map(() => pool.query('SELECT SLEEP(0.4)')));
+    const running = Promise.all([1, 2, 3, 4, 5].map(() => execute(db, text('SELECT SLEEP(0.4)'))));
     const during = await eventually(stats, (now) => now.open === 2);
     expect(during).toEqual({ open: 2, inUse: 2, waiting: 3 });
     // The first two finish and hand their connections to the next two waiters.

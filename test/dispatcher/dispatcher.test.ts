@@ -11,6 +11,7 @@ import { eq } from 'drizzle-orm';
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../../db/client';
 import { readChangeEvents, readChanges } from '../../db/jobs/change-feed';
+import { select } from '../../db/sql';
 import { sequencePendingChanges } from '../../db/jobs/change-numbering';
 import { storeJob } from '../../db/jobs/job-store';
 import { claimDue, recordProgress } from '../../db/webhooks/delivery';
@@ -435,15 +436,14 @@ inNamespaces(
     // Claimed: a walk sends its first event without looking at the lease again, so the disable lands before the failure either way.
     await until(
       () =>
-        database.db
-          .select({ owner: webhookSubscriptions.leaseOwner })
-          .from(webhookSubscriptions)
-          .where(eq(webhookSubscriptions.id, id)),
+        select(database.db, { owner: webhookSubscriptions.leaseOwner }, (query) =>
+          query.from(webhookSubscriptions).where(eq(webhookSubscriptions.id, id)),
+        ),
       ([row]) => row?.owner != null,
     );
     expect(await disableSubscription(database.db, id, 'stopped by an operator')).toBe(true);
     const failed = await until(
-      () => logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line)),
+      () => Promise.resolve(logs.filter((line) => line.includes(id) && /webhook delivery failed/.test(line))),
       (lines) => lines.length > 0,
     );
     expect(failed).toEqual([expect.stringContaining('after the lease was lost')]);

@@ -6,7 +6,7 @@
  */
 import type { WebhookSettings } from '../../service/config';
 import { findKong, startRealKong, type RealKong } from '../../harness/real-kong';
-import { startTestService, type TestService } from '../helpers/service';
+import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service';
 import {
   configFile,
   gatewayEnv,
@@ -61,6 +61,8 @@ interface StackOptions {
   publicUrlIsGateway?: boolean;
   /** The service's webhook settings (service/config.ts). */
   webhooks?: WebhookSettings;
+  /** Told when the change feed starts a new history (a database option, db/client.ts). */
+  onNewHistory?: TestServiceOptions['onNewHistory'];
 }
 
 /** The stack behind the local gateway. */
@@ -72,6 +74,7 @@ export async function startStack(name: string, opts: StackOptions = {}): Promise
     gatewaySecret: secret,
     seed: opts.seed ?? true,
     webhooks: opts.webhooks,
+    onNewHistory: opts.onNewHistory,
     ...(opts.publicUrlIsGateway ? { publicUrl: () => url } : {}),
   });
   const config = configFile(service.port, opts.edit);

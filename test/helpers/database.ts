@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { createDatabase, type DatabaseHandle } from '../../db/client';
+import { createDatabase, type DatabaseHandle, type PoolOptions } from '../../db/client';
 import { migrateDatabase } from '../../db/migrate';
 import { testServerOptions, testServerUrl } from './server';
 
@@ -36,12 +36,12 @@ async function dropDatabase(name: string): Promise<void> {
  * A new, migrated database `jt_<run>_<worker>_<name>` on the test server (TEST_DATABASE_URL),
  * with a pool on it; close() drops it again.
  */
-export async function freshDatabase(name: string): Promise<TestDatabase> {
+export async function freshDatabase(name: string, options: PoolOptions = {}): Promise<TestDatabase> {
   const databaseName = `${runDatabasePrefix()}${WORKER}_${name}`.slice(0, 64);
   const url = `${testServerUrl()}/${databaseName}`;
   await dropDatabase(databaseName);
   await migrateDatabase(url);
-  const handle = createDatabase(url);
+  const handle = createDatabase(url, options);
   return {
     ...handle,
     url,

@@ -5,6 +5,7 @@ import { insertInBatches } from '../../db/seed';
 import { demoJobs } from '../../db/seed-data';
 import { createApp } from '../../service/app';
 import { createLogger } from '../../service/logger';
+import type { PoolOptions } from '../../db/client';
 import { freshDatabase, type TestDatabase } from './database';
 import { forBlock } from './hooked';
 import { serve } from './http';
@@ -40,15 +41,19 @@ export function memoryLog(lines: string[]): Writable {
  * The real app on a fresh database of its own (test/helpers/database.ts) (migrated, demo set loaded when `seed`),
  * served on an ephemeral loopback port.
  */
-export async function startTestService(opts: {
+export interface TestServiceOptions {
   name: string;
   gatewaySecret?: string;
   seed?: boolean;
   /** PUBLIC_URL, asked for at the first request: the gateway in front is started after the service. */
   publicUrl?: () => string;
   webhooks?: WebhookSettings;
-}): Promise<TestService> {
-  const database = await freshDatabase(opts.name);
+  /** Told when the change feed starts a new history (a database option, db/client.ts). */
+  onNewHistory?: PoolOptions['onNewHistory'];
+}
+
+export async function startTestService(opts: TestServiceOptions): Promise<TestService> {
+  const database = await freshDatabase(opts.name, { onNewHistory: opts.onNewHistory });
   if (opts.seed) await insertInBatches(database.db, demoJobs());
   const logs: string[] = [];
   const app = () =>

@@ -1,32 +1,54 @@
-import { drizzle } from 'drizzle-orm/mysql2';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { tracingChannel } from 'node:diagnostics_channel';
 import type { RowDataPacket } from 'mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import type { Database } from '../../db/client';
-import * as schema from '../../db/schema';
+import { createDatabase, type Database } from '../../db/client';
 import type { Statement } from '../../db/sql';
 
+/** What mysql2 publishes on its documented 'mysql2:query' tracing channel as a statement starts (its typings' QueryTraceContext). */
+interface QueryTrace {
+  query: string;
+  database: string;
+}
+
+/** The statement lists being recorded: by database name, and by the async context of statementsOf's work. */
+const byDatabase = new Map<string, Statement[]>();
+const byWork = new AsyncLocalStorage<Statement[]>();
+const ignore = () => undefined;
+tracingChannel<QueryTrace>('mysql2:query').subscribe({
+  start: ({ query, database }) => {
+    // The text as sent, values written in by mysql2.
+    const statement = { sql: query, params: [] };
+    byDatabase.get(database)?.push(statement);
+    byWork.getStore()?.push(statement);
+  },
+  end: ignore,
+  asyncStart: ignore,
+  asyncEnd: ignore,
+  error: ignore,
+});
+
 /**
- * A database on `pool` that records each statement the service's code sends, whether drizzle runs
- * it or db/sql.ts's driverRows does, so a test reads the plan of exactly what runs. `take()` hands
- * over what was recorded since the last call.
+ * Records every statement sent to the database named `database` by any pool of this process (a
+ * service's, behind HTTP): `take()` hands over what was recorded since the last call.
  */
-export function recordingDatabase(pool: Pool): { db: Database; take(): Statement[] } {
-  let recorded: Statement[] = [];
-  const recordingPool = Object.assign(Object.create(pool) as Pool, {
-    query: (options: string | { sql: string }, params?: unknown[]) => {
-      recorded.push({ sql: typeof options === 'string' ? options : options.sql, params: params ?? [] });
-      return pool.query(options as never, params);
-    },
-  });
-  const db = drizzle(recordingPool, { schema, mode: 'default' });
+export function recordStatements(database: string): { take(): Statement[]; stop(): void } {
+  byDatabase.set(database, []);
   return {
-    db,
     take() {
-      const taken = recorded;
-      recorded = [];
+      const taken = byDatabase.get(database) ?? [];
+      byDatabase.set(database, []);
       return taken;
     },
+    stop: () => byDatabase.delete(database),
   };
+}
+
+/** What `work` returns and the statements it sent, in order: only its own, whatever else runs at the same time. */
+export async function statementsOf<T>(work: () => Promise<T>): Promise<{ result: T; statements: Statement[] }> {
+  const statements: Statement[] = [];
+  const result = await byWork.run(statements, work);
+  return { result, statements };
 }
 
 /** The statement of `statements` that reads a listing page (its ids, then their rows), if one ran. */
@@ -72,7 +94,20 @@ export async function rowsRead(
   return (await readsDuring(pool, handlers, (connection) => connection.query(sql, params))).rows;
 }
 
-/** Rows the storage engine handed over for everything `work` sends, on one connection of `pool`: a function of db/ with several statements. */
-export function rowsReadBy<T>(pool: Pool, work: (db: Database) => Promise<T>): Promise<{ result: T; rows: number }> {
-  return readsDuring(pool, READ_HANDLERS, (connection) => work(drizzle(connection, { schema, mode: 'default' })));
+/** Rows the storage engine handed over for everything `work` sends: a function of db/ with several statements, on a pool of one connection to `url`. */
+export async function rowsReadBy<T>(
+  url: string,
+  work: (db: Database) => Promise<T>,
+): Promise<{ result: T; rows: number }> {
+  const single = createDatabase(url, { connectionLimit: 1 });
+  try {
+    await single.pool.query('FLUSH STATUS');
+    const result = await work(single.db);
+    const [rows] = await single.pool.query<RowDataPacket[]>('SHOW SESSION STATUS WHERE Variable_name IN (?)', [
+      READ_HANDLERS,
+    ]);
+    return { result, rows: rows.reduce((sum, row) => sum + Number(row.Value), 0) };
+  } finally {
+    await single.close();
+  }
 }

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { eq } from 'drizzle-orm';
 import { serviceSecrets } from '../../db/schema';
+import { execute, qb, select } from '../../db/sql';
 import { insertInBatches } from '../../db/seed';
 import { demoJobs } from '../../db/seed-data';
 import { findKong, startRealKong, type RealKong } from '../../harness/real-kong';
@@ -1426,14 +1427,13 @@ describeWithKong('the local gateway answers exactly as real Kong 3.9.1', () => {
       serviceSide('local gateway', rows, 'diff_local'),
     ]);
     // One cursor signing key for both copies of the service (each migration draws its own).
-    const [row] = await k.database.db
-      .select({ secret: serviceSecrets.secret })
-      .from(serviceSecrets)
-      .where(eq(serviceSecrets.name, 'token-signing'));
-    await l.database.db
-      .update(serviceSecrets)
-      .set({ secret: row!.secret })
-      .where(eq(serviceSecrets.name, 'token-signing'));
+    const [row] = await select(k.database.db, { secret: serviceSecrets.secret }, (query) =>
+      query.from(serviceSecrets).where(eq(serviceSecrets.name, 'token-signing')),
+    );
+    await execute(
+      l.database.db,
+      qb.update(serviceSecrets).set({ secret: row!.secret }).where(eq(serviceSecrets.name, 'token-signing')),
+    );
     real = await startRealKong({ serviceUrl: k.upstream.url, gatewaySecret: SECRET });
     cf = configFile(l.upstream.port);
     local = await startGateway(cf.paths, gatewayEnv(SECRET));

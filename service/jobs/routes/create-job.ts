@@ -81,7 +81,7 @@ async function createJob(ctx: Context, db: Database, body: CreateJobBody): Promi
   const outcome =
     key === undefined
       ? { response: await store(db), replayed: false }
-      : await writeOnce(db, consumerId, key, requestHash(ctx), store);
+      : await writeOnce(db, { consumerId, key, requestHash: requestHash(ctx) }, store);
   if ('refused' in outcome) throw outcome.refused === 'in progress' ? keyInProgress() : keyReused();
   const { response, replayed } = outcome;
   ctx.status = response.status;

@@ -10,8 +10,9 @@ import { LIST_QUERY } from '../../../service/jobs/contract/queries';
 import { queryReader } from '../../../service/http/validate';
 import { listJobs, type ListMode, type ListPosition } from '../../../db/jobs/listing';
 import type { Statement } from '../../../db/sql';
-import { databaseReads, planList } from '../../../db/jobs/listing';
-import { pageRead, recordingDatabase, rowsRead as engineRowsRead, rowsReadBy } from '../../helpers/statements';
+import { planList } from '../../../db/jobs/listing/plan';
+import { readPage } from '../../../db/jobs/listing/statements';
+import { pageRead, rowsRead as engineRowsRead, rowsReadBy, statementsOf } from '../../helpers/statements';
 
 const parseListQuery = queryReader(LIST_QUERY);
 
@@ -76,22 +77,19 @@ const rowsRead = (statement: Statement) => engineRowsRead(database.pool, stateme
 async function positionAt(query: string, n: number): Promise<ListPosition> {
   const parsed = parseListQuery(Object.fromEntries(new URLSearchParams(query)));
   // Arrangement only: this table's rows were loaded without job_counts, so the statement is run directly.
-  const [row] = await databaseReads(database.db).page(planList(parsed), { after: null, skip: n, take: 1 });
-  return { createdAt: new Date(row!.createdAt), id: row!.id };
+  const [row] = await readPage(database.db, planList(parsed), { after: null, skip: n, take: 1 });
+  return { createdAt: row!.createdAt, id: row!.id };
 }
 
 /** The page statement listJobs runs for this query and mode. */
 async function pageStatementOf(query: Parameters<typeof listJobs>[1], mode: ListMode): Promise<Statement> {
-  const recording = recordingDatabase(database.pool);
-  await listJobs(recording.db, query, mode);
-  return pageRead(recording.take())!;
+  return pageRead((await statementsOf(() => listJobs(database.db, query, mode))).statements)!;
 }
 
 /** The statement readChanges runs for a feed page after `since`. */
 async function feedStatementOf(since: number, limit: number): Promise<Statement> {
-  const recording = recordingDatabase(database.pool);
-  await readChanges(recording.db, since, limit);
-  return recording.take().find((one) => one.sql.includes('`job_changes`'))!;
+  const { statements } = await statementsOf(() => readChanges(database.db, since, limit));
+  return statements.find((one) => one.sql.includes('`job_changes`'))!;
 }
 
 describe('a cursor page', () => {
@@ -167,10 +165,10 @@ describe("the dispatchers' claim and the lag metrics", () => {
       );
     await subscription(1, 50_000);
     await subscription(2, ROWS);
-    const claim = await rowsReadBy(database.pool, (db) => claimDue(db, 'a-dispatcher', 60_000, 10));
+    const claim = await rowsReadBy(database.url, (db) => claimDue(db, 'a-dispatcher', 60_000, 10));
     expect(claim.result.map((one) => one.position)).toEqual([50_000]);
     expect(claim.rows).toBeLessThan(50);
-    const lags = await rowsReadBy(database.pool, (db) => subscriptionLags(db));
+    const lags = await rowsReadBy(database.url, (db) => subscriptionLags(db));
     // The behind one waits for job n = 50,001 (n = 50,000 is a draft, never public), created 50,001 minutes after 2020-01-01 UTC.
     expect(
       Object.fromEntries(lags.result.map((lag) => [lag.position, lag.oldestUndelivered?.toISOString() ?? null])),

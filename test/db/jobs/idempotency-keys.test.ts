@@ -6,6 +6,7 @@
 import { sql } from 'drizzle-orm';
 import { createDatabase, type DatabaseHandle } from '../../../db/client';
 import { writeOnce } from '../../../db/jobs/idempotency-keys';
+import { select, type Queryable } from '../../../db/sql';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { testServerAddress } from '../../helpers/server';
 import { startRelay, type LinkMode, type Relay } from '../../faults/relay';
@@ -25,9 +26,9 @@ afterAll(async () => {
   await database?.close();
 });
 
-const connectionId = async (db: Parameters<Parameters<typeof writeOnce>[4]>[0]) => {
-  const [rows] = (await db.execute(sql`select connection_id() as id`)) as unknown as [Array<{ id: number }>];
-  return Number(rows[0]!.id);
+const connectionId = async (on: Queryable) => {
+  const [row] = await select(on, { id: sql<number>`connection_id()` }, (query) => query.from(sql`dual`));
+  return row!.id;
 };
 
 test.each<[string, LinkMode]>([
@@ -38,7 +39,7 @@ test.each<[string, LinkMode]>([
   async (_name, mode) => {
     const key = `link-${mode}`;
     let inTransaction = 0;
-    const failed = writeOnce(handle.db, 'consumer', key, 'hash', async (tx) => {
+    const failed = writeOnce(handle.db, { consumerId: 'consumer', key, requestHash: 'hash' }, async (tx) => {
       inTransaction = await connectionId(tx);
       relay.set(mode);
       await connectionId(tx);
@@ -48,11 +49,9 @@ test.each<[string, LinkMode]>([
     relay.set('forward');
     const after = await connectionId(handle.db);
     expect(after).not.toBe(inTransaction);
-    const again = await writeOnce(handle.db, 'consumer', key, 'hash', async () => ({
-      status: 201,
-      location: null,
-      body: '{"again":true}',
-    }));
+    const again = await writeOnce(handle.db, { consumerId: 'consumer', key, requestHash: 'hash' }, () =>
+      Promise.resolve({ status: 201, location: null, body: '{"again":true}' }),
+    );
     expect(again).toEqual({ response: { status: 201, location: null, body: '{"again":true}' }, replayed: false });
   },
   20_000,

@@ -24,14 +24,15 @@
 import type { RowDataPacket } from 'mysql2';
 import { JOB_TYPES } from '../../../domain/job';
 import { COUNTED_UP_TO } from '../../../domain/list-filters';
-import { dayCountsStatement, pageStatement, planList, type ListPlan } from '../../../db/jobs/listing';
+import { planList } from '../../../db/jobs/listing/plan';
+import { daysStatement, pageStatement } from '../../../db/jobs/listing/statements';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
 import { queryReader } from '../../../service/http/validate';
 import { count } from 'drizzle-orm';
-import type { Statement } from '../../../db/sql';
+import { select, type Statement } from '../../../db/sql';
 import { jobs } from '../../../db/schema';
-import { countJobs, databaseReads, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';
-import { pageRead, recordingDatabase, rowsRead as engineRowsRead, totalRead } from '../../helpers/statements';
+import { countJobs, dayReadsOn, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';
+import { pageRead, rowsRead as engineRowsRead, statementsOf, totalRead } from '../../helpers/statements';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 
 const parseListQuery = queryReader(LIST_QUERY);
@@ -148,10 +149,10 @@ async function expectedIds(
 /** Index entries per matching job: the jobs the index's ranges hold over the jobs that pass every filter. */
 async function entriesPerMatch(filter: string): Promise<number> {
   const plan = planList(parse(filter));
-  if (plan.conditions().checks.length === 0) return 1;
+  if (plan.checks.length === 0) return 1;
   let entries = 0;
-  for (const range of plan.conditions().ranges) {
-    const [row] = await database.db.select({ n: count() }).from(jobs).where(range).prepare().execute(plan.values);
+  for (const range of plan.ranges) {
+    const [row] = await select(database.db, { n: count() }, (query) => query.from(jobs).where(range));
     entries += row!.n;
   }
   const { where, params } = matching(filter);
@@ -165,8 +166,8 @@ async function entriesPerMatch(filter: string): Promise<number> {
 /** The plan checks of the file's comment, for a statement that skips `skip` and takes `take` per read. */
 async function checkStatement(filter: string, statement: Statement, skip: number, take: number): Promise<void> {
   const plan = planList(parse(filter));
-  const reads = plan.conditions().ranges.length;
-  const checked = plan.conditions().checks.length > 0;
+  const reads = plan.ranges.length;
+  const checked = plan.checks.length > 0;
   const steps = await explain(statement);
   const idReads = steps.filter((step) => step.table === 'jobs' && step.key === plan.index);
   expect(idReads).toHaveLength(reads);
@@ -207,21 +208,18 @@ async function checkStatement(filter: string, statement: Statement, skip: number
 async function checkPage(
   filter: string,
   mode: ListMode,
-  skip: number,
-  take: number,
-  after?: { createdAt: string; id: string },
+  { skip, take, after }: { skip: number; take: number; after?: { createdAt: string; id: string } },
 ): Promise<void> {
   const query = parse(filter, 'limit=20');
-  const recording = recordingDatabase(database.pool);
-  const page = await listJobs(recording.db, query, mode);
-  const statement = pageRead(recording.take());
+  const { result: page, statements } = await statementsOf(() => listJobs(database.db, query, mode));
+  const statement = pageRead(statements);
   if (statement) await checkStatement(filter, statement, skip, take);
   else expect('page' in mode && (mode.page - 1) * 20 >= page.total).toBe(true);
   expect(page.rows.map((row) => row.id)).toEqual(await expectedIds(filter, skip, 20, after));
 }
 
 describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_name, filter) => {
-  const reads = planList(parse(filter)).conditions().ranges.length;
+  const reads = planList(parse(filter)).ranges.length;
 
   test.concurrent(
     `pages 1 and 3 and a cursor page: ${reads} index read(s) in order, rows by primary key, at most ${reads} x (offset + limit) ids sorted`,
@@ -230,14 +228,12 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
       const [row] = (await listJobs(database.db, { ...parse(filter), limit: 1 }, { page: 50 })).rows;
       const after = row && { createdAt: row.createdAt, id: row.id };
       await Promise.all([
-        checkPage(filter, { page: 1 }, 0, 20),
-        checkPage(filter, { page: 3 }, 40, 20),
+        checkPage(filter, { page: 1 }, { skip: 0, take: 20 }),
+        checkPage(filter, { page: 3 }, { skip: 40, take: 20 }),
         checkPage(
           filter,
           { after: after ? { createdAt: new Date(after.createdAt), id: after.id } : null },
-          0,
-          21,
-          after,
+          { skip: 0, take: 21, after },
         ),
       ]);
     },
@@ -289,7 +285,7 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
     const total = Number(counted!.n);
     // One job a minute: a day holds at most 1,440 of a filter's jobs.
     const days = plan.statusesOnly;
-    const dayStatement = dayCountsStatement(days, false, undefined, 100);
+    const dayStatement = daysStatement({ statuses: days, fromEnd: false, past: undefined, days: 100 });
     const daySteps = await explain(dayStatement);
     expect(daySteps).toHaveLength(1);
     expect(daySteps[0]).toMatchObject({ table: 'job_day_counts', key: 'PRIMARY' });
@@ -304,7 +300,7 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
           ? { after: null, skip: fromEnd, take: 20, fromEnd: true }
           : { after: null, skip: offset, take: 20 };
       expect(window.skip).toBeGreaterThanOrEqual(1000);
-      const started = await startAtDay(databaseReads(database.db).days, days, window);
+      const started = await startAtDay(dayReadsOn(database.db), days, window);
       expect(started.from).toBeDefined();
       expect(started.skip).toBeLessThan(1440);
       await checkStatement(filter, pageStatement(plan, started), started.skip, 20);
@@ -316,8 +312,7 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
   test.concurrent(
     "the total: exact from job_counts by primary key, or counted on the page's index up to the bound",
     async () => {
-      const recording = recordingDatabase(database.pool);
-      const counted = await countJobs(recording.db, parse(filter));
+      const { result: counted, statements } = await statementsOf(() => countJobs(database.db, parse(filter)));
       const { where, params } = matching(filter);
       const [[row]] = await database.pool.query<RowDataPacket[]>(
         `SELECT COUNT(*) AS n FROM jobs WHERE ${where}`,
@@ -326,7 +321,7 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
       const actual = Number(row!.n);
       const plan = planList(parse(filter));
       if (plan.counted) {
-        const count = totalRead(recording.take())!;
+        const count = totalRead(statements)!;
         const steps = await explain(count);
         expect(steps).toHaveLength(1);
         expect(steps[0]).toMatchObject({ table: 'job_counts', key: 'PRIMARY' });
@@ -337,12 +332,12 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
         expect(counted).toMatchObject({ total: actual, exact: true });
         return;
       }
-      const [count] = recording.take();
+      const [count] = statements;
       const steps = await explain(count!);
       const read = steps.find((step) => step.table === 'jobs')!;
       expect(read.key).toBe(plan.index);
       expect(['ref', 'range']).toContain(read.type);
-      if (plan.conditions().checks.length === 0) expect(read.Extra).toMatch(/Using index/);
+      if (plan.checks.length === 0) expect(read.Extra).toMatch(/Using index/);
       // Never more than the bound's worth of matches, however large the table.
       expect(await rowsRead(count!)).toBeLessThanOrEqual(
         (COUNTED_UP_TO + 1) * (await entriesPerMatch(filter)) * 2.4 + 10,
@@ -356,11 +351,12 @@ describe.each(FILTERS.map((filter) => [filter || '(default)', filter]))('%s', (_
 
 test('a deep offset page of one index reads offset + limit entries of it, and no more', async () => {
   const query = parse('', 'limit=20');
-  const recording = recordingDatabase(database.pool);
-  await listJobs(recording.db, query, { page: 1 });
-  const shallow = await rowsRead(pageRead(recording.take())!);
-  await listJobs(recording.db, query, { page: 200 });
-  const deep = await rowsRead(pageRead(recording.take())!);
+  const shallow = await rowsRead(
+    pageRead((await statementsOf(() => listJobs(database.db, query, { page: 1 }))).statements)!,
+  );
+  const deep = await rowsRead(
+    pageRead((await statementsOf(() => listJobs(database.db, query, { page: 200 }))).statements)!,
+  );
   // Page 1: 20 index entries, the 20 ids read back, 20 rows by key. Page 200: 3,980 more entries.
   expect(shallow).toBeLessThanOrEqual(3 * 20 + 10);
   expect(deep).toBeLessThanOrEqual(199 * 20 + 3 * 20 + 10);
@@ -368,15 +364,12 @@ test('a deep offset page of one index reads offset + limit entries of it, and no
 
 test('a page that starts exactly at the end reads the total and nothing else', async () => {
   const query = parse('', 'limit=20');
-  const recording = recordingDatabase(database.pool);
-  const { total } = await countJobs(recording.db, query);
-  recording.take();
+  const { total } = await countJobs(database.db, query);
   const page = Math.floor(total / 20) + 1;
   // Only a page whose offset equals the total exercises the boundary; the fixture's size says whether this one does.
   expect(total % 20).toBe(0);
-  const served = await listJobs(recording.db, query, { page });
+  const { result: served, statements } = await statementsOf(() => listJobs(database.db, query, { page }));
   expect(served).toEqual({ rows: [], total, hasMore: false });
-  const statements = recording.take();
   expect(pageRead(statements)).toBeUndefined();
   expect(statements.filter((one) => !one.sql.includes('from `job_counts`'))).toEqual([]);
 });

@@ -1,9 +1,10 @@
 /**
- * db/jobs/listing.ts without a database: which end an offset page is counted from and the
+ * db/jobs/listing.ts's paging without a database: which end an offset page is counted from and the
  * exact rows it steps over, when it first walks job_day_counts to the day holding its first row,
  * and that walk over many days. `read` is a stub that serves day counts as the table would.
  */
-import { offsetWindow, planList, startAtDay, type DayReads } from '../../../db/jobs/listing';
+import { offsetWindow, startAtDay, type DayReads } from '../../../db/jobs/listing';
+import { planList } from '../../../db/jobs/listing/plan';
 import { DEFAULT_STATUSES } from '../../../domain/job';
 
 const DAY_MS = 86_400_000;
@@ -15,19 +16,21 @@ const NEWEST_FIRST = [...OLDEST_FIRST].reverse();
 
 /** job_day_counts for the default statuses: `days` in the order the walk reads them, `perDay` jobs each; records each read's arguments. */
 function dayCounts(days: readonly string[], perDay: number | number[]) {
-  const statements: Array<Parameters<DayReads>> = [];
-  const read: DayReads = async (...args) => {
-    statements.push(args);
-    const [, , past, count] = args;
+  const statements: Array<Parameters<DayReads>[0]> = [];
+  const read: DayReads = (asked) => {
+    statements.push(asked);
+    const { past, days: count } = asked;
     const start = past === undefined ? 0 : days.indexOf(past) + 1;
-    return days
-      .slice(start, start + count)
-      .map((day, i) => ({ day, n: Array.isArray(perDay) ? perDay[start + i]! : perDay }));
+    return Promise.resolve(
+      days
+        .slice(start, start + count)
+        .map((day, i) => ({ day, n: Array.isArray(perDay) ? perDay[start + i]! : perDay })),
+    );
   };
   return { read, statements };
 }
 
-const unread = () => jest.fn<ReturnType<DayReads>, Parameters<DayReads>>(async () => []);
+const unread = () => jest.fn<ReturnType<DayReads>, Parameters<DayReads>>(() => Promise.resolve([]));
 const listing = planList({});
 
 test.each([
@@ -47,30 +50,36 @@ test.each([
   ['the middle page steps over 45 rows either way, and reads forward', 100, 45, { after: null, skip: 45, take: 10 }],
 ])('%s', async (_name, total, offset, window) => {
   const read = unread();
-  expect(await offsetWindow(read, listing, offset, 10, total)).toEqual(window);
+  expect(await offsetWindow(read, listing, { offset, limit: 10, total })).toEqual(window);
   expect(read).not.toHaveBeenCalled();
 });
 
 test('a page 990 rows deep steps over them: no day counts are read below 1,000', async () => {
   const read = unread();
-  expect(await offsetWindow(read, listing, 990, 10, 100_000)).toEqual({ after: null, skip: 990, take: 10 });
+  expect(await offsetWindow(read, listing, { offset: 990, limit: 10, total: 100_000 })).toEqual({
+    after: null,
+    skip: 990,
+    take: 10,
+  });
   expect(read).not.toHaveBeenCalled();
 });
 
 test('a page 1,000 rows deep starts at its day and steps over that day only', async () => {
   const { read } = dayCounts(['2024-03-10', '2024-03-09'], 600);
   // 600 rows on 03-10, so the page is 400 rows into 03-09: rows created before 03-10 start.
-  expect(await offsetWindow(read, listing, 1000, 10, 100_000)).toEqual({
+  expect(await offsetWindow(read, listing, { offset: 1000, limit: 10, total: 100_000 })).toEqual({
     after: null,
     skip: 400,
     take: 10,
-    from: '2024-03-10 00:00:00.000',
+    from: new Date('2024-03-10T00:00:00.000Z'),
   });
 });
 
 test('a deep page of a type-filtered listing never starts from day counts, which count every type', async () => {
   const read = unread();
-  expect(await offsetWindow(read, planList({ type: ['contract'] }), 5000, 10, 100_000)).toEqual({
+  expect(
+    await offsetWindow(read, planList({ type: ['contract'] }), { offset: 5000, limit: 10, total: 100_000 }),
+  ).toEqual({
     after: null,
     skip: 5000,
     take: 10,
@@ -85,7 +94,7 @@ test('a page that begins a day starts at that day and steps over nothing', async
     after: null,
     skip: 0,
     take: 10,
-    from: '2024-03-09 00:00:00.000',
+    from: new Date('2024-03-09T00:00:00.000Z'),
   });
 });
 
@@ -95,7 +104,7 @@ test.each([
     // 234 days (2,340 rows) pass: the page starts in the 235th newest day, 2024-01-16, so before 01-17.
     days: NEWEST_FIRST,
     fromEnd: false,
-    from: '2024-01-17 00:00:00.000',
+    from: new Date('2024-01-17T00:00:00.000Z'),
     pasts: ['2024-05-30', '2024-02-20'],
   },
   {
@@ -103,7 +112,7 @@ test.each([
     // The 235th oldest day, 2024-08-22: read upwards from its first moment.
     days: OLDEST_FIRST,
     fromEnd: true,
-    from: '2024-08-22 00:00:00.000',
+    from: new Date('2024-08-22T00:00:00.000Z'),
     pasts: ['2024-04-09', '2024-07-18'],
   },
 ])('$name', async ({ days, fromEnd, from, pasts }) => {
@@ -111,7 +120,9 @@ test.each([
   const window = { after: null, skip: 2345, take: 10, ...(fromEnd ? { fromEnd } : {}) };
   expect(await startAtDay(read, DEFAULT_STATUSES, window)).toEqual({ ...window, skip: 5, from });
   // The first read starts at the newest (or oldest) day; each next one after the last day read.
-  expect(statements).toEqual([undefined, ...pasts].map((past) => [DEFAULT_STATUSES, fromEnd, past, 100]));
+  expect(statements).toEqual(
+    [undefined, ...pasts].map((past) => ({ statuses: DEFAULT_STATUSES, fromEnd, past, days: 100 })),
+  );
 });
 
 test('when the day counts run out before the page (a write since the total), the page is a plain skip', async () => {
@@ -120,8 +131,8 @@ test('when the day counts run out before the page (a write since the total), the
   // 250 days hold 2,500 rows: the third read returns 50 days and the walk stops there.
   expect(await startAtDay(read, DEFAULT_STATUSES, window)).toEqual(window);
   expect(statements).toEqual([
-    [DEFAULT_STATUSES, false, undefined, 100],
-    [DEFAULT_STATUSES, false, '2024-05-30', 100],
-    [DEFAULT_STATUSES, false, '2024-02-20', 100],
+    { statuses: DEFAULT_STATUSES, fromEnd: false, past: undefined, days: 100 },
+    { statuses: DEFAULT_STATUSES, fromEnd: false, past: '2024-05-30', days: 100 },
+    { statuses: DEFAULT_STATUSES, fromEnd: false, past: '2024-02-20', days: 100 },
   ]);
 });

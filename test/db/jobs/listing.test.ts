@@ -1,7 +1,7 @@
 /**
  * Deep offset pages against MariaDB: pages more than 1,000 rows from either end start at their
  * day, found by walking job_day_counts 100 days per statement (db/jobs/listing.ts,
- * dayCountsStatement). Whatever the walk, a page is exactly the rows plain
+ * listing/statements.ts). Whatever the walk, a page is exactly the rows plain
  * ORDER BY ... LIMIT ... OFFSET returns. 2,600 listed jobs over 260 days make every walk read more
  * than one statement's days, from the newest day and from the oldest.
  */
@@ -11,9 +11,10 @@ import { generateJobs } from '../../../db/seed-data';
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
 import { queryReader } from '../../../service/http/validate';
 import { and, sql, type SQL } from 'drizzle-orm';
-import { listJobs, planList, type ListPlan } from '../../../db/jobs/listing';
+import { listJobs } from '../../../db/jobs/listing';
+import { planList, type ListPlan } from '../../../db/jobs/listing/plan';
 import { jobs } from '../../../db/schema';
-import { statementOf, textOnly } from '../../../db/sql';
+import { qb } from '../../../db/sql';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { DEFAULT_STATUSES, JOB_TYPES } from '../../../domain/job';
 import type { ListFilter } from '../../../domain/list-filters';
@@ -64,32 +65,29 @@ test.each([
 });
 
 /**
- * planList (db/jobs/listing.ts) where the mutation run found it unpinned: which index a
+ * planList (db/jobs/listing/plan.ts) where the mutation run found it unpinned: which index a
  * listing reads when a filter names every value, how a department is matched, and which listings
  * have day counts a deep page may start from (test/db/jobs/listing-windows.test.ts uses them).
  */
 describe('planList', () => {
   /** A condition of the plan as drizzle writes it, with its values. */
-  const written = (plan: ListPlan, condition: SQL | undefined) => {
-    const { sql: text, params } = statementOf(
-      textOnly
-        .select({ one: sql`1` })
-        .from(jobs)
-        .where(condition),
-      plan.values,
-    );
+  const written = (condition: SQL | undefined) => {
+    const { sql: text, params } = qb
+      .select({ one: sql`1` })
+      .from(jobs)
+      .where(condition)
+      .toSQL();
     return { sql: text.slice(text.indexOf(' where ') + ' where '.length), params };
   };
   /** Each range of the plan with the checks on its rows, as one read of the page states them. */
-  const reads = (plan: ListPlan) =>
-    plan.conditions().ranges.map((range) => written(plan, and(range, ...plan.conditions().checks)));
+  const reads = (plan: ListPlan) => plan.ranges.map((range) => written(and(range, ...plan.checks)));
 
   test('all six types is the unfiltered listing: one read of the listing index, with day counts for deep pages', () => {
     const plan = planList({ type: [...JOB_TYPES] });
     expect(plan).toMatchObject({ index: 'jobs_listed_idx', counted: true, statusesOnly: DEFAULT_STATUSES });
-    expect(plan.conditions().checks).toEqual([]);
+    expect(plan.checks).toEqual([]);
     expect(reads(plan)).toEqual([{ sql: '`jobs`.`listed` = ?', params: [true] }]);
-    expect(written(plan, plan.conditions().matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
+    expect(written(plan.matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
   });
 
   test('five of the six types is a type filter: one read of the type index per type', () => {

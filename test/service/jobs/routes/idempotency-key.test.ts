@@ -149,33 +149,19 @@ describe('Idempotency-Key on POST /api/v1/jobs', () => {
     expect(Number(row!.kept)).toBe(24 * 3600);
   });
 
-  test('after its 24 hours a key is forgotten: it creates again, and expired keys are cleaned up', async () => {
+  test('after its 24 hours a key is forgotten: it creates again', async () => {
     const key = newKey();
     const body = { ...valid, title: 'Expired key' };
     await post(key, body);
-    // Age this key, and some other consumer's forgotten ones, past their retention.
+    // Age this key past its retention (the periodic task deletes such keys: test/service/housekeeping.test.ts).
     await service.database.query(
       'update idempotency_keys set expires_at = utc_timestamp(3) - interval 1 second where idempotency_key = ?',
       [key],
-    );
-    await service.database.query(
-      `insert into idempotency_keys (consumer_id, idempotency_key, request_hash, response_status, response_location, response_body, created_at, expires_at)
-       values ('someone', 'old-1', repeat('0', 64), 201, null, '{}', utc_timestamp(3) - interval 2 day, utc_timestamp(3) - interval 1 day),
-              ('someone', 'old-2', repeat('0', 64), 201, null, '{}', utc_timestamp(3) - interval 2 day, utc_timestamp(3) - interval 1 day)`,
     );
     const again = await post(key, body);
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBeNull();
     expect(await jobsTitled('Expired key')).toBe(2);
-    let left = 2;
-    for (let attempt = 0; attempt < 50 && left > 0; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      const [row] = await service.database.query<Array<{ n: number }>>(
-        "select count(*) as n from idempotency_keys where consumer_id = 'someone'",
-      );
-      left = Number(row!.n);
-    }
-    expect(left).toBe(0);
   });
 
   test.each([
@@ -218,9 +204,10 @@ describe('a request that waits too long for the same key in flight', () => {
     // A pool whose sessions give up on a row lock after 1 s (in production DB_QUERY_TIMEOUT_MS sets it).
     const handle = createDatabase(service.database.url);
     handle.pool.on('connection', (connection) => {
-      connection.query('SET SESSION innodb_lock_wait_timeout = 1');
+      void connection.query('SET SESSION innodb_lock_wait_timeout = 1');
     });
-    const served = await serve(createApp({ db: handle.db, config: {}, logger: createLogger('silent') }).callback());
+    const app = createApp({ db: handle.db, config: {}, logger: createLogger('silent') }).callback();
+    const served = await serve((req, res) => void app(req, res));
     // Another request's transaction holds the key, as the first of two concurrent creates does.
     const holder = await service.database.pool.getConnection();
     const key = newKey();

@@ -1,0 +1,76 @@
+import type { Database } from '../db/client';
+import { errorCode } from '../db/errors';
+import { foldJobCounts } from '../db/jobs/counters';
+import { deleteExpiredKeys } from '../db/jobs/idempotency-keys';
+import type { Logger } from './logger';
+
+/** The service's periodic writes, off the request path: a request only writes what it answers for. */
+export const HOUSEKEEPING = {
+  /** Adds the counters' connection rows into their totals (several instances may: the fold skips locked rows). */
+  'fold counters': { everyMs: 1000, run: foldJobCounts },
+  /** Deletes idempotency keys whose retention is over, a batch at a time. */
+  'clean idempotency keys': { everyMs: 60_000, run: deleteExpiredKeys },
+} satisfies Record<string, { everyMs: number; run(db: Database): Promise<unknown> }>;
+
+export type HousekeepingTask = keyof typeof HOUSEKEEPING;
+export const HOUSEKEEPING_TASKS = Object.keys(HOUSEKEEPING) as HousekeepingTask[];
+
+export interface Housekeeping {
+  /** Stops the tasks, after the runs in progress end. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs each task every `everyMs` (scaled by `pace`, for tests), one run at a time. A failure is
+ * counted by `failed` each time and logged on the first of a streak (its code only: no SQL, no
+ * values), and its recovery once.
+ */
+export function startHousekeeping(options: {
+  db: Database;
+  logger: Logger;
+  failed?: (task: HousekeepingTask) => void;
+  pace?: number;
+}): Housekeeping {
+  const { db, logger, failed, pace = 1 } = options;
+  let stopped = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const running = new Set<Promise<void>>();
+
+  for (const task of HOUSEKEEPING_TASKS) {
+    const { everyMs, run } = HOUSEKEEPING[task];
+    let failing = false;
+    const once = async () => {
+      try {
+        await run(db);
+        if (failing) logger.info({ task }, `housekeeping: ${task} works again`);
+        failing = false;
+      } catch (error) {
+        failed?.(task);
+        if (!failing) logger.warn({ task, code: errorCode(error) ?? 'unknown' }, `housekeeping: ${task} failed`);
+        failing = true;
+      }
+    };
+    const schedule = () => {
+      if (stopped) return;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        const run = once();
+        running.add(run);
+        void run.finally(() => {
+          running.delete(run);
+          schedule();
+        });
+      }, everyMs * pace);
+      timers.add(timer);
+    };
+    schedule();
+  }
+
+  return {
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      await Promise.all(running);
+    },
+  };
+}
