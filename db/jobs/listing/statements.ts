@@ -156,12 +156,6 @@ export async function readTotal(on: Queryable, plan: ListPlan, query: ListFilter
   return { total: Math.min(counted, COUNTED_UP_TO), exact: counted <= COUNTED_UP_TO };
 }
 
-/** The total statement as the driver takes it: for EXPLAIN. */
-export const totalStatement = (plan: ListPlan, query: ListFilter): Statement =>
-  plan.counted
-    ? totalBuild(query)(qb.select(totalColumns)).toSQL()
-    : boundedBuild(plan)(qb.select(boundedColumns)).toSQL();
-
 /** One day of job_day_counts for some statuses: its date (YYYY-MM-DD) and their jobs created that day. */
 export interface DayCount {
   day: string;
