@@ -272,13 +272,18 @@ export async function recordFailure(
   });
 }
 
+/** Why a held subscription is disabled: the position it reached, the reason it keeps, and the receiver's answer. */
+export interface Disabling {
+  position: number;
+  reason: string;
+  error: string;
+}
+
 /** The receiver asked to stop (410 Gone): disabled at once, with its answer as the last error; false when the lease was lost. */
 export async function disableHeld(
   database: Database,
   lease: Lease,
-  position: number,
-  reason: string,
-  error: string,
+  { position, reason, error }: Disabling,
   attempts: readonly AttemptRecord[],
 ): Promise<boolean> {
   return transaction(database, async (tx) => {

@@ -168,6 +168,13 @@ const asDate = (text: string) => subs.createdAt.mapFromDriverValue(text) as Date
 /** A rotation done, with until when the replaced secrets sign; or refused until the older one expires. */
 export type Rotation = { previousExpiresAt: Date; olderExpiresAt: Date | null } | { refusedUntil: Date };
 
+/** A rotation asked for: the new secret (sealed), how long the current one goes on signing, and whether to drop the replaced ones now. */
+export interface RotateSecret {
+  secret: Buffer;
+  overlapMs: number;
+  expirePrevious?: boolean;
+}
+
 /**
  * The new secret signs from now on; the current one goes on signing beside it for `overlapMs`, and the
  * previous one, if still valid, until its own expiry. A still valid third one would be dropped: refused.
@@ -177,9 +184,7 @@ export async function rotateSecret(
   database: Database,
   consumerId: string,
   id: string,
-  secret: Buffer,
-  overlapMs: number,
-  expirePrevious = false,
+  { secret, overlapMs, expirePrevious = false }: RotateSecret,
 ): Promise<Rotation | undefined> {
   // Read under lock and written back as values: drizzle orders SET by column, so `previous_secret = secret` would see the new one.
   return transaction(database, async (tx) => {

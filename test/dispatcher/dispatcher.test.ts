@@ -352,7 +352,10 @@ inNamespaces('after a rotation every delivery verifies with the new secret and w
   expect(() => verified(target.deliveries[0]!, old)).not.toThrow();
   const rotated = newSecret();
   expect(
-    await rotateSecret(database.db, 'partner-a', id, encryptSecret(secretsKey, rotated), 24 * 3600_000),
+    await rotateSecret(database.db, 'partner-a', id, {
+      secret: encryptSecret(secretsKey, rotated),
+      overlapMs: 24 * 3600_000,
+    }),
   ).toMatchObject({ olderExpiresAt: null });
   await job('after');
   await target.waitFor(2);

@@ -187,7 +187,10 @@ test('a rotation during a POST in flight: the stale walk sends nothing more, its
   onArrival = async (arrival) => {
     if (arrivals.length !== 3) return;
     inFlight = arrival.sequence;
-    await rotateSecret(database.db, 'partner-a', id, encryptSecret(secretsKey, rotated), 3_600_000);
+    await rotateSecret(database.db, 'partner-a', id, {
+      secret: encryptSecret(secretsKey, rotated),
+      overlapMs: 3_600_000,
+    });
     rotatedAt = Date.now();
   };
   dispatchHere();

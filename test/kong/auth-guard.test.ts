@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startRealKong, type RealKong } from '../../harness/real-kong';
 import { DEMO, ROOT, send, stubUpstream, type StubUpstream } from '../local-gateway/support';
+import type { Parsed } from '../helpers/parsed';
 
 const SECRET = 'auth-guard-kong-secret-0123456789';
 const NO_GROUPS = 'demo-no-groups-4e9b2d71';
@@ -208,7 +209,7 @@ describe('PostgreSQL, synced by decK 1.4.0', () => {
 
   test("decK 1.4.0 took kong.yaml's anchors and merge keys: each route's rate limit has the shared settings and its own limits", async () => {
     const admin = async (p: string) =>
-      ((await (await fetch(`${kong.adminUrl}${p}`)).json()) as { data: Array<Record<string, any>> }).data;
+      ((await (await fetch(`${kong.adminUrl}${p}`)).json()) as { data: Array<Record<string, Parsed>> }).data;
     const routeNames = new Map((await admin('/routes?size=100')).map((r) => [r.id, r.name]));
     const plugins = await admin('/plugins?size=100');
     const limits = plugins.filter((p) => p.name === 'job-rate-limits');

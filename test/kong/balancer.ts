@@ -48,7 +48,9 @@ export async function startBalancer(targets: string[] = []): Promise<Balancer> {
     target.inFlight++;
     let finished = false;
     const finish = () => {
-      if (!finished) ((finished = true), done(target));
+      if (finished) return;
+      finished = true;
+      done(target);
     };
     const upstream = http.request(
       {

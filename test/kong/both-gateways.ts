@@ -53,9 +53,9 @@ export async function startBoth(name: string): Promise<BothGateways> {
       return Number(row!.n);
     },
     async close() {
-      await kong!.stop();
-      await local!.close();
-      config!.remove();
+      await kong.stop();
+      await local.close();
+      config.remove();
       await service.close();
     },
   };
@@ -156,12 +156,13 @@ export function raw(port: number, parts: Array<string | Buffer>, waitMs = 3000, 
     socket.on('end', () => finish(true));
     socket.on('close', () => finish(true));
     socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? finish(true) : reject(err)));
-    socket.on('connect', async () => {
+    const send = async () => {
       for (const part of parts) {
         if (socket.destroyed) return;
         socket.write(part);
         await new Promise((r) => setTimeout(r, gapMs));
       }
-    });
+    };
+    socket.on('connect', () => void send());
   });
 }

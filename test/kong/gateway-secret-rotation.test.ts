@@ -161,7 +161,7 @@ describe.each([
     await insertInBatches(database.db, demoJobs());
     redis = await startRedis();
     const [a, b] = await Promise.all([startInstance({ GATEWAY_SECRET: OLD }), startInstance({ GATEWAY_SECRET: OLD })]);
-    services = await startBalancer([a!.url, b!.url]);
+    services = await startBalancer([a.url, b.url]);
     if (postgres) {
       kongDatabase = await createKongDatabase();
       const first = await startNode(OLD);

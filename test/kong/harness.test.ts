@@ -5,6 +5,7 @@
 import { findKong, renderState, startRealKong, type RealKong } from '../../harness/real-kong';
 import { startTestService, type TestService } from '../helpers/service';
 import { DEMO } from '../local-gateway/support';
+import type { Parsed } from '../helpers/parsed';
 
 const SECRET = 'harness-gateway-secret-0123456789';
 let service: TestService;
@@ -30,7 +31,7 @@ test('the state files are rendered as decK hands them over: no _info, select tag
   expect(config._info).toBeUndefined();
   expect(config.services[0].url).toBe('http://127.0.0.1:1234');
   expect(config.services[0].tags).toEqual(['jobs-api', 'jobs-demo']);
-  expect(config.consumers.find((c: any) => c.username === 'demo-reader').keyauth_credentials[0].tags).toEqual([
+  expect(config.consumers.find((c: Parsed) => c.username === 'demo-reader').keyauth_credentials[0].tags).toEqual([
     'jobs-api',
     'jobs-demo',
   ]);
@@ -39,7 +40,7 @@ test('the state files are rendered as decK hands them over: no _info, select tag
 test('a demo key reads jobs through Kong; the service sees the identity and the secret, never the key', async () => {
   const res = await fetch(`${kong.proxyUrl}/api/v1/jobs?limit=2`, { headers: { 'X-API-Key': DEMO.reader } });
   expect(res.status).toBe(200);
-  expect(((await res.json()) as any).data).toHaveLength(2);
+  expect(((await res.json()) as Parsed).data).toHaveLength(2);
   const seen = service.received.at(-1)!;
   expect(seen.headers['x-consumer-username']).toBe('demo-reader');
   expect(seen.headers['x-gateway-secret']).toBe(SECRET);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { ROOT, startRealKong, type RealKong } from '../../harness/real-kong';
 import { run } from '../../tools/keys/run';
 import { startTestService, type TestService } from '../helpers/service';
+import type { Parsed } from '../helpers/parsed';
 
 export interface KeysOnKong {
   readonly kong: RealKong;
@@ -24,11 +25,11 @@ export interface KeysOnKong {
   /** `deck <args> --kong-addr <this Kong>` in `dir`, with `secrets` in its environment. */
   deck(args: string[]): { code: number | null; text: string };
   /** GET /api/v1/jobs?limit=1 through Kong's proxy with the key. */
-  get(key: string): Promise<{ status: number; body: any }>;
+  get(key: string): Promise<{ status: number; body: Parsed }>;
   /** POST /api/v1/jobs through Kong's proxy with the key. */
   post(key: string): Promise<number>;
   /** GET on the Admin API, parsed. */
-  admin(p: string): Promise<any>;
+  admin(p: string): Promise<Parsed>;
 }
 
 export function keysOnKong(name: string, secret: string): KeysOnKong {

@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { keysOnKong, msUntil } from './keys-kong';
+import type { Parsed } from '../helpers/parsed';
 
 const on = keysOnKong('kong_keys_lifecycle', 'keys-lifecycle-secret-0123456789');
 const { secrets, keys, apply, deck, get, post } = on;
@@ -44,30 +45,30 @@ function expectDiffsExplainedByOldDeck(partnerIds: string[]): void {
 
 test("decK syncs kong.yaml, then partners.yaml, each on its own; every entity carries its file's select tag", async () => {
   for (const file of ['kong.yaml', 'partners.yaml']) expect([file, deck(['sync', '-s', file]).code]).toEqual([file, 0]);
-  const services = (await (await fetch(`${on.kong.adminUrl}/services`)).json()) as any;
-  expect(services.data.map((s: any) => [s.name, s.tags]).sort()).toEqual([
+  const services = (await (await fetch(`${on.kong.adminUrl}/services`)).json()) as Parsed;
+  expect(services.data.map((s: Parsed) => [s.name, s.tags]).sort()).toEqual([
     ['jobs-docs', ['jobs-api']],
     ['jobs-service', ['jobs-api']],
   ]);
   // The API reference's service carries only its route's per-IP limit: no key-auth, no auth-guard.
-  const plugins = (await (await fetch(`${on.kong.adminUrl}/plugins?size=100`)).json()) as any;
-  const docsService = services.data.find((s: any) => s.name === 'jobs-docs');
-  const docsRoute = (await (await fetch(`${on.kong.adminUrl}/services/jobs-docs/routes`)).json()) as any;
-  expect(docsRoute.data.map((r: any) => [r.name, r.tags]).sort()).toEqual([
+  const plugins = (await (await fetch(`${on.kong.adminUrl}/plugins?size=100`)).json()) as Parsed;
+  const docsService = services.data.find((s: Parsed) => s.name === 'jobs-docs');
+  const docsRoute = (await (await fetch(`${on.kong.adminUrl}/services/jobs-docs/routes`)).json()) as Parsed;
+  expect(docsRoute.data.map((r: Parsed) => [r.name, r.tags]).sort()).toEqual([
     ['jobs-docs', ['jobs-api']],
     ['jobs-not-found', ['jobs-api']],
   ]);
-  expect(plugins.data.filter((p: any) => p.service?.id === docsService.id)).toEqual([]);
+  expect(plugins.data.filter((p: Parsed) => p.service?.id === docsService.id)).toEqual([]);
   const routePlugins = (name: string) =>
-    plugins.data.filter((p: any) => p.route?.id === docsRoute.data.find((r: any) => r.name === name).id);
+    plugins.data.filter((p: Parsed) => p.route?.id === docsRoute.data.find((r: Parsed) => r.name === name).id);
   expect(
-    routePlugins('jobs-docs').map((p: any) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags]),
+    routePlugins('jobs-docs').map((p: Parsed) => [p.name, p.config.limit_by, p.config.minute, p.config.hour, p.tags]),
   ).toEqual([['job-rate-limits', 'ip', 60, 600, ['jobs-api']]]);
   // The catch-all answers the API's 404 itself: nothing else runs there.
-  expect(routePlugins('jobs-not-found').map((p: any) => [p.name, p.config.status_code, p.config.body, p.tags])).toEqual(
-    [['request-termination', 404, '{"error":"Not found"}', ['jobs-api']]],
-  );
-  const anonymous = (await (await fetch(`${on.kong.adminUrl}/consumers/anonymous`)).json()) as any;
+  expect(
+    routePlugins('jobs-not-found').map((p: Parsed) => [p.name, p.config.status_code, p.config.body, p.tags]),
+  ).toEqual([['request-termination', 404, '{"error":"Not found"}', ['jobs-api']]]);
+  const anonymous = (await (await fetch(`${on.kong.adminUrl}/consumers/anonymous`)).json()) as Parsed;
   expect(anonymous.tags).toEqual(['jobs-api']);
   // The router is rebuilt from the database a few seconds after a change (worker_state_update_frequency).
   await msUntil('the synced routes', 15_000, async () => (await get('none')).status === 401);
@@ -92,13 +93,13 @@ test("the keys tool's whole --apply lifecycle against the real Admin API", async
     keys: readFileSync(path.join(on.dir, 'partner-keys.yaml'), 'utf8'),
     partners: readFileSync(path.join(on.dir, 'partners.yaml'), 'utf8'),
   });
-  const admin = async (p: string) => (await (await fetch(`${on.kong.adminUrl}${p}`)).json()) as any;
+  const admin = async (p: string) => (await (await fetch(`${on.kong.adminUrl}${p}`)).json()) as Parsed;
   expect(await admin('/consumers/acme')).toMatchObject({
     id: acme,
     username: 'acme',
     tags: ['jobs-partners', 'jobs-partner-keys'],
   });
-  expect((await admin(`/consumers/${acme}/acls`)).data.map((a: any) => [a.group, a.tags])).toEqual([
+  expect((await admin(`/consumers/${acme}/acls`)).data.map((a: Parsed) => [a.group, a.tags])).toEqual([
     ['jobs:read', ['jobs-partners']],
   ]);
   const [credential] = (await admin(`/consumers/${acme}/key-auth`)).data;
@@ -141,7 +142,7 @@ test("the keys tool's whole --apply lifecycle against the real Admin API", async
   expect((await keys(['rotate', 'acme', ...apply()])).code).toBe(0);
   const key3 = secrets[Object.keys(secrets)[1]!]!;
   await msUntil('the third key', 5_000, async () => (await get(key3)).status === 200);
-  const third = (await admin(`/consumers/${acme}/key-auth`)).data.find((c: any) => c.key === key3);
+  const third = (await admin(`/consumers/${acme}/key-auth`)).data.find((c: Parsed) => c.key === key3);
   expect((await keys(['revoke', 'acme', '--credential', third.id, ...apply()])).code).toBe(0);
   delete secrets[Object.keys(secrets)[1]!];
   await msUntil('the revoked credential', 5_000, async () => (await get(key3)).status === 401);

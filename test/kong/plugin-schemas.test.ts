@@ -5,6 +5,7 @@
  * of them are accepted: every real-Kong test starts on them.
  */
 import { startRealKong, type RealKong } from '../../harness/real-kong';
+import type { Parsed } from '../helpers/parsed';
 
 let kong: RealKong;
 beforeAll(async () => {
@@ -12,16 +13,16 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => kong?.stop());
 
-async function schema(name: string): Promise<any> {
+async function schema(name: string): Promise<Parsed> {
   const res = await fetch(`${kong.adminUrl}/schemas/plugins/${name}`);
   expect(res.status).toBe(200);
   return res.json();
 }
 
-const field = (fields: any[], name: string) => fields.find((f) => name in f)?.[name];
+const field = (fields: Parsed[], name: string) => fields.find((f) => name in f)?.[name];
 
 /** Kong's verdict on a plugin configuration: the filled-in config, or the field errors. */
-async function validate(name: string, config: unknown, extra: object = {}): Promise<{ status: number; body: any }> {
+async function validate(name: string, config: unknown, extra: object = {}): Promise<{ status: number; body: Parsed }> {
   const res = await fetch(`${kong.adminUrl}/schemas/plugins/validate`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -39,7 +40,7 @@ describe('job-scopes', () => {
       'gateway_secret',
       'key_names',
     ]);
-    for (const f of config.fields) expect(typeof (Object.values(f)[0] as any).description).toBe('string');
+    for (const f of config.fields) expect(typeof (Object.values(f)[0] as Parsed).description).toBe('string');
     expect(field(s.fields, 'consumer')).toMatchObject({ type: 'foreign', reference: 'consumers', eq: null });
     const consumerScoped = await validate(
       'job-scopes',
@@ -155,7 +156,7 @@ describe('job-rate-limits', () => {
       'redis',
     ]);
     for (const f of config.fields)
-      expect([Object.keys(f)[0], typeof (Object.values(f)[0] as any).description]).toEqual([
+      expect([Object.keys(f)[0], typeof (Object.values(f)[0] as Parsed).description]).toEqual([
         Object.keys(f)[0],
         'string',
       ]);

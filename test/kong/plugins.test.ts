@@ -8,6 +8,7 @@
  */
 import { startRealKong, type DeclarativeConfig, type RealKong } from '../../harness/real-kong';
 import { DEMO, send, stubUpstream, type StubUpstream } from '../local-gateway/support';
+import type { Parsed } from '../helpers/parsed';
 
 const SECRET = 'plugins-secret-0123456789';
 const NO_GROUPS = 'demo-no-groups-4e9b2d71';
@@ -55,8 +56,11 @@ async function withConfig(edit: (config: DeclarativeConfig) => void, body: () =>
 const plugins = (config: DeclarativeConfig, name: string) =>
   [
     ...config.plugins,
-    ...config.services.flatMap((s: any) => [...(s.plugins ?? []), ...s.routes.flatMap((r: any) => r.plugins ?? [])]),
-  ].filter((p: any) => p.name === name);
+    ...config.services.flatMap((s: Parsed) => [
+      ...(s.plugins ?? []),
+      ...s.routes.flatMap((r: Parsed) => r.plugins ?? []),
+    ]),
+  ].filter((p: Parsed) => p.name === name);
 
 describe("job-scopes among Kong's plugins", () => {
   test('it answers before request-size-limiting: an oversized POST with a read-only key is 403 Missing scope, not 413', async () => {
@@ -133,7 +137,7 @@ describe('job-scopes configurations', () => {
   test("only jobs:* groups are forwarded, sorted, in the ACL plugin's format", async () => {
     await withConfig(
       (c) => {
-        c.consumers.find((x: any) => x.username === 'demo-writer').acls = [
+        c.consumers.find((x: Parsed) => x.username === 'demo-writer').acls = [
           { group: 'partners' },
           { group: 'jobs:write' },
           { group: 'jobs:read' },

@@ -173,7 +173,11 @@ test('one instance killed under reads and creates: no read fails, no create is s
   await new Promise((r) => setTimeout(r, 500));
   await start(0);
   const back = await until('the restarted target healthy', async () => (await health())[0] === 'healthy', 10_000);
-  await until('the restarted instance serving', async () => instances[0]!.stdout().includes('"msg":"request"'), 10_000);
+  await until(
+    'the restarted instance serving',
+    () => Promise.resolve(instances[0]!.stdout().includes('"msg":"request"')),
+    10_000,
+  );
   await new Promise((r) => setTimeout(r, 500));
   running = false;
   await Promise.all([...load, ...extra]);

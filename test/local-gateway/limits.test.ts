@@ -1,5 +1,6 @@
 import { RateLimitCounters } from '../../gateway/local/plugins/job-rate-limits';
 import { DEMO, gatewayOverStub, send } from './support';
+import type { Parsed } from '../helpers/parsed';
 
 test('a counter restarts with the next window', () => {
   let now = Date.UTC(2026, 0, 1, 0, 0, 59, 0);
@@ -20,8 +21,8 @@ describe('rate limits and size limit through the gateway', () => {
   // Tiny limits: 3 reads a minute, 1000 an hour; writes keep kong.yaml's limits.
   const stack = gatewayOverStub({
     edit: (s) => {
-      const read = s.services[0].routes.find((r: any) => r.name === 'jobs-read');
-      const rl = read.plugins.find((p: any) => p.name === 'job-rate-limits');
+      const read = s.services[0].routes.find((r: Parsed) => r.name === 'jobs-read');
+      const rl = read.plugins.find((p: Parsed) => p.name === 'job-rate-limits');
       rl.config.minute = 3;
       rl.config.hour = 1000;
     },
@@ -44,7 +45,7 @@ describe('rate limits and size limit through the gateway', () => {
         new RegExp(`^"minute";r=\\d+;t=${reset}, "hour";r=\\d+;t=(${hourReset}|${hourReset + 1})$`),
       );
       remaining.push(
-        `${res.headers['ratelimit-remaining']} ${String(res.headers['ratelimit']).replace(/;t=\d+/g, '')}`,
+        `${String(res.headers['ratelimit-remaining'])} ${String(res.headers['ratelimit']).replace(/;t=\d+/g, '')}`,
       );
     }
     expect(remaining).toEqual([

@@ -30,7 +30,16 @@ function commaList(
   });
 }
 
-function boundedInteger(min: number, max: number, fallback: number, message: string, tooBig = message) {
+/** An integer query parameter from `min` to `max`, `fallback` when absent; `tooBig` (else `message`) past `max`. */
+interface IntegerBounds {
+  min: number;
+  max: number;
+  fallback: number;
+  message: string;
+  tooBig?: string;
+}
+
+function boundedInteger({ min, max, fallback, message, tooBig = message }: IntegerBounds) {
   return (
     z
       .string()
@@ -106,13 +115,13 @@ const FILTERS = Object.fromEntries(
 /** GET /api/v1/jobs's query: the filters, then how to page. */
 export const ListQuery = z.object({
   ...FILTERS,
-  page: boundedInteger(
-    1,
-    Number.MAX_SAFE_INTEGER,
-    1,
-    'page must be a whole number, 1 or more',
-    `page must be at most ${Number.MAX_SAFE_INTEGER}`,
-  ).meta({
+  page: boundedInteger({
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+    fallback: 1,
+    message: 'page must be a whole number, 1 or more',
+    tooBig: `page must be at most ${Number.MAX_SAFE_INTEGER}`,
+  }).meta({
     description: 'Offset page, from 1 (default 1). A page past the end is empty with true meta. Not with cursor (400).',
   }),
   // Opaque (tokens.ts); empty starts a cursor walk at the top, so a client can loop on one shape.
@@ -124,7 +133,7 @@ export const ListQuery = z.object({
       description:
         "Continue a cursor walk: meta.nextCursor of the previous page (or the Link header's URL). Empty starts a walk at the top. Belongs to the filter it was issued for: another filter, or an altered cursor, is a 400. Not with page (400).",
     }),
-  limit: boundedInteger(1, 100, 20, LIST_LIMIT_MESSAGE).meta({
+  limit: boundedInteger({ min: 1, max: 100, fallback: 20, message: LIST_LIMIT_MESSAGE }).meta({
     description: 'Jobs per page, 1 to 100 (default 20); anything else is a 400, never clamped.',
   }),
 });
@@ -147,14 +156,10 @@ const LIMIT_MESSAGE = `limit must be an integer from ${CHANGES_LIMIT.min} to ${C
 /** GET /api/v1/jobs/changes's query: each parameter's rules, messages and documentation. */
 export const ChangesQuery = z.object({
   // Opaque (tokens.ts); absent reads the feed from the beginning.
-  since: z
-    .string()
-    .max(200, 'since is not valid: pass meta.nextSince back exactly as it was given')
-    .optional()
-    .meta({
-      description:
-        'meta.nextSince of the previous call. Absent (or empty): the feed from the beginning. An altered or invented token is a 400.',
-    }),
+  since: z.string().max(200, 'since is not valid: pass meta.nextSince back exactly as it was given').optional().meta({
+    description:
+      'meta.nextSince of the previous call. Absent (or empty): the feed from the beginning. An altered or invented token is a 400.',
+  }),
   limit: z
     .string()
     .regex(/^\d{1,4}$/, LIMIT_MESSAGE)

@@ -11,14 +11,10 @@ export const ListMeta = z.strictObject({
   page: z.int().min(1).meta({ description: "This page's number (in a cursor walk, counted from its start)" }),
   limit: z.int().min(1).max(100),
   totalPages: z.int().min(0),
-  nextCursor: z
-    .string()
-    .nullable()
-    .optional()
-    .meta({
-      description:
-        'Cursor walks only (a `cursor` was sent): pass it as `cursor` for the next page; null on the last page',
-    }),
+  nextCursor: z.string().nullable().optional().meta({
+    description:
+      'Cursor walks only (a `cursor` was sent): pass it as `cursor` for the next page; null on the last page',
+  }),
 });
 
 export const JobList = z.strictObject({ data: z.array(Job), meta: ListMeta });
@@ -32,11 +28,9 @@ export const LIST_PAGE_EXAMPLE: JobList = {
 export const JobEnvelope = z.strictObject({ data: Job });
 
 export const ChangeList = z.strictObject({
-  data: z
-    .array(z.union([Job, Tombstone]))
-    .meta({
-      description: 'In change order: each changed job as it is now, or a tombstone once it is no longer listable',
-    }),
+  data: z.array(z.union([Job, Tombstone])).meta({
+    description: 'In change order: each changed job as it is now, or a tombstone once it is no longer listable',
+  }),
   meta: z.strictObject({
     nextSince: z.string().meta({ description: 'Pass as `since` to continue; unchanged when nothing changed' }),
     hasMore: z.boolean().meta({ description: 'More changes are waiting: ask again at once' }),

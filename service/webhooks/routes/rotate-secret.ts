@@ -54,14 +54,11 @@ export const rotateWebhookSecretRoute = defineRoute({
     ({ db, settings: { webhooks } }: RouteDependencies<WebhookRouteSettings>) =>
     async (ctx, { params: { id }, body }) => {
       const secret = newSecret();
-      const rotation = await rotateSecret(
-        db,
-        ctx.state.consumer!.id,
-        id,
-        encryptSecret(secretsKeyring(webhooks), secret),
-        ROTATION_OVERLAP_MS,
-        body.expirePrevious === true,
-      );
+      const rotation = await rotateSecret(db, ctx.state.consumer!.id, id, {
+        secret: encryptSecret(secretsKeyring(webhooks), secret),
+        overlapMs: ROTATION_OVERLAP_MS,
+        expirePrevious: body.expirePrevious === true,
+      });
       if (!rotation) throw webhookNotFound();
       if ('refusedUntil' in rotation) throw rotationRefused(rotation.refusedUntil.toISOString());
       ctx.body = {

@@ -236,7 +236,7 @@ test('reseal: every signing secret under the current key, the same secrets; a se
   const first = await subscribe((secret) => firstForm(OLD, secret));
   const already = await subscribe((secret) => encryptSecret(NEW, secret));
   const rotated = newSecret();
-  await rotateSecret(database.db, OWNER, plain.id, encryptSecret(OLD, rotated), 3_600_000);
+  await rotateSecret(database.db, OWNER, plain.id, { secret: encryptSecret(OLD, rotated), overlapMs: 3_600_000 });
   const lost = await subscribe((secret) => encryptSecret(STRANGER, secret));
   const reseal = async () => {
     const out: string[] = [];
@@ -281,7 +281,7 @@ test('reseal while partners rotate their secrets: a rotation is never overwritte
   const one = await subscribe((secret) => encryptSecret(OLD, secret));
   const read = (await sealedRow(database.db, one.id))!;
   const theirs = newSecret();
-  await rotateSecret(database.db, OWNER, one.id, encryptSecret(NEW, theirs), 3_600_000);
+  await rotateSecret(database.db, OWNER, one.id, { secret: encryptSecret(NEW, theirs), overlapMs: 3_600_000 });
   expect(
     await replaceSealed(database.db, read, {
       secret: encryptSecret(NEW, one.secret),
@@ -298,7 +298,7 @@ test('reseal while partners rotate their secrets: a rotation is never overwritte
     resealSecrets(database.db, ring),
     ...many.map(async (sub, i) => {
       await sleep(i * 2);
-      await rotateSecret(database.db, OWNER, sub.id, encryptSecret(NEW, newer[i]!), 3_600_000);
+      await rotateSecret(database.db, OWNER, sub.id, { secret: encryptSecret(NEW, newer[i]!), overlapMs: 3_600_000 });
     }),
   ]);
   for (const [i, sub] of many.entries()) {

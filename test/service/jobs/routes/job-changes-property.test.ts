@@ -190,6 +190,6 @@ test.each([[20260901], [7], [424242]])('a mirror built from the feed equals the 
     }
     expect(mirror).toEqual(await listable());
   } catch (error) {
-    throw new Error(`seed ${seed}: ${(error as Error).message}\noperations: ${log.join('; ')}`);
+    throw new Error(`seed ${seed}: ${(error as Error).message}\noperations: ${log.join('; ')}`, { cause: error });
   }
 });

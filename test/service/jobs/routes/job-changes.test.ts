@@ -19,7 +19,7 @@ async function feed(since?: string, limit?: number): Promise<Feed> {
   const params = new URLSearchParams();
   if (since !== undefined) params.set('since', since);
   if (limit !== undefined) params.set('limit', String(limit));
-  const res = await call(`${service.url}/api/v1/jobs/changes?${params}`, { headers: reader });
+  const res = await call(`${service.url}/api/v1/jobs/changes?${params.toString()}`, { headers: reader });
   expect(res.status).toBe(200);
   return res.body as Feed;
 }

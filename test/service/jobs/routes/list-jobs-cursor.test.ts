@@ -27,7 +27,7 @@ function nextLink(res: JsonResponse): string | undefined {
 }
 
 /** Follows meta.nextCursor from an empty cursor to the end; `between` runs after every page. */
-async function walk(filter: string, limit: number, between: (page: number) => Promise<void> = async () => undefined) {
+async function walk(filter: string, limit: number, between: (page: number) => Promise<void> = () => Promise.resolve()) {
   const pages: JsonResponse[] = [];
   let cursor = '';
   for (;;) {

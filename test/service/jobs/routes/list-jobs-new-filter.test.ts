@@ -54,7 +54,7 @@ function withClientFilter(): {
     const validate = jest.requireActual<typeof Validate>('../../../../service/http/validate');
     loaded = {
       listPage: jest.requireActual<typeof ListJobs>('../../../../service/jobs/routes/list-jobs').listPage,
-      parse: validate.queryReader(queries.LIST_QUERY) as (raw: Record<string, string>) => Queries.ListQuery,
+      parse: validate.queryReader(queries.LIST_QUERY),
     };
   });
   return loaded;
