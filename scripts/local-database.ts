@@ -33,7 +33,7 @@ const USUAL_DIRS = [
   '/usr/local/opt/mysql/bin',
 ];
 
-export const NO_SERVER =
+const NO_SERVER =
   'No database: DATABASE_URL is unset, nothing answers on 127.0.0.1:3306, and no MariaDB or MySQL server is installed. ' +
   'Install one (Debian/Ubuntu: sudo apt-get install mariadb-server; macOS: brew install mariadb, or brew install mysql) and run npm start again, or set DATABASE_URL.';
 
@@ -81,7 +81,7 @@ function findServer(env: NodeJS.ProcessEnv): Server | null {
 }
 
 /** Whether something accepts a TCP connection at host:port within `ms`. */
-export function answers(host: string, port: number, ms = 1000): Promise<boolean> {
+function answers(host: string, port: number, ms = 1000): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
     const done = (ok: boolean) => {
