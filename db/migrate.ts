@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { migrate } from 'drizzle-orm/mysql2/migrator';
 import mysql from 'mysql2/promise';
 import { errorCode, isDatabaseUnavailable } from './errors';
+import { migrationRefusal, readJournal, type JournalEntry } from './migration-safety';
 import { connectionOptions, createDatabase, databaseName, describeDatabaseUrl, type DatabaseHandle } from './client';
 
 // Works from db/ (ts-jest) and from dist/db/ (compiled).
@@ -31,18 +32,12 @@ export function migrationLockName(database: string): string {
 
 export class MigrationLockTimeout extends Error {}
 
-/** A migration of db/migrations, as drizzle-kit's journal lists it. */
-interface JournalEntry {
-  tag: string;
-  when: number;
-}
+/** db/migrations holds a migration the migrator refuses (db/migration-safety.ts); its message is the operator's one line. */
+export class MigrationRefused extends Error {}
 
 /** The migrations this release knows, oldest first. */
 export function knownMigrations(folder = MIGRATIONS_FOLDER): JournalEntry[] {
-  const journal = JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as {
-    entries: JournalEntry[];
-  };
-  return journal.entries.map(({ tag, when }) => ({ tag, when }));
+  return readJournal(folder).entries.map(({ tag, when }) => ({ tag, when }));
 }
 
 /** What a start-up's migration did, for the caller to log. */
@@ -82,9 +77,7 @@ async function applyTimed(
     mkdirSync(path.join(folder, 'meta'));
     for (const { tag } of known)
       symlinkSync(path.join(MIGRATIONS_FOLDER, `${tag}.sql`), path.join(folder, `${tag}.sql`));
-    const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as {
-      entries: Array<{ tag: string }>;
-    };
+    const journal = readJournal(MIGRATIONS_FOLDER);
     for (const migration of pending) {
       const upTo = journal.entries.findIndex((entry) => entry.tag === migration.tag) + 1;
       writeFileSync(
@@ -118,9 +111,12 @@ async function createDatabaseIfMissing(connection: mysql.Connection, name: strin
 
 /**
  * Creates the database if needed and applies every committed migration not applied yet, one at a
- * time. Says which it applied, and whether the database is ahead of this release.
+ * time. Says which it applied, and whether the database is ahead of this release. Throws
+ * MigrationRefused, before it connects, when db/migrations holds a migration it must not apply.
  */
 export async function migrateDatabase(url: string, options: MigrateOptions = {}): Promise<MigrationReport> {
+  const refusal = migrationRefusal(MIGRATIONS_FOLDER);
+  if (refusal !== undefined) throw new MigrationRefused(refusal);
   const name = databaseName(url);
   const timeout = options.lockTimeoutSeconds ?? DEFAULT_MIGRATION_LOCK_TIMEOUT_SECONDS;
   const lock = migrationLockName(name);
@@ -159,6 +155,7 @@ export async function migrateDatabase(url: string, options: MigrateOptions = {})
 
 /** One line for the operator when start-up cannot use the database. */
 export function startupDatabaseError(url: string, error: unknown): string {
+  if (error instanceof MigrationRefused) return error.message;
   const code = errorCode(error);
   const where = describeDatabaseUrl(url);
   if (code === 'ER_ACCESS_DENIED_ERROR') {

@@ -2,7 +2,7 @@ import { describeDatabaseUrl } from '../../db/client';
 import { migrateDatabase, startupDatabaseError } from '../../db/migrate';
 import { loadConfig } from '../config';
 
-// `npm run db:migrate`: creates the database if needed and applies db/migrations.
+// `npm run db:migrate`: creates the database if needed and applies db/migrations, or refuses them all in one line (db/migration-safety.ts).
 
 if (require.main === module) {
   const config = loadConfig();

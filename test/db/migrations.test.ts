@@ -1,6 +1,7 @@
 /**
  * Upgrades (docs/operations.md, "Upgrades"): a migration that drops or renames a column or table is
- * refused unless marked as the contract step of an earlier expand; the instance that applies
+ * refused unless marked as the contract step of an earlier expand (db/migration-safety.ts, the check
+ * the migrator runs; test/db/migration-refusal.test.ts runs it as the command); the instance that applies
  * migrations logs each one once with its duration; a release started against a database newer than
  * it knows logs one warning naming the newest migration it knows.
  */
@@ -9,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { knownMigrations, MIGRATIONS_FOLDER } from '../../db/migrate';
+import { migrationRefusal, unjournalledMigrations, unsafeMigrations } from '../../db/migration-safety';
 import { runDatabasePrefix } from '../helpers/database';
-import { unsafeMigrations } from '../helpers/migration-safety';
 import { startServiceProcess } from '../helpers/processes';
 import { testServerOptions, testServerUrl } from '../helpers/server';
 
@@ -36,6 +37,8 @@ describe('expand/contract', () => {
 
   test('the real migrations pass (whatever db/migrations holds)', () => {
     expect(unsafeMigrations(MIGRATIONS_FOLDER)).toEqual([]);
+    expect(unjournalledMigrations(MIGRATIONS_FOLDER)).toEqual([]);
+    expect(migrationRefusal(MIGRATIONS_FOLDER)).toBeUndefined();
   });
 
   test.each([
@@ -47,8 +50,19 @@ describe('expand/contract', () => {
     ['RENAME TABLE `jobs` TO `listings`;', 'renames a table'],
   ])('a hand-made migration `%s` is refused: it %s', (sql, what) => {
     add('9999_hand_made', sql);
+    expect(unsafeMigrations(dir)).toEqual([{ tag: '9999_hand_made', what, statement: sql }]);
+    expect(migrationRefusal(dir)).toBe(
+      `Refusing to migrate, nothing applied: 9999_hand_made ${what} (${sql}) and has no "-- contract-of:" line; once the release before it no longer reads what it removes, start its file with "-- contract-of: <the earlier migration that expanded>" (docs/operations.md, "Upgrades").`,
+    );
+  });
+
+  test('the refusal names the statement that drops, not the harmless ones before it', () => {
+    add(
+      '9999_two_steps',
+      '-- Moves titles out.\nALTER TABLE `jobs` ADD `name` varchar(200);--> statement-breakpoint\n-- The old column.\nALTER TABLE `jobs`\n  DROP COLUMN `title`;',
+    );
     expect(unsafeMigrations(dir)).toEqual([
-      `9999_hand_made ${what}, and it has no "-- contract-of: <earlier migration>" line`,
+      { tag: '9999_two_steps', what: 'drops a column', statement: 'ALTER TABLE `jobs` DROP COLUMN `title`;' },
     ]);
   });
 
@@ -58,8 +72,32 @@ describe('expand/contract', () => {
     expect(unsafeMigrations(dir)).toEqual([]);
     add('9998_drop_more', '-- contract-of: 9999_later\nALTER TABLE `jobs` DROP COLUMN `salary_min`;');
     expect(unsafeMigrations(dir)).toEqual([
-      '9998_drop_more drops a column, and its contract-of names 9999_later, which is not an earlier migration',
+      {
+        tag: '9998_drop_more',
+        what: 'drops a column',
+        statement: 'ALTER TABLE `jobs` DROP COLUMN `salary_min`;',
+        marker: '9999_later',
+      },
     ]);
+    expect(migrationRefusal(dir)).toContain(
+      '9998_drop_more drops a column (ALTER TABLE `jobs` DROP COLUMN `salary_min`;) and its "-- contract-of: 9999_later" names no earlier migration;',
+    );
+  });
+
+  test('a migration the journal lists whose file is missing is named', () => {
+    add('9999_lost', 'SELECT 1;');
+    rmSync(path.join(dir, '9999_lost.sql'));
+    expect(migrationRefusal(dir)).toBe(
+      "Refusing to migrate, nothing applied: meta/_journal.json lists 9999_lost.sql, which is not in the migrations folder; deploy the release's db/migrations whole.",
+    );
+  });
+
+  test('a .sql file the journal does not list is named, however harmless it is', () => {
+    writeFileSync(path.join(dir, '0100_forgotten.sql'), 'ALTER TABLE `jobs` ADD `remote_policy` varchar(20);');
+    expect(unjournalledMigrations(dir)).toEqual(['0100_forgotten.sql']);
+    expect(migrationRefusal(dir)).toMatch(
+      /^Refusing to migrate, nothing applied: 0100_forgotten\.sql is not in meta\/_journal\.json, so drizzle would skip it; /,
+    );
   });
 
   test('what expands or changes no shape passes: an added column, a dropped index or trigger, a changed type', () => {
@@ -71,19 +109,30 @@ describe('expand/contract', () => {
   });
 });
 
+/** A line of the service's JSON log, with the fields these tests read. */
+interface LogLine extends Record<string, unknown> {
+  level: number;
+  migration?: string;
+  durationMs?: number;
+}
+
 describe('start-up migrations in the log', () => {
   const database = `${runDatabasePrefix()}migrations_log`;
   const url = `${testServerUrl()}/${database}`;
   const start = async () => {
     const service = startServiceProcess({ DATABASE_URL: url, LOG_LEVEL: 'info' });
     const outcome = await service.listening;
+    // The JSON log is written in batches after the banner; a SIGTERM before its last line is out can lose what is in flight.
+    const deadline = Date.now() + 10_000;
+    while ('url' in outcome && !service.stdout().includes('"msg":"jobs service listening"') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     await service.stop();
     if (!('url' in outcome)) throw new Error(`the service did not start: ${outcome.stderr}`);
     return service
       .stdout()
       .split('\n')
       .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+      .map((line) => JSON.parse(line) as LogLine);
   };
   afterAll(async () => {
     const root = await mysql.createConnection(testServerOptions());

@@ -8,9 +8,11 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** Serves a request listener (e.g. app.callback()) on an ephemeral loopback port. */
-export async function serve(listener: http.RequestListener): Promise<Served> {
-  const server = http.createServer(listener);
+/** Serves a request listener (e.g. app.callback(), which answers through its promise) on an ephemeral loopback port. */
+export async function serve(
+  listener: (req: http.IncomingMessage, res: http.ServerResponse) => unknown,
+): Promise<Served> {
+  const server = http.createServer((req, res) => void listener(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -1,11 +1,16 @@
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
-import { call, expectJsonError } from './helpers/http';
-import { json, writer } from './helpers/consumers';
-import { sharedTestService } from './helpers/service';
-import { jobRowCount } from './helpers/database';
-import { ACCEPTED_DUE_DATES, MINIMAL_JOB } from './helpers/job-bodies';
+import { call, expectJsonError } from '../helpers/http';
+import { json, writer } from '../helpers/consumers';
+import { sharedTestService } from '../helpers/service';
+import { jobRowCount } from '../helpers/database';
+import { ACCEPTED_DUE_DATES, MINIMAL_JOB } from '../helpers/job-bodies';
 
-// Each case marked "repro" was answered 500, or accepted, before the input checks it pins.
+/**
+ * Hostile input at the service: bodies, codings and fields a client can send, each answered with
+ * a JSON error that names the problem and stores nothing. Each case marked "repro" was answered
+ * 500, or accepted, before the input checks it pins. The same inputs through the gateway are
+ * gateway.test.ts; slow and broken clients on the wire are slow-and-broken-clients.test.ts.
+ */
 
 const service = sharedTestService({ name: 'hostile' });
 

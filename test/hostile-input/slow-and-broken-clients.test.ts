@@ -1,5 +1,5 @@
 /**
- * The service as a crowd of bad clients meets it, on a real process: half-sent uploads, broken
+ * Hostile input on the wire: the service as a crowd of bad clients meets it, on a real process: half-sent uploads, broken
  * chunked bodies and clients that send a byte at a time, all at once, while ordinary partners
  * keep calling. The bad ones are answered (or let go) without holding an admission turn, the
  * ordinary ones are served promptly meanwhile, and nothing is left behind once the crowd leaves.
@@ -8,8 +8,8 @@ import http from 'node:http';
 import { writer, reader } from '../helpers/consumers';
 import { freshDatabase, jobRowCount, type TestDatabase } from '../helpers/database';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
-import { head, rawExchange, type RawAnswer } from './raw-client';
-import { sleep } from './support';
+import { head, rawExchange, type RawAnswer } from '../faults/raw-client';
+import { sleep } from '../faults/support';
 
 const BODY_READ_TIMEOUT_MS = 3000;
 const HEADERS_TIMEOUT_MS = 1500;
