@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { localDatabase, type LocalDatabase } from './local-database';
 import { parseStateList, startLocalGateway, type LocalGateway } from '../gateway/local';
 import { runService, type RunningService } from '../service/server';
 import { runDispatcher, type RunningDispatcher } from '../dispatcher/main';
@@ -51,12 +52,31 @@ async function main(): Promise<void> {
   process.env.WEBHOOK_ALLOWED_ADDRESSES ??= '127.0.0.0/8,::1/128';
   process.env.WEBHOOK_SECRETS_KEY ??= developmentSecretsKey();
 
+  // Until stop (below) takes over, Ctrl-C exits at once; npm start's own database stops on that exit too.
+  const early = (): never => process.exit(130);
+  process.once('SIGINT', early);
+  process.once('SIGTERM', early);
+  let database: LocalDatabase | null;
+  try {
+    database = await localDatabase(process.env, process.env.LOCAL_DATABASE_DIR || path.join(ROOT, '.local', 'mysql'));
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(1);
+  }
+  if (database) {
+    process.env.DATABASE_URL = database.url;
+    console.log(database.line);
+  }
+  /** Exits once the database npm start started (if any) has stopped: it goes last, after what uses it. */
+  const exit = (code: number): Promise<never> =>
+    (database ? database.stop() : Promise.resolve()).then(() => process.exit(code));
+
   let service: RunningService;
   try {
     service = await runService(gatewaySecret ? { gatewaySecret } : {});
   } catch (err) {
     console.error((err as Error).message);
-    process.exit(1);
+    return exit(1);
   }
 
   let gateway: LocalGateway | null = null;
@@ -80,7 +100,7 @@ async function main(): Promise<void> {
     } catch (err) {
       console.error(`local gateway: ${(err as Error).message}`);
       await service.stop();
-      process.exit(1);
+      return exit(1);
     }
     console.log(banner(gateway));
   } else {
@@ -99,7 +119,7 @@ async function main(): Promise<void> {
   } catch (err) {
     console.error(`webhook dispatcher: ${(err as Error).message}`);
     await Promise.all([gateway?.close(), service.stop()]);
-    process.exit(1);
+    return exit(1);
   }
 
   process.on('SIGHUP', () => gateway?.reload());
@@ -108,10 +128,12 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     Promise.all([gateway?.close(), dispatcher?.stop(), service.stop()]).then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => exit(0),
+      () => exit(1),
     );
   };
+  process.off('SIGINT', early);
+  process.off('SIGTERM', early);
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }

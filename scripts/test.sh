@@ -8,12 +8,18 @@
 # one line says which Kong it used and how many of its tests ran, or why it was skipped.
 # REQUIRE_REAL_KONG=1 (.ci/run) makes a skipped or empty tier a failure.
 #
-# The production processes' suites (PRODUCTION_NODE_SUITES) run on the production Node, the exact
-# version the Dockerfile names (scripts/node-runtime.sh installs it from npm once), and only there;
-# their counts are added in. PRODUCTION_NODE=off runs them with the rest on the machine's Node.
+# Every suite runs on the Node that runs npm test: Node 24, as in production (.nvmrc; .ci/run puts
+# scripts/node-runtime.sh's first on PATH).
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+
+wanted="$(cat .nvmrc)"
+if [ "$(node -p 'process.versions.node.split(".")[0]')" != "$wanted" ]; then
+  echo "npm test runs on Node $wanted (.nvmrc), not $(node --version): nvm use, or PATH=\"\$(dirname \"\$(bash scripts/node-runtime.sh)\"):\$PATH\""
+  echo "tests: 0 passed, 1 failed"
+  exit 1
+fi
 
 report="$(mktemp)"
 gateway_log="$(mktemp)"
@@ -29,16 +35,6 @@ elif [[ "$kong_which" == Kong* ]]; then
 else
   export REAL_KONG=off
   jest_args+=('--testPathIgnorePatterns=<rootDir>/test/kong/')
-fi
-
-# The service, its HTTP contract, its start-up and its database outage, and the dispatcher: the
-# production processes' own code, run once, on the production Node (below). Every other suite
-# (end to end, examples, gateways, keys tool, bench) runs the same service code on the machine's Node.
-PRODUCTION_NODE_SUITES=(test/service test/dispatcher test/startup.test.ts test/e2e/contract.test.ts test/faults/database-outage.test.ts)
-on_production_node=1
-if [ "${PRODUCTION_NODE:-on}" = off ] || [ $# -gt 0 ]; then on_production_node=0; fi
-if [ "$on_production_node" = 1 ]; then
-  for suite in "${PRODUCTION_NODE_SUITES[@]}"; do jest_args+=("--testPathIgnorePatterns=<rootDir>/${suite}"); done
 fi
 
 npx jest --json --outputFile="$report" "$@" "${jest_args[@]}"
@@ -74,30 +70,6 @@ else
   tier_ok=0
 fi
 
-prod_passed=0
-prod_failed=0
-if [ "${PRODUCTION_NODE:-on}" = off ]; then
-  prod_line="production Node: off (PRODUCTION_NODE=off), so its suites ran on $(node --version) above"
-elif [ $# -gt 0 ]; then
-  prod_line="production Node: not used (npm test was given jest arguments: a chosen run, on $(node --version))"
-elif prod_node="$(bash scripts/node-runtime.sh)"; then
-  prod_report="$(mktemp)"
-  # Its own PATH first, so a suite's npm or node child runs on it too.
-  PATH="$(dirname "$prod_node"):$PATH" "$prod_node" node_modules/jest/bin/jest.js --json --outputFile="$prod_report" "${PRODUCTION_NODE_SUITES[@]}"
-  prod_rc=$?
-  read -r prod_passed prod_failed < <(node -e '
-    try {
-      const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-      console.log(r.numPassedTests, r.numFailedTests + r.numRuntimeErrorTestSuites);
-    } catch { console.log(0, 1); }' "$prod_report")
-  if [ "$prod_rc" -ne 0 ] && [ "$prod_failed" -eq 0 ]; then prod_failed=1; fi
-  rm -f "$prod_report"
-  prod_line="production Node $("$prod_node" --version): $prod_passed passed, $prod_failed failed (${PRODUCTION_NODE_SUITES[*]})"
-else
-  prod_failed=1
-  prod_line="production Node: scripts/node-runtime.sh could not install it, so ${PRODUCTION_NODE_SUITES[*]} did not run"
-fi
-
 bash gateway/test.sh 2>&1 | tee "$gateway_log"
 gateway_rc=${PIPESTATUS[0]}
 line="$(grep -E '^busted: [0-9]+ passed, [0-9]+ failed$' "$gateway_log" | tail -n 1)"
@@ -118,8 +90,7 @@ if [ "$tier_ok" -eq 0 ] && [ "${REQUIRE_REAL_KONG:-}" = 1 ]; then tier_failed=1;
 echo
 echo "$tier_line"
 echo "jest: $jest_passed passed, $jest_failed failed"
-echo "$prod_line"
 echo "busted: $busted_passed passed, $busted_failed failed"
 echo "$lint_line"
-echo "tests: $((jest_passed + prod_passed + busted_passed + lint_passed)) passed, $((jest_failed + prod_failed + busted_failed + tier_failed + lint_failed)) failed"
-[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + prod_failed + busted_failed + tier_failed + lint_failed)) -eq 0 ]
+echo "tests: $((jest_passed + busted_passed + lint_passed)) passed, $((jest_failed + busted_failed + tier_failed + lint_failed)) failed"
+[ "$jest_rc" -eq 0 ] && [ "$gateway_rc" -eq 0 ] && [ $((jest_failed + busted_failed + tier_failed + lint_failed)) -eq 0 ]

@@ -84,6 +84,8 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     },
     (req, res) => void handle(req, res),
   );
+  // Node 24 refuses a head of over 1000 fields as too large; headerBlock counts them as the gateways do (431).
+  server.maxHeadersCount = 0;
   server.listen(config.port, config.host);
   const malformed = (status: number) => metrics?.observeMalformed(status);
   server.on('clientError', clientErrorHandler(config.clientErrorLingerMs, malformed));

@@ -107,6 +107,8 @@ export function createHttpServer(deps: HandlerDeps): http.Server {
     handler(req, res);
   };
   const server = http.createServer({ maxHeaderSize: HEADER_TOTAL_LIMIT + 1024, requireHostHeader: false }, handle);
+  // Node 24 refuses a head of over 1000 fields as too large; nginx reads them all and counts them (431, nginx.ts).
+  server.maxHeadersCount = 0;
   server.on('checkContinue', handle).on('checkExpectation', handle);
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const res = new ServerResponse(req);

@@ -14,6 +14,8 @@ export async function serve(
   listener: (req: http.IncomingMessage, res: http.ServerResponse) => unknown,
 ): Promise<Served> {
   const server = http.createServer((req, res) => void listener(req, res));
+  // As service/server.ts: Node 24 would refuse over 1000 fields itself; headerBlock counts them.
+  server.maxHeadersCount = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -152,28 +152,26 @@ export function fakeKong(): FakeKong {
   };
   const scope = nock(ADMIN).persist();
   for (const method of ['get', 'post', 'put', 'delete'] as const) {
-    scope[method](/.*/).reply(function (this: { req: { headers: Record<string, string> } }, uri, body, callback) {
+    // nock 15 hands the reply function the Fetch Request; a thrown error is the client's network error.
+    scope[method](/.*/).reply(async (request: Request) => {
+      const url = new URL(request.url);
+      const body = await request.text();
       const call: KongCall = {
         method: method.toUpperCase(),
-        path: uri,
-        body: body === '' || body === undefined ? undefined : typeof body === 'string' ? JSON.parse(body) : body,
-        headers: { ...this.req.headers },
+        path: url.pathname + url.search,
+        body: body === '' ? undefined : JSON.parse(body),
+        headers: Object.fromEntries(request.headers),
       };
       kong.calls.push(call);
       const answer = kong.answer(call);
-      if ('error' in answer) {
-        const err = Object.assign(new Error(`connect ${answer.error} 10.0.0.1:8001`), { code: answer.error });
-        callback(err, [0, '']);
-        return;
-      }
-      const respond = () =>
-        callback(null, [
-          answer.status,
-          answer.body === undefined ? '' : JSON.stringify(answer.body),
-          { 'Content-Type': 'application/json' },
-        ]);
-      if (answer.delayMs) setTimeout(respond, answer.delayMs).unref();
-      else respond();
+      if ('error' in answer)
+        throw Object.assign(new Error(`connect ${answer.error} 10.0.0.1:8001`), { code: answer.error });
+      if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs).unref());
+      return [
+        answer.status,
+        answer.body === undefined ? '' : JSON.stringify(answer.body),
+        { 'Content-Type': 'application/json' },
+      ] as const;
     });
   }
   return kong;
