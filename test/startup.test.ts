@@ -78,7 +78,7 @@ describe('runService', () => {
       .join('\r\n');
     socket.write(`POST /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\n${head}\r\n\r\n${body.slice(0, 10)}`);
     let response = '';
-    socket.on('data', (chunk) => (response += chunk));
+    socket.on('data', (chunk: Buffer) => (response += chunk.toString()));
     const closed = new Promise((resolve) => socket.once('close', resolve));
     await new Promise((resolve) => setTimeout(resolve, 50));
 

@@ -33,10 +33,10 @@ function npmStart(env: NodeJS.ProcessEnv): Started {
   });
   let out = '';
   let err = '';
-  child.stderr!.on('data', (c) => (err += c));
+  child.stderr.on('data', (c) => (err += c));
   const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
   const ready = new Promise<{ url: string } | { code: number | null; stderr: string }>((resolve) => {
-    child.stdout!.on('data', (c) => {
+    child.stdout.on('data', (c) => {
       out += c;
       const m = /Job Listings API on (http:\/\/\S+)/.exec(out);
       if (m) resolve({ url: m[1]! });
