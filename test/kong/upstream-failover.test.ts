@@ -14,6 +14,7 @@ import { lockTable } from '../faults/support';
 import { checkRecordedAlert, scrape } from '../helpers/alert-recording';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { DEMO } from '../local-gateway/support';
+import { targetHealth, until } from './upstream-support';
 
 const SECRET = 'upstream-failover-secret-0001';
 let database: TestDatabase;
@@ -40,26 +41,7 @@ const start = async (i: number) => {
   instances[i] = service;
 };
 
-/** Kong's view of each target (kong_upstream_target_health, job-metrics' upstream_health_metrics): "healthy", "unhealthy" or undefined. */
-async function health(): Promise<Array<string | undefined>> {
-  const text = await (await fetch(`${kong.statusUrl}/metrics`)).text();
-  return ports.map(
-    (port) =>
-      new RegExp(
-        `^kong_upstream_target_health\\{[^}]*target="127\\.0\\.0\\.1:${port}"[^}]*state="(\\w+)"[^}]*\\} 1$`,
-        'm',
-      ).exec(text)?.[1],
-  );
-}
-
-async function until(what: string, check: () => Promise<boolean>, limitMs: number): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return Date.now() - started;
-}
+const health = () => targetHealth(kong.statusUrl, ports);
 
 beforeAll(async () => {
   await buildDist();

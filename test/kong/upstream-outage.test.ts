@@ -19,6 +19,7 @@ import { startPrivateMariaDb, type PrivateMariaDb } from '../helpers/mariadb-pri
 import { checkRecordedCases, scrape } from '../helpers/alert-recording';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { DEMO } from '../local-gateway/support';
+import { targetHealth, until } from './upstream-support';
 
 const SECRET = 'upstream-outage-secret-0001';
 const SCRAPE_MS = 15_000;
@@ -44,26 +45,7 @@ async function start(i: number): Promise<void> {
   instances[i] = service;
 }
 
-/** Kong's view of each target (kong_upstream_target_health): "healthy", "unhealthy" or undefined. */
-async function health(): Promise<Array<string | undefined>> {
-  const text = await (await fetch(`${kong.statusUrl}/metrics`)).text();
-  return ports.map(
-    (port) =>
-      new RegExp(
-        `^kong_upstream_target_health\\{[^}]*target="127\\.0\\.0\\.1:${port}"[^}]*state="(\\w+)"[^}]*\\} 1$`,
-        'm',
-      ).exec(text)?.[1],
-  );
-}
-
-async function until(what: string, check: () => Promise<boolean>, limitMs: number): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
-    await sleep(100);
-  }
-  return Date.now() - started;
-}
+const health = () => targetHealth(kong.statusUrl, ports);
 
 beforeAll(async () => {
   await buildDist();
