@@ -152,6 +152,37 @@ function lastLines(file: string, n: number): string {
   }
 }
 
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A server that an earlier npm start left running on this data folder (npm start itself was
+ * killed): stopped, as it holds the folder's locks. Its pid, or null when there was none. Only a
+ * process started on this very folder is stopped: a pid file that outlived a reboot may name another.
+ */
+async function stopLeftOver(pidFile: string, dataDir: string): Promise<number | null> {
+  const pid = Number(existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim() : NaN);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return null;
+  let args: string;
+  try {
+    args = execFileSync('ps', ['-p', String(pid), '-o', 'args='], { encoding: 'utf8' });
+  } catch {
+    return null;
+  }
+  if (!args.trim().split(/\s+/).includes(`--datadir=${dataDir}`)) return null;
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 30_000;
+  while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  return pid;
+}
+
 /** Resolves when the server accepts connections; rejects if it exits first or takes longer than `ms`. */
 async function ready(child: ChildProcess, port: number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -185,6 +216,8 @@ export async function localDatabase(env: NodeJS.ProcessEnv, dataDir: string): Pr
     );
   }
 
+  const pidFile = `${dataDir}.pid`;
+  const leftOver = await stopLeftOver(pidFile, dataDir);
   const port = await freePort();
   const logFd = openSync(log, 'a');
   // Its own process group: Ctrl-C reaches npm start, which stops the database after the service.
@@ -193,6 +226,7 @@ export async function localDatabase(env: NodeJS.ProcessEnv, dataDir: string): Pr
     [
       '--no-defaults',
       `--datadir=${dataDir}`,
+      `--pid-file=${pidFile}`,
       '--bind-address=127.0.0.1',
       `--port=${port}`,
       `--socket=${path.join(os.tmpdir(), `jobs-npm-start-${port}.sock`)}`,
@@ -219,7 +253,7 @@ export async function localDatabase(env: NodeJS.ProcessEnv, dataDir: string): Pr
 
   return {
     url: `mysql://root@127.0.0.1:${port}/jobs`,
-    line: `Database: ${server.product} ${server.version} (${server.binary}) started by npm start on 127.0.0.1:${port}, data in ${where} (${kept ? 'kept from the last run' : 'new'}; log ${shown(log)})`,
+    line: `Database: ${server.product} ${server.version} (${server.binary}) started by npm start on 127.0.0.1:${port}, data in ${where} (${kept ? 'kept from the last run' : 'new'}; log ${shown(log)})${leftOver ? `; stopped the one an earlier npm start left running (pid ${leftOver})` : ''}`,
     async stop() {
       process.off('exit', orphaned);
       if (child.exitCode !== null || child.signalCode !== null) return;

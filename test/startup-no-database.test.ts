@@ -49,6 +49,8 @@ interface Run {
   started: Promise<{ out: string; code: number | null }>;
   /** Ctrl-C in its terminal: SIGINT to its whole process group; resolves when the process it started has exited. */
   interrupt(): Promise<unknown>;
+  /** `kill -9` of its whole process group (npm start and what runs in it); the database runs in a group of its own. */
+  kill(): Promise<unknown>;
 }
 
 /** `command` in the namespace, in a process group of its own as a terminal's foreground job is. */
@@ -74,6 +76,10 @@ function inNamespace(command: string[]): Run {
     started,
     interrupt() {
       if (child.exitCode === null) process.kill(-child.pid!, 'SIGINT');
+      return closed;
+    },
+    kill() {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
       return closed;
     },
   };
@@ -130,6 +136,27 @@ test('npm start with no database answering starts MariaDB itself: the README req
   const two = await second.started;
   expect(two.code).toBeNull();
   expect(two.out).toMatch(/^Database: .* data in \S+ \(kept from the last run;/m);
+  const after = firstRequest();
+  expect(after.status).toBe(200);
+  expect(after.body.data.map((j) => j.id)).toEqual(before.body.data.map((j) => j.id));
+  await second.interrupt();
+  expect(await leftInNamespace()).toBe('');
+}, 300_000);
+
+test('npm start killed outright leaves its database running; the next npm start stops that one and starts on the same data', async () => {
+  const first = inNamespace(['npm', 'start']);
+  expect((await first.started).code).toBeNull();
+  const before = firstRequest();
+  await first.kill();
+  const left = execFileSync('ip', ['netns', 'pids', NAMESPACE], { encoding: 'utf8' }).trim();
+  expect(left).not.toBe('');
+
+  const second = inNamespace(['npm', 'start']);
+  const two = await second.started;
+  expect(two.code).toBeNull();
+  expect(two.out).toMatch(
+    /^Database: .*kept from the last run;.*; stopped the one an earlier npm start left running \(pid \d+\)/m,
+  );
   const after = firstRequest();
   expect(after.status).toBe(200);
   expect(after.body.data.map((j) => j.id)).toEqual(before.body.data.map((j) => j.id));
