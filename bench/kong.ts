@@ -1,7 +1,7 @@
 /**
  * Real Kong in front of the service, three ways, each started by harness/real-kong.ts as the image
- * starts it (one worker): no plugin (the client sends the identity), Kong's key-auth + acl (the
- * client sends the gateway secret), and our configuration with its rate limits out of reach.
+ * starts it (one worker): no plugin, Kong's key-auth + acl + request-transformer adding the secret
+ * (any keyed gateway's floor), and our configuration with its rate limits out of reach.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,15 +23,16 @@ const entities = (config: DeclarativeConfig): DeclarativeConfig[] => [
 ];
 const withoutPlugins = (config: DeclarativeConfig) => entities(config).forEach((e) => delete e.plugins);
 
-const EDITS: Record<KongTarget, (config: DeclarativeConfig) => void> = {
+const EDITS: Record<KongTarget, (config: DeclarativeConfig, secret: string) => void> = {
   'kong-bare': withoutPlugins,
-  // Kong's own key-auth (the key hidden from the service) and acl, nothing of ours.
-  'kong-key-auth': (config) => {
+  // Kong's own key-auth (the key hidden from the service), acl and request-transformer, nothing of ours.
+  'kong-key-auth': (config, secret) => {
     withoutPlugins(config);
     for (const service of servicesOf(config))
       service.plugins = [
         { name: 'key-auth', config: { key_names: ['X-API-Key'], hide_credentials: true } },
         { name: 'acl', config: { allow: ['jobs:read'] } },
+        { name: 'request-transformer', config: { add: { headers: [`X-Gateway-Secret:${secret}`] } } },
       ];
   },
   // Ours as it is, every rate limit out of reach (its Redis calls stay): the row prices the plugins, not their 429s.
@@ -69,5 +70,6 @@ export function kongUnavailable(): string | undefined {
 }
 
 export async function startKong(target: KongTarget, serviceUrl: string, gatewaySecret: string, proxyHost?: string) {
-  return asServer(target, await startRealKong({ serviceUrl, gatewaySecret, edit: EDITS[target], proxyHost }));
+  const edit = (config: DeclarativeConfig) => EDITS[target](config, gatewaySecret);
+  return asServer(target, await startRealKong({ serviceUrl, gatewaySecret, edit, proxyHost }));
 }

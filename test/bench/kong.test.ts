@@ -47,7 +47,7 @@ test('Kong with no plugin passes the identity headers the client sends, and noth
   });
 });
 
-test("Kong's key-auth + acl finds the reader by key, hides the key, and sends its groups and the client's secret", async () => {
+test("Kong's key-auth + acl + request-transformer finds the reader by key, hides the key, sends its groups and adds the secret", async () => {
   const { status, seen } = await through('kong-key-auth');
   expect(status).toBe(200);
   expect(seen).toMatchObject({
