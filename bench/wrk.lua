@@ -1,8 +1,8 @@
--- The benchmark's load script for wrk (bench/generator.ts runs `wrk -s bench/wrk.lua ... -- <requests file>`).
+-- The benchmark's load script for wrk (bench/measure.ts runs `wrk -s bench/wrk.lua ... -- <requests file>`).
 -- The requests file is a Lua chunk returning a list of whole HTTP requests, each formatted once;
 -- every connection cycles through them from a random start, so a request costs one table lookup.
 -- Each thread counts answers by status; done() prints one line with the totals and the CPU time
--- wrk itself used (from /proc/self/stat, every thread included), which bench/generator.ts reads.
+-- wrk itself used (from /proc/self/stat, every thread included), which bench/measure.ts reads.
 
 local threads = {}
 

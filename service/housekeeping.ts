@@ -16,8 +16,8 @@ export type HousekeepingTask = keyof typeof HOUSEKEEPING;
 export const HOUSEKEEPING_TASKS = Object.keys(HOUSEKEEPING) as HousekeepingTask[];
 
 export interface Housekeeping {
-  /** Stops the tasks, after the runs in progress end. */
-  stop(): Promise<void>;
+  /** Stops the tasks. A run in progress is not waited for: closing the pool ends it, even on a hung link. */
+  stop(): void;
 }
 
 /**
@@ -34,7 +34,6 @@ export function startHousekeeping(options: {
   const { db, logger, failed, pace = 1 } = options;
   let stopped = false;
   const timers = new Set<NodeJS.Timeout>();
-  const running = new Set<Promise<void>>();
 
   for (const task of HOUSEKEEPING_TASKS) {
     const { everyMs, run } = HOUSEKEEPING[task];
@@ -45,6 +44,8 @@ export function startHousekeeping(options: {
         if (failing) logger.info({ task }, `housekeeping: ${task} works again`);
         failing = false;
       } catch (error) {
+        // A run cut short by the shutdown closing the pool is no failure.
+        if (stopped) return;
         failed?.(task);
         if (!failing) logger.warn({ task, code: errorCode(error) ?? 'unknown' }, `housekeeping: ${task} failed`);
         failing = true;
@@ -54,12 +55,7 @@ export function startHousekeeping(options: {
       if (stopped) return;
       const timer = setTimeout(() => {
         timers.delete(timer);
-        const run = once();
-        running.add(run);
-        void run.finally(() => {
-          running.delete(run);
-          schedule();
-        });
+        void once().finally(schedule);
       }, everyMs * pace);
       timers.add(timer);
     };
@@ -67,10 +63,9 @@ export function startHousekeeping(options: {
   }
 
   return {
-    async stop() {
+    stop() {
       stopped = true;
       for (const timer of timers) clearTimeout(timer);
-      await Promise.all(running);
     },
   };
 }

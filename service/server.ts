@@ -96,7 +96,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
     server.once('error', reject);
   }).catch(async (error: NodeJS.ErrnoException) => {
     reachability.stop();
-    await housekeeping.stop();
+    housekeeping.stop();
     await database.close();
     throw new Error(`Cannot listen on ${config.host}:${config.port} (${error.code ?? error.message})`);
   });
@@ -119,7 +119,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
       server.close();
       server.closeAllConnections();
       reachability.stop();
-      await housekeeping.stop();
+      housekeeping.stop();
       await database.close();
       throw error;
     }
@@ -147,7 +147,7 @@ export async function runService(overrides: Partial<Config> = {}): Promise<Runni
         logger.warn({ graceMs: config.shutdownGraceMs }, 'grace period over: closed the requests still running');
       await metricsServer?.close();
       reachability.stop();
-      await housekeeping.stop();
+      housekeeping.stop();
       await database.close();
       logger.info('jobs service stopped');
       flushNow(logger);

@@ -1,5 +1,5 @@
 /**
- * npm run bench --before <dir> (bench/before.ts): the option, the "service vs before" twins of the
+ * npm run bench --before <dir> (bench/run.ts, bench/servers.ts): the option, the "service vs before" twins of the
  * data-layer scenarios, and how the report shows them. Nothing here is timed.
  */
 import { execFileSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * npm run bench's load generator (bench/generator.ts, wrk with bench/wrk.lua) against a real
+ * npm run bench's load generator (bench/measure.ts, wrk with bench/wrk.lua) against a real
  * HTTP server: what it sends, what it counts, and what it says about its own cost.
  */
 import { generatorBusy, runLoad, saturated } from '../../bench/measure';
