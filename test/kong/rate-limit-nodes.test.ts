@@ -96,13 +96,13 @@ test('one consumer driven through both nodes at four times its limit gets betwee
   const statuses = await Promise.all(sent.map((s) => s.answer));
   expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
   const ok = statuses.filter((s) => s === 200).length;
-  // docs/guides/rate-limits.md: past the limit, at most what the other node took in 2 x sync_rate
-  // (plus a Redis round trip, 100 ms allowed here), counted from when each request was sent.
+  // docs/guides/rate-limits.md: past the limit, at most what the other node took in 2 x (sync_rate + d),
+  // d the 0.25 s the guide allows an exchange (a Redis round trip and a busy worker's timer lag).
   const otherNodeBurst = Math.max(
     ...[0, 1].map((node) =>
       densest(
         sent.filter((s) => s.node !== node).map((s) => s.at),
-        2 * (SYNC_RATE + 0.1) * 1000,
+        2 * (SYNC_RATE + 0.25) * 1000,
       ),
     ),
   );
@@ -214,8 +214,9 @@ test('Redis stopped, then silent: each node enforces the limits on its own count
   for (const node of nodes) {
     const lines = await rateLimitLines(node, 1);
     expect(lines).toHaveLength(1);
+    // Why, as the socket said it: refused on a new connection, reset on a pooled one a sync was using.
     expect(lines[0]).toMatch(
-      /Redis unreachable, this node counts on its own until it answers: cannot connect: connection refused/,
+      /Redis unreachable, this node counts on its own until it answers: cannot \w+: connection (refused|reset by peer)/,
     );
   }
 });
