@@ -1,4 +1,4 @@
-import { Column, is, SQL, type GetColumnData } from 'drizzle-orm';
+import { Column, is, Param, Placeholder, sql as drizzleSql, SQL, type GetColumnData } from 'drizzle-orm';
 import type { MySqlColumn } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
 import type { Pool, PoolConnection, ResultSetHeader } from 'mysql2';
@@ -7,8 +7,9 @@ import * as schema from './schema';
 
 /**
  * db/'s one executor (the Kysely model): drizzle builds every statement on `qb`, which has no
- * connection, and `run` below sends its `toSQL()` on mysql2, on the pool or on a transaction's
- * connection alike, each statement with mysql2's per-query `timeout` as the client's deadline.
+ * connection, `prepare` compiles it once (`toSQL()`, its values as `sql.placeholder`s), and `run`
+ * sends it on mysql2 with the values filled in, on the pool or on a transaction's connection alike,
+ * each statement with mysql2's per-query `timeout` as the client's deadline.
  */
 
 /** A statement as the driver takes it: SQL text with `?` placeholders, and their values (drizzle's `toSQL()`). */
@@ -113,33 +114,100 @@ const decoderOf = (field: Field) => (is(field, Column) ? (value: unknown) => fie
 /** A statement written on drizzle's select of `S` (`qb.select(selection)`): what `select` runs. */
 export type Build<S extends Selection> = (select: ReturnType<typeof qb.select<S>>) => Query;
 
+/** The values of a compiled statement's placeholders, by name. */
+export type Values = Record<string, unknown>;
+
+/** A statement compiled once: its text, how each param is had from a run's values, and how its rows are read. */
+export interface Compiled<Row> {
+  readonly sql: string;
+  readonly params: ReadonlyArray<(values: Values) => unknown>;
+  /** A select's field names and decoders, in its select list's order; none for a write. */
+  readonly keys: readonly string[];
+  readonly decoders: ReadonlyArray<(value: unknown) => unknown>;
+  /** Only for the type: the row this statement reads. */
+  readonly row?: Row;
+}
+
+/** A value given when the statement runs: `eq(column, bound('name', column))` is encoded as the column declares. */
+export const bound = (name: string, column: MySqlColumn) => drizzleSql.param(drizzleSql.placeholder(name), column);
+
 /**
- * The rows of `build(qb.select(selection))`, each field decoded as the schema declares it. The
- * select list is the selection's, in its order: decoders and values line up by construction.
+ * Compiles `build(qb.select(selection))` once. The select list is the selection's, in its order:
+ * decoders and values line up by construction. Values come from `bound` placeholders at each run.
  */
-export async function select<S extends Selection>(
-  on: Queryable,
-  selection: S,
-  build: Build<S>,
-): Promise<Array<RowOf<S>>> {
-  const statement = build(qb.select(selection)).toSQL();
-  const keys = Object.keys(selection);
-  const decoders = Object.values(selection).map(decoderOf);
-  const rows = (await run(on, statement)) as unknown[][];
-  return rows.map((values) => {
+export function prepare<S extends Selection>(selection: S, build: Build<S>): Compiled<RowOf<S>> {
+  return {
+    ...compile(build(qb.select(selection))),
+    keys: Object.keys(selection),
+    decoders: Object.values(selection).map(decoderOf),
+  };
+}
+
+/** Compiles an insert, update or delete (or any statement whose rows are not read) once. */
+export const prepareWrite = (query: Query): Compiled<never> => ({ ...compile(query), keys: [], decoders: [] });
+
+/** The value of a run's placeholder, encoded as its column declares (null as is, as drizzle binds it inline). */
+function valueOf(param: unknown): (values: Values) => unknown {
+  if (is(param, Placeholder)) return (values) => values[param.name];
+  if (!is(param, Param) || !is(param.value, Placeholder)) return () => param;
+  const { encoder, value } = param;
+  return (values) => {
+    const given = values[value.name];
+    return given === null || given === undefined ? given : encoder.mapToDriverValue(given);
+  };
+}
+
+const compile = (query: Query) => {
+  const { sql, params } = query.toSQL();
+  return { sql, params: params.map(valueOf) };
+};
+
+/**
+ * Compiles once per shape: the cache key is the shape `compile` is given (as JSON), and `compile`
+ * reads nothing else (its values are placeholders), so two statements that differ in text never share
+ * an entry. A shape is a small finite thing (flags, a list's length), never a value.
+ */
+export function perShape<Shape, C>(build: (shape: Shape) => C): (shape: Shape) => C {
+  const compiled = new Map<string, C>();
+  return (shape) => {
+    const key = JSON.stringify(shape);
+    let statement = compiled.get(key);
+    if (statement === undefined) compiled.set(key, (statement = build(shape)));
+    return statement;
+  };
+}
+
+const bind = ({ sql, params }: Compiled<unknown>, values: Values): Statement => ({
+  sql,
+  params: params.map((param) => param(values)),
+});
+
+/** The rows of a compiled select, its placeholders filled from `values`, each field decoded as the schema declares it. */
+export async function query<Row>(on: Queryable, compiled: Compiled<Row>, values: Values = {}): Promise<Row[]> {
+  const { keys, decoders } = compiled;
+  const rows = (await run(on, bind(compiled, values))) as unknown[][];
+  return rows.map((fields) => {
     const row: Record<string, unknown> = {};
     for (let i = 0; i < keys.length; i++) {
-      const value = values[i];
+      const value = fields[i];
       row[keys[i]!] = value === null ? null : decoders[i]!(value);
     }
-    return row as RowOf<S>;
+    return row as Row;
   });
 }
 
-/** Runs an insert, update or delete (or any statement whose rows are not read): the server's header (affectedRows). */
-export async function execute(on: Queryable, query: Query): Promise<ResultSetHeader> {
-  return (await run(on, query.toSQL())) as ResultSetHeader;
+/** Runs a compiled write with its placeholders filled from `values`: the server's header (affectedRows). */
+export async function write(on: Queryable, compiled: Compiled<never>, values: Values = {}): Promise<ResultSetHeader> {
+  return (await run(on, bind(compiled, values))) as ResultSetHeader;
 }
+
+/** A select built for this call (its values inline): compiled and run as any other. */
+export const select = <S extends Selection>(on: Queryable, selection: S, build: Build<S>): Promise<Array<RowOf<S>>> =>
+  query(on, prepare(selection, build));
+
+/** A write built for this call (its values inline): compiled and run as any other. */
+export const execute = (on: Queryable, statement: Query): Promise<ResultSetHeader> =>
+  write(on, prepareWrite(statement));
 
 /** A statement written as text, for what drizzle's builder does not write (transaction control, `select 1`). */
 export const text = (sql: string): Query => ({ toSQL: () => ({ sql, params: [] }) });

@@ -1,26 +1,43 @@
-import { and, eq, isNull, ne, or } from 'drizzle-orm';
+import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Job, Salary } from '../../domain/job';
 import { uuidv7 } from '../../domain/uuid';
+import type { MySqlInsertValue } from 'drizzle-orm/mysql-core';
 import { jobs, type NewJobRow } from '../schema';
-import { execute, qb, readerOf, select, type Database, type Queryable } from '../sql';
+import {
+  bound,
+  perShape,
+  prepare,
+  prepareWrite,
+  qb,
+  query,
+  readerOf,
+  write,
+  type Database,
+  type Queryable,
+} from '../sql';
 import { jobColumns, toJob } from './job-columns';
 
 /** One job by id (its 16 bytes are compared), as its reader may see it: drafts only by the consumer that created them. */
-async function readJob(on: Queryable, id: string, consumerId: string | undefined): Promise<Job | undefined> {
-  const [row] = await select(on, jobColumns, (query) =>
-    query
+const jobById = (byCreator: boolean) =>
+  prepare(jobColumns, (select) =>
+    select
       .from(jobs)
       .where(
         and(
-          eq(jobs.id, id),
+          eq(jobs.id, bound('id', jobs.id)),
           isNull(jobs.deletedAt),
-          consumerId === undefined
-            ? ne(jobs.status, 'draft')
-            : or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, consumerId)),
+          byCreator
+            ? or(ne(jobs.status, 'draft'), eq(jobs.createdByConsumer, bound('consumerId', jobs.createdByConsumer)))
+            : ne(jobs.status, 'draft'),
         ),
       )
       .limit(1),
   );
+const JOB_BY_ID = { anyone: jobById(false), creator: jobById(true) };
+
+async function readJob(on: Queryable, id: string, consumerId: string | undefined): Promise<Job | undefined> {
+  const statement = consumerId === undefined ? JOB_BY_ID.anyone : JOB_BY_ID.creator;
+  const [row] = await query(on, statement, { id, consumerId });
   return row && toJob(row);
 }
 
@@ -39,6 +56,17 @@ export type NewJob = Omit<
   salary?: Salary | null;
 };
 
+/** The insert of a job row with these columns given (the others take their defaults). */
+const insertJob = perShape((columns: string[]) =>
+  prepareWrite(
+    qb
+      .insert(jobs)
+      .values(
+        Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)])) as MySqlInsertValue<typeof jobs>,
+      ),
+  ),
+);
+
 /** Creates a job on `on` (the primary, or the transaction of a keyed create) and reads it back there. */
 export async function storeJob(on: Queryable, { salary = null, ...fields }: NewJob, consumerId: string): Promise<Job> {
   const now = new Date();
@@ -53,6 +81,9 @@ export async function storeJob(on: Queryable, { salary = null, ...fields }: NewJ
     createdAt: now,
     createdByConsumer: consumerId,
   };
-  await execute(on, qb.insert(jobs).values(row));
+  const given = Object.entries(row)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  await write(on, insertJob(given.map(([column]) => column)), Object.fromEntries(given));
   return (await readJob(on, id, consumerId))!;
 }
