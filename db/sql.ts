@@ -30,6 +30,8 @@ export const qb = drizzle.mock({ schema, mode: 'default' });
 export interface Queryable {
   /** The client's deadline of every statement (mysql2's per-query `timeout`), in ms; none when undefined. */
   readonly deadlineMs: number | undefined;
+  /** Whether each statement commits on its own (autocommit): then one InnoDB chose as a deadlock's victim is sent again. */
+  readonly autocommit: boolean;
   /** The connection the next statement is sent on: one of the pool's, or the transaction's. */
   take(): Promise<PoolConnection>;
   /** After a statement that answered: back to the pool, or kept by the transaction for its next one. */
@@ -59,6 +61,7 @@ export function pooled(
 ): Queryable {
   return {
     deadlineMs,
+    autocommit: true,
     take: () =>
       new Promise((resolve, reject) => {
         watch.waiting++;
@@ -79,7 +82,7 @@ export function pooled(
 type Result = unknown[][] | ResultSetHeader;
 
 /** Sends one statement on a connection of `on`: rows as arrays (dates as the driver's text, as drizzle's columns decode them), or a write's header. */
-function run(on: Queryable, { sql, params }: Statement): Promise<Result> {
+function send(on: Queryable, { sql, params }: Statement): Promise<Result> {
   return on.take().then(
     (connection) =>
       new Promise<Result>((resolve, reject) => {
@@ -98,6 +101,22 @@ function run(on: Queryable, { sql, params }: Statement): Promise<Result> {
         }
       }),
   );
+}
+
+/** Tries of a statement, or of a transaction's work, that InnoDB rolls back as a deadlock's victim. */
+const DEADLOCK_TRIES = 3;
+const lostDeadlock = (error: unknown, attempt: number) =>
+  errorCode(error) === 'ER_LOCK_DEADLOCK' && attempt < DEADLOCK_TRIES;
+
+/** Sends one statement, again when it alone lost a deadlock (InnoDB rolled it back whole): the manual's advice. */
+async function run(on: Queryable, statement: Statement): Promise<Result> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send(on, statement);
+    } catch (error) {
+      if (!on.autocommit || !lostDeadlock(error, attempt)) throw error;
+    }
+  }
 }
 
 /** What a select may name: a column (decoded by its own mapFromDriverValue) or an expression (the driver's value, typed by `sql<T>`). */
@@ -225,10 +244,22 @@ export async function transaction<T>(
   work: (tx: Queryable) => Promise<T>,
   isolation?: Isolation,
 ): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await once(db, work, isolation);
+    } catch (error) {
+      // InnoDB rolled the deadlock's victim back whole: its work is run again from the start.
+      if (!lostDeadlock(error, attempt)) throw error;
+    }
+  }
+}
+
+async function once<T>(db: Database, work: (tx: Queryable) => Promise<T>, isolation?: Isolation): Promise<T> {
   const connection = await db.take();
   let lost = false;
   const tx: Queryable = {
     deadlineMs: db.deadlineMs,
+    autocommit: false,
     take: () => Promise.resolve(connection),
     // The transaction keeps its connection until it ends.
     giveBack: () => undefined,
