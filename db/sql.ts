@@ -237,7 +237,7 @@ export type Isolation = 'read committed' | 'repeatable read';
  * `work` in one transaction on one connection of `db`'s primary, its statements sent by `run` as
  * any other (with the deadline). A statement that passed the deadline destroyed the connection;
  * otherwise a failure rolls back and a rollback that fails destroys it: never a connection in an
- * unknown state back in the pool.
+ * unknown state back in the pool. A deadlock's victim runs `work` again from the start.
  */
 export async function transaction<T>(
   db: Database,
