@@ -167,12 +167,20 @@ export const prepareWrite = (query: Query): Compiled<never> => ({ ...compile(que
 
 /** The value of a run's placeholder, encoded as its column declares (null as is, as drizzle binds it inline). */
 function valueOf(param: unknown): (values: Values) => unknown {
-  if (is(param, Placeholder)) return (values) => values[param.name];
-  if (!is(param, Param) || !is(param.value, Placeholder)) return () => param;
-  const { encoder, value } = param;
+  const placeholder = is(param, Placeholder)
+    ? param
+    : is(param, Param) && is(param.value, Placeholder)
+      ? param.value
+      : undefined;
+  if (placeholder === undefined) return () => param;
+  const encode = is(param, Param)
+    ? (given: unknown) => param.encoder.mapToDriverValue(given)
+    : (given: unknown) => given;
+  const { name } = placeholder;
   return (values) => {
-    const given = values[value.name];
-    return given === null || given === undefined ? given : encoder.mapToDriverValue(given);
+    const given = values[name];
+    if (given === undefined) throw new Error(`No value for the placeholder ${name}`);
+    return given === null ? null : encode(given);
   };
 }
 
@@ -196,7 +204,8 @@ export function perShape<Shape, C>(build: (shape: Shape) => C): (shape: Shape) =
   };
 }
 
-const bind = ({ sql, params }: Compiled<unknown>, values: Values): Statement => ({
+/** A compiled statement with a run's values: the text and params the driver takes (for EXPLAIN too). */
+export const bind = ({ sql, params }: Compiled<unknown>, values: Values): Statement => ({
   sql,
   params: params.map((param) => param(values)),
 });

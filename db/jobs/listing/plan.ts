@@ -9,6 +9,7 @@ import {
   type ListFilter,
 } from '../../../domain/list-filters';
 import { jobs } from '../../schema';
+import { bound, perShape, type Values } from '../../sql';
 
 /**
  * How a listing page is read. Each filter but status has two indexes, (lead, its column,
@@ -62,7 +63,21 @@ const INDEXES = (() => {
   return found;
 })();
 
+/** What a plan's statements' text depends on: which lead and filters, and how many values each has. */
+export interface PlanShape {
+  lead: Lead;
+  leads: number;
+  /** The filter whose index is read, and its values' count. */
+  chosen?: [FilterName, number];
+  /** The filters checked on the rows read, with their values' counts. */
+  checked: Array<[FilterName, number]>;
+}
+
 export interface ListPlan {
+  /** The plan's statements are compiled once per shape (db/sql.ts perShape). */
+  shape: PlanShape;
+  /** The values of the plan's placeholders, by name. */
+  values: Values;
   /** The index every read of the page uses. */
   index: string;
   /** One ordered range of the index per lead value x index filter value: its conditions on the index's leading columns. */
@@ -95,18 +110,54 @@ export const among = (column: MySqlColumn, values: readonly unknown[]) => inArra
 const oneOf = (column: MySqlColumn, values: readonly unknown[]) =>
   values.length === 1 ? eq(column, values[0]) : among(column, values);
 
+/** `count` placeholders `name0`, `name1`, ... bound to `column`. */
+export const placeholders = (name: string, count: number, column: MySqlColumn) =>
+  Array.from({ length: count }, (_, i) => bound(`${name}${i}`, column));
+
+/** Values for placeholders(name, values.length, ...). */
+export const valuesFor = (name: string, values: readonly unknown[]): Values =>
+  Object.fromEntries(values.map((value, i) => [`${name}${i}`, value]));
+
+const NARROWING_BY_NAME = new Map(NARROWING.map((narrowing) => [narrowing.name, narrowing]));
+
+/** A filter's placeholders as its column stores the value: a text filter's folded (lower). */
+function filterValues(name: FilterName, count: number): SQL[] {
+  const { declared, column } = NARROWING_BY_NAME.get(name)!;
+  return placeholders(name, count, column).map((value) =>
+    declared.kind === 'text' ? sql`lower(${value})` : sql`${value}`,
+  );
+}
+
+/** A shape's index and conditions, with placeholders for its values. */
+export const planConditions = perShape(({ lead, leads, chosen, checked }: PlanShape) => {
+  const leadColumn = LEADS[lead];
+  const leadValues = placeholders('lead', leads, leadColumn);
+  const chosenColumn = chosen && NARROWING_BY_NAME.get(chosen[0])!.column;
+  const chosenValues = chosen ? filterValues(...chosen) : [];
+  const checks = checked.map(([name, count]) => oneOf(NARROWING_BY_NAME.get(name)!.column, filterValues(name, count)));
+  return {
+    index: INDEXES.get(`${lead}:${chosen?.[0] ?? ''}`)!,
+    ranges: chosenColumn
+      ? leadValues.flatMap((value) => chosenValues.map((one) => and(eq(leadColumn, value), eq(chosenColumn, one))!))
+      : leadValues.map((value) => eq(leadColumn, value)),
+    checks,
+    matching: and(
+      oneOf(leadColumn, leadValues),
+      ...(chosenColumn ? [oneOf(chosenColumn, chosenValues)] : []),
+      ...checks,
+    )!,
+  };
+});
+
 /** The plan for a listing's filters; paging comes later. */
 export function planList(query: ListFilter): ListPlan {
   // Asking for active and open is asking for the default listing: one read of `listed`.
   const listed = !query.status || sameSet(query.status, DEFAULT_STATUSES);
   const lead: Lead = listed ? 'listed' : 'status';
-  const leadColumn = LEADS[lead];
   const leads: readonly unknown[] = listed ? [true] : query.status!;
   const used = NARROWING.flatMap((narrowing) => {
     const given = valuesOf(narrowing, query);
-    // A text filter's value as the column stores it: folded (lower).
-    const stored = (value: string) => (narrowing.declared.kind === 'text' ? sql`lower(${value})` : value);
-    return given ? [{ narrowing, values: given.map(stored) }] : [];
+    return given ? [{ narrowing, values: given }] : [];
   });
   // The index of the filter that matches fewest jobs; the others are checked on its rows.
   const share = ({ narrowing, values }: (typeof used)[number]) => values.length * narrowing.declared.percentPerValue;
@@ -114,22 +165,21 @@ export function planList(query: ListFilter): ListPlan {
     (best, next) => (best === undefined || share(next) < share(best) ? next : best),
     undefined,
   );
-  const checks = used
-    .filter((filter) => filter !== chosen)
-    .map(({ narrowing, values }) => oneOf(narrowing.column, values));
+  const checked = used.filter((filter) => filter !== chosen);
+  const shape: PlanShape = {
+    lead,
+    leads: leads.length,
+    ...(chosen ? { chosen: [chosen.narrowing.name, chosen.values.length] } : {}),
+    checked: checked.map(({ narrowing, values }) => [narrowing.name, values.length]),
+  };
+  const values = Object.assign(
+    valuesFor('lead', leads),
+    ...used.map(({ narrowing, values: given }) => valuesFor(narrowing.name, given)),
+  ) as Values;
   return {
-    index: INDEXES.get(`${lead}:${chosen?.narrowing.name ?? ''}`)!,
-    ranges: chosen
-      ? leads.flatMap((value) =>
-          chosen.values.map((one) => and(eq(leadColumn, value), eq(chosen.narrowing.column, one))!),
-        )
-      : leads.map((value) => eq(leadColumn, value)),
-    checks,
-    matching: and(
-      oneOf(leadColumn, leads),
-      ...(chosen ? [oneOf(chosen.narrowing.column, chosen.values)] : []),
-      ...checks,
-    )!,
+    shape,
+    values,
+    ...planConditions(shape),
     counted: used.every(({ narrowing }) => narrowing.declared.counted),
     ...(used.length === 0 ? { statusesOnly: query.status ?? DEFAULT_STATUSES } : {}),
   };

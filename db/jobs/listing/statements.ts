@@ -3,11 +3,11 @@ import type { MySqlColumn } from 'drizzle-orm/mysql-core';
 import { COUNTED_UP_TO, type ListFilter } from '../../../domain/list-filters';
 import { DEFAULT_STATUSES } from '../../../domain/job';
 import { jobCounts, jobDayCounts, jobs } from '../../schema';
-import { qb, select, type Build, type Queryable, type Statement } from '../../sql';
+import { bind, bound, perShape, prepare, qb, query, type Queryable, type Statement, type Values } from '../../sql';
 import { jobColumns } from '../job-columns';
-import { among, NARROWING, type ListPlan } from './plan';
+import { among, NARROWING, placeholders, planConditions, valuesFor, type ListPlan, type PlanShape } from './plan';
 
-/** The statements of a listing, built per call with their values: the page, its total and the day counts. */
+/** The statements of a listing, compiled once per shape: the page, its total and the day counts. */
 
 /** A place in the listing order; a keyset page starts strictly after it. */
 export interface ListPosition {
@@ -29,14 +29,40 @@ export interface PageWindow {
 const listingOrder = (fromEnd: boolean) =>
   fromEnd ? [asc(jobs.createdAt), asc(jobs.id)] : [desc(jobs.createdAt), desc(jobs.id)];
 
+/** What a page statement's text depends on beyond its plan's: which of the window's parts are given. */
+interface WindowShape {
+  after: boolean;
+  from: boolean;
+  fromEnd: boolean;
+}
+
+const shapeOf = ({ after, from, fromEnd }: PageWindow): WindowShape => ({
+  after: after !== null,
+  from: from !== undefined,
+  fromEnd: fromEnd === true,
+});
+
+/** The window's values, for the page statement's placeholders. */
+const windowValues = ({ after, from, skip, take }: PageWindow): Values => ({
+  afterCreatedAt: after?.createdAt,
+  afterId: after?.id,
+  from,
+  skip,
+  take,
+  upTo: skip + take,
+});
+
 /** The window's conditions beyond the plan's: strictly after its position, and from where its read starts. */
-function windowConditions({ after, from, fromEnd }: PageWindow): SQL[] {
+function windowConditions({ after, from, fromEnd }: WindowShape): SQL[] {
   const conditions: SQL[] = [];
-  if (after)
-    conditions.push(
-      or(lt(jobs.createdAt, after.createdAt), and(eq(jobs.createdAt, after.createdAt), lt(jobs.id, after.id)))!,
-    );
-  if (from !== undefined) conditions.push(fromEnd === true ? gte(jobs.createdAt, from) : lt(jobs.createdAt, from));
+  if (after) {
+    const [createdAt, id] = [bound('afterCreatedAt', jobs.createdAt), bound('afterId', jobs.id)];
+    conditions.push(or(lt(jobs.createdAt, createdAt), and(eq(jobs.createdAt, createdAt), lt(jobs.id, id)))!);
+  }
+  if (from) {
+    const start = bound('from', jobs.createdAt);
+    conditions.push(fromEnd ? gte(jobs.createdAt, start) : lt(jobs.createdAt, start));
+  }
   return conditions;
 }
 
@@ -44,52 +70,53 @@ function windowConditions({ after, from, fromEnd }: PageWindow): SQL[] {
  * The page's rows in one statement: the ids of the window from the plan's index (each range read
  * in order, their union cut to the window when there are several), then those rows by primary key.
  */
-function pageBuild(plan: ListPlan, window: PageWindow): Build<typeof jobColumns> {
-  const fromEnd = window.fromEnd === true;
-  const order = listingOrder(fromEnd);
+const pageCompiled = perShape(({ plan, window }: { plan: PlanShape; window: WindowShape }) => {
+  const { index, ranges, checks } = planConditions(plan);
+  const order = listingOrder(window.fromEnd);
   const within = windowConditions(window);
+  const [skip, take, upTo] = [sql.placeholder('skip'), sql.placeholder('take'), sql.placeholder('upTo')];
   const pageId = sql<string>`${jobs.id}`.as('page_id');
-  const range = (conditions: SQL) => and(conditions, ...plan.checks, ...within);
+  const range = (conditions: SQL) => and(conditions, ...checks, ...within);
   let ids;
-  if (plan.ranges.length === 1) {
+  if (ranges.length === 1) {
     ids = qb
       .select({ pageId })
-      .from(jobs, { forceIndex: plan.index })
-      .where(range(plan.ranges[0]!))
+      .from(jobs, { forceIndex: index })
+      .where(range(ranges[0]!))
       .orderBy(...order)
-      .limit(window.take)
-      .offset(window.skip)
+      .limit(take)
+      .offset(skip)
       .as('page_ids');
   } else {
     // Each range's first skip + take in order; the window is then cut from their union (drizzle's unionAll would nest a third one in parentheses).
-    const reads = plan.ranges.map((one) =>
+    const reads = ranges.map((one) =>
       qb
         .select({ pageId, createdAt: jobs.createdAt })
-        .from(jobs, { forceIndex: plan.index })
+        .from(jobs, { forceIndex: index })
         .where(range(one))
         .orderBy(...order)
-        .limit(window.skip + window.take),
+        .limit(upTo),
     );
     const union = sql`(${sql.join(reads, sql` union all `)}) ${sql.identifier('matches')}`;
     const [createdAt, id] = [sql.identifier(jobs.createdAt.name), sql.identifier('page_id')];
     ids = qb
       .select({ pageId: sql<string>`${id}`.as('page_id') })
       .from(union)
-      .orderBy(...(fromEnd ? [sql`${createdAt}`, sql`${id}`] : [sql`${createdAt} desc`, sql`${id} desc`]))
-      .limit(window.take)
-      .offset(window.skip)
+      .orderBy(...(window.fromEnd ? [sql`${createdAt}`, sql`${id}`] : [sql`${createdAt} desc`, sql`${id} desc`]))
+      .limit(take)
+      .offset(skip)
       .as('page_ids');
   }
-  return (query) => query.from(ids).innerJoin(jobs, eq(jobs.id, ids.pageId));
-}
+  return prepare(jobColumns, (select) => select.from(ids).innerJoin(jobs, eq(jobs.id, ids.pageId)));
+});
 
 /** The window's rows, in no particular order (the join by primary key does not keep the listing's). */
 export const readPage = (on: Queryable, plan: ListPlan, window: PageWindow) =>
-  select(on, jobColumns, pageBuild(plan, window));
+  query(on, pageCompiled({ plan: plan.shape, window: shapeOf(window) }), { ...plan.values, ...windowValues(window) });
 
 /** The page statement as the driver takes it: for EXPLAIN. */
 export const pageStatement = (plan: ListPlan, window: PageWindow): Statement =>
-  pageBuild(plan, window)(qb.select(jobColumns)).toSQL();
+  bind(pageCompiled({ plan: plan.shape, window: shapeOf(window) }), { ...plan.values, ...windowValues(window) });
 
 export interface Counted {
   /** The total, or with `exact` false, COUNTED_UP_TO: at least that many. */
@@ -112,46 +139,67 @@ const COUNTED_VALUES = NARROWING.filter(({ declared }) => declared.counted && de
 // SUMs of BIGINTs are DECIMALs: the pool reads DECIMALs as numbers (db/client.ts).
 const totalColumns = { total: sql<number>`coalesce(sum(${jobCounts.n}), 0)` };
 
-/** A listing's exact total from job_counts (kept by triggers on `jobs`, migrations 0008 and 0010): its folded row and the connection rows not folded yet alike. */
-function totalBuild(query: ListFilter): Build<typeof totalColumns> {
-  const { department } = query;
-  const filters = COUNTED_VALUES.flatMap(({ name, counts }) => {
-    const given = query[name];
-    return given === undefined || typeof given === 'string' ? [] : [among(counts, given)];
-  });
-  return (select) =>
-    select
-      .from(jobCounts)
-      .where(
-        and(
-          eq(jobCounts.byDepartment, department !== undefined),
-          eq(jobCounts.departmentKey, department === undefined ? '' : sql`lower(${department})`),
-          among(jobCounts.status, query.status ?? DEFAULT_STATUSES),
-          ...filters,
-        ),
-      );
+/** What a total's text depends on: whether a department is given, and how many values each counted filter has. */
+interface TotalShape {
+  department: boolean;
+  statuses: number;
+  filters: Array<[string, number]>;
 }
+
+/** A listing's exact total from job_counts (kept by triggers on `jobs`, migrations 0008 and 0010): its folded row and the connection rows not folded yet alike. */
+const totalCompiled = perShape(({ department, statuses, filters }: TotalShape) =>
+  prepare(totalColumns, (select) =>
+    select.from(jobCounts).where(
+      and(
+        eq(jobCounts.byDepartment, department),
+        eq(jobCounts.departmentKey, department ? sql`lower(${sql.placeholder('department')})` : ''),
+        among(jobCounts.status, placeholders('status', statuses, jobCounts.status)),
+        ...filters.map(([name, count]) => {
+          const { counts } = COUNTED_VALUES.find((counted) => counted.name === name)!;
+          return among(counts, placeholders(name, count, counts));
+        }),
+      ),
+    ),
+  ),
+);
 
 const boundedColumns = { n: count() };
 
 /** A listing's total counted on its index, up to one past COUNTED_UP_TO: a filter job_counts does not keep. */
-function boundedBuild(plan: ListPlan): Build<typeof boundedColumns> {
+const boundedCompiled = perShape((plan: PlanShape) => {
+  const { index, matching } = planConditions(plan);
   const matches = qb
     .select({ one: sql`1`.as('one') })
-    .from(jobs, { forceIndex: plan.index })
-    .where(plan.matching)
+    .from(jobs, { forceIndex: index })
+    .where(matching)
     .limit(COUNTED_UP_TO + 1)
     .as('matches');
-  return (select) => select.from(matches);
-}
+  return prepare(boundedColumns, (select) => select.from(matches));
+});
 
 /** A listing's total: exact from job_counts when the plan is counted, else counted on its index up to COUNTED_UP_TO. */
-export async function readTotal(on: Queryable, plan: ListPlan, query: ListFilter): Promise<Counted> {
+export async function readTotal(on: Queryable, plan: ListPlan, filter: ListFilter): Promise<Counted> {
   if (plan.counted) {
-    const [row] = await select(on, totalColumns, totalBuild(query));
+    const { department } = filter;
+    const statuses = filter.status ?? DEFAULT_STATUSES;
+    const given = COUNTED_VALUES.flatMap(({ name }) => {
+      const values = filter[name];
+      return values === undefined || typeof values === 'string' ? [] : [[name, values] as const];
+    });
+    const shape = {
+      department: department !== undefined,
+      statuses: statuses.length,
+      filters: given.map(([name, values]): [string, number] => [name, values.length]),
+    };
+    const values = Object.assign(
+      { department },
+      valuesFor('status', statuses),
+      ...given.map(([name, list]) => valuesFor(name, list)),
+    ) as Values;
+    const [row] = await query(on, totalCompiled(shape), values);
     return { total: row?.total ?? 0, exact: true };
   }
-  const [row] = await select(on, boundedColumns, boundedBuild(plan));
+  const [row] = await query(on, boundedCompiled(plan.shape), plan.values);
   const counted = row?.n ?? 0;
   return { total: Math.min(counted, COUNTED_UP_TO), exact: counted <= COUNTED_UP_TO };
 }
@@ -172,24 +220,32 @@ export interface DaysAsked {
 
 const dayColumns = { day: jobDayCounts.day, n: sql<number>`sum(${jobDayCounts.n})` };
 
-function daysBuild({ statuses, fromEnd, past, days }: DaysAsked): Build<typeof dayColumns> {
+/** Day counts' statement per shape: how many statuses, which way, and whether it starts past a day. */
+const daysCompiled = perShape(({ statuses, fromEnd, past }: { statuses: number; fromEnd: boolean; past: boolean }) => {
   const { day } = jobDayCounts;
-  return (select) =>
+  const pastDay = sql.placeholder('past');
+  return prepare(dayColumns, (select) =>
     select
       .from(jobDayCounts)
       .where(
         and(
-          among(jobDayCounts.status, statuses),
-          past === undefined ? undefined : fromEnd ? gt(day, past) : lt(day, past),
+          among(jobDayCounts.status, placeholders('status', statuses, jobDayCounts.status)),
+          past ? (fromEnd ? gt(day, pastDay) : lt(day, pastDay)) : undefined,
         ),
       )
       .groupBy(day)
       .orderBy(fromEnd ? asc(day) : desc(day))
-      .limit(days);
-}
+      .limit(sql.placeholder('days')),
+  );
+});
 
-export const readDays = (on: Queryable, asked: DaysAsked): Promise<DayCount[]> =>
-  select(on, dayColumns, daysBuild(asked));
+const daysOf = ({ statuses, fromEnd, past, days }: DaysAsked) =>
+  [
+    daysCompiled({ statuses: statuses.length, fromEnd, past: past !== undefined }),
+    { ...valuesFor('status', statuses), past, days },
+  ] as const;
+
+export const readDays = (on: Queryable, asked: DaysAsked): Promise<DayCount[]> => query(on, ...daysOf(asked));
 
 /** The day counts' statement as the driver takes it: for EXPLAIN. */
-export const daysStatement = (asked: DaysAsked): Statement => daysBuild(asked)(qb.select(dayColumns)).toSQL();
+export const daysStatement = (asked: DaysAsked): Statement => bind(...daysOf(asked));

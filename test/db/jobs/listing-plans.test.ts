@@ -29,7 +29,7 @@ import { daysStatement, pageStatement } from '../../../db/jobs/listing/statement
 import { LIST_QUERY } from '../../../service/jobs/contract/queries';
 import { queryReader } from '../../../service/http/validate';
 import { count } from 'drizzle-orm';
-import { select, type Statement } from '../../../db/sql';
+import { prepare, query, type Statement } from '../../../db/sql';
 import { jobs } from '../../../db/schema';
 import { countJobs, dayReadsOn, listJobs, startAtDay, type ListMode } from '../../../db/jobs/listing';
 import { pageRead, rowsRead as engineRowsRead, statementsOf, totalRead } from '../../helpers/statements';
@@ -152,7 +152,8 @@ async function entriesPerMatch(filter: string): Promise<number> {
   if (plan.checks.length === 0) return 1;
   let entries = 0;
   for (const range of plan.ranges) {
-    const [row] = await select(database.db, { n: count() }, (query) => query.from(jobs).where(range));
+    const inRange = prepare({ n: count() }, (select) => select.from(jobs).where(range));
+    const [row] = await query(database.db, inRange, plan.values);
     entries += row!.n;
   }
   const { where, params } = matching(filter);

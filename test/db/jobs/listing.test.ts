@@ -14,7 +14,7 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import { listJobs } from '../../../db/jobs/listing';
 import { planList, type ListPlan } from '../../../db/jobs/listing/plan';
 import { jobs } from '../../../db/schema';
-import { qb } from '../../../db/sql';
+import { bind, prepare } from '../../../db/sql';
 import { freshDatabase, type TestDatabase } from '../../helpers/database';
 import { DEFAULT_STATUSES, JOB_TYPES } from '../../../domain/job';
 import type { ListFilter } from '../../../domain/list-filters';
@@ -70,24 +70,21 @@ test.each([
  * have day counts a deep page may start from (test/db/jobs/listing-windows.test.ts uses them).
  */
 describe('planList', () => {
-  /** A condition of the plan as drizzle writes it, with its values. */
-  const written = (condition: SQL | undefined) => {
-    const { sql: text, params } = qb
-      .select({ one: sql`1` })
-      .from(jobs)
-      .where(condition)
-      .toSQL();
+  /** A condition of the plan as drizzle writes it, with the plan's values. */
+  const written = (plan: ListPlan, condition: SQL | undefined) => {
+    const compiled = prepare({ one: sql`1` }, (select) => select.from(jobs).where(condition));
+    const { sql: text, params } = bind(compiled, plan.values);
     return { sql: text.slice(text.indexOf(' where ') + ' where '.length), params };
   };
   /** Each range of the plan with the checks on its rows, as one read of the page states them. */
-  const reads = (plan: ListPlan) => plan.ranges.map((range) => written(and(range, ...plan.checks)));
+  const reads = (plan: ListPlan) => plan.ranges.map((range) => written(plan, and(range, ...plan.checks)));
 
   test('all six types is the unfiltered listing: one read of the listing index, with day counts for deep pages', () => {
     const plan = planList({ type: [...JOB_TYPES] });
     expect(plan).toMatchObject({ index: 'jobs_listed_idx', counted: true, statusesOnly: DEFAULT_STATUSES });
     expect(plan.checks).toEqual([]);
     expect(reads(plan)).toEqual([{ sql: '`jobs`.`listed` = ?', params: [true] }]);
-    expect(written(plan.matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
+    expect(written(plan, plan.matching)).toEqual({ sql: '`jobs`.`listed` = ?', params: [true] });
   });
 
   test('five of the six types is a type filter: one read of the type index per type', () => {
