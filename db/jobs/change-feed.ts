@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { jobChanges, jobs } from '../schema';
-import { select, type Database, type Queryable, type RowOf } from '../sql';
+import { bound, prepare, query, type Database, type Queryable, type RowOf } from '../sql';
 import { lastSequenced, sequencePendingChanges } from './change-numbering';
 import type { Job, Tombstone } from '../../domain/job';
 import { historyOf, holds, type FeedPosition, type History } from '../../domain/feed';
@@ -25,9 +25,16 @@ const entryColumns = {
 // An event's entry also says when its change was written (a read of job_changes' rows: a page reads its index only).
 const eventColumns = { ...entryColumns, changedAt: jobChanges.changedAt };
 
-/** The feed's entries after `since`, `count` of them: job_changes joined to jobs, in change order. */
-const entriesAfter = (since: number) => and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, since));
+/** The feed's entries after the position `since`, `limit` of them: job_changes joined to jobs, in change order. */
+const entriesAfter = and(eq(jobChanges.everPublic, true), gt(jobChanges.seq, bound('since', jobChanges.seq)));
 const toJobs = eq(jobs.id, jobChanges.jobId);
+const LIMIT = sql.placeholder('limit');
+const PAGE = prepare(entryColumns, (select) =>
+  select.from(jobChanges).leftJoin(jobs, toJobs).where(entriesAfter).orderBy(asc(jobChanges.seq)).limit(LIMIT),
+);
+const EVENTS = prepare(eventColumns, (select) =>
+  select.from(jobChanges).leftJoin(jobs, toJobs).where(entriesAfter).orderBy(asc(jobChanges.seq)).limit(LIMIT),
+);
 
 /** An entry as the feed shows it: the job as it is now when listable, else a tombstone. */
 const entryOf = (row: RowOf<typeof entryColumns>): Job | Tombstone =>
@@ -35,14 +42,7 @@ const entryOf = (row: RowOf<typeof entryColumns>): Job | Tombstone =>
 
 /** One page of the feed. */
 export async function readChanges(db: Queryable, since: number, limit: number): Promise<ChangePage> {
-  const rows = await select(db, entryColumns, (query) =>
-    query
-      .from(jobChanges)
-      .leftJoin(jobs, toJobs)
-      .where(entriesAfter(since))
-      .orderBy(asc(jobChanges.seq))
-      .limit(limit + 1),
-  );
+  const rows = await query(db, PAGE, { since, limit: limit + 1 });
   const page = rows.slice(0, limit);
   return {
     entries: page.map(entryOf),
@@ -84,9 +84,7 @@ export async function readChangeEvents(
   lineage?: readonly History[],
 ): Promise<ChangeEvent[]> {
   lineage ??= await readLineage(db);
-  const rows = await select(db, eventColumns, (query) =>
-    query.from(jobChanges).leftJoin(jobs, toJobs).where(entriesAfter(since)).orderBy(asc(jobChanges.seq)).limit(limit),
-  );
+  const rows = await query(db, EVENTS, { since, limit });
   return rows.map((row) => ({
     seq: row.seq!,
     history: historyOf(lineage, row.seq!).id,

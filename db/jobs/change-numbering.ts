@@ -1,17 +1,22 @@
 import { eq, isNull, sql } from 'drizzle-orm';
 import { jobChangeSequence, jobChanges } from '../schema';
-import { execute, qb, select, transaction, type Database } from '../sql';
+import { execute, prepare, qb, query, select, transaction, type Database } from '../sql';
 import { ensureHistory } from './change-history';
 
 /** Rows numbered per statement, and statements per call: a bulk import is numbered over a few feed requests. */
 export const SEQUENCER_LIMITS = { batch: 500, batchesPerCall: 10 };
 
+const WAITING = prepare({ jobId: jobChanges.jobId }, (select) =>
+  select.from(jobChanges).where(isNull(jobChanges.seq)).limit(1),
+);
+const LAST = prepare({ lastSeq: jobChangeSequence.lastSeq }, (select) =>
+  select.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)),
+);
+
 /** Numbers the committed changes that have no number yet, after every number already given. */
 export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LIMITS): Promise<boolean> {
   // Nothing committed and waiting: no write transaction at all (the common case for a poll).
-  const [waiting] = await select(db, { jobId: jobChanges.jobId }, (query) =>
-    query.from(jobChanges).where(isNull(jobChanges.seq)).limit(1),
-  );
+  const [waiting] = await query(db, WAITING);
   if (!waiting) return false;
 
   let minted: { history: string; firstSeq: number } | undefined;
@@ -63,8 +68,6 @@ export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LI
 
 /** The highest number given out so far: a position no reader can legitimately be beyond. */
 export async function lastSequenced(db: Database): Promise<number> {
-  const [counter] = await select(db, { lastSeq: jobChangeSequence.lastSeq }, (query) =>
-    query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)),
-  );
+  const [counter] = await query(db, LAST);
   return counter?.lastSeq ?? 0;
 }
