@@ -1026,7 +1026,7 @@ function webhookRequests(): Req[] {
       headers: [...key(KEYS.reader), ...json],
       body: body({ eventTypes: ['job.created'] }),
     },
-    // The last two as writer2: the reader's 20 a minute on webhooks-manage is spent by then.
+    // The last two as writer2: the reader's 20 a minute on webhooks-manage would make them wait for the next minute.
     {
       name: 'webhooks: internal name url',
       method: 'POST',
