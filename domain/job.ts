@@ -58,6 +58,8 @@ export const Job = z.strictObject({
   updatedAt: timestamp.nullable(),
 });
 export type Job = z.infer<typeof Job>;
+/** Its field names in the spec's order. */
+export const JOB_FIELDS = Job.keyof().options;
 
 /** The change feed's word that a job is no longer listable (soft-deleted, deleted, back to draft). */
 export const Tombstone = z.strictObject({

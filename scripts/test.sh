@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# npm test: the jest suites (service, kong.yaml invariants, local gateway, end to end) and the
-# gateway checks (luacheck, deck validate, busted), then `npm run lint`. Runs all even when one fails, then
+# npm test: the jest suites (service, kong.yaml invariants, local gateway, end to end), the
+# gateway checks (luacheck, deck validate, busted) and `npm run lint`, the last two beside jest (their
+# output after its). Runs all even when one fails, then
 # prints one closing line: `tests: N passed, M failed` (jest's and busted's counts added, lint one more).
 #
 # The real-Kong tier (test/kong/ and the e2e suites' "through the real Kong" half) runs when a
@@ -23,7 +24,8 @@ fi
 
 report="$(mktemp)"
 gateway_log="$(mktemp)"
-trap 'rm -f "$report" "$gateway_log"' EXIT
+lint_log="$(mktemp)"
+trap 'rm -f "$report" "$gateway_log" "$lint_log"' EXIT
 
 { read -r kong_home; read -r kong_which; } < <(node -r ./test/helpers/register-ts.js test/helpers/kong-tier.ts 2>&1)
 kong_which="${kong_which:-no Kong 3.9 found (test/helpers/kong-tier.ts failed)}"
@@ -35,6 +37,16 @@ elif [[ "$kong_which" == Kong* ]]; then
 else
   export REAL_KONG=off
   jest_args+=('--testPathIgnorePatterns=<rootDir>/test/kong/')
+fi
+
+# Beside jest, which spends much of its time waiting on clocks and processes: CI's wall time is jest's.
+bash gateway/test.sh >"$gateway_log" 2>&1 &
+gateway_pid=$!
+# npm run lint (types, ESLint, Prettier, luacheck) counts as one test; a chosen run (jest arguments) skips it.
+lint_pid=""
+if [ $# -eq 0 ]; then
+  npm run -s lint >"$lint_log" 2>&1 &
+  lint_pid=$!
 fi
 
 npx jest --json --outputFile="$report" "$@" "${jest_args[@]}"
@@ -70,19 +82,19 @@ else
   tier_ok=0
 fi
 
-bash gateway/test.sh 2>&1 | tee "$gateway_log"
-gateway_rc=${PIPESTATUS[0]}
+wait "$gateway_pid"
+gateway_rc=$?
+cat "$gateway_log"
 line="$(grep -E '^busted: [0-9]+ passed, [0-9]+ failed$' "$gateway_log" | tail -n 1)"
 busted_passed="$(sed -E 's/^busted: ([0-9]+) passed.*/\1/' <<<"${line:-busted: 0 passed, 1 failed}")"
 busted_failed="$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"${line:-busted: 0 passed, 1 failed}")"
 if [ "$gateway_rc" -ne 0 ] && [ "$busted_failed" -eq 0 ]; then busted_failed=1; fi
 
-# npm run lint (types, ESLint, Prettier, luacheck) counts as one test; a chosen run (jest arguments) skips it.
 lint_passed=0
 lint_failed=0
-if [ $# -gt 0 ]; then lint_line="lint: not run (npm test was given jest arguments)"
-elif npm run -s lint; then lint_line="lint: ok"; lint_passed=1
-else lint_line="lint: failed"; lint_failed=1; fi
+if [ -z "$lint_pid" ]; then lint_line="lint: not run (npm test was given jest arguments)"
+elif wait "$lint_pid"; then cat "$lint_log"; lint_line="lint: ok"; lint_passed=1
+else cat "$lint_log"; lint_line="lint: failed"; lint_failed=1; fi
 
 tier_failed=0
 if [ "$tier_ok" -eq 0 ] && [ "${REQUIRE_REAL_KONG:-}" = 1 ]; then tier_failed=1; fi

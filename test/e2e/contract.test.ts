@@ -3,29 +3,9 @@
  * demo seed in a real MariaDB database.
  */
 import { demoJobs } from '../../db/seed-data';
+import { JOB_FIELDS } from '../../domain/job';
 import { DEMO, send, gatewayKinds, startStackOn, type Stack } from './support';
 
-const FIELDS = [
-  'id',
-  'postingId',
-  'title',
-  'department',
-  'location',
-  'workplace',
-  'state',
-  'type',
-  'description',
-  'requirements',
-  'responsibilities',
-  'salary',
-  'status',
-  'submissionDueDate',
-  'clientName',
-  'vendorName',
-  'postedByName',
-  'createdAt',
-  'updatedAt',
-];
 const seed = demoJobs().filter((j) => !j.deletedAt);
 const countWhere = (f: (j: (typeof seed)[number]) => boolean) => seed.filter(f).length;
 
@@ -56,7 +36,7 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
 
   function expectPublicJob(job: Record<string, unknown>): void {
     const keys = Object.keys(job);
-    expect(keys).toEqual(FIELDS.filter((f) => f !== 'workplace' || 'workplace' in job));
+    expect(keys).toEqual(JOB_FIELDS.filter((f) => f !== 'workplace' || 'workplace' in job));
   }
 
   test('every read operation, its HEAD and its 304 answer as the document says, headers included (send() checks each)', async () => {

@@ -19,7 +19,7 @@ import { startPrivateMariaDb, type PrivateMariaDb } from '../helpers/mariadb-pri
 import { checkRecordedCases, scrape } from '../helpers/alert-recording';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { DEMO } from '../local-gateway/support';
-import { targetHealth, until } from './upstream-support';
+import { limitsOutOfTheWay, targetHealth, until } from './upstream-support';
 
 const SECRET = 'upstream-outage-secret-0001';
 const SCRAPE_MS = 15_000;
@@ -58,15 +58,7 @@ beforeAll(async () => {
     serviceUrl: 'http://127.0.0.1:9',
     upstreamTargets: ports.map((port) => `127.0.0.1:${port}`),
     gatewaySecret: SECRET,
-    // Load, not a test of the quotas: every limit out of the way.
-    edit: (config) => {
-      for (const route of config.services.flatMap(
-        (s: { routes: Array<{ plugins?: Array<{ name: string; config: Record<string, unknown> }> }> }) => s.routes,
-      )) {
-        for (const plugin of route.plugins ?? [])
-          if (plugin.name === 'job-rate-limits') Object.assign(plugin.config, { minute: 1_000_000, hour: 10_000_000 });
-      }
-    },
+    edit: limitsOutOfTheWay,
   });
   await until('both targets healthy', async () => (await health()).every((state) => state === 'healthy'), 15_000);
 }, 120_000);

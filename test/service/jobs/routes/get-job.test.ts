@@ -1,3 +1,4 @@
+import { JOB_FIELDS } from '../../../../domain/job';
 import { call, expectJsonError } from '../../../helpers/http';
 import { json, reader, writer, writer2 } from '../../../helpers/consumers';
 import { sharedTestService } from '../../../helpers/service';
@@ -5,28 +6,6 @@ import { sharedTestService } from '../../../helpers/service';
 const service = sharedTestService({ name: 'get', seed: true });
 const get = (id: string, headers: Record<string, string> = reader) =>
   call(`${service.url}/api/v1/jobs/${id}`, { headers });
-
-const SPEC_FIELDS = [
-  'id',
-  'postingId',
-  'title',
-  'department',
-  'location',
-  'workplace',
-  'state',
-  'type',
-  'description',
-  'requirements',
-  'responsibilities',
-  'salary',
-  'status',
-  'submissionDueDate',
-  'clientName',
-  'vendorName',
-  'postedByName',
-  'createdAt',
-  'updatedAt',
-];
 
 async function idWhere(condition: string): Promise<string> {
   const [row] = await service.database.query<Array<{ h: string }>>(
@@ -42,7 +21,7 @@ describe('GET /api/v1/jobs/:id', () => {
     const res = await get(id);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['data']);
-    expect(Object.keys(res.body.data)).toEqual(SPEC_FIELDS);
+    expect(Object.keys(res.body.data)).toEqual(JOB_FIELDS);
     expect(res.body.data.id).toBe(id);
   });
 
@@ -51,7 +30,7 @@ describe('GET /api/v1/jobs/:id', () => {
     const res = await get(id);
     expect(res.status).toBe(200);
     expect('workplace' in res.body.data).toBe(false);
-    expect(Object.keys(res.body.data)).toEqual(SPEC_FIELDS.filter((f) => f !== 'workplace'));
+    expect(Object.keys(res.body.data)).toEqual(JOB_FIELDS.filter((f) => f !== 'workplace'));
   });
 
   test('paused and closed jobs are fetchable by id', async () => {
