@@ -1,0 +1,4 @@
+ALTER TABLE `job_change_histories` ADD `started_at` datetime(3) DEFAULT (utc_timestamp(3)) NOT NULL;--> statement-breakpoint
+ALTER TABLE `webhook_subscriptions` ADD `history` char(16);--> statement-breakpoint
+-- The subscriptions there are now were made in the feed's newest history: no restore to tell them of.
+UPDATE `webhook_subscriptions` SET `history` = (SELECT `history` FROM `job_change_histories` ORDER BY `id` DESC LIMIT 1);
