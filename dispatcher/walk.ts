@@ -158,11 +158,7 @@ function lost(log: Logger, message: string): false {
 type Outgoing = Pick<WindowEvent, 'id' | 'body'> & { seq: number | null };
 
 /** The signed POST and its attempt as the owner reads it back. */
-async function send(
-  run: Run,
-  one: Walk,
-  event: Outgoing,
-): Promise<{ outcome: PostOutcome; attempt: AttemptRecord }> {
+async function send(run: Run, one: Walk, event: Outgoing): Promise<{ outcome: PostOutcome; attempt: AttemptRecord }> {
   const { policy, timeoutMs } = run.settings;
   const started = performance.now();
   const signature = one.sign(event.id, run.clock!.now(), event.body);

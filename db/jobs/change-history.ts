@@ -51,7 +51,10 @@ export async function newestHistory(db: Queryable): Promise<string> {
 }
 
 /** A history with when it was minted: what a feed.restored event says of it; undefined once a restore removed it. */
-export async function historyStarted(db: Queryable, history: string): Promise<(History & { startedAt: Date }) | undefined> {
+export async function historyStarted(
+  db: Queryable,
+  history: string,
+): Promise<(History & { startedAt: Date }) | undefined> {
   const [row] = await select(
     db,
     { id: jobChangeHistories.history, firstSeq: jobChangeHistories.firstSeq, startedAt: jobChangeHistories.startedAt },

@@ -174,9 +174,9 @@ export const RotatedSecret = z.strictObject({
 export const Attempt = z
   .strictObject({
     eventId: z.string().meta({ description: "The event's id (the webhook-id header)" }),
-    position: position
-      .nullable()
-      .meta({ description: `The event's feed position, as Webhook.position; null for a test or ${RESTORED_EVENT_TYPE} event` }),
+    position: position.nullable().meta({
+      description: `The event's feed position, as Webhook.position; null for a test or ${RESTORED_EVENT_TYPE} event`,
+    }),
     attemptedAt: timestamp,
     status: z
       .int()

@@ -76,7 +76,8 @@ const restoredAt = (name: string) => at(name).filter((one) => one.event.type ===
 async function until(done: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${JSON.stringify(arrivals.map((one) => [one.path, one.event.id]))}`);
+    if (Date.now() > deadline)
+      throw new Error(`not within ${timeoutMs} ms: ${JSON.stringify(arrivals.map((one) => [one.path, one.event.id]))}`);
     await sleep(50);
   }
 }
@@ -85,7 +86,13 @@ async function subscribe(name: string, eventTypes: string | null = null) {
   const secret = newSecret();
   const created = await createSubscription(
     database.db,
-    { consumerId: 'partner-a', url: url(name), description: null, eventTypes, secret: encryptSecret(secretsKey, secret) },
+    {
+      consumerId: 'partner-a',
+      url: url(name),
+      description: null,
+      eventTypes,
+      secret: encryptSecret(secretsKey, secret),
+    },
     5,
   );
   if (typeof created === 'string') throw new Error(created);
@@ -180,10 +187,17 @@ test('every active subscription is told of a new history at once, before its cha
   });
   expect(sent.headers['webhook-id']).toBe(`evt_${history.id}_restored`);
   // Once each, the same body to every subscription (signed with each one's secret).
-  for (const name of ['all', 'removals', 'paused']) expect(restoredAt(name).map((one) => one.body)).toEqual([sent.body]);
-  expect(new Webhook(removals.secret).verify(restoredAt('removals')[0]!.body, restoredAt('removals')[0]!.headers as Record<string, string>)).toBeTruthy();
+  for (const name of ['all', 'removals', 'paused'])
+    expect(restoredAt(name).map((one) => one.body)).toEqual([sent.body]);
+  expect(
+    new Webhook(removals.secret).verify(
+      restoredAt('removals')[0]!.body,
+      restoredAt('removals')[0]!.headers as Record<string, string>,
+    ),
+  ).toBeTruthy();
   // Before any change of the new history, after the old one's; a subscription made in the new history is never told.
-  const order = (name: string) => at(name).map((one) => (one.event.type === 'feed.restored' ? 'restored' : one.event.history));
+  const order = (name: string) =>
+    at(name).map((one) => (one.event.type === 'feed.restored' ? 'restored' : one.event.history));
   const [old, current] = [at('all')[0]!.event.history, history.id];
   expect(order('all')).toEqual([old, 'restored', current, current]);
   expect(order('paused')).toEqual([old, 'restored', current, current]);

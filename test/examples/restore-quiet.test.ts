@@ -110,8 +110,9 @@ test('a restore with no change after it reaches the example receiver at once: it
   expect(await listable(db)).toEqual(want);
   const told = async () => {
     const res = await api(`/webhooks/${hook.id}/attempts`, { headers: { 'X-API-Key': DEMO.reader } });
-    return ((await res.json()) as { data: Array<{ eventId: string; position: string | null; status: number }> }).data
-      .filter((attempt) => /^evt_[0-9a-f]{16}_restored$/.test(attempt.eventId));
+    return (
+      (await res.json()) as { data: Array<{ eventId: string; position: string | null; status: number }> }
+    ).data.filter((attempt) => /^evt_[0-9a-f]{16}_restored$/.test(attempt.eventId));
   };
   // Attempts are written with the dispatcher's next flush (a quarter second).
   for (let waited = 0; (await told()).length === 0 && waited < 5000; waited += 100)
