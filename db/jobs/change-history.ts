@@ -63,15 +63,31 @@ export async function historyStarted(
   return row;
 }
 
+/** Whether this table was recreated at least 2 s ago: a dump still loading has it, but maybe not yet the sequencer's counter after it. */
+async function recreatedAndSettled(db: Queryable, minted: string | undefined): Promise<boolean> {
+  const [row] = await select(
+    db,
+    {
+      created: sql<string>`coalesce(cast(create_time as char), '')`,
+      settled: sql<number>`coalesce(create_time <= now() - interval 2 second, 1)`,
+    },
+    (query) =>
+      query
+        .from(sql`information_schema.tables`)
+        .where(sql`table_schema = database() and table_name = 'job_change_histories'`),
+  );
+  return row !== undefined && row.created !== minted && row.settled === 1;
+}
+
 /**
- * A restore seen without waiting for a change (the dispatcher asks every second): a new history as soon
- * as the table was recreated, minted under the sequencer's lock as numbering mints it, and told as it is.
+ * A restore seen without waiting for a change (the dispatcher asks every second): a new history once the
+ * table was recreated, minted under the sequencer's lock as numbering mints it, and told as it is.
  */
 export async function noticeRestore(db: Database): Promise<History | undefined> {
   const [current] = await select(db, { tableCreated: jobChangeHistories.tableCreated }, (query) =>
     query.from(jobChangeHistories).orderBy(desc(jobChangeHistories.id)).limit(1),
   );
-  if (current && current.tableCreated === (await tableCreated(db))) return undefined;
+  if (!(await recreatedAndSettled(db, current?.tableCreated))) return undefined;
   const minted = await transaction(db, async (tx) => {
     const lastSeq = await lockedLastSeq(tx);
     const history = await ensureHistory(tx, lastSeq);
