@@ -201,10 +201,6 @@ export const jobChangeHistories = mysqlTable(
     firstSeq: bigint('first_seq', { mode: 'number', unsigned: true }).notNull(),
     // information_schema's CREATE_TIME of this table when the history was minted ('' for the first).
     tableCreated: varchar('table_created', { length: 32 }).notNull(),
-    // When it was minted: the feed.restored event's timestamp, the same on every retry.
-    startedAt: timestamp('started_at')
-      .notNull()
-      .default(sql`(utc_timestamp(3))`),
   },
   (t) => [uniqueIndex('job_change_histories_history_idx').on(t.history)],
 );

@@ -26,14 +26,14 @@ export function eventBody(tokenKey: Buffer, event: ChangeEvent): string {
 }
 
 /** A feed.restored event: what a subscription is told, once per new history, before that history's changes (FeedRestoredEvent). */
-export function restoredEvent(history: History & { startedAt: Date }): { id: string; body: string } {
+export function restoredEvent(history: History & { toldAt: Date }): { id: string; body: string } {
   const id = `evt_${history.id}_restored`;
   const body: z.infer<typeof FeedRestoredEvent> = {
     id,
     type: RESTORED_EVENT_TYPE,
     history: history.id,
     sequence: history.firstSeq - 1,
-    timestamp: history.startedAt.toISOString(),
+    timestamp: history.toldAt.toISOString(),
     data: { history: history.id, firstSequence: history.firstSeq },
   };
   return { id, body: JSON.stringify(body) };

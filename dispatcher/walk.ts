@@ -5,7 +5,7 @@ import type { Logger } from '../service/logger';
 import { deliveryTarget, postEvent, type PostOutcome } from '../service/webhooks/post';
 import { decryptSecret, SecretUnopenable } from '../service/webhooks/secrets';
 import { signer } from '../service/webhooks/signing';
-import { historyStarted } from '../db/jobs/change-history';
+import { restoreToTell } from '../db/webhooks/restores';
 import type { History } from '../domain/feed';
 import { restoredEvent } from './events';
 import type { WindowEvent } from './feed-window';
@@ -100,10 +100,10 @@ async function deliver(run: Run, one: Walk, event: WindowEvent): Promise<boolean
  */
 async function tell(run: Run, one: Walk, history: string): Promise<boolean> {
   if (!newer(run.feed.lineage(), history, one.history)) return true;
-  const started = await historyStarted(run.db, history);
+  const restore = await restoreToTell(run.db, history);
   // Gone with a later restore: the newest history is told instead.
-  if (!started) return true;
-  const attempt = await sendHeld(run, one, { ...restoredEvent(started), seq: null });
+  if (!restore) return true;
+  const attempt = await sendHeld(run, one, { ...restoredEvent(restore), seq: null });
   if (!attempt) return false;
   one.history = history;
   run.writer.told(one.lease, history, attempt);

@@ -50,15 +50,10 @@ export async function newestHistory(db: Queryable): Promise<string> {
   return row?.history ?? FIRST_HISTORY;
 }
 
-/** A history with when it was minted: what a feed.restored event says of it; undefined once a restore removed it. */
-export async function historyStarted(
-  db: Queryable,
-  history: string,
-): Promise<(History & { startedAt: Date }) | undefined> {
-  const [row] = await select(
-    db,
-    { id: jobChangeHistories.history, firstSeq: jobChangeHistories.firstSeq, startedAt: jobChangeHistories.startedAt },
-    (query) => query.from(jobChangeHistories).where(eq(jobChangeHistories.history, history)),
+/** A history of the lineage by its id; undefined once a restore removed it. */
+export async function findHistory(db: Queryable, history: string): Promise<History | undefined> {
+  const [row] = await select(db, { id: jobChangeHistories.history, firstSeq: jobChangeHistories.firstSeq }, (query) =>
+    query.from(jobChangeHistories).where(eq(jobChangeHistories.history, history)),
   );
   return row;
 }

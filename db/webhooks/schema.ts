@@ -77,3 +77,9 @@ export const webhookAttempts = mysqlTable(
 
 /** The database's clock in UTC, shared by every dispatcher (leases and schedules never use a node's clock). */
 export const utcNow = sql`utc_timestamp(3)`;
+
+/** When the dispatchers first told of each new feed history (feed.restored): the event's timestamp, the same on every retry. */
+export const webhookRestores = mysqlTable('webhook_restores', {
+  history: char('history', { length: 16 }).primaryKey(),
+  toldAt: timestamp('told_at').notNull(),
+});

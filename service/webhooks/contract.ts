@@ -260,7 +260,7 @@ export const FeedRestoredEvent = z
       description:
         "The new history's changes have higher sequences: once caught up, take this history and sequence as the last applied",
     }),
-    timestamp: timestamp.meta({ description: 'When the new history began: when the restore was noticed' }),
+    timestamp: timestamp.meta({ description: 'When we first told of the new history: the same on every retry' }),
     data: z.strictObject({
       history: eventFields.history.meta({ description: 'The new history, as above' }),
       firstSequence: z.int().min(1).meta({ description: "The sequence of the new history's first change" }),
