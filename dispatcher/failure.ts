@@ -30,7 +30,14 @@ async function gone(run: Run, { walk, eventId, outcome, attempt }: Failed, attem
   const fields = { event: eventId, error: outcome.error, detail: outcome.detail };
   run.metrics?.observeDelivery('disabled', attempt.latencyMs / 1000);
   const reason = 'the receiver answered 410 Gone';
-  if (!(await disableHeld(run.db, walk.lease, { position: walk.position, reason, error: outcome.error }, attempts)))
+  if (
+    !(await disableHeld(
+      run.db,
+      walk.lease,
+      { position: walk.position, history: walk.history, reason, error: outcome.error },
+      attempts,
+    ))
+  )
     return walk.log.info(fields, LOST_AFTER);
   run.metrics?.subscriptionChanged('disabled');
   walk.log.warn(fields, 'webhook subscription disabled: the receiver answered 410 Gone');
@@ -54,6 +61,7 @@ async function retryLater(
     walk.lease,
     {
       position: walk.position,
+      history: walk.history,
       error: outcome.error,
       retryInMs,
       giveUpAfterMs: retry.giveUpAfterMs,

@@ -2,12 +2,15 @@ import type { Database } from '../db/client';
 import { readChangeEvents, type ChangeEvent } from '../db/jobs/change-feed';
 import { readLineage } from '../db/jobs/change-history';
 import { lastSequenced } from '../db/jobs/change-numbering';
+import type { History } from '../domain/feed';
 import type { EventType } from '../domain/webhook';
 import { eventBody, eventId, eventType } from './events';
 
 /** A feed entry with its delivery body, made once for every subscription that is sent it. */
 export interface WindowEvent {
   seq: number;
+  /** The feed history it was numbered in: a newer one than the subscription was told of is told first (feed.restored). */
+  history: string;
   /** Its id: the webhook-id header and the body's id. */
   id: string;
   jobId: string;
@@ -24,6 +27,8 @@ export interface FeedWindow {
   refresh(): Promise<void>;
   /** Up to `limit` entries after `position`: from the window when it covers them, else from the database. */
   after(position: number, limit: number): Promise<WindowEvent[]>;
+  /** The feed's lineage as the last refresh read it, oldest history first. */
+  lineage(): readonly History[];
 }
 
 /** The newest feed entries, shared by a dispatcher's walks: one read a tick instead of one per subscription (docs/decisions.md, Webhooks). */
@@ -34,10 +39,12 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
   let events: WindowEvent[] = [];
   // The lineage's newest history when the window last read: a new one (a restore) empties the window.
   let tip: string | undefined;
+  let lineage: History[] = [];
   const withBodies = async (read: ChangeEvent[]) => {
     const key = await tokenKey();
     return read.map((event) => ({
       seq: event.seq,
+      history: event.history,
       id: eventId(event),
       jobId: event.entry.id,
       type: eventType(event),
@@ -47,7 +54,7 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
 
   return {
     async refresh() {
-      const lineage = await readLineage(db);
+      lineage = await readLineage(db);
       const newest = lineage.at(-1)?.id;
       // Restored under us: what the window holds may be a history the feed no longer has; read afresh.
       if (from !== undefined && (newest !== tip || (await lastSequenced(db)) < to)) {
@@ -88,5 +95,6 @@ export function feedWindow(db: Database, tokenKey: () => Promise<Buffer>): FeedW
       }
       return events.slice(low, low + limit);
     },
+    lineage: () => lineage,
   };
 }

@@ -8,6 +8,8 @@ export const FLUSH_MS = 250;
 export interface HoldWriter {
   /** A delivery (or a skipped event) moved the walk to `position`; written with the next flush. */
   advance(lease: Lease, position: number, delivered: boolean, attempt?: AttemptRecord): void;
+  /** A feed.restored event was delivered: the history it told of is written with the next flush. */
+  told(lease: Lease, history: string, attempt: AttemptRecord): void;
   /** Renews the lease at once; false when it was lost. */
   renew(lease: Lease): Promise<boolean>;
   /** Writes the walk's position and gives its lease back with the next flush; false when it was lost. */
@@ -80,6 +82,7 @@ export function holdWriter(db: Database, leaseMs: number, onError: (error: unkno
           now.progress.position = Math.max(now.progress.position, one.progress.position);
           now.progress.delivered ||= one.progress.delivered;
           now.progress.release ||= one.progress.release;
+          now.progress.history ??= one.progress.history;
           now.attempts.unshift(...one.attempts);
           now.waiters.push(...one.waiters);
         }
@@ -109,6 +112,13 @@ export function holdWriter(db: Database, leaseMs: number, onError: (error: unkno
       const one = entry(lease, position);
       one.progress.delivered ||= delivered;
       if (attempt) one.attempts.push(attempt);
+      schedule();
+    },
+    told(lease, history, attempt) {
+      const one = entry(lease, 0);
+      one.progress.history = history;
+      one.progress.delivered = true;
+      one.attempts.push(attempt);
       schedule();
     },
     renew(lease) {

@@ -61,6 +61,8 @@ export interface Run {
   handedBack: Set<Promise<unknown>>;
   /** Set once at the first tick. */
   clock?: DatabaseClock;
+  /** When the next tick asks whether the database was restored (performance.now()). */
+  restoreCheckAt: number;
   stopping: boolean;
   /** The last claim took all the room there was: walks that end wake the loop. */
   roomFilled: boolean;
@@ -80,6 +82,8 @@ export interface Walk {
   wanted?: Set<string>;
   /** Delivered (or skipped) up to here. */
   position: number;
+  /** The newest feed history it was told of (feed.restored); null: unknown, told of the newest. */
+  history: string | null;
   /** Failed attempts at the event it was stuck on when claimed. */
   attempts: number;
   failedBefore: boolean;
@@ -126,6 +130,7 @@ export function createRun({
     handedBack: new Set(),
     stopping: false,
     roomFilled: false,
+    restoreCheckAt: 0,
     failure,
   };
   metrics?.observeUnopenable(run.unopenable.size);

@@ -1,12 +1,21 @@
+import { noticeRestore } from '../db/jobs/change-history';
 import { sequencePendingChanges } from '../db/jobs/change-numbering';
 import { claimDue, databaseTime, type LeasedSubscription } from '../db/webhooks/delivery';
 import { databaseClock } from './clock';
 import { handBack, type Run } from './run';
 import { walk } from './walk';
 
-/** One tick, step by step: the database's clock, number new changes, claim what fits, read the feed, start a walk for each claim. */
+// How often a dispatcher asks whether the database was restored: partners are told (feed.restored) within about this long.
+const RESTORE_CHECK_MS = 1000;
+
+/** One tick, step by step: the database's clock, a restore, number new changes, claim what fits, read the feed, start a walk for each claim. */
 export async function tick(run: Run): Promise<void> {
   run.clock ??= await readClock(run);
+  if (performance.now() >= run.restoreCheckAt) {
+    // A restore no change followed still starts a new history, so subscriptions are told at once.
+    await noticeRestore(run.db);
+    run.restoreCheckAt = performance.now() + RESTORE_CHECK_MS;
+  }
   // Numbers what writers committed since the last tick: the feed's positions come from here too.
   await sequencePendingChanges(run.db);
   const claimedAt = performance.now();

@@ -5,6 +5,9 @@ import type { Logger } from '../service/logger';
 import { deliveryTarget, postEvent, type PostOutcome } from '../service/webhooks/post';
 import { decryptSecret, SecretUnopenable } from '../service/webhooks/secrets';
 import { signer } from '../service/webhooks/signing';
+import { restoreToTell } from '../db/webhooks/restores';
+import type { History } from '../domain/feed';
+import { restoredEvent } from './events';
 import type { WindowEvent } from './feed-window';
 import { failed } from './failure';
 import { handBack, type Run, type Walk } from './run';
@@ -24,10 +27,15 @@ export async function walk(run: Run, subscription: LeasedSubscription, claimedAt
   const sliceEnds = performance.now() + SLICE_MS;
   while (!run.stopping && !run.writer.lost(one.lease) && performance.now() <= sliceEnds) {
     const events = await run.feed.after(one.position, BATCH);
-    // Caught up: the slot is free at once, the position goes with the next flush.
-    if (events.length === 0) break;
+    // Caught up: the slot is free at once, the position goes with the next flush; a restore no change followed is told now.
+    if (events.length === 0) {
+      const newest = run.feed.lineage().at(-1);
+      if (newest && !(await tell(run, one, newest.id))) return;
+      break;
+    }
     for (const event of events) {
       if (run.stopping || run.writer.lost(one.lease)) break;
+      if (!(await tell(run, one, event.history))) return;
       if (!(await deliver(run, one, event))) return;
     }
   }
@@ -65,6 +73,7 @@ async function begin(run: Run, subscription: LeasedSubscription, claimedAt: numb
     target: deliveryTarget(subscription.url, run.settings.policy),
     wanted: subscription.eventTypes ? new Set<string>(subscription.eventTypes) : undefined,
     position: subscription.position,
+    history: subscription.history,
     attempts: subscription.attempts,
     failedBefore: subscription.attempts > 0,
     leaseEnds: claimedAt + run.settings.leaseMs,
@@ -78,14 +87,51 @@ async function deliver(run: Run, one: Walk, event: WindowEvent): Promise<boolean
     run.writer.advance(one.lease, one.position, false);
     return true;
   }
-  if (!(await leaseHolds(run, one))) return false;
+  const attempt = await sendHeld(run, one, event);
+  if (!attempt) return false;
+  one.position = event.seq;
+  run.writer.advance(one.lease, one.position, true, attempt);
+  return true;
+}
+
+/**
+ * feed.restored before the first event of a history newer than the subscription was told of, or once
+ * caught up: whatever its eventTypes, once per subscription and history. False: the walk ends here.
+ */
+async function tell(run: Run, one: Walk, history: string): Promise<boolean> {
+  if (!newer(run.feed.lineage(), history, one.history)) return true;
+  const restore = await restoreToTell(run.db, history);
+  // Gone with a later restore: the newest history is told instead.
+  if (!restore) return true;
+  const attempt = await sendHeld(run, one, { ...restoredEvent(restore), seq: null });
+  if (!attempt) return false;
+  one.history = history;
+  run.writer.told(one.lease, history, attempt);
+  return true;
+}
+
+/**
+ * Whether `history` comes after `than` on the lineage. One the window's lineage lacks was minted since
+ * (it is told); a subscription of unknown history (an older release made it) is told of the newest only.
+ */
+function newer(lineage: readonly History[], history: string, than: string | null): boolean {
+  if (history === than) return false;
+  const at = (id: string | null) => lineage.findIndex((one) => one.id === id);
+  const [which, told] = [at(history), at(than)];
+  if (told === -1) return which === -1 || which === lineage.length - 1;
+  return which === -1 || which > told;
+}
+
+/** Sent while the lease holds; the attempt when it was delivered, else undefined (a failure is recorded). */
+async function sendHeld(run: Run, one: Walk, event: Outgoing): Promise<AttemptRecord | undefined> {
+  if (!(await leaseHolds(run, one))) return undefined;
   const { outcome, attempt } = await send(run, one, event);
   if (!outcome.ok) {
     await failed(run, { walk: one, eventId: event.id, outcome, attempt });
-    return false;
+    return undefined;
   }
   delivered(run, one, event, attempt);
-  return true;
+  return attempt;
 }
 
 /** Renews the lease when half of it is gone, asks whether it is still ours, and whether a send fits in what is left. */
@@ -108,12 +154,11 @@ function lost(log: Logger, message: string): false {
   return false;
 }
 
+/** What is POSTed: a feed event (its position), or a feed.restored event (none). */
+type Outgoing = Pick<WindowEvent, 'id' | 'body'> & { seq: number | null };
+
 /** The signed POST and its attempt as the owner reads it back. */
-async function send(
-  run: Run,
-  one: Walk,
-  event: WindowEvent,
-): Promise<{ outcome: PostOutcome; attempt: AttemptRecord }> {
+async function send(run: Run, one: Walk, event: Outgoing): Promise<{ outcome: PostOutcome; attempt: AttemptRecord }> {
   const { policy, timeoutMs } = run.settings;
   const started = performance.now();
   const signature = one.sign(event.id, run.clock!.now(), event.body);
@@ -134,11 +179,9 @@ async function send(
   return { outcome, attempt };
 }
 
-/** Moves the walk on; a subscription that was failing is logged and counted as recovered once. */
-function delivered(run: Run, one: Walk, event: WindowEvent, attempt: AttemptRecord): void {
+/** Counted; a subscription that was failing is logged and counted as recovered once. */
+function delivered(run: Run, one: Walk, event: Outgoing, attempt: AttemptRecord): void {
   run.metrics?.observeDelivery('delivered', attempt.latencyMs / 1000);
-  one.position = event.seq;
-  run.writer.advance(one.lease, one.position, true, attempt);
   if (!one.failedBefore) return;
   one.failedBefore = false;
   run.metrics?.subscriptionChanged('recovered');

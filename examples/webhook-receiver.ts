@@ -5,6 +5,7 @@
  * (a retry, a replay, or an older state overtaken), and its position saved as the mirror's nextSince.
  * An event of another history (our database was restored from a backup) first catches up through the
  * feed; when the feed refuses the saved position, the mirror is emptied and read again from the beginning.
+ * A feed.restored event (sent at once after a restore, even if no change follows) does the same.
  * A webhook.test event is answered and applies nothing. On start, it first catches up through the change
  * feed from that position (whatever it missed while down), answering 503 meanwhile so the
  * dispatcher tries again later.
@@ -28,8 +29,10 @@ interface Mirror {
   /** The history of that sequence: sequences are compared only within one. */
   history?: string;
 }
+type RestoredEvent = { id: string; type: 'feed.restored'; history: string; sequence: number };
 type JobEvent =
   | { id: string; type: 'job.updated' | 'job.removed'; position: string; history: string; sequence: number; data: Job }
+  | RestoredEvent
   | { id: string; type: 'webhook.test' };
 
 const API = (process.env.JOBS_API_URL ?? 'http://127.0.0.1:8000').replace(/\/$/, '');
@@ -86,6 +89,19 @@ async function catchUp(mirror: Mirror): Promise<void> {
   }
 }
 
+/**
+ * Our database was restored from a backup: changes after it are gone, and the mirror may hold some. Catch up
+ * from the saved position (a 400 there: full sync), then count sequences in the new history. A repeat does nothing.
+ */
+async function restored(mirror: Mirror, event: RestoredEvent): Promise<void> {
+  if (event.history === mirror.history) return;
+  console.log(`the feed was restored from a backup (history ${event.history}): catching up`);
+  await catchUp(mirror);
+  mirror.history = event.history;
+  mirror.lastSequence = event.sequence;
+  await save(mirror);
+}
+
 async function main(): Promise<void> {
   if (!KEY || !process.env.WEBHOOK_SECRET) throw new Error('set JOBS_API_KEY and WEBHOOK_SECRET');
   const mirror = await load();
@@ -108,7 +124,8 @@ async function main(): Promise<void> {
             if (!(err instanceof WebhookVerificationError)) throw err;
             return void res.writeHead(401).end();
           }
-          if (event.type !== 'webhook.test' && event.history !== mirror.history) {
+          if (event.type === 'feed.restored') await restored(mirror, event);
+          else if (event.type !== 'webhook.test' && event.history !== mirror.history) {
             // Another history: the feed was restored, or this is the first event. The feed is the truth: read it
             // through (it covers this event, numbered before it was sent), then count sequences in this history.
             await catchUp(mirror);

@@ -6,6 +6,6 @@ export function newHistoryLog(logger: Logger): NonNullable<Database['onNewHistor
   return ({ history, firstSeq }) =>
     logger.warn(
       { history, firstSeq },
-      `the change feed starts a new history at ${firstSeq}: the database was restored from a backup (or recreated), so positions past ${firstSeq - 1} of the old one are refused with a 400 and partners sync again`,
+      `the change feed starts a new history at ${firstSeq}: the database was restored from a backup (or recreated), so positions past ${firstSeq - 1} of the old one are refused with a 400, webhook subscriptions are sent feed.restored, and partners sync again`,
     );
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import { jobChangeHistories, jobChangeSequence } from '../schema';
 import { execute, qb, select, transaction, type Database, type Queryable } from '../sql';
-import type { History } from '../../domain/feed';
+import { FIRST_HISTORY, type History } from '../../domain/feed';
 
 /** The feed's lineage, in minting order (domain/feed.ts): a handful of rows, one more per restore. */
 export function readLineage(db: Queryable): Promise<History[]> {
@@ -42,13 +42,69 @@ export async function ensureHistory(tx: Queryable, lastSeq: number): Promise<str
   return mintHistory(tx, lastSeq);
 }
 
+/** The lineage's newest history: the one a new subscription is made in, and every subscription is told of. */
+export async function newestHistory(db: Queryable): Promise<string> {
+  const [row] = await select(db, { history: jobChangeHistories.history }, (query) =>
+    query.from(jobChangeHistories).orderBy(desc(jobChangeHistories.id)).limit(1),
+  );
+  return row?.history ?? FIRST_HISTORY;
+}
+
+/** A history of the lineage by its id; undefined once a restore removed it. */
+export async function findHistory(db: Queryable, history: string): Promise<History | undefined> {
+  const [row] = await select(db, { id: jobChangeHistories.history, firstSeq: jobChangeHistories.firstSeq }, (query) =>
+    query.from(jobChangeHistories).where(eq(jobChangeHistories.history, history)),
+  );
+  return row;
+}
+
+/** Whether this table was recreated at least 2 s ago: a dump still loading has it, but maybe not yet the sequencer's counter after it. */
+async function recreatedAndSettled(db: Queryable, minted: string | undefined): Promise<boolean> {
+  const [row] = await select(
+    db,
+    {
+      created: sql<string>`coalesce(cast(create_time as char), '')`,
+      settled: sql<number>`coalesce(create_time <= now() - interval 2 second, 1)`,
+    },
+    (query) =>
+      query
+        .from(sql`information_schema.tables`)
+        .where(sql`table_schema = database() and table_name = 'job_change_histories'`),
+  );
+  return row !== undefined && row.created !== minted && row.settled === 1;
+}
+
+/**
+ * A restore seen without waiting for a change (the dispatcher asks every second): a new history once the
+ * table was recreated, minted under the sequencer's lock as numbering mints it, and told as it is.
+ */
+export async function noticeRestore(db: Database): Promise<History | undefined> {
+  const [current] = await select(db, { tableCreated: jobChangeHistories.tableCreated }, (query) =>
+    query.from(jobChangeHistories).orderBy(desc(jobChangeHistories.id)).limit(1),
+  );
+  if (!(await recreatedAndSettled(db, current?.tableCreated))) return undefined;
+  const minted = await transaction(db, async (tx) => {
+    const lastSeq = await lockedLastSeq(tx);
+    const history = await ensureHistory(tx, lastSeq);
+    return history === undefined ? undefined : { id: history, firstSeq: lastSeq + 1 };
+  });
+  if (minted) db.onNewHistory?.({ history: minted.id, firstSeq: minted.firstSeq });
+  return minted;
+}
+
+/** The sequencer's counter, locked: no number is given while a history is minted. */
+async function lockedLastSeq(tx: Queryable): Promise<number> {
+  const [counter] = await select(tx, { lastSeq: jobChangeSequence.lastSeq }, (query) =>
+    query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)).for('update'),
+  );
+  if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
+  return counter.lastSeq;
+}
+
 /** A new history now, under the sequencer's lock: for a restore the table's creation time cannot tell (a physical backup, a failover). */
 export async function startNewHistory(db: Database): Promise<History> {
   return transaction(db, async (tx) => {
-    const [counter] = await select(tx, { lastSeq: jobChangeSequence.lastSeq }, (query) =>
-      query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)).for('update'),
-    );
-    if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
-    return { id: await mintHistory(tx, counter.lastSeq), firstSeq: counter.lastSeq + 1 };
+    const lastSeq = await lockedLastSeq(tx);
+    return { id: await mintHistory(tx, lastSeq), firstSeq: lastSeq + 1 };
   });
 }

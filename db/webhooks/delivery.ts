@@ -1,4 +1,5 @@
-import { and, asc, eq, gt, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import { newestHistory } from '../jobs/change-history';
 import { jobChanges } from '../schema';
 import { execute, qb, select, transaction, type Database } from '../sql';
 import { recordAttempts, type AttemptRecord } from './attempts';
@@ -20,6 +21,8 @@ export interface Lease {
 export interface LeasedSubscription extends Lease {
   url: string;
   position: number;
+  /** The newest feed history it was told of; null: made by an older release, so told of the newest. */
+  history: string | null;
   attempts: number;
   /** The event types it takes; null: all. */
   eventTypes: Array<(typeof EVENT_TYPES)[number]> | null;
@@ -59,12 +62,14 @@ export async function claimDue(
 ): Promise<LeasedSubscription[]> {
   if (max <= 0) return [];
   // Read before the transaction: a locking read would lock the feed's index end against the numbering.
-  const head = await publicHead(database);
+  const [head, newest] = [await publicHead(database), await newestHistory(database)];
+  // Events waiting, or a restore it was not told of (feed.restored, sent even when no change follows).
+  const waiting = or(lt(subs.position, head), isNull(subs.history), ne(subs.history, newest));
   return transaction(database, async (tx) => {
     const candidates = await select(tx, { id: subs.id }, (query) =>
       query
         .from(subs)
-        .where(and(eq(subs.status, 'active'), lte(subs.nextAttemptAt, utcNow), leaseFree, lt(subs.position, head)))
+        .where(and(eq(subs.status, 'active'), lte(subs.nextAttemptAt, utcNow), leaseFree, waiting))
         .orderBy(asc(subs.lastServedAt), asc(subs.id))
         .limit(max)
         .for('update', { skipLocked: true }),
@@ -89,6 +94,7 @@ export async function claimDue(
         id: subs.id,
         url: subs.url,
         position: subs.position,
+        history: subs.history,
         attempts: subs.attempts,
         generation: subs.leaseGeneration,
         eventTypes: subs.eventTypes,
@@ -145,6 +151,8 @@ export async function leasesHeld(database: Database, leases: readonly Lease[]): 
 export interface Progress {
   lease: Lease;
   position: number;
+  /** A feed.restored event delivered: the history it told of. */
+  history?: string;
   delivered: boolean;
   /** Give the lease back (caught up, slice over, stopping); else it is renewed. */
   release: boolean;
@@ -192,6 +200,7 @@ export async function recordProgress(
           )})`;
     const delivered = kept.filter((one) => one.delivered);
     const released = kept.filter((one) => one.release);
+    const told = kept.filter((one) => one.history !== undefined);
     const position = sql`greatest(${subs.position}, case ${sql.join(
       kept.map((one) => sql`when ${subs.id} = ${subs.id.mapToDriverValue(one.lease.id)} then ${one.position}`),
       sql` `,
@@ -202,6 +211,12 @@ export async function recordProgress(
         .update(subs)
         .set({
           position,
+          ...(told.length > 0 && {
+            history: sql`case ${sql.join(
+              told.map((one) => sql`when ${subs.id} = ${subs.id.mapToDriverValue(one.lease.id)} then ${one.history}`),
+              sql` `,
+            )} else ${subs.history} end`,
+          }),
           // Column order is assignment order: these read nothing assigned before them.
           lastError: sql`if(${among(delivered)}, null, ${subs.lastError})`,
           attempts: sql`if(${among(delivered)}, 0, ${subs.attempts})`,
@@ -229,6 +244,8 @@ export async function recordProgress(
 export interface Failure {
   /** The walk's position: what it delivered before this failure. */
   position: number;
+  /** The newest history the walk told of before it. */
+  history: string | null;
   error: string;
   /** When to try again, from now. */
   retryInMs: number;
@@ -257,6 +274,7 @@ export async function recordFailure(
           status: sql`if(${givenUp}, 'disabled', ${subs.status})`,
           lastError: failure.error.slice(0, 500),
           position: sql`greatest(${subs.position}, ${failure.position})`,
+          history: failure.history,
           attempts: sql`${subs.attempts} + 1`,
           failingSince: sql`coalesce(${subs.failingSince}, ${utcNow})`,
           nextAttemptAt: interval(failure.retryInMs),
@@ -275,6 +293,7 @@ export async function recordFailure(
 /** Why a held subscription is disabled: the position it reached, the reason it keeps, and the receiver's answer. */
 export interface Disabling {
   position: number;
+  history: string | null;
   reason: string;
   error: string;
 }
@@ -283,7 +302,7 @@ export interface Disabling {
 export async function disableHeld(
   database: Database,
   lease: Lease,
-  { position, reason, error }: Disabling,
+  { position, history, reason, error }: Disabling,
   attempts: readonly AttemptRecord[],
 ): Promise<boolean> {
   return transaction(database, async (tx) => {
@@ -296,6 +315,7 @@ export async function disableHeld(
           disabledReason: reason,
           lastError: error,
           position: sql`greatest(${subs.position}, ${position})`,
+          history,
           leaseOwner: null,
           leaseExpiresAt: null,
         })

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, customType, index, int, mysqlEnum, mysqlTable, smallint, varchar } from 'drizzle-orm/mysql-core';
+import { bigint, char, customType, index, int, mysqlEnum, mysqlTable, smallint, varchar } from 'drizzle-orm/mysql-core';
 import { SUBSCRIPTION_STATUSES } from '../../domain/webhook';
 import { timestamp, uuidBinary } from '../schema';
 
@@ -27,6 +27,8 @@ export const webhookSubscriptions = mysqlTable(
     previousSecretExpiresAt: timestamp('previous_secret_expires_at'),
     olderSecret: sealed('older_secret'),
     olderSecretExpiresAt: timestamp('older_secret_expires_at'),
+    // The newest feed history it was told of (feed.restored) or made in; null (made by an older release): told of the newest.
+    history: char('history', { length: 16 }),
     // The feed position (job_changes.seq) of the last event delivered: delivery resumes after it.
     position: bigint('position', { mode: 'number', unsigned: true }).notNull(),
     // Failed attempts at the event after `position`, and since when it has been failing.
@@ -75,3 +77,9 @@ export const webhookAttempts = mysqlTable(
 
 /** The database's clock in UTC, shared by every dispatcher (leases and schedules never use a node's clock). */
 export const utcNow = sql`utc_timestamp(3)`;
+
+/** When the dispatchers first told of each new feed history (feed.restored): the event's timestamp, the same on every retry. */
+export const webhookRestores = mysqlTable('webhook_restores', {
+  history: char('history', { length: 16 }).primaryKey(),
+  toldAt: timestamp('told_at').notNull(),
+});

@@ -1,6 +1,7 @@
 import { and, asc, count, eq, or, sql } from 'drizzle-orm';
 import { errorCode } from '../errors';
 import { execute, qb, select, transaction, type Database } from '../sql';
+import { newestHistory } from '../jobs/change-history';
 import { lastSequenced, sequencePendingChanges } from '../jobs/change-numbering';
 import { uuidv7 } from '../../domain/uuid';
 import { EVENT_TYPES, type EventType } from '../../domain/webhook';
@@ -95,6 +96,8 @@ export async function createSubscription(
           eventTypes: input.eventTypes ?? null,
           secret: input.secret,
           position: input.position ?? head,
+          // Made in the newest history: only a restore after this is told to it.
+          history: await newestHistory(tx),
           nextAttemptAt: sql`${utcNow}`,
           createdAt: sql`${utcNow}`,
         }),

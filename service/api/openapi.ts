@@ -20,8 +20,11 @@ import { say, type ResponseSpec, type Route } from '../http/route';
 import {
   CreatedWebhook,
   EVENT_EXAMPLE,
+  FeedRestoredEvent,
   JobRemovedEvent,
   JobUpdatedEvent,
+  RESTORED_EVENT_EXAMPLE,
+  RESTORED_EVENT_TYPE,
   TEST_EVENT_EXAMPLE,
   TEST_EVENT_TYPE,
   Webhook,
@@ -49,6 +52,7 @@ const NAMED = {
   WebhookWithSecret: CreatedWebhook.shape.data,
   JobUpdatedEvent,
   JobRemovedEvent,
+  FeedRestoredEvent,
   WebhookTestEvent,
 };
 const components = z.registry<{ id: string }>();
@@ -316,7 +320,7 @@ function webhookEvents({ webhooks }: ApiSettings) {
     ),
   };
   const event = (
-    name: 'JobUpdatedEvent' | 'JobRemovedEvent' | 'WebhookTestEvent',
+    name: 'JobUpdatedEvent' | 'JobRemovedEvent' | 'FeedRestoredEvent' | 'WebhookTestEvent',
     summary: string,
     example: unknown,
   ) => ({
@@ -339,6 +343,11 @@ function webhookEvents({ webhooks }: ApiSettings) {
       type: 'job.removed',
       data: { id: EVENT_EXAMPLE.data.id },
     }),
+    [RESTORED_EVENT_TYPE]: event(
+      'FeedRestoredEvent',
+      'Our database was restored from a backup: catch up through the feed from your saved position',
+      RESTORED_EVENT_EXAMPLE,
+    ),
     [TEST_EVENT_TYPE]: event(
       'WebhookTestEvent',
       'The test you asked for (POST /api/v1/webhooks/{id}/test): answer 2xx, apply nothing',

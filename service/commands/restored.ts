@@ -12,7 +12,7 @@ if (require.main === module) {
     .then(
       ({ id, firstSeq }) =>
         console.log(
-          `The change feed of ${describeDatabaseUrl(config.databaseUrl)} starts history ${id} at ${firstSeq}: positions past ${firstSeq - 1} of the old one are refused, and receivers sync again`,
+          `The change feed of ${describeDatabaseUrl(config.databaseUrl)} starts history ${id} at ${firstSeq}: positions past ${firstSeq - 1} of the old one are refused, and the dispatchers tell every webhook subscription (feed.restored)`,
         ),
       (error: unknown) => {
         console.error(startupDatabaseError(config.databaseUrl, error));

@@ -13,6 +13,8 @@ export const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
 /** The event a partner sends itself on demand: outside the feed's order, no position, no sequence. */
 export const TEST_EVENT_TYPE = 'webhook.test';
+/** The feed starts a new history (a restore): sent to every subscription, whatever its eventTypes, before that history's changes. */
+export const RESTORED_EVENT_TYPE = 'feed.restored';
 
 const eventType = z.enum(EVENT_TYPES, { error: `eventTypes may hold only ${EVENT_TYPES.join(', ')}` });
 /** The event types to deliver: a non-empty list, or null for every type (also what a subscription without them gets). */
@@ -21,7 +23,9 @@ const eventTypes = z
   .min(1, 'eventTypes must name at least one event type, or be null for all')
   .max(EVENT_TYPES.length, `eventTypes may name each of the ${EVENT_TYPES.length} event types once`)
   .nullable()
-  .meta({ description: `The event types delivered (${EVENT_TYPES.join(', ')}); null or absent: all of them` });
+  .meta({
+    description: `The event types delivered (${EVENT_TYPES.join(', ')}); null or absent: all of them. ${RESTORED_EVENT_TYPE} is sent whatever you choose`,
+  });
 
 const position = z
   .string()
@@ -170,9 +174,9 @@ export const RotatedSecret = z.strictObject({
 export const Attempt = z
   .strictObject({
     eventId: z.string().meta({ description: "The event's id (the webhook-id header)" }),
-    position: position
-      .nullable()
-      .meta({ description: "The event's feed position, as Webhook.position; null for a test event" }),
+    position: position.nullable().meta({
+      description: `The event's feed position, as Webhook.position; null for a test or ${RESTORED_EVENT_TYPE} event`,
+    }),
     attemptedAt: timestamp,
     status: z
       .int()
@@ -242,6 +246,30 @@ export const WebhookTestEvent = z
     description:
       'Sent only when you ask (POST /api/v1/webhooks/{id}/test), outside the order: no position, no sequence; answer 2xx and apply nothing',
   });
+export const FeedRestoredEvent = z
+  .strictObject({
+    id: z
+      .string()
+      .regex(/^evt_[0-9a-f]{16}_restored$/)
+      .meta({ description: 'evt_<history>_restored: the same on every retry; one per subscription and new history' }),
+    type: z.literal(RESTORED_EVENT_TYPE),
+    history: eventFields.history.meta({
+      description: 'The new history: the changes after this event carry it',
+    }),
+    sequence: z.int().min(0).meta({
+      description:
+        "The new history's changes have higher sequences: once caught up, take this history and sequence as the last applied",
+    }),
+    timestamp: timestamp.meta({ description: 'When we first told of the new history: the same on every retry' }),
+    data: z.strictObject({
+      history: eventFields.history.meta({ description: 'The new history, as above' }),
+      firstSequence: z.int().min(1).meta({ description: "The sequence of the new history's first change" }),
+    }),
+  })
+  .meta({
+    description:
+      'Our database was restored from a backup: changes after the backup are gone, and your mirror may hold some of them. Sent at once, before any change of the new history, even if none follows. Catch up through GET /api/v1/jobs/changes from your saved position; a 400 there means that position is gone: empty your mirror and read the feed from the beginning. It has no position: never save one from it',
+  });
 export const JobRemovedEvent = z
   .strictObject({ ...eventFields, type: z.literal('job.removed'), data: Tombstone.pick({ id: true }) })
   .meta({ description: 'A job that is no longer listable (deleted, soft-deleted or back to draft): remove it' });
@@ -269,6 +297,14 @@ export const EVENT_EXAMPLE = {
   position: 'A3weKp1Lb4A1AAAAAAAAACqhvLOt3gsFuRgAQMYmpDy-',
   sequence: 42,
   data: JOB_EXAMPLE,
+};
+export const RESTORED_EVENT_EXAMPLE = {
+  id: 'evt_b41f06c2d8e7a953_restored',
+  type: RESTORED_EVENT_TYPE,
+  history: 'b41f06c2d8e7a953',
+  sequence: 40,
+  timestamp: '2026-11-27T03:12:09.514Z',
+  data: { history: 'b41f06c2d8e7a953', firstSequence: 41 },
 };
 export const TEST_EVENT_EXAMPLE = {
   id: 'evt_test_019a9e11-0c3d-7a21-9b4e-2f6d8a1c3e57',

@@ -159,8 +159,9 @@ describe("the dispatchers' claim and the lag metrics", () => {
   test('read a few rows of the feed, not the feed: one subscription far behind, one caught up', async () => {
     const subscription = (n: number, position: number) =>
       database.query(
-        `INSERT INTO webhook_subscriptions (id, consumer_id, url, secret, position, next_attempt_at, created_at)
-         VALUES (UNHEX(CONCAT('0190000000007000800000000000000', ?)), 'partner', 'https://example.com/hook', X'00', ?, '2020-01-01', '2020-01-01')`,
+        `INSERT INTO webhook_subscriptions (id, consumer_id, url, secret, position, history, next_attempt_at, created_at)
+         VALUES (UNHEX(CONCAT('0190000000007000800000000000000', ?)), 'partner', 'https://example.com/hook', X'00', ?,
+           (SELECT history FROM job_change_histories ORDER BY id DESC LIMIT 1), '2020-01-01', '2020-01-01')`,
         [String(n), position],
       );
     await subscription(1, 50_000);

@@ -38,6 +38,7 @@ const WEBHOOK_OPERATIONS = [
   'testWebhook',
   'jobUpdatedEvent',
   'jobRemovedEvent',
+  'feedRestoredEvent',
   'webhookTestEvent',
 ];
 const OPERATIONS = [
