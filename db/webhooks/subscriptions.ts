@@ -1,5 +1,4 @@
 import { and, asc, count, eq, or, sql } from 'drizzle-orm';
-import { errorCode } from '../errors';
 import { execute, qb, select, transaction, type Database } from '../sql';
 import { newestHistory } from '../jobs/change-history';
 import { lastSequenced, sequencePendingChanges } from '../jobs/change-numbering';
@@ -54,16 +53,6 @@ export type Refusal = 'limit' | 'ahead';
 
 const ownedBy = (consumerId: string, id: string) => and(eq(subs.id, id), eq(subs.consumerId, consumerId));
 
-/** One retry when two creates of one consumer deadlock on the limit's lock (the loser is rolled back whole). */
-async function retryDeadlock<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (errorCode(error) !== 'ER_LOCK_DEADLOCK') throw error;
-    return work();
-  }
-}
-
 /** The feed's head after numbering what is committed: where a new subscription starts, and the furthest a replay may start. */
 async function feedHead(db: Database): Promise<number> {
   while (await sequencePendingChanges(db));
@@ -78,34 +67,32 @@ export async function createSubscription(
 ): Promise<SubscriptionView | Refusal> {
   const head = await feedHead(database);
   if (input.position !== undefined && input.position > head) return 'ahead';
-  return retryDeadlock(() =>
-    transaction(database, async (tx) => {
-      const [held] = await select(tx, { n: count() }, (query) =>
-        query.from(subs).where(eq(subs.consumerId, input.consumerId)).for('update'),
-      );
-      if ((held?.n ?? 0) >= limit) return 'limit' as const;
-      const id = uuidv7();
-      await execute(
-        tx,
-        qb.insert(subs).values({
-          id,
-          consumerId: input.consumerId,
-          consumerName: input.consumerName ?? null,
-          url: input.url,
-          description: input.description,
-          eventTypes: input.eventTypes ?? null,
-          secret: input.secret,
-          position: input.position ?? head,
-          // Made in the newest history: only a restore after this is told to it.
-          history: await newestHistory(tx),
-          nextAttemptAt: sql`${utcNow}`,
-          createdAt: sql`${utcNow}`,
-        }),
-      );
-      const [row] = await select(tx, subscriptionColumns, (query) => query.from(subs).where(eq(subs.id, id)));
-      return row!;
-    }),
-  );
+  return transaction(database, async (tx) => {
+    const [held] = await select(tx, { n: count() }, (query) =>
+      query.from(subs).where(eq(subs.consumerId, input.consumerId)).for('update'),
+    );
+    if ((held?.n ?? 0) >= limit) return 'limit' as const;
+    const id = uuidv7();
+    await execute(
+      tx,
+      qb.insert(subs).values({
+        id,
+        consumerId: input.consumerId,
+        consumerName: input.consumerName ?? null,
+        url: input.url,
+        description: input.description,
+        eventTypes: input.eventTypes ?? null,
+        secret: input.secret,
+        position: input.position ?? head,
+        // Made in the newest history: only a restore after this is told to it.
+        history: await newestHistory(tx),
+        nextAttemptAt: sql`${utcNow}`,
+        createdAt: sql`${utcNow}`,
+      }),
+    );
+    const [row] = await select(tx, subscriptionColumns, (query) => query.from(subs).where(eq(subs.id, id)));
+    return row!;
+  });
 }
 
 export async function listSubscriptions(database: Database, consumerId: string): Promise<SubscriptionView[]> {
