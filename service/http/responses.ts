@@ -25,7 +25,7 @@ export const ValidationErrorBody = z
 export const errorResponse = (
   description: string,
   error: string,
-  headers?: Record<string, string | HeaderDeclaration>,
+  headers?: Record<string, HeaderDeclaration>,
 ) => ({
   description,
   body: ErrorBody,
