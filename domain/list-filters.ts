@@ -56,8 +56,7 @@ export const LIST_FILTERS = {
     kind: 'values',
     values: LISTED_STATUSES,
     column: 'visibleStatus',
-    description:
-      'One or more of active, open, paused, closed. Default: active,open. draft is never listed (400).',
+    description: 'One or more of active, open, paused, closed. Default: active,open. draft is never listed (400).',
     example: 'active,paused',
     percentPerValue: 25,
     explain: (value) =>

@@ -25,7 +25,10 @@ const SALARY_FIELDS = {
   max: amountValue('salary.max').nullable().default(null),
   currency: z
     .string({ error: 'salary.currency must be a string' })
-    .refine((code) => CURRENCIES.has(code), 'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD')
+    .refine(
+      (code) => CURRENCIES.has(code),
+      'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD',
+    )
     .meta({ enum: [...CURRENCIES] }),
 };
 
@@ -71,7 +74,9 @@ export const CreateJobBody = z.object({
   state: z
     .enum(STATE_CODES, {
       error: (issue) =>
-        typeof issue.input === 'string' ? 'state must be a two-letter upper-case code, e.g. TX' : 'state must be a string',
+        typeof issue.input === 'string'
+          ? 'state must be a two-letter upper-case code, e.g. TX'
+          : 'state must be a string',
     })
     .meta({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2 })
     .nullable()

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { isUuid } from '../../../domain/uuid';
 import { JOB_EXAMPLE } from '../../../domain/job';
-import { FILTER_NAMES, LIST_FILTERS, type FilterDeclaration, type FilterName, type ListFilter } from '../../../domain/list-filters';
+import {
+  FILTER_NAMES,
+  LIST_FILTERS,
+  type FilterDeclaration,
+  type FilterName,
+  type ListFilter,
+} from '../../../domain/list-filters';
 import { clip, MESSAGES } from '../../errors';
 import type { QueryString } from '../../http/input';
 import { CHANGES_LIMIT } from './responses';

@@ -170,7 +170,7 @@ test('run against the local gateway: the two-state filter, a whole cursor walk a
     [path.join(dir, 'main.mjs'), stack.url, DEMO.reader, DEMO.writer, key],
     { timeout: 30_000 },
   );
-  const ran = JSON.parse(stdout) as Parsed;
+  const ran: Parsed = JSON.parse(stdout);
 
   // openapi-fetch's default for an array: the parameter repeated, which the API reads as the comma list.
   expect(new URL(ran.filtered.url).search).toBe('?state=CA&state=TX&limit=100');
