@@ -15,6 +15,10 @@ export const WORKPLACES = ['on-site', 'hybrid', 'remote'] as const;
 export const LISTED_STATUSES = ['active', 'open', 'paused', 'closed'] as const;
 export const DEFAULT_STATUSES = ['active', 'open'] as const;
 
+const LETTERS = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZ'];
+/** Every state code a job may have, two upper-case letters: listed, so a typed client's compiler knows them (a pattern it ignores). */
+export const STATE_CODES = LETTERS.flatMap((first) => LETTERS.map((second) => first + second)) as [string, ...string[]];
+
 /** The longest text each settable field may hold, in characters: the columns are this wide (db/schema.ts). */
 export const TEXT_LIMITS = { postingId: 64, title: 200, department: 100, location: 200 } as const;
 

@@ -24,7 +24,7 @@ interface Declared {
   counted?: true;
 }
 
-/** A comma list of allowed values, e.g. `type=full-time,contract`. */
+/** One or more allowed values, e.g. `type=full-time&type=contract` or `type=full-time,contract`. */
 export interface ValuesFilter extends Declared {
   kind: 'values';
   values: readonly string[];
@@ -32,7 +32,7 @@ export interface ValuesFilter extends Declared {
   explain?: (value: string) => string | undefined;
 }
 
-/** A comma list of codes of one shape, e.g. `state=CA,TX`, read in upper case (as stored). */
+/** One or more codes of one shape, e.g. `state=CA&state=TX` or `state=CA,TX`, read in upper case (as stored). */
 export interface CodesFilter extends Declared {
   kind: 'codes';
   pattern: RegExp;
@@ -56,8 +56,7 @@ export const LIST_FILTERS = {
     kind: 'values',
     values: LISTED_STATUSES,
     column: 'visibleStatus',
-    description:
-      'One of active, open, paused, closed, or a comma list of them. Default: active,open. draft is never listed (400).',
+    description: 'One or more of active, open, paused, closed. Default: active,open. draft is never listed (400).',
     example: 'active,paused',
     percentPerValue: 25,
     explain: (value) =>
@@ -72,7 +71,7 @@ export const LIST_FILTERS = {
     values: JOB_TYPES,
     column: 'type',
     description:
-      'One of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams, or a comma list. remote is not a type (400): use workplace.',
+      'One or more of full-time, part-time, contract, contract-to-hire, direct-hire, managed-teams. remote is not a type (400): use workplace.',
     example: 'full-time,contract',
     percentPerValue: 17,
     explain: (value) =>
@@ -85,7 +84,7 @@ export const LIST_FILTERS = {
     kind: 'values',
     values: WORKPLACES,
     column: 'workplace',
-    description: 'One of on-site, hybrid, remote, or a comma list.',
+    description: 'One or more of on-site, hybrid, remote.',
     example: 'remote,hybrid',
     percentPerValue: 30,
     inEveryCursor: true,
@@ -107,7 +106,7 @@ export const LIST_FILTERS = {
     length: 2,
     rule: 'a two-letter code such as CA',
     column: 'state',
-    description: 'A two-letter state code (any case), or a comma list of them: the jobs whose state is one of them.',
+    description: 'One or more two-letter state codes (any case): the jobs whose state is one of them.',
     example: 'CA,TX',
     percentPerValue: 5,
   },

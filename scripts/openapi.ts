@@ -9,9 +9,10 @@ export const OPENAPI_PATH = path.resolve(
   __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../docs/openapi.json' : '../docs/openapi.json',
 );
 
-/** The document as committed: the default settings, two-space JSON and a final newline. */
-export function renderOpenApi(): string {
-  return `${JSON.stringify(apiDocument({ webhooks: loadConfig({}).webhooks }), null, 2)}\n`;
+/** The document as committed: the default settings but PUBLIC_URL (unset: a placeholder server), two-space JSON and a final newline. */
+export function renderOpenApi(publicUrl = process.env.PUBLIC_URL): string {
+  const { webhooks, publicUrl: url } = loadConfig(publicUrl ? { PUBLIC_URL: publicUrl } : {});
+  return `${JSON.stringify(apiDocument({ webhooks, publicUrl: url }), null, 2)}\n`;
 }
 
 // npm run openapi: writes the document; `-- --check` only says whether the committed one is current.

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { localDatabase, type LocalDatabase } from './local-database';
 import { parseStateList, startLocalGateway, type LocalGateway } from '../gateway/local';
 import { runService, type RunningService } from '../service/server';
+import { LOCAL_GATEWAY_URL } from '../service/api/openapi';
 import { runDispatcher, type RunningDispatcher } from '../dispatcher/main';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -51,6 +52,8 @@ async function main(): Promise<void> {
   process.env.WEBHOOK_ALLOW_HTTP ??= 'true';
   process.env.WEBHOOK_ALLOWED_ADDRESSES ??= '127.0.0.0/8,::1/128';
   process.env.WEBHOOK_SECRETS_KEY ??= developmentSecretsKey();
+  // The reference page's "Try it out" goes to this gateway, not to a production placeholder.
+  if (withGateway) process.env.PUBLIC_URL ??= LOCAL_GATEWAY_URL;
 
   // Until stop (below) takes over, Ctrl-C exits at once; npm start's own database stops on that exit too.
   const early = (): never => process.exit(130);

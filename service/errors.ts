@@ -94,9 +94,9 @@ export const tooManyHeaders = (limit: number) => new HttpError(431, `Too many re
 // Query strings.
 export const unknownParameter = (name: string, allowed: readonly string[]) =>
   badRequest(`Unknown query parameter "${clip(name, 40)}". Allowed: ${allowed.join(', ')}`);
-export const repeatedParameter = (name: string, commaLists: boolean) =>
+export const repeatedParameter = (name: string, lists: readonly string[]) =>
   badRequest(
-    `Query parameter "${name}" was given more than once; send one value${commaLists ? ' (a comma-separated list where allowed)' : ''}`,
+    `Query parameter "${name}" was given more than once; send one value${lists.length > 0 ? ` (only ${lists.join(', ')} take several)` : ''}`,
   );
 
 // Bodies. Refusals while a body is still arriving close the connection: what is left of it is never read.

@@ -6,6 +6,8 @@
 
 export interface HeaderDeclaration {
   description: string;
+  /** Only some of the answers declaring it carry it (the document then marks it optional there). */
+  sometimes?: true;
   schema: {
     type: 'string' | 'integer';
     format?: 'int32';
@@ -59,6 +61,8 @@ export const RATE_LIMIT_HEADERS = {
 export const CHALLENGE_HEADERS = {
   'WWW-Authenticate': {
     description: 'The scheme to authenticate with: the key (X-API-Key)',
+    // The gateway's key check; the service's 401 for a request that bypassed the gateway has none.
+    sometimes: true,
     schema: { type: 'string', pattern: '^Key realm="kong"$' },
   },
 } satisfies Record<string, HeaderDeclaration>;
@@ -67,6 +71,7 @@ export const CHALLENGE_HEADERS = {
 export const NEXT_PAGE_HEADERS = {
   Link: {
     description: '`<relative URL of the next page>; rel="next"` while another page follows',
+    sometimes: true,
     schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$', maxLength: 2000 },
   },
 } satisfies Record<string, HeaderDeclaration>;
@@ -83,6 +88,7 @@ export const CREATED_HEADERS = {
 export const REPLAYED_HEADERS = {
   'Idempotent-Replayed': {
     description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key',
+    sometimes: true,
     schema: { type: 'string', pattern: '^true$' },
   },
 } satisfies Record<string, HeaderDeclaration>;
@@ -91,6 +97,8 @@ export const REPLAYED_HEADERS = {
 export const ENCODING_HEADERS = {
   'Accept-Encoding': {
     description: 'The body encodings accepted besides none: gzip',
+    // A 415 about the Content-Type has none.
+    sometimes: true,
     schema: { type: 'string', pattern: '^gzip$' },
   },
 } satisfies Record<string, HeaderDeclaration>;

@@ -55,6 +55,7 @@ const spokenList = (items: readonly string[]) =>
 const LIST_FACTS: Record<string, string> = {
   listParameters: allowedParameters(LIST_QUERY).join(', '),
   listFilters: spokenList(FILTER_NAMES.map(code)),
+  listValued: spokenList((LIST_QUERY.lists ?? []).map(code)),
   countedFilters: spokenList(FILTER_NAMES.filter((name) => (LIST_FILTERS as Filters)[name]!.counted).map(code)),
   countedUpTo: COUNTED_UP_TO.toLocaleString('en-US'),
 };

@@ -4,15 +4,12 @@ import { Job, Salary, Tombstone } from '../../domain/job';
 import { GUIDES, withFacts } from './guides';
 import { ChangeList, JobEnvelope, JobList } from '../jobs/contract/responses';
 import { ErrorBody, ScopeErrorBody, ValidationErrorBody } from '../http/responses';
+import { documented } from '../http/documented';
 import {
   CHALLENGE_HEADERS,
   CONDITIONAL_HEADERS,
-  CREATED_HEADERS,
-  ENCODING_HEADERS,
   GATEWAY_HEADERS,
-  NEXT_PAGE_HEADERS,
   RATE_LIMIT_HEADERS,
-  REPLAYED_HEADERS,
   RETRY_HEADERS,
   type HeaderDeclaration,
 } from '../headers';
@@ -69,9 +66,18 @@ function componentSchemas(): Record<string, JsonSchema> {
   );
 }
 
-/** A JSON Schema without the dialect (OpenAPI 3.1's default, JSON Schema 2020-12, applies). */
+/** A JSON Schema without the dialect (OpenAPI 3.1's default, JSON Schema 2020-12, applies), each documented schema as it is stated. */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    override: ({ zodSchema, jsonSchema: generated }) => {
+      const stated = documented.get(zodSchema as unknown as z.ZodType);
+      if (!stated) return;
+      for (const key of Object.keys(generated)) delete (generated as JsonSchema)[key];
+      Object.assign(generated, jsonSchema(stated, io));
+    },
+  }) as JsonSchema;
   return rest;
 }
 
@@ -85,7 +91,11 @@ function answerSchema(schema: z.ZodType): JsonSchema {
   return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema;
 }
 
-/** A parameter's schema: the parsed value's when it is a plain one, or a comma list (OpenAPI's form style, not exploded). */
+/** Both spellings of several values, which the API reads alike (validate.ts): `state=CA&state=TX` and `state=CA,TX`. */
+const severalValues = (name: string, values: readonly string[]) =>
+  `Several: repeat it (\`${values.map((value) => `${name}=${value}`).join('&')}\`, what OpenAPI's default sends) or send a comma list (\`${name}=${values.join(',')}\`), no spaces around values.`;
+
+/** A parameter's schema: the parsed value's when it is a plain one, or an array (OpenAPI's default form style, exploded). */
 function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
   const parsed = jsonSchema(schema, 'output');
   const list = parsed.type === 'array';
@@ -98,34 +108,35 @@ function parameter(name: string, where: 'path' | 'query', schema: z.ZodType) {
     name,
     in: where,
     required: where === 'path',
-    description,
-    ...(list ? { style: 'form', explode: false } : {}),
+    description: list ? `${description as string} ${severalValues(name, example as string[])}` : description,
+    ...(list ? { style: 'form', explode: true } : {}),
     schema: rest,
     ...(example === undefined ? {} : { example }),
   };
 }
 
-const header = (description: string, schema: JsonSchema = { type: 'string' }) => ({ description, schema });
+const header = (description: string) => ({ description, schema: { type: 'string' } });
 const json = (schema: JsonSchema, example?: unknown) => ({
   'application/json': { schema, ...(example === undefined ? {} : { example }) },
 });
 const bodySchema = (schema: z.ZodType) => (idOf.has(schema) ? ref(idOf.get(schema)!) : answerSchema(schema));
 
-/** Every header headers.ts declares, as a component; each answer references those its senders add. */
-const HEADERS: Record<string, HeaderDeclaration> = {
-  ...CONDITIONAL_HEADERS,
-  ...GATEWAY_HEADERS,
-  ...RATE_LIMIT_HEADERS,
-  ...CHALLENGE_HEADERS,
-  ...ENCODING_HEADERS,
-  ...RETRY_HEADERS,
-  ...NEXT_PAGE_HEADERS,
-  ...CREATED_HEADERS,
-  ...REPLAYED_HEADERS,
-};
-const headerRefs = (...groups: Array<Record<string, HeaderDeclaration>>) =>
+/**
+ * A header as the answers of `status` carry it, inline: a generated client types a referenced header
+ * as always present. Required only where every such answer carries it: the gateway's ids always; its
+ * rate limits on a success (a refusal before them, a key check or a body over the limit, has none);
+ * a 5xx may be the gateway's own, with its ids alone.
+ */
+function headerObject(name: string, declared: HeaderDeclaration, status: string) {
+  const code = Number(status); // NaN for `default`
+  const required =
+    name in GATEWAY_HEADERS ||
+    (declared.sometimes !== true && code < 500 && (!(name in RATE_LIMIT_HEADERS) || code < 400));
+  return { description: declared.description, required, schema: declared.schema };
+}
+const headersOf = (status: string, ...groups: Array<Record<string, HeaderDeclaration>>) =>
   Object.fromEntries(
-    groups.flatMap((group) => Object.keys(group)).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+    groups.flatMap((group) => Object.entries(group)).map(([name, h]) => [name, headerObject(name, h, status)]),
   );
 // The gateway's ids are on every answer; its rate limits on every answer to a key that passed its checks.
 const KEYED = [GATEWAY_HEADERS, RATE_LIMIT_HEADERS];
@@ -135,29 +146,29 @@ const SHARED = {
   Unauthorized: {
     description:
       'Gateway: no key ("Missing API key. Pass your key in the X-API-Key header.") or an unknown key ("Invalid API key")',
-    headers: headerRefs(GATEWAY_HEADERS, CHALLENGE_HEADERS),
+    headers: headersOf('401', GATEWAY_HEADERS, CHALLENGE_HEADERS),
     content: json(ref('Error'), { error: 'Missing API key. Pass your key in the X-API-Key header.' }),
   },
   Forbidden: {
     description: 'Gateway: "API key disabled", or "Missing scope <scope>" with requiredScope',
-    headers: headerRefs(GATEWAY_HEADERS),
+    headers: headersOf('403', GATEWAY_HEADERS),
     content: json(ref('ScopeError'), { error: 'Missing scope jobs:write', requiredScope: 'jobs:write' }),
   },
   TooManyRequests: {
     // The limits themselves are kong.yaml's (per consumer and plan); the headers say where a caller stands.
     description:
       'Gateway: "Rate limit exceeded" (the per-consumer limits of the key\'s plan), or too many failed key checks from one address',
-    headers: headerRefs(RETRY_HEADERS, ...KEYED),
+    headers: headersOf('429', RETRY_HEADERS, ...KEYED),
     content: json(ref('Error'), { error: 'Rate limit exceeded' }),
   },
   Unavailable: {
     description: 'The database is unreachable or the service is saturated: retry after Retry-After seconds',
-    headers: headerRefs(RETRY_HEADERS, ...KEYED),
+    headers: headersOf('503', RETRY_HEADERS, ...KEYED),
     content: json(ref('Error'), { error: MESSAGES.unavailable }),
   },
   InternalError: {
     description: `"${MESSAGES.internal}": retrying after a moment is advised`,
-    headers: headerRefs(...KEYED),
+    headers: headersOf('default', ...KEYED),
     content: json(ref('Error'), { error: MESSAGES.internal }),
   },
 };
@@ -186,22 +197,14 @@ const IF_NONE_MATCH = {
   schema: { type: 'string', maxLength: 16_384 },
 };
 
-/** The headers a route's answer carries: the gateway's, the conditional ones, and the route's own. */
-function answerHeaders(spec: ResponseSpec<ApiSettings>, conditional: boolean) {
-  const own = Object.entries(spec.headers ?? {}).map(
-    ([name, h]) =>
-      [
-        name,
-        typeof h === 'string' ? header(h) : name in HEADERS ? { $ref: `#/components/headers/${name}` } : h,
-      ] as const,
-  );
-  return { ...headerRefs(...KEYED, ...(conditional ? [CONDITIONAL_HEADERS] : [])), ...Object.fromEntries(own) };
-}
+/** The headers a route's answer of `status` carries: the gateway's, the conditional ones, and the route's own. */
+const answerHeaders = (spec: ResponseSpec<ApiSettings>, conditional: boolean, status: string) =>
+  headersOf(status, ...KEYED, ...(conditional ? [CONDITIONAL_HEADERS] : []), spec.headers ?? {});
 
-function response(spec: ResponseSpec<ApiSettings>, conditional: boolean, settings: ApiSettings) {
+function response(spec: ResponseSpec<ApiSettings>, status: string, conditional: boolean, settings: ApiSettings) {
   return {
     description: say(spec.description, settings),
-    headers: answerHeaders(spec, conditional),
+    headers: answerHeaders(spec, conditional, status),
     ...(spec.body
       ? {
           content: json(
@@ -216,7 +219,7 @@ function response(spec: ResponseSpec<ApiSettings>, conditional: boolean, setting
 /** A 304 carries what the 200 would have, but no body (RFC 9110 15.4.5). */
 const notModified = (ok: ResponseSpec<ApiSettings>) => ({
   description: 'If-None-Match matched the current ETag: nothing changed, no body',
-  headers: answerHeaders(ok, true),
+  headers: answerHeaders(ok, true, '304'),
 });
 
 /** `/api/v1/jobs/:id` as OpenAPI writes it: `/api/v1/jobs/{id}`. */
@@ -265,15 +268,17 @@ function operation(route: ApiRoute, settings: ApiSettings) {
         }
       : {}),
     responses: {
-      [okStatus!]: response(route.responses[okStatus!]!, conditional, settings),
+      [okStatus!]: response(route.responses[okStatus!]!, okStatus!, conditional, settings),
       ...(conditional ? { '304': notModified(route.responses[okStatus!]!) } : {}),
-      ...Object.fromEntries(others.map((status) => [status, response(route.responses[status]!, false, settings)])),
+      ...Object.fromEntries(
+        others.map((status) => [status, response(route.responses[status]!, status, false, settings)]),
+      ),
       ...COMMON,
       // A route's own answer for a common status (one that says more) replaces the shared one.
       ...Object.fromEntries(
         others
           .filter((status) => status in COMMON)
-          .map((status) => [status, response(route.responses[status]!, false, settings)]),
+          .map((status) => [status, response(route.responses[status]!, status, false, settings)]),
       ),
     },
   };
@@ -356,18 +361,28 @@ function webhookEvents({ webhooks }: ApiSettings) {
   };
 }
 
-/** Where the page's "Try it out" sends requests: the public gateway when configured, and npm start's. */
+/** Where the page's "Try it out" sends requests: the public gateway, and npm start's. */
 export const LOCAL_GATEWAY_URL = 'http://127.0.0.1:8000';
 
+// x-internal: false, as OWASP's inventory rule asks: both are for partners.
+const LOCAL_SERVER = {
+  url: LOCAL_GATEWAY_URL,
+  description: 'The local gateway of `npm start`, with the demo keys',
+  'x-internal': false,
+};
+
+/** Production first: PUBLIC_URL, else a placeholder for the host we give you with your key. */
 function servers(publicUrl: string | undefined) {
-  // x-internal: false, as OWASP's inventory rule asks: both are for partners.
-  const local = {
-    url: LOCAL_GATEWAY_URL,
-    description: 'The local gateway of `npm start`, with the demo keys',
-    'x-internal': false,
-  };
-  if (!publicUrl || publicUrl === LOCAL_GATEWAY_URL) return [local];
-  return [{ url: publicUrl, description: 'Production: the API gateway', 'x-internal': false }, local];
+  // npm start's own document: its gateway is the only one.
+  if (publicUrl === LOCAL_GATEWAY_URL) return [LOCAL_SERVER];
+  const production = publicUrl
+    ? { url: publicUrl, description: 'Production: the API gateway' }
+    : {
+        url: 'https://{gateway}',
+        description: 'Production: the API gateway, at the host we give you with your key',
+        variables: { gateway: { default: 'jobs-api.example.org', description: "The API gateway's host name" } },
+      };
+  return [{ ...production, 'x-internal': false }, LOCAL_SERVER];
 }
 
 const INTRO =
@@ -413,7 +428,6 @@ export function openApiDocument(routes: readonly ApiRoute[], settings: ApiSettin
     components: {
       schemas: componentSchemas(),
       responses: SHARED,
-      headers: Object.fromEntries(Object.entries(HEADERS).map(([name, h]) => [name, header(h.description, h.schema)])),
       securitySchemes: {
         apiKey: {
           type: 'apiKey',

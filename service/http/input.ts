@@ -5,8 +5,8 @@ export interface QueryString<T extends z.ZodObject = z.ZodObject> {
   parameters: T;
   /** Two parameters that cannot be sent together; an unknown-parameter error lists only the one in use. */
   apart?: { first: string; second: string; message: string };
-  /** Some parameters take a comma list: a repeated one is told so. */
-  commaLists?: boolean;
+  /** The parameters that take several values: repeated (`state=CA&state=TX`) or as a comma list (`state=CA,TX`), the same. */
+  lists?: readonly string[];
 }
 
 /** A JSON object body's contract: its fields, and which unknown ones exist but are not the client's. */

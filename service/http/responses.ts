@@ -22,11 +22,7 @@ export const ValidationErrorBody = z
   });
 
 /** A documented error answer: its description and the body it carries, as an example. */
-export const errorResponse = (
-  description: string,
-  error: string,
-  headers?: Record<string, string | HeaderDeclaration>,
-) => ({
+export const errorResponse = (description: string, error: string, headers?: Record<string, HeaderDeclaration>) => ({
   description,
   body: ErrorBody,
   example: { error },

@@ -10,8 +10,8 @@ export interface ResponseSpec<S = unknown> {
   body?: z.ZodType;
   /** A value, or one made from the settings (an error whose message states one). */
   example?: unknown;
-  /** Response headers the route sends itself: a description (a string header), or a declaration of headers.ts. */
-  headers?: Record<string, string | HeaderDeclaration>;
+  /** Response headers the route sends itself: declarations of headers.ts. */
+  headers?: Record<string, HeaderDeclaration>;
 }
 
 /** A request header a route reads. */

@@ -30,14 +30,17 @@ export function queryReader<T extends z.ZodObject>(spec: QueryString<T>): (raw: 
   const names = Object.keys(spec.parameters.shape);
   const apart = spec.apart;
   const allowed = allowedParameters(spec);
+  const lists = spec.lists ?? [];
   return (raw) => {
     const input: Record<string, string> = {};
     for (const [name, value] of Object.entries(raw)) {
       if (name === TOLERATED) continue;
       if (!names.includes(name)) throw unknownParameter(name, allowed);
-      if (Array.isArray(value)) throw repeatedParameter(name, spec.commaLists === true);
       // Node's querystring yields a string or an array of them, never undefined.
-      input[name] = value!;
+      if (!Array.isArray(value)) input[name] = value!;
+      // Repeated, as OpenAPI's default (form, exploded) sends an array: the comma list it means.
+      else if (lists.includes(name)) input[name] = value.join(',');
+      else throw repeatedParameter(name, lists);
     }
     if (apart && apart.first in input && apart.second in input) throw badRequest(apart.message);
     const parsed = spec.parameters.safeParse(input);

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { GATEWAY_HEADERS, RATE_LIMIT_HEADERS } from '../../service/headers';
 import type { Parsed } from './parsed';
 
 const DOCUMENT_PATH = path.resolve(__dirname, '../../docs/openapi.json');
@@ -42,9 +43,13 @@ export interface CheckedResponse {
   contentType: string | null | undefined;
   body: unknown;
   text: string;
-  /** The answer's headers, lower-case names; when given, each must be declared with a value its schema takes. */
+  /** The answer's headers, lower-case names; when given, each must be declared with a value its schema takes, and each required one sent. */
   headers?: Record<string, string | string[] | undefined>;
+  /** Straight from the service, so the headers the gateway adds are not required of it; unset: when it has no gateway id. */
+  direct?: boolean;
 }
+
+const GATEWAY_ADDS = new Set(Object.keys({ ...GATEWAY_HEADERS, ...RATE_LIMIT_HEADERS }));
 
 // What any HTTP answer may carry and no API declares: framing, the date, the connection.
 const TRANSPORT = new Set([
@@ -63,10 +68,16 @@ const TRANSPORT = new Set([
 function checkHeaders(
   where: string,
   declared: Record<string, Parsed> | undefined,
-  sent: NonNullable<CheckedResponse['headers']>,
+  response: CheckedResponse & { headers: NonNullable<CheckedResponse['headers']> },
   at: string,
 ) {
   const { ajv, document } = load();
+  const sent = response.headers;
+  for (const [name, spec] of Object.entries(declared ?? {})) {
+    if (spec.required !== true || sent[name.toLowerCase()] !== undefined) continue;
+    if ((response.direct ?? sent['x-kong-request-id'] === undefined) && GATEWAY_ADDS.has(name)) continue;
+    throw new Error(`${where}: header ${name} is required by docs/openapi.json but was not sent (${at})`);
+  }
   const byName = new Map(Object.keys(declared ?? {}).map((name) => [name.toLowerCase(), name]));
   for (const [lower, raw] of Object.entries(sent)) {
     if (TRANSPORT.has(lower) || raw === undefined) continue;
@@ -127,7 +138,8 @@ export function validateResponse(response: CheckedResponse): void {
       at = (described.$ref as string).slice(2);
       described = at.split('/').reduce((node: Parsed, part) => node[part], document);
     }
-    if (response.headers) checkHeaders(where, described.headers, response.headers, `${at}/headers`);
+    if (response.headers)
+      checkHeaders(where, described.headers, { ...response, headers: response.headers }, `${at}/headers`);
     if (method === 'HEAD') return;
     if (!described.content) {
       if (response.text !== '') throw new Error(`${where}: documented without a body, but one was sent`);

@@ -1,12 +1,12 @@
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { call, expectJsonError } from '../helpers/http';
-import { json, writer } from '../helpers/consumers';
+import { json, reader, writer } from '../helpers/consumers';
 import { sharedTestService } from '../helpers/service';
 import { jobRowCount } from '../helpers/database';
 import { ACCEPTED_DUE_DATES, MINIMAL_JOB } from '../helpers/job-bodies';
 
 /**
- * Hostile input at the service: bodies, codings and fields a client can send, each answered with
+ * Hostile input at the service: bodies, codings, fields and query arrays a client can send, each answered with
  * a JSON error that names the problem and stores nothing. Each case marked "repro" was answered
  * 500, or accepted, before the input checks it pins. The same inputs through the gateway are
  * gateway.test.ts; slow and broken clients on the wire are slow-and-broken-clients.test.ts.
@@ -242,4 +242,68 @@ describe('salary.currency', () => {
   test.each(['USD', 'EUR', 'JPY', 'XOF', 'XCG', 'ZWG'])('%s is accepted', async (currency) => {
     expect((await created({ salary: { min: 1, currency } })).salary).toEqual({ min: 1, max: null, currency });
   });
+});
+
+describe('query arrays: a list filter repeated is its comma list, bounded as that list is', () => {
+  const list = (query: string) => call(`${service.url}/api/v1/jobs?${query}`, { headers: reader });
+  const codes = (n: number) =>
+    Array.from({ length: n }, (_, i) => String.fromCharCode(65 + (i % 26), 65 + Math.floor(i / 26)));
+
+  test('101 distinct codes repeated are refused as 101 in one comma list are', async () => {
+    const message = 'state takes at most 100 codes';
+    expectJsonError(
+      await list(
+        codes(101)
+          .map((code) => `state=${code}`)
+          .join('&'),
+      ),
+      400,
+      message,
+    );
+    expectJsonError(await list(`state=${codes(101).join(',')}`), 400, message);
+    expect(
+      (
+        await list(
+          codes(100)
+            .map((code) => `state=${code}`)
+            .join('&'),
+        )
+      ).status,
+    ).toBe(200);
+  });
+
+  test('a value repeated 500 times counts once', async () => {
+    const many = await list(`${'status=open&'.repeat(500)}limit=5`);
+    const once = await list('status=open&limit=5');
+    expect(many.status).toBe(200);
+    expect(many.body).toEqual(once.body);
+  });
+
+  test('an empty or spaced value among the repeats is the 400 it is in a comma list', async () => {
+    expectJsonError(
+      await list('status=open&status='),
+      400,
+      'status must be one of active, open, paused, closed (or a comma-separated list of them); got ""',
+    );
+    expectJsonError(
+      await list('status=open&status=+paused'),
+      400,
+      'status takes its values without spaces around them; got " paused"',
+    );
+  });
+
+  test('PHP and Rails spellings (state[]=CA) are unknown parameters, not arrays', async () => {
+    const res = await list('state[]=CA&state[]=TX');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/^Unknown query parameter "state\[\]"/);
+  });
+
+  test.each(['limit=5&limit=5', 'page=1&page=1', 'department=x&department=x', 'cursor=&cursor='])(
+    'a scalar repeated, even with one value, is a 400: %s',
+    async (query) => {
+      const res = await list(query);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/was given more than once; send one value/);
+    },
+  );
 });

@@ -185,6 +185,10 @@ function e2eRequests(): Req[] {
     'department=human+resources&limit=100',
     'department=Human%20Resources&limit=100',
     'limit=2&api_key=' + KEYS.reader,
+    // A list filter repeated (OpenAPI's default for an array) reaches the service as sent, a key between its values or not.
+    'state=CA&state=TX&limit=100',
+    `state=CA&api_key=${KEYS.reader}&state=tx&status=active&status=open`,
+    'limit=1&limit=2',
   ]) {
     out.push({ name: `e2e list ?${raw}`, target: `/api/v1/jobs?${raw}`, headers: key(KEYS.reader) });
   }

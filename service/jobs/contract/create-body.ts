@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { CURRENCIES } from '../../../domain/currencies';
-import { JOB_STATUSES, JOB_TYPES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
+import { JOB_STATUSES, JOB_TYPES, STATE_CODES, TEXT_LIMITS, WORKPLACES } from '../../../domain/job';
 import { dueDate } from './due-date';
+import { documented } from '../../http/documented';
 import { plainText, text } from '../../http/text';
 import type { RequestBody } from '../../http/input';
 
@@ -11,31 +12,28 @@ const bulletList = (field: string) =>
     .max(100, `${field} may hold at most 100 items`)
     .default([]);
 
-const amount = (field: string) =>
+const amountValue = (field: string) =>
   z
     .number({ error: `${field} must be a number or null` })
     .nonnegative(`${field} must not be negative`)
     .max(99_999_999, `${field} must be at most 99999999`)
     // Exact: the JSON number is the double nearest some amount in cents iff rounding it to cents gives it back.
-    .refine((value) => Number(value.toFixed(2)) === value, `${field} may have at most 2 decimal places`)
-    .nullable()
-    .default(null);
+    .refine((value) => Number(value.toFixed(2)) === value, `${field} may have at most 2 decimal places`);
+
+const SALARY_FIELDS = {
+  min: amountValue('salary.min').nullable().default(null),
+  max: amountValue('salary.max').nullable().default(null),
+  currency: z
+    .string({ error: 'salary.currency must be a string' })
+    .refine(
+      (code) => CURRENCIES.has(code),
+      'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD',
+    )
+    .meta({ enum: [...CURRENCIES] }),
+};
 
 const SalaryInput = z
-  .strictObject(
-    {
-      min: amount('salary.min'),
-      max: amount('salary.max'),
-      currency: z
-        .string({ error: 'salary.currency must be a string' })
-        .refine(
-          (code) => CURRENCIES.has(code),
-          'salary.currency must be an active ISO 4217 currency code in upper case, e.g. USD',
-        )
-        .meta({ enum: [...CURRENCIES] }),
-    },
-    { error: 'salary must be an object with min, max and currency, or null' },
-  )
+  .strictObject(SALARY_FIELDS, { error: 'salary must be an object with min, max and currency, or null' })
   .superRefine((salary, ctx) => {
     if (salary.min === null && salary.max === null) {
       ctx.addIssue({
@@ -46,14 +44,11 @@ const SalaryInput = z
     } else if (salary.min !== null && salary.max !== null && salary.min > salary.max) {
       ctx.addIssue({ code: 'custom', path: ['min'], message: 'salary.min must not be greater than salary.max' });
     }
-  })
-  // What a validator reading only the document can check of the rule above: min or max is a number.
-  .meta({
-    anyOf: (['min', 'max'] as const).map((bound) => ({
-      required: [bound],
-      properties: { [bound]: { type: 'number' } },
-    })),
   });
+// The rule above as the document states it: currency with min, max or both, a number.
+const disclosedWith = (bound: 'min' | 'max'): z.ZodType =>
+  z.strictObject({ ...SALARY_FIELDS, [bound]: amountValue(`salary.${bound}`) });
+documented.set(SalaryInput, z.union([disclosedWith('min'), disclosedWith('max')]));
 
 /** POST /api/v1/jobs's body: every settable field (decisions.md). */
 export const CreateJobBody = z.object({
@@ -77,9 +72,13 @@ export const CreateJobBody = z.object({
     .nullable()
     .optional(),
   state: z
-    .string({ error: 'state must be a string' })
-    .regex(/^[A-Z]{2}$/, 'state must be a two-letter upper-case code, e.g. TX')
-    .meta({ maxLength: 2 })
+    .enum(STATE_CODES, {
+      error: (issue) =>
+        typeof issue.input === 'string'
+          ? 'state must be a two-letter upper-case code, e.g. TX'
+          : 'state must be a string',
+    })
+    .meta({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2 })
     .nullable()
     .optional(),
   requirements: bulletList('requirements'),

@@ -22,10 +22,13 @@ export const dueDate = z
     pattern: '^(19[7-9][0-9]|[2-9][0-9]{3})-',
     // The longest form DATE_TIME takes: 9999-12-31T23:59:59.123456789+23:59.
     maxLength: 35,
+    // Each form a string too: a generated client reads a form without a type as unknown.
     anyOf: [
-      { format: 'date' },
-      { format: 'date-time', pattern: '^[^t z]*(Z|[+-][0-9]{2}:[0-9]{2})$' },
+      { type: 'string', format: 'date', maxLength: 10 },
+      { type: 'string', format: 'date-time', pattern: '^[^t z]*(Z|[+-][0-9]{2}:[0-9]{2})$', maxLength: 35 },
       {
+        type: 'string',
+        maxLength: 22,
         pattern:
           '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$',
       },

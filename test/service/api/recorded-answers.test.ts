@@ -22,6 +22,7 @@ function replay(answer: RecordedAnswer): void {
     body,
     text: answer.text,
     headers: answer.headers,
+    direct: false,
   });
 }
 

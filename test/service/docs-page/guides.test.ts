@@ -14,6 +14,7 @@ import { GUIDES, GUIDES_DIR } from '../../../service/api/guides';
 import { openApiDocument } from '../../../service/api/openapi';
 import { ROUTES } from '../../../service/api/routes';
 import { loadConfig } from '../../../service/config';
+import { renderOpenApi } from '../../../scripts/openapi';
 import { startStack, type Stack } from '../../e2e/support';
 import type { Parsed } from '../../helpers/parsed';
 
@@ -65,7 +66,16 @@ describe('one source', () => {
       publicUrl: 'https://jobs-api.example.org',
     }).servers;
     expect(servers.map((s) => s.url)).toEqual(['https://jobs-api.example.org', 'http://127.0.0.1:8000']);
-    expect(committed.servers.map((s: { url: string }) => s.url)).toEqual(['http://127.0.0.1:8000']);
+    // Generated without PUBLIC_URL: a placeholder for the production host, then npm start's gateway.
+    expect(committed.servers.map((s: { url: string }) => s.url)).toEqual([
+      'https://{gateway}',
+      'http://127.0.0.1:8000',
+    ]);
+    expect(committed.servers[0].variables.gateway.default).toBe('jobs-api.example.org');
+    expect(renderOpenApi('https://jobs.example.net')).toContain('"url": "https://jobs.example.net"');
+    // npm start's own document (PUBLIC_URL is its gateway): that gateway alone, where "Try it out" works.
+    const local = openApiDocument(ROUTES, { webhooks: loadConfig({}).webhooks, publicUrl: 'http://127.0.0.1:8000' });
+    expect(local.servers.map((s) => s.url)).toEqual(['http://127.0.0.1:8000']);
   });
 });
 
