@@ -56,7 +56,7 @@ test.each([[58], [20261206], [9001]])('the digest equals a full sync under rando
   const anyId = async () =>
     rnd.pick(await service.database.query<Array<{ id: Buffer }>>('select id from jobs order by id')).id;
 
-  const write = async (run: typeof sql) => {
+  const write = async (run: (text: string, values?: unknown[]) => Promise<unknown>) => {
     const id = await anyId();
     switch (rnd.int(8)) {
       case 0: {
