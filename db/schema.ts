@@ -256,3 +256,9 @@ export const jobDigestBuckets = mysqlTable('job_digest_buckets', {
   digest: bigint('digest', { mode: 'bigint', unsigned: true }).notNull(),
   n: int('n').notNull(),
 });
+
+/** When the digests were last built: for job_digests' creation time then, which a restore from a dump changes. */
+export const jobDigestBuilds = mysqlTable('job_digest_builds', {
+  id: tinyint('id').primaryKey(),
+  tableCreated: varchar('table_created', { length: 32 }).notNull(),
+});

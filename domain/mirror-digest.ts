@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto';
 export const FINE_BUCKETS = 4096;
 
 /** Bucket counts a check may ask for: 1, 2, 4, ... FINE_BUCKETS. */
-export const isBucketCount = (n: number): boolean => Number.isInteger(n) && n >= 1 && n <= FINE_BUCKETS && (n & (n - 1)) === 0;
+export const isBucketCount = (n: number): boolean =>
+  Number.isInteger(n) && n >= 1 && n <= FINE_BUCKETS && (n & (n - 1)) === 0;
 
 /** JSON with every object's keys sorted and no whitespace: what JSON.stringify writes, in one order. */
 export function canonicalJson(value: unknown): string {

@@ -1,5 +1,5 @@
-import { and, asc, between, count, eq, gt, inArray, max, or, sql } from 'drizzle-orm';
-import { jobChangeSequence, jobChanges, jobDigestBuckets, jobDigests, jobs } from '../schema';
+import { and, asc, between, eq, gt, inArray, max, or, sql } from 'drizzle-orm';
+import { jobChangeSequence, jobChanges, jobDigestBuckets, jobDigestBuilds, jobDigests, jobs } from '../schema';
 import { execute, qb, select, transaction, type Database, type Queryable } from '../sql';
 import { readLineage } from './change-history';
 import { jobColumns, toJob, type JobRow } from './job-columns';
@@ -45,12 +45,15 @@ async function addToBuckets(tx: Queryable, deltas: Map<number, Delta>): Promise<
  */
 export async function refreshDigests(tx: Queryable, jobIds: readonly string[]): Promise<void> {
   if (jobIds.length === 0) return;
-  const rows = await select(tx, { changed: jobChanges.jobId, listable, kept: hexOf(jobDigests.digest), ...jobColumns }, (query) =>
-    query
-      .from(jobChanges)
-      .leftJoin(jobs, eq(jobs.id, jobChanges.jobId))
-      .leftJoin(jobDigests, eq(jobDigests.jobId, jobChanges.jobId))
-      .where(inArray(jobChanges.jobId, [...jobIds])),
+  const rows = await select(
+    tx,
+    { changed: jobChanges.jobId, listable, kept: hexOf(jobDigests.digest), ...jobColumns },
+    (query) =>
+      query
+        .from(jobChanges)
+        .leftJoin(jobs, eq(jobs.id, jobChanges.jobId))
+        .leftJoin(jobDigests, eq(jobDigests.jobId, jobChanges.jobId))
+        .where(inArray(jobChanges.jobId, [...jobIds])),
   );
   const deltas = new Map<number, Delta>();
   const kept: Array<{ jobId: string; bucket: number; digest: bigint }> = [];
@@ -129,19 +132,38 @@ export async function rebuildDigests(db: Database): Promise<Rebuilt> {
       await execute(tx, qb.delete(jobDigestBuckets));
       await execute(
         tx,
-        qb.insert(jobDigestBuckets).values(fine.map(({ digest, n }, bucket) => ({ bucket, digest: unsigned(digest), n }))),
+        qb
+          .insert(jobDigestBuckets)
+          .values(fine.map(({ digest, n }, bucket) => ({ bucket, digest: unsigned(digest), n }))),
       );
-      const differed = fine.some(({ digest, n }, bucket) => before[bucket]!.digest !== digest || before[bucket]!.n !== n);
+      const tableCreated = await digestsTableCreated(tx);
+      await execute(
+        tx,
+        qb.insert(jobDigestBuilds).values({ id: 1, tableCreated }).onDuplicateKeyUpdate({ set: { tableCreated } }),
+      );
+      const differed = fine.some(
+        ({ digest, n }, bucket) => before[bucket]!.digest !== digest || before[bucket]!.n !== n,
+      );
       return { jobs: fine.reduce((sum, { n }) => sum + n, 0), differed };
     },
     'read committed',
   );
 }
 
-/** Builds the digests once, after the migration that made their tables: a database whose buckets were never written. */
+/** When job_digests was created, as the server says: a restore from a dump recreates it. */
+async function digestsTableCreated(db: Queryable): Promise<string> {
+  const [row] = await select(db, { created: sql<string>`coalesce(cast(create_time as char), '')` }, (query) =>
+    query.from(sql`information_schema.tables`).where(sql`table_schema = database() and table_name = 'job_digests'`),
+  );
+  return row?.created ?? '';
+}
+
+/** Builds the digests when they were never built, or the tables were recreated since (a restore from a dump). */
 export async function ensureDigests(db: Database): Promise<Rebuilt | undefined> {
-  const [row] = await select(db, { buckets: count() }, (query) => query.from(jobDigestBuckets));
-  return row?.buckets ? undefined : rebuildDigests(db);
+  const [built] = await select(db, { tableCreated: jobDigestBuilds.tableCreated }, (query) =>
+    query.from(jobDigestBuilds).where(eq(jobDigestBuilds.id, 1)),
+  );
+  return built && built.tableCreated === (await digestsTableCreated(db)) ? undefined : rebuildDigests(db);
 }
 
 /** The fine buckets' digests and sizes, in bucket order (missing rows as empty). */

@@ -5,6 +5,12 @@ CREATE TABLE `job_digest_buckets` (
 	CONSTRAINT `job_digest_buckets_bucket` PRIMARY KEY(`bucket`)
 );
 --> statement-breakpoint
+CREATE TABLE `job_digest_builds` (
+	`id` tinyint NOT NULL,
+	`table_created` varchar(32) NOT NULL,
+	CONSTRAINT `job_digest_builds_id` PRIMARY KEY(`id`)
+);
+--> statement-breakpoint
 CREATE TABLE `job_digests` (
 	`job_id` binary(16) NOT NULL,
 	`bucket` smallint unsigned NOT NULL,

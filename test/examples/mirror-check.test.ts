@@ -37,7 +37,13 @@ afterAll(async () => {
 function syncOnce(): Promise<string> {
   const child = spawn('npm', ['run', '-s', 'example:sync', '--prefix', ROOT], {
     cwd: dir,
-    env: { ...process.env, JOBS_API_URL: stack.url, JOBS_API_KEY: DEMO.reader, MIRROR_FILE: mirrorFile, SYNC_ONCE: '1' },
+    env: {
+      ...process.env,
+      JOBS_API_URL: stack.url,
+      JOBS_API_KEY: DEMO.reader,
+      MIRROR_FILE: mirrorFile,
+      SYNC_ONCE: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -75,40 +81,48 @@ test('a full sync builds the mirror, and the check on the way out finds it exact
   expect(fullSyncRequests).toBeGreaterThanOrEqual(5);
 }, 60_000);
 
-test.each(CORRUPTIONS)('the sync client finds %s and repairs it in two requests', async (_label, corrupt) => {
-  const mirror = readMirror();
-  corrupt(mirror.jobs);
-  writeFileSync(mirrorFile, JSON.stringify(mirror));
-  const from = stack.service.received.length;
-  const out = await syncOnce();
-  expect(out).toMatch(/^mirror check: 1 bucket differed, repaired in 2 requests/m);
-  expect(checkRequests(from)).toBe(2);
-  expect(readMirror().jobs).toEqual(await listable(stack.service.database.db));
-  console.log(`sync client, ${_label}: repaired in 2 requests (a full sync took ${fullSyncRequests})`);
-}, 60_000);
+test.each(CORRUPTIONS)(
+  'the sync client finds %s and repairs it in two requests',
+  async (_label, corrupt) => {
+    const mirror = readMirror();
+    corrupt(mirror.jobs);
+    writeFileSync(mirrorFile, JSON.stringify(mirror));
+    const from = stack.service.received.length;
+    const out = await syncOnce();
+    expect(out).toMatch(/^mirror check: 1 bucket differed, repaired in 2 requests/m);
+    expect(checkRequests(from)).toBe(2);
+    expect(readMirror().jobs).toEqual(await listable(stack.service.database.db));
+    console.log(`sync client, ${_label}: repaired in 2 requests (a full sync took ${fullSyncRequests})`);
+  },
+  60_000,
+);
 
-test.each(CORRUPTIONS)('the webhook receiver finds %s on start and repairs it in two requests', async (_label, corrupt) => {
-  const mirror = readMirror();
-  corrupt(mirror.jobs);
-  writeFileSync(mirrorFile, JSON.stringify(mirror));
-  const from = stack.service.received.length;
-  const receiver = startReceiverExample({
-    apiUrl: stack.url,
-    secret: `whsec_${randomBytes(24).toString('base64')}`,
-    port: await freePort(),
-    mirrorFile,
-    cwd: dir,
-  });
-  try {
-    await receiver.ready;
-    const deadline = Date.now() + 20_000;
-    while (!receiver.output().includes('mirror check:') && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(receiver.output()).toMatch(/^mirror check: 1 bucket differed, repaired in 2 requests/m);
-  } finally {
-    stopProcessGroup(receiver.child);
-  }
-  expect(checkRequests(from)).toBe(2);
-  expect(readMirror().jobs).toEqual(await listable(stack.service.database.db));
-  console.log(`webhook receiver, ${_label}: repaired in 2 requests (a full sync took ${fullSyncRequests})`);
-}, 60_000);
+test.each(CORRUPTIONS)(
+  'the webhook receiver finds %s on start and repairs it in two requests',
+  async (_label, corrupt) => {
+    const mirror = readMirror();
+    corrupt(mirror.jobs);
+    writeFileSync(mirrorFile, JSON.stringify(mirror));
+    const from = stack.service.received.length;
+    const receiver = startReceiverExample({
+      apiUrl: stack.url,
+      secret: `whsec_${randomBytes(24).toString('base64')}`,
+      port: await freePort(),
+      mirrorFile,
+      cwd: dir,
+    });
+    try {
+      await receiver.ready;
+      const deadline = Date.now() + 20_000;
+      while (!receiver.output().includes('mirror check:') && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(receiver.output()).toMatch(/^mirror check: 1 bucket differed, repaired in 2 requests/m);
+    } finally {
+      stopProcessGroup(receiver.child);
+    }
+    expect(checkRequests(from)).toBe(2);
+    expect(readMirror().jobs).toEqual(await listable(stack.service.database.db));
+    console.log(`webhook receiver, ${_label}: repaired in 2 requests (a full sync took ${fullSyncRequests})`);
+  },
+  60_000,
+);

@@ -16,7 +16,8 @@ const canonical = (value: unknown): string =>
       : JSON.stringify(value);
 
 export const jobDigestOf = (job: object) => BigInt(`0x${sha256(canonical(job)).slice(0, 16)}`);
-export const bucketOf = (id: string, buckets: number) => Math.floor((parseInt(sha256(id).slice(0, 3), 16) * buckets) / 4096);
+export const bucketOf = (id: string, buckets: number) =>
+  Math.floor((parseInt(sha256(id).slice(0, 3), 16) * buckets) / 4096);
 const hex = (digest: bigint) => digest.toString(16).padStart(16, '0');
 
 /** A mirror's digest and its buckets' digests, as 16 hex digits each. */

@@ -21,7 +21,7 @@ const buckets = z
   .string()
   .regex(/^\d{1,4}$/, MIRROR_CHECK_MESSAGES.buckets)
   .transform(Number)
-  .refine(isBucketCount, MIRROR_CHECK_MESSAGES.buckets)
+  .pipe(z.number().int().min(1).max(FINE_BUCKETS).refine(isBucketCount, MIRROR_CHECK_MESSAGES.buckets))
   .default(DEFAULT_BUCKETS)
   .meta({
     description: `How many buckets the jobs are split into: a power of two from 1 to ${FINE_BUCKETS} (default ${DEFAULT_BUCKETS}).`,
@@ -33,11 +33,11 @@ export const MIRROR_DIGEST_QUERY: QueryString<typeof MirrorDigestQuery> = { para
 
 export const MirrorBucketQuery = z.object({
   buckets,
-  after: z
-    .string()
-    .refine(isUuid, MIRROR_CHECK_MESSAGES.after)
-    .optional()
-    .meta({ description: "meta.nextAfter of the previous page: the bucket's jobs after it.", format: 'uuid' }),
+  after: z.string().refine(isUuid, MIRROR_CHECK_MESSAGES.after).optional().meta({
+    description: "meta.nextAfter of the previous page: the bucket's jobs after it.",
+    format: 'uuid',
+    maxLength: 36,
+  }),
   limit: z
     .string()
     .regex(/^\d{1,3}$/, MIRROR_CHECK_MESSAGES.limit)
@@ -54,7 +54,14 @@ export const MirrorBucketParams = z.object({
     .string()
     .regex(/^\d{1,4}$/, MIRROR_CHECK_MESSAGES.bucketNotFound)
     .transform(Number)
-    .meta({ description: 'The bucket, from 0 to buckets - 1', examples: ['17'] }),
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(0)
+        .max(FINE_BUCKETS - 1),
+    )
+    .meta({ description: 'The bucket, from 0 to buckets - 1', examples: [17] }),
 });
 
 export const MirrorDigest = z.strictObject({

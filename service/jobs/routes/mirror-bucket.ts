@@ -36,8 +36,10 @@ export const mirrorBucketRoute = defineRoute({
     async (ctx, { params: { bucket }, query: { buckets, after, limit } }) => {
       if (bucket >= buckets) throw notFound(MIRROR_CHECK_MESSAGES.bucketNotFound);
       const range = fineRange(bucket, buckets);
-      const from = after === undefined ? undefined : { bucket: fineBucketOf(after.toLowerCase()), id: after.toLowerCase() };
-      if (from && (from.bucket < range.first || from.bucket > range.last)) throw badRequest(MIRROR_CHECK_MESSAGES.after);
+      const from =
+        after === undefined ? undefined : { bucket: fineBucketOf(after.toLowerCase()), id: after.toLowerCase() };
+      if (from && (from.bucket < range.first || from.bucket > range.last))
+        throw badRequest(MIRROR_CHECK_MESSAGES.after);
       await sequencePendingChanges(db);
       const page = await readBucketJobs(db, range, from, limit);
       ctx.body = { data: page.jobs, meta: { bucket, buckets, nextAfter: page.next ?? null } };
