@@ -44,11 +44,3 @@ export function fineRange(bucket: number, buckets: number): { first: number; las
 
 /** A digest as partners see it: 16 lower-case hex digits. */
 export const hex64 = (digest: bigint): string => digest.toString(16).padStart(16, '0');
-
-/** `fine` (FINE_BUCKETS digests) folded into `buckets` coarser ones, and the digest of them all. */
-export function foldBuckets(fine: readonly bigint[], buckets: number): { digest: bigint; buckets: bigint[] } {
-  const width = FINE_BUCKETS / buckets;
-  const coarse = Array.from({ length: buckets }, () => 0n);
-  fine.forEach((digest, i) => (coarse[Math.floor(i / width)]! ^= digest));
-  return { digest: coarse.reduce((a, b) => a ^ b, 0n), buckets: coarse };
-}

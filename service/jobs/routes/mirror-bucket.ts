@@ -1,4 +1,3 @@
-import { sequencePendingChanges } from '../../../db/jobs/change-numbering';
 import { readBucketJobs } from '../../../db/jobs/mirror-digests';
 import { fineBucketOf, fineRange } from '../../../domain/mirror-digest';
 import { badRequest, notFound } from '../../errors';
@@ -40,7 +39,6 @@ export const mirrorBucketRoute = defineRoute({
         after === undefined ? undefined : { bucket: fineBucketOf(after.toLowerCase()), id: after.toLowerCase() };
       if (from && (from.bucket < range.first || from.bucket > range.last))
         throw badRequest(MIRROR_CHECK_MESSAGES.after);
-      await sequencePendingChanges(db);
       const page = await readBucketJobs(db, range, from, limit);
       ctx.body = { data: page.jobs, meta: { bucket, buckets, nextAfter: page.next ?? null } };
     },

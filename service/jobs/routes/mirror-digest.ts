@@ -1,9 +1,8 @@
 import type { Database } from '../../../db/client';
-import { sequencePendingChanges } from '../../../db/jobs/change-numbering';
 import { readDigestSnapshot } from '../../../db/jobs/mirror-digests';
 import { signingKey } from '../../../db/signing-key';
 import { historyOf } from '../../../domain/feed';
-import { foldBuckets, hex64 } from '../../../domain/mirror-digest';
+import { hex64 } from '../../../domain/mirror-digest';
 import { errorResponse } from '../../http/responses';
 import { defineRoute } from '../../http/route';
 import { encodeSince } from '../../http/tokens';
@@ -16,20 +15,15 @@ import {
 
 /** The digest of the listable jobs, per bucket and in all, with the feed position it is exact at. */
 async function mirrorDigest(db: Database, buckets: number): Promise<MirrorDigest> {
-  // What is committed is numbered first, as a poll does: the answer is as fresh as a poll's.
-  await sequencePendingChanges(db);
-  const [snapshot, key] = await Promise.all([readDigestSnapshot(db), signingKey(db)]);
-  const folded = foldBuckets(
-    snapshot.fine.map(({ digest }) => digest),
-    buckets,
-  );
+  // Nothing is numbered here (a read never writes): the answer is exact at the last change numbered, which a poll numbers.
+  const [snapshot, key] = await Promise.all([readDigestSnapshot(db, buckets), signingKey(db)]);
   const position = { history: historyOf(snapshot.lineage, snapshot.seq).id, seq: snapshot.seq };
   return {
     data: {
       since: encodeSince(key, position),
-      count: snapshot.fine.reduce((sum, { n }) => sum + n, 0),
-      digest: hex64(folded.digest),
-      buckets: folded.buckets.map(hex64),
+      count: snapshot.buckets.reduce((sum, { n }) => sum + n, 0),
+      digest: hex64(snapshot.buckets.reduce((all, { digest }) => all ^ digest, 0n)),
+      buckets: snapshot.buckets.map(({ digest }) => hex64(digest)),
     },
   };
 }
