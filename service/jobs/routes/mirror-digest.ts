@@ -38,7 +38,8 @@ export const mirrorDigestRoute = defineRoute({
   description:
     "A job's digest is the first 8 bytes of SHA-256 of its canonical JSON (keys sorted, no whitespace), as 16 hex digits; " +
     "a set's digest is the XOR of its jobs'. A job is in bucket floor(int(first 3 hex digits of SHA-256(id)) × buckets / 4096). " +
-    'Once your mirror has read the feed through data.since, its digest equals data.digest; where a bucket differs, ' +
+    'Read the feed to its end first (reading it numbers what changed): once your saved meta.nextSince equals data.since, ' +
+    "your mirror's digest equals data.digest; where a bucket differs, " +
     'GET /api/v1/jobs/changes/digest/{bucket} lists that bucket to repair it. The answer reads a few thousand rows, however many jobs.',
   query: MIRROR_DIGEST_QUERY,
   conditional: true,
