@@ -21,7 +21,14 @@ const buckets = z
   .string()
   .regex(/^\d{1,4}$/, MIRROR_CHECK_MESSAGES.buckets)
   .transform(Number)
-  .pipe(z.number().int().min(1).max(FINE_BUCKETS).refine(isBucketCount, MIRROR_CHECK_MESSAGES.buckets))
+  .pipe(
+    z
+      .number()
+      .int()
+      .min(1, MIRROR_CHECK_MESSAGES.buckets)
+      .max(FINE_BUCKETS, MIRROR_CHECK_MESSAGES.buckets)
+      .refine(isBucketCount, MIRROR_CHECK_MESSAGES.buckets),
+  )
   .default(DEFAULT_BUCKETS)
   .meta({
     description: `How many buckets the jobs are split into: a power of two from 1 to ${FINE_BUCKETS} (default ${DEFAULT_BUCKETS}).`,

@@ -1,3 +1,4 @@
+import { sequencePendingChanges } from '../../../db/jobs/change-numbering';
 import { readBucketJobs } from '../../../db/jobs/mirror-digests';
 import { fineBucketOf, fineRange } from '../../../domain/mirror-digest';
 import { badRequest, notFound } from '../../errors';
@@ -39,6 +40,8 @@ export const mirrorBucketRoute = defineRoute({
         after === undefined ? undefined : { bucket: fineBucketOf(after.toLowerCase()), id: after.toLowerCase() };
       if (from && (from.bucket < range.first || from.bucket > range.last))
         throw badRequest(MIRROR_CHECK_MESSAGES.after);
+      // A bucket's jobs are those numbered in it: what is committed is numbered first, as a poll does.
+      if (!from) await sequencePendingChanges(db);
       const page = await readBucketJobs(db, range, from, limit);
       ctx.body = { data: page.jobs, meta: { bucket, buckets, nextAfter: page.next ?? null } };
     },
