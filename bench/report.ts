@@ -172,7 +172,8 @@ export function markdownTable(run: RunResult): string {
     if (results.length) lines.push('', ...HEADER);
     for (const result of results) {
       const label = `${result.key} ${result.title}`;
-      const reference = summarise(result, result.comparison.reference);
+      const { subjects, reference: target } = result.comparison;
+      const reference = subjects.includes(target) ? undefined : summarise(result, target);
       if (result.unavailable)
         lines.push(`| ${label} vs ${result.comparison.reference} | n/a | | | | | | | | ${result.unavailable} |`);
       for (const subject of result.unavailable ? [] : result.comparison.subjects) {

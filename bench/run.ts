@@ -106,7 +106,7 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
       log(`${key} ${title} vs ${comparison.reference}: ${scenario.unavailable ?? result.check?.body ?? 'ready'}`);
     }
     const dbPid = databasePid();
-    const targetsOf = (scenario: Scenario) => [...scenario.comparison.subjects, scenario.comparison.reference];
+    const targetsOf = ({ comparison: c }: Scenario) => [...new Set([...c.subjects, c.reference])];
     const measureRound = async (scenario: Scenario, round: number, seconds: number): Promise<Measurement[]> => {
       const load = (target: Target) => ({
         round,

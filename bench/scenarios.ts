@@ -2,7 +2,7 @@
 import type mysql from 'mysql2/promise';
 import { JOB_EXAMPLE } from '../domain/job';
 
-export const ALL_SCENARIOS = ['A', 'B', 'C', 'D', 'E', 'G', 'H', 'K', 'S', 'W'] as const;
+export const ALL_SCENARIOS = ['A', 'B', 'C', 'D', 'E', 'G', 'H', 'K', 'M', 'S', 'W'] as const;
 export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 /** The scenarios that exercise the data layer: with --before, each also compares this service with another checkout's. */
 export const BEFORE_SCENARIOS: readonly ScenarioKey[] = ['D', 'E', 'A', 'B', 'G', 'H'];
@@ -32,15 +32,9 @@ const BENCH_WRITER = { id: 'bench-writer', groups: 'jobs:read, jobs:write' };
 export const BENCH_WRITER_ID = BENCH_WRITER.id;
 
 /** The identity headers the gateway would send for a consumer. */
-export function identity(who: { id: string; groups: string }, gatewaySecret: string) {
-  const [id, groups] = [who.id, who.groups];
-  return {
-    'X-Gateway-Secret': gatewaySecret,
-    'X-Consumer-ID': id,
-    'X-Consumer-Username': id,
-    'X-Consumer-Groups': groups,
-  };
-}
+export const identity = ({ id, groups }: { id: string; groups: string }, secret: string) => ({
+  ...{ 'X-Gateway-Secret': secret, 'X-Consumer-ID': id, 'X-Consumer-Username': id, 'X-Consumer-Groups': groups },
+});
 
 /**
  * A request's headers to a target: identity headers where nothing in front adds them (the servers,
@@ -86,6 +80,11 @@ export async function scenariosFor(
     { ...get('E', 'create', '/api/v1/jobs'), method: 'POST', body: CREATE_BODY, as: 'writer' },
     get('G', 'status=active,paused', '/api/v1/jobs?status=active,paused'),
     get('H', `state=${state}`, `/api/v1/jobs?state=${state}`),
+    // No reference serves the mirror check: its row is the service's own cost, which must not grow with the table.
+    {
+      ...get('M', 'mirror check', '/api/v1/jobs/changes/digest'),
+      comparison: { subjects: ['service'], reference: 'service' },
+    },
     {
       ...get('K', 'D through real Kong', ''),
       ...byId,

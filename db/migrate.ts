@@ -7,6 +7,7 @@ import { migrate } from 'drizzle-orm/mysql2/migrator';
 import mysql from 'mysql2/promise';
 import { errorCode, isDatabaseUnavailable } from './errors';
 import { migrationRefusal, readJournal, type JournalEntry } from './migration-safety';
+import { ensureDigests } from './jobs/mirror-digests';
 import { connectionOptions, createDatabase, databaseName, describeDatabaseUrl, type DatabaseHandle } from './client';
 
 // Works from db/ (ts-jest) and from dist/db/ (compiled).
@@ -143,6 +144,8 @@ export async function migrateDatabase(url: string, options: MigrateOptions = {})
           known.filter((m) => last === undefined || m.when > last),
           known,
         );
+      // The mirror check's digests, the first time their tables exist (a release that adds them, a restored older dump).
+      if (!report.newestKnownBehind) await ensureDigests(handle.db);
       await options.underLock?.(handle);
       return report;
     } finally {

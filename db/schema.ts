@@ -234,3 +234,31 @@ export const idempotencyKeys = mysqlTable(
     index('idempotency_keys_expires_idx').on(t.expiresAt),
   ],
 );
+
+/**
+ * The mirror check's digests (domain/mirror-digest.ts), kept by the feed's sequencer as it numbers
+ * changes: each listable job's digest as it was numbered, in its fine bucket.
+ */
+export const jobDigests = mysqlTable(
+  'job_digests',
+  {
+    jobId: uuidBinary('job_id').primaryKey(),
+    bucket: smallint('bucket', { unsigned: true }).notNull(),
+    digest: bigint('digest', { mode: 'bigint', unsigned: true }).notNull(),
+  },
+  // A bucket's jobs in id order: the narrowing call reads one range of it.
+  (t) => [index('job_digests_bucket_idx').on(t.bucket, t.jobId)],
+);
+
+/** Each fine bucket's XOR of its jobs' digests, and how many jobs it holds: the check reads these 4096 rows. */
+export const jobDigestBuckets = mysqlTable('job_digest_buckets', {
+  bucket: smallint('bucket', { unsigned: true }).primaryKey(),
+  digest: bigint('digest', { mode: 'bigint', unsigned: true }).notNull(),
+  n: int('n').notNull(),
+});
+
+/** When the digests were last built: for job_digests' creation time then, which a restore from a dump changes. */
+export const jobDigestBuilds = mysqlTable('job_digest_builds', {
+  id: tinyint('id').primaryKey(),
+  tableCreated: varchar('table_created', { length: 32 }).notNull(),
+});

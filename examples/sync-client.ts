@@ -4,15 +4,18 @@
  * meta.nextSince, sending the last ETag so an idle poll is a 304 with no body. Each job is upserted
  * by id, each {"id", "removed": true} deleted. The mirror is a JSON file, written whole after
  * every page (to a temporary file renamed over it), so a restart resumes exactly where the last
- * page left off: nothing lost, nothing applied twice.
+ * page left off: nothing lost, nothing applied twice. On start and every CHECK_SECONDS it checks the
+ * mirror against the API's digests and repairs the buckets that differ (examples/mirror-check.ts).
  *
  *   JOBS_API_URL=http://127.0.0.1:8000 JOBS_API_KEY=demo-reader-2f6c1a9e npm run -s example:sync
  *
  * which compiles it with the project's TypeScript (Node 20.12 or newer, after npm ci). Settings:
  *   MIRROR_FILE    the store (default mirror.json)     POLL_SECONDS  between polls (default 300)
- *   SYNC_LIMIT     changes per page, 1-500 (500)       SYNC_ONCE=1   catch up once, then exit
+ *   SYNC_LIMIT     changes per page, 1-500 (500)       SYNC_ONCE=1   catch up and check once, then exit
+ *   CHECK_SECONDS  between mirror checks (default 3600)
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { checkMirror, describeCheck } from './mirror-check';
 
 type Job = { id: string; [field: string]: unknown };
 type Change = Job | { id: string; removed: true };
@@ -32,6 +35,7 @@ const FILE = process.env.MIRROR_FILE ?? 'mirror.json';
 const LIMIT = Number(process.env.SYNC_LIMIT ?? 500);
 const POLL_MS = Number(process.env.POLL_SECONDS ?? 300) * 1000;
 const ONCE = process.env.SYNC_ONCE === '1';
+const CHECK_MS = Number(process.env.CHECK_SECONDS ?? 3600) * 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const EMPTY: Mirror = { nextSince: null, etag: null, jobs: {} };
@@ -120,12 +124,35 @@ async function catchUp(mirror: Mirror): Promise<Mirror> {
   }
 }
 
+/** The mirror checked against the API's digests, its differing buckets repaired; a failed check waits for the next. */
+async function check(mirror: Mirror): Promise<Mirror> {
+  let current = mirror;
+  try {
+    const report = await checkMirror({
+      api: API,
+      key: KEY,
+      mirror: () => current,
+      catchUp: async () => Boolean((current = await catchUp(current))),
+      save: () => save(current),
+    });
+    console.log(describeCheck(report, Object.keys(current.jobs).length));
+  } catch (err) {
+    console.error(`${(err as Error).message}: checking again at the next interval`);
+  }
+  return current;
+}
+
 async function main(): Promise<void> {
   if (!KEY) throw new Error('JOBS_API_KEY is not set');
   let mirror = await load();
   console.log(mirror.nextSince === null ? 'full sync' : 'resuming from the saved position');
+  let nextCheck = 0;
   for (;;) {
     mirror = await catchUp(mirror);
+    if (Date.now() >= nextCheck) {
+      mirror = await check(mirror);
+      nextCheck = Date.now() + CHECK_MS;
+    }
     if (ONCE) return;
     await sleep(POLL_MS);
   }

@@ -8,7 +8,8 @@
  * A feed.restored event (sent at once after a restore, even if no change follows) does the same.
  * A webhook.test event is answered and applies nothing. On start, it first catches up through the change
  * feed from that position (whatever it missed while down), answering 503 meanwhile so the
- * dispatcher tries again later.
+ * dispatcher tries again later. On start and every CHECK_SECONDS (3600) it checks the mirror against the
+ * API's digests and repairs the buckets that differ (examples/mirror-check.ts).
  *
  *   WEBHOOK_SECRET=whsec_... JOBS_API_URL=http://127.0.0.1:8000 JOBS_API_KEY=demo-reader-2f6c1a9e \
  *     PORT=9000 npm run -s example:webhooks
@@ -18,6 +19,7 @@
 import http from 'node:http';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { checkMirror, describeCheck } from './mirror-check';
 
 type Job = { id: string; [field: string]: unknown };
 interface Mirror {
@@ -40,6 +42,9 @@ const KEY = process.env.JOBS_API_KEY ?? '';
 const FILE = process.env.MIRROR_FILE ?? 'mirror.json';
 const PORT = Number(process.env.PORT ?? 9000);
 const verifier = new Webhook(process.env.WEBHOOK_SECRET ?? '');
+const CHECK_MS = Number(process.env.CHECK_SECONDS ?? 3600) * 1000;
+/** A check taken while events were still on their way is tried again this soon, this many times. */
+const RECHECK = { ms: 5000, times: 5 };
 
 async function load(): Promise<Mirror> {
   try {
@@ -102,6 +107,30 @@ async function restored(mirror: Mirror, event: RestoredEvent): Promise<void> {
   await save(mirror);
 }
 
+let rechecks = 0;
+/**
+ * The mirror checked against the API's digests and its differing buckets repaired, run in the event
+ * queue so no event is applied meanwhile. At another position than the API's (events on their way),
+ * it waits for them and tries again soon. Returns the ms until the next check.
+ */
+async function check(mirror: Mirror): Promise<number> {
+  try {
+    const report = await checkMirror({
+      api: API,
+      key: KEY,
+      mirror: () => mirror,
+      catchUp: () => Promise.resolve(false),
+      save: () => save(mirror),
+    });
+    if (report.outcome === 'moving' && rechecks++ < RECHECK.times) return RECHECK.ms;
+    console.log(describeCheck(report, Object.keys(mirror.jobs).length));
+  } catch (err) {
+    console.error(`${(err as Error).message}: checking again at the next interval`);
+  }
+  rechecks = 0;
+  return CHECK_MS;
+}
+
 async function main(): Promise<void> {
   if (!KEY || !process.env.WEBHOOK_SECRET) throw new Error('set JOBS_API_KEY and WEBHOOK_SECRET');
   const mirror = await load();
@@ -150,6 +179,9 @@ async function main(): Promise<void> {
   await catchUp(mirror);
   ready = true;
   console.log(`caught up through the feed (${Object.keys(mirror.jobs).length} jobs mirrored)`);
+  const scheduleCheck = (ms: number): void =>
+    void setTimeout(() => void (queue = queue.then(() => check(mirror)).then(scheduleCheck)), ms);
+  scheduleCheck(0);
 }
 
 main().catch((err: Error) => {

@@ -134,6 +134,9 @@ test('"Backup and restore": its block backs the database up and restores it whol
       /starts history [0-9a-f]{16} at \d+: positions past \d+ of the old one are refused/,
     );
     expect(Number(query('select count(*) from job_change_histories'))).toBe(histories + 1);
+    expect(restored.stdout).toMatch(/Rebuilt the mirror check's digests from \d+ listable jobs/);
+    const digests = sh(tableCommand('npm run db:digests').replace('npm run', 'npm run -s'), { DATABASE_URL: url });
+    expect(digests.stdout).toMatch(/from \d+ listable jobs: they equal those kept/);
   } finally {
     inDir(`mariadb -e 'drop database if exists \`${name}\`'`);
     rmSync(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { eq, isNull, sql } from 'drizzle-orm';
 import { jobChangeSequence, jobChanges } from '../schema';
 import { execute, prepare, qb, query, select, transaction, type Database } from '../sql';
 import { ensureHistory } from './change-history';
+import { refreshDigests } from './mirror-digests';
 
 /** Rows numbered per statement, and statements per call: a bulk import is numbered over a few feed requests. */
 export const SEQUENCER_LIMITS = { batch: 500, batchesPerCall: 10 };
@@ -53,6 +54,11 @@ export async function sequencePendingChanges(db: Database, limits = SEQUENCER_LI
             .insert(jobChanges)
             .values(pending.map(({ jobId }, i) => ({ jobId, seq: last + i + 1 })))
             .onDuplicateKeyUpdate({ set: { seq: sql`values(${jobChanges.seq})` } }),
+        );
+        // The mirror check's digests move with the numbers, in this transaction: any snapshot sees both or neither.
+        await refreshDigests(
+          tx,
+          pending.map(({ jobId }) => jobId),
         );
         last += pending.length;
         if (pending.length < limits.batch) break;

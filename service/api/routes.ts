@@ -4,6 +4,8 @@ import { createJobRoute } from '../jobs/routes/create-job';
 import { getJobRoute } from '../jobs/routes/get-job';
 import { jobChangesRoute } from '../jobs/routes/job-changes';
 import { listJobsRoute } from '../jobs/routes/list-jobs';
+import { mirrorBucketRoute } from '../jobs/routes/mirror-bucket';
+import { mirrorDigestRoute } from '../jobs/routes/mirror-digest';
 import { createWebhookRoute } from '../webhooks/routes/create-webhook';
 import { deleteWebhookRoute } from '../webhooks/routes/delete-webhook';
 import { enableWebhookRoute } from '../webhooks/routes/enable-webhook';
@@ -58,6 +60,8 @@ const openApiRoute = defineRoute({
 export const ROUTES: readonly ApiRoute[] = [
   listJobsRoute,
   jobChangesRoute,
+  mirrorDigestRoute,
+  mirrorBucketRoute,
   getJobRoute,
   createJobRoute,
   openApiRoute,

@@ -224,7 +224,7 @@ describe('the command line', () => {
 
       sizes: [10_000, 100_000],
     });
-    expect(options.scenarios).toEqual(['A', 'B', 'C', 'D', 'E', 'G', 'H', 'K', 'S', 'W']);
+    expect(options.scenarios).toEqual(['A', 'B', 'C', 'D', 'E', 'G', 'H', 'K', 'M', 'S', 'W']);
   });
 
   test('the round limit is never below the minimum', () => {
@@ -245,7 +245,7 @@ describe('the command line', () => {
 
   test('wrong arguments are one line naming the argument', () => {
     expect(() => parseOptions(['--scenarios', 'D,X'], {})).toThrow(
-      '--scenarios takes a comma list of A, B, C, D, E, G, H, K, S, W (got X)',
+      '--scenarios takes a comma list of A, B, C, D, E, G, H, K, M, S, W (got X)',
     );
     expect(() => parseOptions(['--spread', '0'], {})).toThrow('--spread takes a whole number >= 1 (got "0")');
     expect(() => parseOptions(['--webhook-seconds', '0'], {})).toThrow(
@@ -253,4 +253,20 @@ describe('the command line', () => {
     );
     expect(() => parseOptions(['--readme'], {})).toThrow(/Unknown option '--readme'.*Usage: npm run bench/);
   });
+});
+
+test("M, measured against no reference, is the service's own row: its p50 and CPU, no reference columns", () => {
+  const m: ScenarioResult = {
+    ...scenario([1, 2, 3].map((round) => window('service', round, [500, 2000]))),
+    key: 'M',
+    title: 'mirror check',
+    comparison: { subjects: ['service'], reference: 'service' },
+  };
+  const row = markdownTable(runOf(m))
+    .split('\n')
+    .find((line) => line.startsWith('| M '))!;
+  const cells = row.split('|').map((cell) => cell.trim());
+  expect(cells[1]).toBe('M mirror check: service vs service');
+  expect([cells[4], cells[5]]).toEqual(['–', '–']);
+  expect(cells[8]).toMatch(/^service \d+ .* ; –$/);
 });

@@ -42,7 +42,14 @@ describe.each(gatewayKinds())('through the %s', (kind) => {
   test('every read operation, its HEAD and its 304 answer as the document says, headers included (send() checks each)', async () => {
     const reader = { 'X-API-Key': DEMO.reader };
     const id = (await list({ limit: '1' })).json.data[0].id as string;
-    for (const path of ['/api/v1/jobs', `/api/v1/jobs/${id}`, '/api/v1/jobs/changes', '/api/v1/openapi.json']) {
+    for (const path of [
+      '/api/v1/jobs',
+      `/api/v1/jobs/${id}`,
+      '/api/v1/jobs/changes',
+      '/api/v1/jobs/changes/digest',
+      '/api/v1/jobs/changes/digest/0',
+      '/api/v1/openapi.json',
+    ]) {
       const got = await send(stack.url, { path, headers: reader });
       const head = await send(stack.url, { method: 'HEAD', path, headers: reader });
       expect([path, got.status, head.status, head.headers['ratelimit-remaining']]).toEqual([

@@ -65,7 +65,7 @@ const readMirror = (): Mirror => JSON.parse(readFileSync(mirrorFile, 'utf8')) as
 /** The `since` of every change-feed request the service has received so far. */
 const feedRequests = () =>
   stack.service.received
-    .filter((r) => r.url.startsWith('/api/v1/jobs/changes'))
+    .filter((r) => r.url.startsWith('/api/v1/jobs/changes?'))
     .map((r) => ({
       since: new URL(r.url, 'http://x').searchParams.get('since') ?? '',
       ifNoneMatch: r.headers['if-none-match'],
