@@ -180,14 +180,14 @@ test('"Replicas": npm run service with DATABASE_READ_URLS serves reads through t
   }
 }, 120_000);
 
-test('the table: npm run build and npm run lint succeed on the checkout', () => {
+// `npm run lint`, the table's other command, is run by npm test itself (scripts/test.sh counts it as a test).
+test('the table: npm run build succeeds on the checkout', () => {
   const [build, lint] = tableCommand('npm run build` / `npm run lint').split('` / `');
-  for (const command of [build!, lint!]) {
-    const run = sh(command);
-    expect({ command, status: run.status, output: run.status === 0 ? '' : `${run.stdout}${run.stderr}` }).toEqual({
-      command,
-      status: 0,
-      output: '',
-    });
-  }
+  expect(lint).toBe('npm run lint');
+  const run = sh(build!);
+  expect({ command: build, status: run.status, output: run.status === 0 ? '' : `${run.stdout}${run.stderr}` }).toEqual({
+    command: build,
+    status: 0,
+    output: '',
+  });
 }, 240_000);

@@ -95,8 +95,9 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
     expect(text).toContain('X-API-Key');
     const summaries = await page.locator('.opblock-summary').allInnerTexts();
     expect(summaries.filter((summary) => /not supported/i.test(summary))).toEqual([]);
-    // The only operations: the four, the webhook subscriptions and their two events, and the document itself, each GET with its HEAD.
+    // The only operations: the four, the mirror check's two, the webhook subscriptions and their events, and the document itself, each GET with its HEAD.
     const ids = await page.locator('.opblock').evaluateAll((blocks) => blocks.map((b) => b.id));
+    const MIRROR_CHECK = ['getMirrorDigest', 'listMirrorBucket'];
     const withHeads = (ids: string[], gets: string[]) => [...ids, ...gets.map((id) => `${id}Head`)];
     expect(ids.sort()).toEqual(
       [
@@ -104,6 +105,7 @@ describe.each(gatewayKinds())('the reference page through the %s', (kind) => {
           OPERATIONS.map((op) => op.id),
           OPERATIONS.filter((op) => op.method === 'GET').map((op) => op.id),
         ).map((id) => `operations-jobs-${id}`),
+        ...withHeads(MIRROR_CHECK, MIRROR_CHECK).map((id) => `operations-jobs-${id}`),
         ...withHeads(WEBHOOK_OPERATIONS, ['listWebhooks', 'getWebhook', 'listWebhookAttempts']).map(
           (id) => `operations-webhooks-${id}`,
         ),

@@ -45,7 +45,8 @@ beforeEach(() => {
 });
 
 const JOB_ID = '019A8F4E-7C21-7D3A-9B65-2F0C1E4D8A10';
-const pathOf = (route: ApiRoute, id = JOB_ID) => route.path.replace(':id', id);
+// A path's parameter: a job id, or a mirror check's bucket.
+const pathOf = (route: ApiRoute, id?: string) => route.path.replace(':id', id ?? JOB_ID).replace(':bucket', id ?? '0');
 const request = (route: ApiRoute, query: string, id?: string, body?: string): [string, RequestInit] => [
   `${served.url}${pathOf(route, id)}${query}`,
   {
@@ -69,10 +70,16 @@ const bodyFor = (route: ApiRoute) => (route.body ? validBody : undefined);
 describe.each(ROUTES.filter((route) => route.query).map((route) => [route.operationId, route] as const))(
   '%s: its query',
   (_id, route) => {
+    // A numeric parameter of the route's: limit where it has one, else the mirror check's buckets.
+    const name = 'limit' in route.query!.parameters.shape ? 'limit' : 'buckets';
     test.each([
       ['an unknown parameter', '?no_such_parameter=1', /^Unknown query parameter "no_such_parameter"\. Allowed: /],
-      ['a repeated parameter', '?limit=1&limit=2', /^Query parameter "limit" was given more than once; send one value/],
-      ['a value its schema refuses', '?limit=0', /^limit must be/],
+      [
+        'a repeated parameter',
+        `?${name}=1&${name}=2`,
+        new RegExp(`^Query parameter "${name}" was given more than once; send one value`),
+      ],
+      ['a value its schema refuses', `?${name}=0`, new RegExp(`^${name} must be`)],
     ])('%s is the declared 400, and the handler never runs', async (_label, query, message) => {
       expect(route.responses['400']).toBeDefined();
       const res = await send(route, query, undefined, bodyFor(route));
