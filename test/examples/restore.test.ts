@@ -16,6 +16,7 @@ import { startDispatcher, type Dispatcher } from '../../dispatcher/dispatcher';
 import { DEMO, startStack, type Stack } from '../e2e/support';
 import { dumpDatabase, loadDump } from '../helpers/backup';
 import { memoryLog } from '../helpers/service';
+import { limitsOutOfTheWay } from '../helpers/rate-limits';
 import {
   converges,
   exampleWebhookSettings,
@@ -47,12 +48,7 @@ beforeAll(async () => {
     onNewHistory: newHistoryLog(createLogger('info', memoryLog(logs))),
     webhooks: settings,
     // Two restores' worth of changes in under a minute: the quotas out of the way (they are another test's).
-    edit: (state) => {
-      for (const route of state.services[0].routes) {
-        const limit = route.plugins.find((plugin: { name: string }) => plugin.name === 'job-rate-limits');
-        if (limit) Object.assign(limit.config, { minute: 100_000, hour: 1_000_000 });
-      }
-    },
+    edit: limitsOutOfTheWay,
   });
   dispatcher = dispatch();
   dir = mkdtempSync(path.join(os.tmpdir(), 'restore-'));

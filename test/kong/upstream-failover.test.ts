@@ -14,7 +14,8 @@ import { lockTable } from '../faults/support';
 import { checkRecordedAlert, scrape } from '../helpers/alert-recording';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { DEMO } from '../local-gateway/support';
-import { limitsOutOfTheWay, targetHealth, until } from './upstream-support';
+import { limitsOutOfTheWay } from '../helpers/rate-limits';
+import { targetHealth, until } from './upstream-support';
 
 const SECRET = 'upstream-failover-secret-0001';
 let database: TestDatabase;

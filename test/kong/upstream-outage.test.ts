@@ -19,7 +19,8 @@ import { startPrivateMariaDb, type PrivateMariaDb } from '../helpers/mariadb-pri
 import { checkRecordedCases, scrape } from '../helpers/alert-recording';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes';
 import { DEMO } from '../local-gateway/support';
-import { limitsOutOfTheWay, targetHealth, until } from './upstream-support';
+import { limitsOutOfTheWay } from '../helpers/rate-limits';
+import { targetHealth, until } from './upstream-support';
 
 const SECRET = 'upstream-outage-secret-0001';
 const SCRAPE_MS = 15_000;

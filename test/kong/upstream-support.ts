@@ -1,13 +1,4 @@
 /** What the upstream tests (a dead instance, a database outage) ask of real Kong and wait for. */
-import type { DeclarativeConfig } from '../../harness/real-kong';
-
-/** startRealKong's edit for a test of load, not of the quotas: every route's job-rate-limits out of the way. */
-export function limitsOutOfTheWay(config: DeclarativeConfig): void {
-  for (const route of (config.services as DeclarativeConfig[]).flatMap((s) => s.routes as DeclarativeConfig[])) {
-    for (const plugin of (route.plugins ?? []) as DeclarativeConfig[])
-      if (plugin.name === 'job-rate-limits') Object.assign(plugin.config, { minute: 1_000_000, hour: 10_000_000 });
-  }
-}
 
 /** Kong's view of each target (kong_upstream_target_health, job-metrics): "healthy", "unhealthy" or undefined. */
 export async function targetHealth(statusUrl: string, ports: number[]): Promise<Array<string | undefined>> {
