@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { asc, desc, eq, sql } from 'drizzle-orm';
+import { asc, desc, eq } from 'drizzle-orm';
 import { jobChangeHistories, jobChangeSequence } from '../schema';
 import { execute, qb, select, transaction, type Database, type Queryable } from '../sql';
 import { FIRST_HISTORY, type History } from '../../domain/feed';
+import { tableCreated } from './table-created';
 
 /** The feed's lineage, in minting order (domain/feed.ts): a handful of rows, one more per restore. */
 export function readLineage(db: Queryable): Promise<History[]> {
@@ -11,20 +12,10 @@ export function readLineage(db: Queryable): Promise<History[]> {
   );
 }
 
-/** When this table was created, as the server says: a restore from a dump recreates it. */
-async function tableCreated(db: Queryable): Promise<string> {
-  const [row] = await select(db, { created: sql<string>`coalesce(cast(create_time as char), '')` }, (query) =>
-    query
-      .from(sql`information_schema.tables`)
-      .where(sql`table_schema = database() and table_name = 'job_change_histories'`),
-  );
-  return row?.created ?? '';
-}
-
 /** A new history whose numbers start after `lastSeq`: positions past `lastSeq` in the older ones are no longer held. */
 export async function mintHistory(db: Queryable, lastSeq: number): Promise<string> {
   const history = randomBytes(8).toString('hex');
-  const created = await tableCreated(db);
+  const { created } = await tableCreated(db, jobChangeHistories);
   await execute(db, qb.insert(jobChangeHistories).values({ history, firstSeq: lastSeq + 1, tableCreated: created }));
   return history;
 }
@@ -38,7 +29,7 @@ export async function ensureHistory(tx: Queryable, lastSeq: number): Promise<str
   const [current] = await select(tx, { tableCreated: jobChangeHistories.tableCreated }, (query) =>
     query.from(jobChangeHistories).orderBy(desc(jobChangeHistories.id)).limit(1),
   );
-  if (current && current.tableCreated === (await tableCreated(tx))) return undefined;
+  if (current && current.tableCreated === (await tableCreated(tx, jobChangeHistories)).created) return undefined;
   return mintHistory(tx, lastSeq);
 }
 
@@ -60,18 +51,8 @@ export async function findHistory(db: Queryable, history: string): Promise<Histo
 
 /** Whether this table was recreated at least 2 s ago: a dump still loading has it, but maybe not yet the sequencer's counter after it. */
 async function recreatedAndSettled(db: Queryable, minted: string | undefined): Promise<boolean> {
-  const [row] = await select(
-    db,
-    {
-      created: sql<string>`coalesce(cast(create_time as char), '')`,
-      settled: sql<number>`coalesce(create_time <= now() - interval 2 second, 1)`,
-    },
-    (query) =>
-      query
-        .from(sql`information_schema.tables`)
-        .where(sql`table_schema = database() and table_name = 'job_change_histories'`),
-  );
-  return row !== undefined && row.created !== minted && row.settled === 1;
+  const { created, settled } = await tableCreated(db, jobChangeHistories);
+  return created !== minted && settled;
 }
 
 /**

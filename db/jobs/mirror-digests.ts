@@ -2,6 +2,7 @@ import { and, asc, between, eq, gt, inArray, max, or, sql } from 'drizzle-orm';
 import { jobChangeSequence, jobChanges, jobDigestBuckets, jobDigestBuilds, jobDigests, jobs } from '../schema';
 import { execute, qb, select, transaction, type Database, type Queryable } from '../sql';
 import { readLineage } from './change-history';
+import { tableCreated } from './table-created';
 import { jobColumns, toJob, type JobRow } from './job-columns';
 import type { Job } from '../../domain/job';
 import type { History } from '../../domain/feed';
@@ -136,10 +137,13 @@ export async function rebuildDigests(db: Database): Promise<Rebuilt> {
           .insert(jobDigestBuckets)
           .values(fine.map(({ digest, n }, bucket) => ({ bucket, digest: unsigned(digest), n }))),
       );
-      const tableCreated = await digestsTableCreated(tx);
+      const { created } = await tableCreated(tx, jobDigests);
       await execute(
         tx,
-        qb.insert(jobDigestBuilds).values({ id: 1, tableCreated }).onDuplicateKeyUpdate({ set: { tableCreated } }),
+        qb
+          .insert(jobDigestBuilds)
+          .values({ id: 1, tableCreated: created })
+          .onDuplicateKeyUpdate({ set: { tableCreated: created } }),
       );
       const differed = fine.some(
         ({ digest, n }, bucket) => before[bucket]!.digest !== digest || before[bucket]!.n !== n,
@@ -150,20 +154,12 @@ export async function rebuildDigests(db: Database): Promise<Rebuilt> {
   );
 }
 
-/** When job_digests was created, as the server says: a restore from a dump recreates it. */
-async function digestsTableCreated(db: Queryable): Promise<string> {
-  const [row] = await select(db, { created: sql<string>`coalesce(cast(create_time as char), '')` }, (query) =>
-    query.from(sql`information_schema.tables`).where(sql`table_schema = database() and table_name = 'job_digests'`),
-  );
-  return row?.created ?? '';
-}
-
 /** Builds the digests when they were never built, or the tables were recreated since (a restore from a dump). */
 export async function ensureDigests(db: Database): Promise<Rebuilt | undefined> {
   const [built] = await select(db, { tableCreated: jobDigestBuilds.tableCreated }, (query) =>
     query.from(jobDigestBuilds).where(eq(jobDigestBuilds.id, 1)),
   );
-  return built && built.tableCreated === (await digestsTableCreated(db)) ? undefined : rebuildDigests(db);
+  return built && built.tableCreated === (await tableCreated(db, jobDigests)).created ? undefined : rebuildDigests(db);
 }
 
 /** The fine buckets' digests and sizes, in bucket order (missing rows as empty). */
