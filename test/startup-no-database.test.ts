@@ -97,6 +97,19 @@ function firstRequest(): { status: number; body: { data: { id: string }[] } } {
   return JSON.parse(out) as { status: number; body: { data: { id: string }[] } };
 }
 
+/** A second npm start after `before` was answered: it says `line`, serves the same jobs, and leaves nothing behind. */
+async function startsAgainOnTheSameData(before: ReturnType<typeof firstRequest>, line: RegExp): Promise<void> {
+  const second = inNamespace(['npm', 'start']);
+  const two = await second.started;
+  expect(two.code).toBeNull();
+  expect(two.out).toMatch(line);
+  const after = firstRequest();
+  expect(after.status).toBe(200);
+  expect(after.body.data.map((j) => j.id)).toEqual(before.body.data.map((j) => j.id));
+  await second.interrupt();
+  expect(await leftInNamespace()).toBe('');
+}
+
 /** The processes left in the namespace, polled until there are none or 30 s have passed. */
 async function leftInNamespace(): Promise<string> {
   const deadline = Date.now() + 30_000;
@@ -132,15 +145,7 @@ test('npm start with no database answering starts MariaDB itself: the README req
   expect(await leftInNamespace()).toBe('');
 
   // The demo jobs are loaded only into an empty table, each with a new id: the same ids are the same data.
-  const second = inNamespace(['npm', 'start']);
-  const two = await second.started;
-  expect(two.code).toBeNull();
-  expect(two.out).toMatch(/^Database: .* data in \S+ \(kept from the last run;/m);
-  const after = firstRequest();
-  expect(after.status).toBe(200);
-  expect(after.body.data.map((j) => j.id)).toEqual(before.body.data.map((j) => j.id));
-  await second.interrupt();
-  expect(await leftInNamespace()).toBe('');
+  await startsAgainOnTheSameData(before, /^Database: .* data in \S+ \(kept from the last run;/m);
 }, 300_000);
 
 test('npm start killed outright leaves its database running; the next npm start stops that one and starts on the same data', async () => {
@@ -151,17 +156,10 @@ test('npm start killed outright leaves its database running; the next npm start 
   const left = execFileSync('ip', ['netns', 'pids', NAMESPACE], { encoding: 'utf8' }).trim();
   expect(left).not.toBe('');
 
-  const second = inNamespace(['npm', 'start']);
-  const two = await second.started;
-  expect(two.code).toBeNull();
-  expect(two.out).toMatch(
+  await startsAgainOnTheSameData(
+    before,
     /^Database: .*kept from the last run;.*; stopped the one an earlier npm start left running \(pid \d+\)/m,
   );
-  const after = firstRequest();
-  expect(after.status).toBe(200);
-  expect(after.body.data.map((j) => j.id)).toEqual(before.body.data.map((j) => j.id));
-  await second.interrupt();
-  expect(await leftInNamespace()).toBe('');
 }, 300_000);
 
 test('with no MariaDB or MySQL installed, one line says how to install one, and npm start exits 1', async () => {
