@@ -1,9 +1,10 @@
 /**
  * A dispatcher as production runs it (dispatcher/main.ts in its own process), with its
  * log lines kept and its metrics URL read from its start-up line; stop() is SIGTERM, as a restart sends.
- * Used where a test restarts dispatchers with new settings (a sealing key rotation).
+ * startDispatcherProcess where a test restarts dispatchers with new settings (a sealing key rotation);
+ * spawnDispatcher where a test kills one outright mid-work.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 
@@ -62,4 +63,38 @@ export async function startDispatcherProcess(
       await exited;
     },
   };
+}
+
+/** The settings a test's dispatcher runs with: fast polls and retries, plain HTTP to the loopback receiver. */
+export interface TestDispatcherSettings {
+  databaseUrl: string;
+  secretsKey: Buffer;
+  leaseMs: number;
+  timeoutMs: number;
+}
+
+/**
+ * dispatcher/main.ts in a process of its own, started without waiting (stderr shown), for tests that
+ * kill it outright (SIGKILL) mid-work; `children` collects it for the test's clean-up.
+ */
+export function spawnDispatcher(settings: TestDispatcherSettings, children: ChildProcess[]): ChildProcess {
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'dispatcher', 'main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: settings.databaseUrl,
+      LOG_LEVEL: 'warn',
+      WEBHOOK_SECRETS_KEY: settings.secretsKey.toString('base64'),
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32',
+      WEBHOOK_LEASE_MS: String(settings.leaseMs),
+      WEBHOOK_TIMEOUT_MS: String(settings.timeoutMs),
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_RETRY_FIRST_MS: '100',
+      WEBHOOK_RETRY_MAX_MS: '400',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  return child;
 }

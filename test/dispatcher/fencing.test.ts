@@ -3,10 +3,9 @@
  * actions landing while a POST is in flight, leave the stale walk sending nothing and writing nothing;
  * the receiver never sees a first delivery out of order. Receivers on loopback, allowed by name.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { sequencePendingChanges } from '../../db/jobs/change-numbering';
@@ -18,9 +17,8 @@ import { encryptSecret, newSecret } from '../../service/webhooks/secrets';
 import { freshDatabase, type TestDatabase } from '../helpers/database';
 import { memoryLog } from '../helpers/service';
 import { MINIMAL_JOB } from '../helpers/job-bodies';
+import { spawnDispatcher } from './dispatcher-process';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const REGISTER_TS = path.join(ROOT, 'test', 'helpers', 'register-ts.js');
 const secretsKey = randomBytes(32);
 const settings = { LEASE: 2000, TIMEOUT: 1000 };
 let database: TestDatabase;
@@ -71,29 +69,11 @@ afterEach(async () => {
 
 const url = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const env = () => ({
-  ...process.env,
-  DATABASE_URL: database.url,
-  LOG_LEVEL: 'warn',
-  WEBHOOK_SECRETS_KEY: secretsKey.toString('base64'),
-  WEBHOOK_ALLOW_HTTP: 'true',
-  WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32',
-  WEBHOOK_LEASE_MS: String(settings.LEASE),
-  WEBHOOK_TIMEOUT_MS: String(settings.TIMEOUT),
-  WEBHOOK_POLL_MS: '50',
-  WEBHOOK_RETRY_FIRST_MS: '100',
-  WEBHOOK_RETRY_MAX_MS: '400',
-});
-
-function dispatcherProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'dispatcher', 'main.ts')], {
-    cwd: ROOT,
-    env: env(),
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  return child;
-}
+const dispatcherProcess = () =>
+  spawnDispatcher(
+    { databaseUrl: database.url, secretsKey, leaseMs: settings.LEASE, timeoutMs: settings.TIMEOUT },
+    children,
+  );
 
 async function until(done: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

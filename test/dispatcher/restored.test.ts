@@ -5,10 +5,9 @@
  * dispatcher was SIGKILLed mid-delivery. A subscription made after the restore is not told; one disabled
  * through it is told when enabled. Receivers on loopback, allowed by address.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { startNewHistory } from '../../db/jobs/change-history';
@@ -22,9 +21,8 @@ import { encryptSecret, newSecret } from '../../service/webhooks/secrets';
 import { freshDatabase, type TestDatabase } from '../helpers/database';
 import { memoryLog } from '../helpers/service';
 import { MINIMAL_JOB } from '../helpers/job-bodies';
+import { spawnDispatcher } from './dispatcher-process';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const REGISTER_TS = path.join(ROOT, 'test', 'helpers', 'register-ts.js');
 const secretsKey = randomBytes(32);
 const LEASE_MS = 2000;
 let database: TestDatabase;
@@ -124,27 +122,8 @@ function dispatchHere(): void {
   );
 }
 
-function dispatcherProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['-r', REGISTER_TS, path.join(ROOT, 'dispatcher', 'main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      LOG_LEVEL: 'warn',
-      WEBHOOK_SECRETS_KEY: secretsKey.toString('base64'),
-      WEBHOOK_ALLOW_HTTP: 'true',
-      WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32',
-      WEBHOOK_LEASE_MS: String(LEASE_MS),
-      WEBHOOK_TIMEOUT_MS: '1000',
-      WEBHOOK_POLL_MS: '50',
-      WEBHOOK_RETRY_FIRST_MS: '100',
-      WEBHOOK_RETRY_MAX_MS: '400',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  return child;
-}
+const dispatcherProcess = () =>
+  spawnDispatcher({ databaseUrl: database.url, secretsKey, leaseMs: LEASE_MS, timeoutMs: 1000 }, children);
 
 const toldOf = async (id: string) => {
   const [row] = await database.query<Array<{ history: string | null }>>(
