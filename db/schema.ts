@@ -187,6 +187,8 @@ export const jobDayCounts = mysqlTable(
 export const jobChangeSequence = mysqlTable('job_change_sequence', {
   id: tinyint('id').primaryKey(),
   lastSeq: bigint('last_seq', { mode: 'number', unsigned: true }).notNull().default(0),
+  // The mirror check's digests hold every job numbered through here: an older release numbers without keeping them.
+  digestsThrough: bigint('digests_through', { mode: 'number', unsigned: true }).notNull().default(0),
 });
 
 /**

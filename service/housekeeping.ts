@@ -1,5 +1,6 @@
 import type { Database } from '../db/client';
 import { errorCode } from '../db/errors';
+import { keepDigestsCaughtUp } from '../db/jobs/change-numbering';
 import { foldJobCounts } from '../db/jobs/counters';
 import { deleteExpiredKeys } from '../db/jobs/idempotency-keys';
 import type { Logger } from './logger';
@@ -10,6 +11,8 @@ export const HOUSEKEEPING = {
   'fold counters': { everyMs: 1000, run: foldJobCounts },
   /** Deletes idempotency keys whose retention is over, a batch at a time. */
   'clean idempotency keys': { everyMs: 60_000, run: deleteExpiredKeys },
+  /** Keeps the mirror check's digests for what an older release numbered, in a rolling upgrade or after a rollback. */
+  'catch up mirror digests': { everyMs: 5000, run: keepDigestsCaughtUp },
 } satisfies Record<string, { everyMs: number; run(db: Database): Promise<unknown> }>;
 
 export type HousekeepingTask = keyof typeof HOUSEKEEPING;

@@ -65,7 +65,7 @@ export async function noticeRestore(db: Database): Promise<History | undefined> 
   );
   if (!(await recreatedAndSettled(db, current?.tableCreated))) return undefined;
   const minted = await transaction(db, async (tx) => {
-    const lastSeq = await lockedLastSeq(tx);
+    const { lastSeq } = await lockSequencer(tx);
     const history = await ensureHistory(tx, lastSeq);
     return history === undefined ? undefined : { id: history, firstSeq: lastSeq + 1 };
   });
@@ -73,19 +73,21 @@ export async function noticeRestore(db: Database): Promise<History | undefined> 
   return minted;
 }
 
-/** The sequencer's counter, locked: no number is given while a history is minted. */
-async function lockedLastSeq(tx: Queryable): Promise<number> {
-  const [counter] = await select(tx, { lastSeq: jobChangeSequence.lastSeq }, (query) =>
-    query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)).for('update'),
+/** The sequencer's counter, locked: no number is given, no digest kept, while its holder works. */
+export async function lockSequencer(tx: Queryable): Promise<{ lastSeq: number; digestsThrough: number }> {
+  const [counter] = await select(
+    tx,
+    { lastSeq: jobChangeSequence.lastSeq, digestsThrough: jobChangeSequence.digestsThrough },
+    (query) => query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)).for('update'),
   );
   if (!counter) throw new Error('job_change_sequence has no row: run the migrations');
-  return counter.lastSeq;
+  return counter;
 }
 
 /** A new history now, under the sequencer's lock: for a restore the table's creation time cannot tell (a physical backup, a failover). */
 export async function startNewHistory(db: Database): Promise<History> {
   return transaction(db, async (tx) => {
-    const lastSeq = await lockedLastSeq(tx);
+    const { lastSeq } = await lockSequencer(tx);
     return { id: await mintHistory(tx, lastSeq), firstSeq: lastSeq + 1 };
   });
 }

@@ -1,7 +1,7 @@
-import { and, asc, between, eq, gt, inArray, max, or, sql } from 'drizzle-orm';
+import { and, asc, between, eq, gt, inArray, lte, max, or, sql } from 'drizzle-orm';
 import { jobChangeSequence, jobChanges, jobDigestBuckets, jobDigestBuilds, jobDigests, jobs } from '../schema';
 import { execute, qb, select, transaction, type Database, type Queryable } from '../sql';
-import { readLineage } from './change-history';
+import { lockSequencer, readLineage } from './change-history';
 import { tableCreated } from './table-created';
 import { jobColumns, toJob, type JobRow } from './job-columns';
 import type { Job } from '../../domain/job';
@@ -21,6 +21,9 @@ const digestOf = (row: JobRow & { listable: number }): bigint | undefined =>
   row.listable === 1 ? jobDigest(toJob(row)) : undefined;
 
 type Delta = { digest: bigint; n: number };
+
+/** Jobs read per statement by a rebuild or a catch-up. */
+const REBUILD_BATCH = 1000;
 
 /** Adds `deltas` into the buckets' rows: XOR is its own inverse, so adding a job and taking it away are one operation. */
 async function addToBuckets(tx: Queryable, deltas: Map<number, Delta>): Promise<void> {
@@ -83,8 +86,30 @@ export async function refreshDigests(tx: Queryable, jobIds: readonly string[]): 
   await addToBuckets(tx, deltas);
 }
 
-/** Jobs read per statement by a rebuild. */
-const REBUILD_BATCH = 1000;
+/**
+ * In the sequencer's transaction: the digests of the jobs numbered in (from, to] by a sequencer that
+ * kept none (an older release, in a rolling upgrade or after a rollback), at most `limit` numbers a
+ * call. Returns the number through which the digests now hold every job.
+ */
+export async function catchUpDigests(tx: Queryable, from: number, to: number, limit: number): Promise<number> {
+  let through = from;
+  while (through < to && through - from < limit) {
+    const rows = await select(tx, { jobId: jobChanges.jobId, seq: jobChanges.seq }, (query) =>
+      query
+        .from(jobChanges)
+        .where(and(gt(jobChanges.seq, through), lte(jobChanges.seq, to)))
+        .orderBy(asc(jobChanges.seq))
+        .limit(REBUILD_BATCH)
+        .for('update'),
+    );
+    await refreshDigests(
+      tx,
+      rows.map(({ jobId }) => jobId),
+    );
+    through = rows.length < REBUILD_BATCH ? to : rows.at(-1)!.seq!;
+  }
+  return through;
+}
 
 /** What a rebuild found: the jobs digested, and whether what was kept differed from what it computed. */
 export interface Rebuilt {
@@ -101,9 +126,7 @@ export async function rebuildDigests(db: Database): Promise<Rebuilt> {
   return transaction(
     db,
     async (tx) => {
-      await select(tx, { id: jobChangeSequence.id }, (query) =>
-        query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)).for('update'),
-      );
+      const { lastSeq } = await lockSequencer(tx);
       const before = await readFine(tx);
       while ((await execute(tx, qb.delete(jobDigests).limit(10 * REBUILD_BATCH))).affectedRows > 0);
       const fine = Array.from({ length: FINE_BUCKETS }, () => ({ digest: 0n, n: 0 }));
@@ -136,6 +159,10 @@ export async function rebuildDigests(db: Database): Promise<Rebuilt> {
         qb
           .insert(jobDigestBuckets)
           .values(fine.map(({ digest, n }, bucket) => ({ bucket, digest: unsigned(digest), n }))),
+      );
+      await execute(
+        tx,
+        qb.update(jobChangeSequence).set({ digestsThrough: lastSeq }).where(eq(jobChangeSequence.id, 1)),
       );
       const { created } = await tableCreated(tx, jobDigests);
       await execute(
@@ -177,7 +204,7 @@ async function readFine(tx: Queryable): Promise<Delta[]> {
 /** The mirror check, read in one snapshot: `buckets` digests and sizes, and the feed's last entry they are exact at. */
 export interface DigestSnapshot {
   buckets: Delta[];
-  /** The last feed entry numbered (0: none): a partner that has read the feed through it holds exactly these jobs. */
+  /** The last feed entry the digests hold (0: none): a partner that has read the feed through it holds exactly these jobs. */
   seq: number;
   lineage: History[];
 }
@@ -200,8 +227,12 @@ export async function readDigestSnapshot(db: Database, buckets: number): Promise
       );
       const folded = Array.from({ length: buckets }, () => ({ digest: 0n, n: 0 }));
       for (const { bucket, digest, n } of rows) folded[Number(bucket)] = { digest: fromHex(digest), n: Number(n) };
+      // Their position: the last feed entry among the numbers they hold every job of.
+      const [counter] = await select(tx, { through: jobChangeSequence.digestsThrough }, (query) =>
+        query.from(jobChangeSequence).where(eq(jobChangeSequence.id, 1)),
+      );
       const [last] = await select(tx, { seq: max(jobChanges.seq) }, (query) =>
-        query.from(jobChanges).where(eq(jobChanges.everPublic, true)),
+        query.from(jobChanges).where(and(eq(jobChanges.everPublic, true), lte(jobChanges.seq, counter?.through ?? 0))),
       );
       return { buckets: folded, seq: Number(last?.seq ?? 0), lineage: await readLineage(tx) };
     },

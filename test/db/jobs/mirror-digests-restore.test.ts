@@ -2,11 +2,14 @@
  * The mirror check's digests through a restore as docs/operations.md does it (the database dropped,
  * the dump loaded, the service started: it migrates): the start rebuilds them, since the restore
  * recreated their table, and they equal the restored jobs' before and after more changes. A digest
- * corrupted in place is found and corrected by the rebuild (npm run db:digests).
+ * corrupted in place is found and corrected by the rebuild (npm run db:digests). Changes numbered by an
+ * older release, which keeps no digests (a rolling upgrade), are caught up by housekeeping; meanwhile
+ * the check answers at the position its digests hold.
  */
 import { insertInBatches } from '../../../db/seed';
 import { demoJobs, generateJobs } from '../../../db/seed-data';
 import { sequencePendingChanges } from '../../../db/jobs/change-numbering';
+import { HOUSEKEEPING } from '../../../service/housekeeping';
 import { readDigestSnapshot, rebuildDigests } from '../../../db/jobs/mirror-digests';
 import { migrateDatabase } from '../../../db/migrate';
 import { hex64 } from '../../../domain/mirror-digest';
@@ -76,4 +79,40 @@ test('a digest wrong in place is found and corrected by a rebuild', async () => 
   expect(await rebuildDigests(database.db)).toMatchObject({ differed: true });
   await expectExact();
   expect(await rebuildDigests(database.db)).toMatchObject({ differed: false });
+});
+
+/** Numbers what is waiting as the release before the mirror check did: the counter and the rows, no digest. */
+async function numberAsOlderRelease(): Promise<number> {
+  const pending = await database.query<Array<{ id: Buffer }>>(
+    'select job_id as id from job_changes where seq is null order by changed_at, job_id',
+  );
+  const counter = await database.query<Array<{ last: number }>>('select last_seq as last from job_change_sequence');
+  const last = Number(counter[0]!.last);
+  for (const [i, { id }] of pending.entries())
+    await database.query('update job_changes set seq = ? where job_id = ?', [last + i + 1, id]);
+  await database.query('update job_change_sequence set last_seq = ?', [last + pending.length]);
+  return pending.length;
+}
+
+test("changes an older release numbered: the check answers at the digests' position until housekeeping or the next numbering catches them up", async () => {
+  await expectExact();
+  const before = await readDigestSnapshot(database.db, 16);
+  const mirrorThen = mirrorDigest(Object.values(await listable(database.db)) as Array<{ id: string }>, 16);
+  await change('Older release ');
+  expect(await numberAsOlderRelease()).toBeGreaterThan(30);
+
+  const behind = await readDigestSnapshot(database.db, 16);
+  expect(behind.seq).toBe(before.seq);
+  expect(behind.buckets.map((b) => hex64(b.digest))).toEqual(mirrorThen.buckets);
+
+  await HOUSEKEEPING['catch up mirror digests'].run(database.db);
+  const caughtUp = await readDigestSnapshot(database.db, 16);
+  expect(caughtUp.seq).toBeGreaterThan(before.seq);
+  await expectExact();
+
+  // This release's sequencer, numbering the next changes, catches up first what an older one numbered.
+  await change('Older release again ');
+  await numberAsOlderRelease();
+  await change('This release ');
+  await expectExact();
 });

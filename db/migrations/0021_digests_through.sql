@@ -1,0 +1,1 @@
+ALTER TABLE `job_change_sequence` ADD `digests_through` bigint unsigned DEFAULT 0 NOT NULL;
