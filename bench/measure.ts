@@ -10,7 +10,6 @@ import { performance } from 'node:perf_hooks';
 import type { Target } from './scenarios';
 import type { Server } from './servers';
 
-/** `paths`: connections cycle through them (get by id: one per id); `cpus`: taskset's list for wrk. */
 /** USER_HZ, the unit of utime/stime in /proc/<pid>/stat. */
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
 
@@ -62,6 +61,7 @@ export function pin(pids: number[], cpus: string, shared: boolean): void {
   }
 }
 
+/** `paths`: connections cycle through them (get by id: one per id); `cpus`: taskset's list for wrk. */
 export interface LoadRequest {
   origin: string;
   method: 'GET' | 'POST';
@@ -76,16 +76,13 @@ export interface LoadRequest {
 }
 
 export type LoadResult = ReturnType<typeof parseResult>;
-
 const SCRIPT = [path.join(__dirname, 'wrk.lua'), path.join(__dirname, '..', '..', 'bench', 'wrk.lua')].find((file) =>
   existsSync(file),
 )!;
 
 /** The share of its threads' time wrk was on a CPU (a starved wrk shows as throughput and CPU ratios that disagree). */
-export function generatorBusy({ seconds, generator }: Pick<LoadResult, 'seconds' | 'generator'>): number {
-  return seconds > 0 ? generator.cpuMicros / (seconds * 1e6 * generator.threads) : 0;
-}
-
+export const generatorBusy = ({ seconds, generator }: Pick<LoadResult, 'seconds' | 'generator'>) =>
+  seconds > 0 ? generator.cpuMicros / (seconds * 1e6 * generator.threads) : 0;
 export const saturated = (result: Pick<LoadResult, 'seconds' | 'generator'>) => generatorBusy(result) >= 0.8;
 /** A Lua string literal of any bytes (printable ASCII as is, everything else as \ddd). */
 const luaByte = (b: number) =>

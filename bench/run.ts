@@ -77,7 +77,7 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
     const noKong = wants('K', 'S') ? kongUnavailable() : undefined;
     if (noKong && wants('S')) log(`S    not run: ${noKong}`);
     // S needs only our configuration; across the link, the client reaches it at this host's end.
-    const kongs = ['kong-bare', 'kong-key-auth', 'kong-ours'] as const;
+    const kongs = ['kong-bare', 'kong-key-auth', 'kong-bundled', 'kong-ours'] as const;
     for (const target of noKong ? [] : kongs.filter((k) => wants('K') || (k === 'kong-ours' && wants('S'))))
       await start(target, startKong(target, service.url, GATEWAY_SECRET, link ? '0.0.0.0' : undefined), service);
     const asked = await scenarios.scenariosFor(admin, options.scenarios, noKong);
@@ -109,16 +109,10 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
     const targetsOf = ({ comparison: c }: Scenario) => [...new Set([...c.subjects, c.reference])];
     const measureRound = async (scenario: Scenario, round: number, seconds: number): Promise<Measurement[]> => {
       const load = (target: Target) => ({
-        round,
-        method: scenario.method,
+        ...{ round, seconds, method: scenario.method, body: scenario.body, timeoutSeconds: 30, databasePid: dbPid },
+        ...{ connections: options.connections, threads: options.threads },
         paths: scenario.ids ? scenario.ids.map((id) => `${scenario.path}${id}`) : [scenario.path],
         headers: scenarios.headersForTarget(scenario, target, GATEWAY_SECRET),
-        body: scenario.body,
-        connections: options.connections,
-        threads: options.threads,
-        seconds,
-        timeoutSeconds: 30,
-        databasePid: dbPid,
       });
       const list = targetsOf(scenario).map((target) => endpoints.get(target)!);
       const taken: Measurement[] = [];
@@ -168,14 +162,10 @@ async function benchSize({ options, admin, run }: Context, size: number, largest
       // A run that died before its clean-up left subscriptions to dead ports.
       await admin.query("delete from webhook_subscriptions where consumer_id like 'bench-hooks-%'");
       const result = await benchWebhooks({
-        size,
-        service,
+        ...{ size, service, createBody: scenarios.CREATE_BODY, seconds: options.webhookSeconds, databasePid: dbPid },
         startDispatcher: () => startDispatcher(table.url, webhookEnv),
         subscriber: (n) => scenarios.identity({ id: `bench-hooks-${n + 1}`, groups: 'jobs:read' }, GATEWAY_SECRET),
         writerHeaders: scenarios.headersForTarget({ as: 'writer', method: 'POST' }, 'service', GATEWAY_SECRET),
-        createBody: scenarios.CREATE_BODY,
-        seconds: options.webhookSeconds,
-        databasePid: dbPid,
       }).catch((error: Error) => void log(`W    failed: ${error.message}`));
       if (result) (run.webhooks ??= []).push(result);
       await removeCreates();

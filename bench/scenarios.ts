@@ -8,7 +8,7 @@ export type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 export const BEFORE_SCENARIOS: readonly ScenarioKey[] = ['D', 'E', 'A', 'B', 'G', 'H'];
 
 /** A row compares each subject with the reference in the same rounds: the service with the baseline (or before), Kong with the service. */
-export type Target = 'service' | 'baseline' | 'before' | 'kong-bare' | 'kong-key-auth' | 'kong-ours';
+export type Target = 'service' | 'baseline' | 'before' | 'kong-bare' | 'kong-key-auth' | 'kong-bundled' | 'kong-ours';
 export type Comparison = { subjects: Target[]; reference: Target };
 
 export interface Scenario {
@@ -42,7 +42,7 @@ export const identity = ({ id, groups }: { id: string; groups: string }, secret:
  */
 export function headersForTarget(scenario: Pick<Scenario, 'as' | 'method'>, target: Target, secret: string) {
   const json: Record<string, string> = scenario.method === 'POST' ? { 'Content-Type': 'application/json' } : {};
-  if (target === 'kong-key-auth' || target === 'kong-ours') return { 'X-API-Key': DEMO_READER_KEY, ...json };
+  if (target !== 'kong-bare' && target.startsWith('kong-')) return { 'X-API-Key': DEMO_READER_KEY, ...json };
   return { ...identity(scenario.as === 'writer' ? BENCH_WRITER : DEMO_READER, secret), ...json };
 }
 
@@ -88,7 +88,7 @@ export async function scenariosFor(
     {
       ...get('K', 'D through real Kong', ''),
       ...byId,
-      comparison: { subjects: ['kong-bare', 'kong-key-auth', 'kong-ours'], reference: 'service' },
+      comparison: { subjects: ['kong-bare', 'kong-key-auth', 'kong-bundled', 'kong-ours'], reference: 'service' },
       ...(kongUnavailable ? { unavailable: kongUnavailable } : {}),
     },
   ];
