@@ -126,8 +126,10 @@ test('a dispatcher stopped past its lease while another takes over sends nothing
   const stoppedWith = arrivals.length;
   await sleep(100);
   dispatcherProcess();
+  // Stopped inside a transaction, it holds the subscription's row until MariaDB ends it (10 s idle, db/deadlines.ts).
   await until(
     async () => arrivals.some((one) => one.sequence === head) && (await written(id)).row.lease_owner === null,
+    40_000,
   );
   const before = await written(id);
   const seen = arrivals.length;
@@ -139,7 +141,7 @@ test('a dispatcher stopped past its lease while another takes over sends nothing
   expect(before.row.position).toBe(head);
   expect(ascending(firstArrivals())).toBe(true);
   expect(new Set(arrivals.map((one) => one.sequence)).size).toBe(30);
-}, 60_000);
+}, 90_000);
 
 function dispatchHere(): void {
   running.push(

@@ -125,9 +125,24 @@ describe('the service over a sick database link', () => {
 
   test('every pool connection carries the server-side statement limit', async () => {
     const [rows] = (await handle.pool.query(
-      'SELECT @@SESSION.max_statement_time AS seconds, @@SESSION.lock_wait_timeout AS lockWait',
-    )) as unknown as [Array<{ seconds: number; lockWait: number }>];
-    expect(rows[0]).toEqual({ seconds: QUERY_TIMEOUT_MS / 1000, lockWait: 1 });
+      'SELECT @@SESSION.max_statement_time AS seconds, @@SESSION.lock_wait_timeout AS lockWait, @@SESSION.idle_transaction_timeout AS idle',
+    )) as unknown as [Array<{ seconds: number; lockWait: number; idle: number }>];
+    expect(rows[0]).toEqual({ seconds: QUERY_TIMEOUT_MS / 1000, lockWait: 1, idle: 2 });
+  });
+
+  test('a transaction its process left idle (stopped mid-work) is ended by the server after 2 s, and its row locks with it', async () => {
+    const lockRow = 'SELECT last_seq FROM job_change_sequence WHERE id = 1 FOR UPDATE';
+    const stalled = await handle.pool.getConnection();
+    await stalled.query('START TRANSACTION');
+    await stalled.query(lockRow);
+    // Meanwhile another writer waits out its own limit; once the stalled one is ended, it gets the row.
+    const other = await handle.pool.getConnection();
+    await expect(other.query(lockRow)).rejects.toThrow(/max_statement_time|Lock wait timeout/);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await expect(other.query(lockRow)).resolves.toBeDefined();
+    other.release();
+    await expect(stalled.query('SELECT 1')).rejects.toThrow();
+    stalled.destroy();
   });
 });
 
@@ -135,7 +150,7 @@ describe('the statement limit on each server', () => {
   // MariaDB is what the tests run on (the test above shows it applies); MySQL 8.4 is supported untested, so its part is pinned here.
   test('one statement: max_statement_time in seconds for MariaDB, max_execution_time in milliseconds (SELECT only) for MySQL, lock waits for both', () => {
     expect(sessionLimitsSql(2500)).toBe(
-      'SET SESSION lock_wait_timeout = 3, innodb_lock_wait_timeout = 3 /*!50708 , max_execution_time = 2500 */ /*M!100101 , max_statement_time = 2.500 */',
+      'SET SESSION lock_wait_timeout = 3, innodb_lock_wait_timeout = 3 /*!50708 , max_execution_time = 2500 */ /*M!100101 , max_statement_time = 2.500 */ /*M!100300 , idle_transaction_timeout = 6 */',
     );
   });
 });
