@@ -21,6 +21,7 @@ import {
   mirrorJobs,
   startReceiverExample,
   stopProcessGroup,
+  changeListedJobs,
 } from './support';
 
 const settings = exampleWebhookSettings();
@@ -71,22 +72,7 @@ test('a restore with no change after it reaches the example receiver at once: it
   const backup = dumpDatabase(stack.service.database.name);
 
   // After the backup: 20 creates and 8 updates, which the receiver applies and the restore then undoes.
-  for (let i = 0; i < 20; i++) {
-    const res = await api('/jobs', {
-      method: 'POST',
-      body: JSON.stringify({
-        title: `Lost ${i}`,
-        department: 'Restores',
-        type: 'contract',
-        description: 'Created after the backup.',
-        status: 'active',
-      }),
-    });
-    expect(res.status).toBe(201);
-  }
-  await stack.service.database.query(
-    "update jobs set title = concat('Stale ', title) where status in ('active', 'open') and deleted_at is null and department <> 'Restores' order by id limit 8",
-  );
+  await changeListedJobs(stack, 'Lost', 20, 8);
   await converges(db, mirror);
   const lost = Object.values(mirrorJobs(mirror)).map((job) => String((job as { title: string }).title));
   expect(lost.filter((title) => /^(Lost|Stale) /.test(title))).toHaveLength(28);

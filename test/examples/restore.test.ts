@@ -26,6 +26,7 @@ import {
   ROOT,
   startReceiverExample,
   stopProcessGroup,
+  changeListedJobs,
 } from './support';
 
 const settings = exampleWebhookSettings();
@@ -116,28 +117,9 @@ const unsubscribe = async (id: string) => {
   ).toBe(204);
 };
 
-let made = 0;
-/** `count` changes as partners see them: listed jobs created through the API and, as many, listed jobs renamed by SQL. */
-async function changes(count: number, label: string): Promise<void> {
-  for (let i = 0; i < Math.ceil(count / 2); i++) {
-    const res = await fetch(`${stack.url}/api/v1/jobs`, {
-      method: 'POST',
-      headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        title: `${label} ${++made}`,
-        department: 'Restores',
-        type: 'contract',
-        description: 'A change around a restore.',
-        status: 'active',
-      }),
-    });
-    expect(res.status).toBe(201);
-  }
-  await stack.service.database.query(
-    `update jobs set title = concat(?, ' ', title) where status in ('active', 'open') and deleted_at is null and department <> 'Restores' order by rand() limit ${Math.floor(count / 2)}`,
-    [label],
-  );
-}
+/** `count` changes as partners see them: half created through the API, half renamed by SQL. */
+const changes = (count: number, label: string) =>
+  changeListedJobs(stack, label, Math.ceil(count / 2), Math.floor(count / 2));
 
 test.each([
   ['stopped while the backup is loaded, as documented', true],

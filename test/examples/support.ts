@@ -7,7 +7,7 @@ import path from 'node:path';
 import { readChanges } from '../../db/jobs/change-feed';
 import type { Database } from '../../db/client';
 import type { WebhookSettings } from '../../service/config';
-import { DEMO } from '../e2e/support';
+import { DEMO, type Stack } from '../e2e/support';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -97,4 +97,27 @@ export async function converges(db: Database, file: string, timeoutMs = 20_000):
     if (Date.now() > deadline) expect(have).toEqual(want);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+let made = 0;
+/** Changes as partners see them around a restore: `creates` listed jobs created through the API, `renames` others renamed by SQL, each titled after `label`. */
+export async function changeListedJobs(stack: Stack, label: string, creates: number, renames: number): Promise<void> {
+  for (let i = 0; i < creates; i++) {
+    const res = await fetch(`${stack.url}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { 'X-API-Key': DEMO.writer, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        title: `${label} ${++made}`,
+        department: 'Restores',
+        type: 'contract',
+        description: 'A change around a restore.',
+        status: 'active',
+      }),
+    });
+    expect(res.status).toBe(201);
+  }
+  await stack.service.database.query(
+    `update jobs set title = concat(?, ' ', title) where status in ('active', 'open') and deleted_at is null and department <> 'Restores' order by rand() limit ${renames}`,
+    [label],
+  );
 }
