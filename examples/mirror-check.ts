@@ -6,6 +6,7 @@
  * requests (the check, and its bucket) where a full sync costs one per 500 jobs.
  */
 import { createHash } from 'node:crypto';
+import { apiGet } from './api-get';
 
 type Job = { id: string; [field: string]: unknown };
 /** What the check reads and repairs: the mirror's jobs, and the feed position they are exact at. */
@@ -69,7 +70,7 @@ export async function checkMirror(options: CheckOptions): Promise<CheckReport> {
   let requests = 0;
   const get = async <T>(path: string): Promise<T> => {
     requests++;
-    const res = await fetch(`${options.api}${path}`, { headers: { 'X-API-Key': options.key } });
+    const res = await apiGet(`${options.api}${path}`, options.key);
     if (!res.ok) throw new Error(`mirror check: ${path} answered ${res.status}`);
     return (await res.json()) as T;
   };

@@ -5,7 +5,8 @@
  * by id, each {"id", "removed": true} deleted. The mirror is a JSON file, written whole after
  * every page (to a temporary file renamed over it), so a restart resumes exactly where the last
  * page left off: nothing lost, nothing applied twice. On start and every CHECK_SECONDS it checks the
- * mirror against the API's digests and repairs the buckets that differ (examples/mirror-check.ts).
+ * mirror against the API's digests and repairs the buckets that differ (examples/mirror-check.ts). Every request waits out a 429 or a
+ * 5xx as its Retry-After says (examples/api-get.ts).
  *
  *   JOBS_API_URL=http://127.0.0.1:8000 JOBS_API_KEY=demo-reader-2f6c1a9e npm run -s example:sync
  *
@@ -15,6 +16,7 @@
  *   CHECK_SECONDS  between mirror checks (default 3600)
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { apiGet } from './api-get';
 import { checkMirror, describeCheck } from './mirror-check';
 
 type Job = { id: string; [field: string]: unknown };
@@ -55,46 +57,21 @@ async function save(mirror: Mirror): Promise<void> {
   await rename(`${FILE}.tmp`, FILE);
 }
 
-/** Retry-After in seconds or as an HTTP date; without one, the caller's own backoff. */
-function retryAfterMs(header: string | null, fallbackMs: number): number {
-  if (header === null) return fallbackMs;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? fallbackMs : Math.max(0, date - Date.now());
-}
-
 type Fetched =
   { kind: 'page'; page: ChangePage; etag: string | null } | { kind: 'unchanged' } | { kind: 'restart'; reason: string };
 
-/** One page of the feed after `since`, retrying whatever is worth retrying. */
+/** One page of the feed after `since` (a 429 or a 5xx waited out and asked again). */
 async function fetchChanges(since: string | null, etag: string | null): Promise<Fetched> {
   const url = `${API}/api/v1/jobs/changes?limit=${LIMIT}&since=${encodeURIComponent(since ?? '')}`;
-  for (let attempt = 1; ; attempt++) {
-    const backoffMs = Math.min(60_000, 1000 * 2 ** attempt);
-    let res: Response;
-    try {
-      res = await fetch(url, { headers: { 'X-API-Key': KEY, ...(etag ? { 'If-None-Match': etag } : {}) } });
-    } catch (err) {
-      console.error(`network error (${(err as Error).message}), retrying in ${backoffMs / 1000}s`);
-      await sleep(backoffMs);
-      continue;
-    }
-    if (res.status === 200)
-      return { kind: 'page', page: (await res.json()) as ChangePage, etag: res.headers.get('ETag') };
-    if (res.status === 304) return { kind: 'unchanged' };
-    const body = (await res.json().catch(() => ({}))) as { error?: string };
-    if (res.status === 429 || res.status === 503 || res.status >= 500) {
-      const waitMs = retryAfterMs(res.headers.get('Retry-After'), backoffMs);
-      console.error(`${res.status} ${body.error ?? ''}: waiting ${Math.ceil(waitMs / 1000)}s`);
-      await sleep(waitMs);
-      continue;
-    }
-    // A position the feed no longer accepts (a rotated signing key, a restored database): the
-    // feed says to read it again from the beginning.
-    if (res.status === 400 && since !== null) return { kind: 'restart', reason: body.error ?? 'since refused' };
-    throw new Error(`${res.status} ${body.error ?? res.statusText}`); // 401/403: the key; nothing to retry
-  }
+  const res = await apiGet(url, KEY, etag ? { 'If-None-Match': etag } : {});
+  if (res.status === 200)
+    return { kind: 'page', page: (await res.json()) as ChangePage, etag: res.headers.get('ETag') };
+  if (res.status === 304) return { kind: 'unchanged' };
+  const body = (await res.json().catch(() => ({}))) as { error?: string };
+  // A position the feed no longer accepts (a rotated signing key, a restored database): the
+  // feed says to read it again from the beginning.
+  if (res.status === 400 && since !== null) return { kind: 'restart', reason: body.error ?? 'since refused' };
+  throw new Error(`${res.status} ${body.error ?? res.statusText}`); // 401/403: the key; nothing to retry
 }
 
 /** Applies pages until the feed has nothing more right now. */

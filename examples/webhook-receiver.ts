@@ -9,7 +9,8 @@
  * A webhook.test event is answered and applies nothing. On start, it first catches up through the change
  * feed from that position (whatever it missed while down), answering 503 meanwhile so the
  * dispatcher tries again later. On start and every CHECK_SECONDS (3600) it checks the mirror against the
- * API's digests and repairs the buckets that differ (examples/mirror-check.ts).
+ * API's digests and repairs the buckets that differ (examples/mirror-check.ts). Every request waits out a 429 or a
+ * 5xx as its Retry-After says (examples/api-get.ts).
  *
  *   WEBHOOK_SECRET=whsec_... JOBS_API_URL=http://127.0.0.1:8000 JOBS_API_KEY=demo-reader-2f6c1a9e \
  *     PORT=9000 npm run -s example:webhooks
@@ -19,6 +20,7 @@
 import http from 'node:http';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { apiGet } from './api-get';
 import { checkMirror, describeCheck } from './mirror-check';
 
 type Job = { id: string; [field: string]: unknown };
@@ -69,9 +71,9 @@ function apply(mirror: Mirror, id: string, change: Job, removed: boolean): void 
 /** The feed after the last position applied, page by page (a gap: missed while down, or before subscribing). */
 async function catchUp(mirror: Mirror): Promise<void> {
   for (;;) {
-    const res = await fetch(
+    const res = await apiGet(
       `${API}/api/v1/jobs/changes?limit=500&since=${encodeURIComponent(mirror.nextSince ?? '')}`,
-      { headers: { 'X-API-Key': KEY } },
+      KEY,
     );
     if (res.status === 400 && mirror.nextSince !== null) {
       // The feed no longer holds the saved position (a restore): what the mirror holds may be gone. Start again.
